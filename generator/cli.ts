@@ -1,0 +1,56 @@
+// `npm run generate` / `svc generate`: parse flags, run the pipeline, print problems and a one-line summary.
+import { parseArgs } from 'node:util';
+import { formatProblem, GeneratorProblems } from './problems';
+import { runGenerator } from './run-generator';
+
+/** Usage text of `svc generate`. */
+export const GENERATE_HELP = `Usage: svc generate [--doctypes DIR ...] [--out DIR] [--quiet]
+
+Reads every Frappe-format DocType JSON under the --doctypes folders (default: doctypes)
+and rewrites the --out folder (default: generated) with models, validators, routes,
+OpenAPI documents and the registry. Exits 1 and lists every problem when a DocType is invalid.`;
+
+/** Runs `svc generate` with the given arguments; returns the exit code. */
+export async function generateCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      doctypes: { type: 'string', multiple: true },
+      out: { type: 'string' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(GENERATE_HELP);
+    return 0;
+  }
+  const started = process.hrtime.bigint();
+  try {
+    const result = await runGenerator({ doctypes: values.doctypes ?? ['doctypes'], out: values.out ?? 'generated' });
+    if (!values.quiet) for (const w of result.warnings) console.warn(formatProblem(w));
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    console.log(
+      `generated ${result.doctypeCount} DocTypes: ${result.written} of ${result.files.size} files written in ${ms.toFixed(0)} ms` +
+        (result.warnings.length ? ` (${result.warnings.length} warnings)` : ''),
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof GeneratorProblems) {
+      for (const p of err.problems) console.error(formatProblem(p));
+      console.error(`generation failed: ${err.problems.filter((p) => p.severity === 'error').length} error(s)`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+if (require.main === module) {
+  generateCommand(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,22 @@
+// The emit phase: every emitter over every DocType, collected into one file map (pure, no disk access).
+import type { GeneratorContext } from '../context';
+import type { FileMap } from '../write/file-map';
+import { emitModel, modelPath } from './model';
+import { emitOpenApi } from './openapi';
+import { emitRegistry } from './registry';
+import { emitRoutes, routesPath } from './routes';
+import { emitValidator, validatorPath } from './validator';
+
+/** Runs all emitters; the result is sorted by path so it never depends on emit order. */
+export function emitAll(ctx: GeneratorContext): FileMap {
+  const files: FileMap = new Map();
+  for (const ir of ctx.doctypes) {
+    files.set(modelPath(ir), emitModel(ir, ctx));
+    files.set(validatorPath(ir), emitValidator(ir, ctx));
+    files.set(routesPath(ir, 1), emitRoutes(ir, ctx, 1));
+    files.set(routesPath(ir, 2), emitRoutes(ir, ctx, 2));
+  }
+  files.set('index.ts', emitRegistry(ctx));
+  for (const [path, text] of emitOpenApi(ctx)) files.set(path, text);
+  return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
+}

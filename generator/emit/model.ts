@@ -1,0 +1,126 @@
+// Emits generated/models/<slug>.ts: the document interface, the metadata literal and the objection model.
+import { StructureKind, VariableDeclarationKind, type InterfaceDeclarationStructure } from 'ts-morph';
+import { FIELD_TYPE_INFO, assertNever, isTableType } from '../../runtime/meta/field-types';
+import type { FieldMeta } from '../../runtime/meta/types';
+import { RUNTIME_INTERNAL, type GeneratorContext } from '../context';
+import { className, propertyName } from '../naming';
+import type { DocTypeIR } from '../normalize';
+import { header } from '../ts/header';
+import { printSourceFile } from '../ts/project';
+
+/** Path of a DocType's model module inside the output folder. */
+export const modelPath = (ir: DocTypeIR) => `models/${ir.meta.slug}.ts`;
+
+/** The TypeScript type of one field's value. */
+export function fieldTsType(field: FieldMeta, ctx: GeneratorContext): string {
+  const info = FIELD_TYPE_INFO[field.fieldtype];
+  switch (info.value) {
+    case 'string':
+      if (field.selectOptions) return [...new Set(field.selectOptions)].map((o) => JSON.stringify(o)).join(' | ');
+      return 'string';
+    case 'integer':
+    case 'number':
+      return 'number';
+    case 'check':
+      return '0 | 1';
+    case 'date':
+    case 'datetime':
+    case 'time':
+      return 'string';
+    case 'json':
+      return 'unknown';
+    case 'rows': {
+      const target = field.options ? ctx.byName.get(field.options) : undefined;
+      return target ? `${className(target.meta.name)}[]` : 'Record<string, unknown>[]';
+    }
+    case 'none':
+      return 'never';
+    default:
+      return assertNever(info.value);
+  }
+}
+
+function documentInterface(ir: DocTypeIR, ctx: GeneratorContext): InterfaceDeclarationStructure {
+  const standard = [
+    ['name', 'string'],
+    ['owner', 'string'],
+    ['creation', 'string'],
+    ['modified', 'string'],
+    ['modified_by', 'string'],
+    ['docstatus', '0 | 1 | 2'],
+    ['idx', 'number'],
+    ...(ir.meta.istable ? [['parent', 'string'], ['parentfield', 'string'], ['parenttype', 'string']] : []),
+  ] as const;
+  return {
+    kind: StructureKind.Interface,
+    name: className(ir.meta.name),
+    isExported: true,
+    docs: [`A ${ir.meta.name} document as the API returns it.`],
+    properties: [
+      ...standard.map(([name, type]) => ({ name, type })),
+      ...ir.meta.fields.map((f) => ({
+        name: propertyName(f.fieldname),
+        type: isTableType(f.fieldtype) ? fieldTsType(f, ctx) : `${fieldTsType(f, ctx)} | null`,
+        hasQuestionToken: !f.reqd,
+        docs: [f.label.replace(/\*\//g, '*\\/')],
+      })),
+    ],
+  };
+}
+
+/** Emits the model module of one DocType. */
+export function emitModel(ir: DocTypeIR, ctx: GeneratorContext): string {
+  const name = className(ir.meta.name);
+  const tables = ir.meta.fields.filter((f) => isTableType(f.fieldtype) && f.options && ctx.byName.has(f.options));
+  const childImports = [...new Set(tables.map((f) => f.options as string))]
+    .filter((child) => child !== ir.meta.name)
+    .sort()
+    .map((child) => {
+      const target = ctx.byName.get(child) as DocTypeIR;
+      const cls = className(target.meta.name);
+      return { moduleSpecifier: `./${target.meta.slug}`, namedImports: [cls, `${cls}Model`] };
+    });
+  const relations = tables
+    .map(
+      (f) =>
+        `${propertyName(f.fieldname)}: { relation: Model.HasManyRelation, modelClass: ${className(f.options as string)}Model, ` +
+        `join: { from: ${JSON.stringify(`${ir.meta.tableName}.name`)}, to: ${JSON.stringify(`tab${f.options}.parent`)} }, ` +
+        `filter: { parentfield: ${JSON.stringify(f.fieldname)}, parenttype: ${JSON.stringify(ir.meta.name)} } }`,
+    )
+    .join(',\n');
+  return printSourceFile(header('generator/emit/model.ts', ir.loaded.file), {
+    statements: [
+      { kind: StructureKind.ImportDeclaration, moduleSpecifier: 'objection', namedImports: ['Model'] },
+      { kind: StructureKind.ImportDeclaration, moduleSpecifier: RUNTIME_INTERNAL, namedImports: ['DocTypeMeta'], isTypeOnly: true },
+      ...childImports.map((i) => ({ kind: StructureKind.ImportDeclaration as const, ...i })),
+      documentInterface(ir, ctx),
+      {
+        kind: StructureKind.VariableStatement,
+        isExported: true,
+        declarationKind: VariableDeclarationKind.Const,
+        docs: [`Metadata of ${ir.meta.name}, normalized from its DocType file.`],
+        declarations: [{ name: 'meta', type: 'DocTypeMeta', initializer: JSON.stringify(ir.meta, null, 2) }],
+      },
+      {
+        kind: StructureKind.Class,
+        name: `${name}Model`,
+        isExported: true,
+        extends: 'Model',
+        docs: [`Objection model over \`${ir.meta.tableName}\`.`],
+        properties: [
+          { name: 'tableName', isStatic: true, initializer: JSON.stringify(ir.meta.tableName) },
+          { name: 'idColumn', isStatic: true, initializer: "'name'" },
+        ],
+        getAccessors: tables.length
+          ? [{ name: 'relationMappings', isStatic: true, statements: `return {\n${relations}\n};` }]
+          : [],
+      },
+      {
+        kind: StructureKind.Interface,
+        name: `${name}Model`,
+        isExported: true,
+        extends: [`Partial<${name}>`],
+      },
+    ],
+  });
+}

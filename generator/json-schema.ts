@@ -1,0 +1,66 @@
+// JSON Schema for DocType fields: one builder shared by the ajv validators and the OpenAPI documents.
+import { FIELD_TYPE_INFO, assertNever, isTableType } from '../runtime/meta/field-types';
+import type { DocTypeMeta, FieldMeta } from '../runtime/meta/types';
+import type { GeneratorContext } from './context';
+
+/** A JSON Schema object (kept loose: it is serialized, never interpreted here). */
+export type JsonSchema = Record<string, unknown>;
+
+/** Frappe's wire format for dates and times, checked by pattern (calendar validity is checked at runtime). */
+export const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
+export const DATETIME_PATTERN = '^\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?)?$';
+export const TIME_PATTERN = '^\\d{1,2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?$';
+
+const nullable = (schema: JsonSchema): JsonSchema => {
+  const type = schema.type;
+  if (typeof type === 'string') return { ...schema, type: [type, 'null'] };
+  return schema;
+};
+
+/** Schema of one field's value. `rows` recurses into the child DocType (one level, as Frappe allows). */
+export function fieldSchema(field: FieldMeta, ctx: GeneratorContext, rowSchema: (child: DocTypeMeta) => JsonSchema): JsonSchema {
+  const info = FIELD_TYPE_INFO[field.fieldtype];
+  const described = (schema: JsonSchema): JsonSchema => ({ ...schema, description: field.label });
+  switch (info.value) {
+    case 'string': {
+      if (field.selectOptions) {
+        const options = [...new Set(['', ...field.selectOptions])];
+        return described({ type: ['string', 'null'], enum: [...options, null] });
+      }
+      const maxLength = info.column === 'varchar' ? (field.length ?? 140) : undefined;
+      return described(nullable({ type: 'string', ...(maxLength ? { maxLength } : {}) }));
+    }
+    case 'integer':
+      return described(nullable({ type: 'integer', ...(field.nonNegative ? { minimum: 0 } : {}) }));
+    case 'number':
+      return described(nullable({ type: 'number', ...(field.nonNegative ? { minimum: 0 } : {}) }));
+    case 'check':
+      return described({ type: 'integer', enum: [0, 1] });
+    case 'date':
+      return described(nullable({ type: 'string', pattern: DATE_PATTERN }));
+    case 'datetime':
+      return described(nullable({ type: 'string', pattern: DATETIME_PATTERN }));
+    case 'time':
+      return described(nullable({ type: 'string', pattern: TIME_PATTERN }));
+    case 'json':
+      return described({ type: ['object', 'array', 'string', 'number', 'boolean', 'null'] });
+    case 'rows': {
+      const child = field.options ? ctx.byName.get(field.options) : undefined;
+      return described({ type: 'array', items: child ? rowSchema(child.meta) : { type: 'object' } });
+    }
+    case 'none':
+      return {};
+    default:
+      return assertNever(info.value);
+  }
+}
+
+/** Fields of a DocType that a request body may carry (layout fields excluded). */
+export function bodyFields(meta: DocTypeMeta): FieldMeta[] {
+  return meta.fields.filter((f) => FIELD_TYPE_INFO[f.fieldtype].column !== 'none');
+}
+
+/** Fields that a create must end up with (after defaults): reqd without a default, tables excluded. */
+export function requiredFields(meta: DocTypeMeta): string[] {
+  return meta.fields.filter((f) => f.reqd && f.default === undefined && !isTableType(f.fieldtype)).map((f) => f.fieldname);
+}

@@ -1,0 +1,76 @@
+// Load phase: find every DocType JSON under the given roots, in a stable order.
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Problem } from './problems';
+
+/** A DocType file as read from disk, not yet checked. */
+export interface LoadedDocType {
+  /** Path relative to the working directory, with forward slashes (used in messages and headers). */
+  file: string;
+  /** Path relative to its doctypes root, with forward slashes (used for dotted method paths). */
+  relative: string;
+  /** The doctypes root this file was found under, relative to the working directory. */
+  root: string;
+  /** Parsed JSON. */
+  json: unknown;
+  /** Controller file (`<name>.ts` beside the JSON), relative to the working directory, when present. */
+  controller?: string;
+}
+
+/** Result of the load phase. */
+export interface LoadResult {
+  doctypes: LoadedDocType[];
+  problems: Problem[];
+}
+
+const toPosix = (p: string) => p.split(path.sep).join('/');
+
+async function walk(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { withFileTypes: true });
+  const out: string[] = [];
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+      out.push(...(await walk(full)));
+    } else if (entry.isFile() && entry.name.endsWith('.json')) {
+      out.push(full);
+    }
+  }
+  return out;
+}
+
+/** Reads every `*.json` under `roots` whose top-level `doctype` is `DocType`, sorted by DocType file path. */
+export async function loadDocTypes(roots: string[], cwd = process.cwd()): Promise<LoadResult> {
+  const doctypes: LoadedDocType[] = [];
+  const problems: Problem[] = [];
+  for (const root of roots) {
+    const absRoot = path.resolve(cwd, root);
+    const files = await walk(absRoot);
+    for (const abs of files) {
+      const file = toPosix(path.relative(cwd, abs));
+      let json: unknown;
+      try {
+        json = JSON.parse(await fs.readFile(abs, 'utf8'));
+      } catch (err) {
+        problems.push({ file, pointer: '', message: `invalid JSON: ${(err as Error).message}`, severity: 'error' });
+        continue;
+      }
+      if (typeof json !== 'object' || json === null || (json as { doctype?: unknown }).doctype !== 'DocType') continue;
+      const controllerAbs = abs.replace(/\.json$/, '.ts');
+      const controller = await fs
+        .access(controllerAbs)
+        .then(() => toPosix(path.relative(cwd, controllerAbs)))
+        .catch(() => undefined);
+      doctypes.push({
+        file,
+        relative: toPosix(path.relative(absRoot, abs)),
+        root: toPosix(path.relative(cwd, absRoot)) || '.',
+        json,
+        ...(controller ? { controller } : {}),
+      });
+    }
+  }
+  doctypes.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  return { doctypes, problems };
+}

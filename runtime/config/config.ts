@@ -1,0 +1,72 @@
+// Configuration: environment variables and the site config file, resolved once at start.
+import { readFileSync, existsSync } from 'node:fs';
+import { ValidationError } from '../errors/errors';
+
+/** Site configuration keys (SITE_CONFIG JSON). */
+export interface SiteConfig {
+  ignore_csrf: boolean;
+  allowed_referrers: string[];
+  bulk_operation_async_threshold: number | Record<string, number>;
+  developer_mode: boolean;
+  max_body_size: number;
+  max_file_size: number;
+  max_page_length: number;
+  server_script_enabled: boolean;
+  trusted_proxies: string[];
+  encryption_key?: string;
+}
+
+/** Everything the service reads from its environment. */
+export interface ServiceConfig {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  redisUrl?: string;
+  adminPassword: string;
+  /** True when ADMIN_PASSWORD was not set and the default is in use. */
+  adminPasswordDefaulted: boolean;
+  site: SiteConfig;
+}
+
+/** Site config defaults (CONTRACT.md section 2). */
+export const DEFAULT_SITE_CONFIG: SiteConfig = {
+  ignore_csrf: false,
+  allowed_referrers: [],
+  bulk_operation_async_threshold: 20,
+  developer_mode: false,
+  max_body_size: 10 * 1024 * 1024,
+  max_file_size: 25 * 1024 * 1024,
+  max_page_length: 1000,
+  server_script_enabled: true,
+  trusted_proxies: [],
+};
+
+/** Reads a site config file; a missing optional file gives the defaults. */
+export function loadSiteConfig(file: string | undefined, required: boolean): SiteConfig {
+  if (!file || (!required && !existsSync(file))) return { ...DEFAULT_SITE_CONFIG };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ValidationError(`site config ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ValidationError(`site config ${file} must be a JSON object`);
+  }
+  return { ...DEFAULT_SITE_CONFIG, ...(parsed as Partial<SiteConfig>) };
+}
+
+/** Resolves the service configuration from environment variables (all optional). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const port = Number(env.PORT ?? 8000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ValidationError(`PORT must be a port number, got ${env.PORT}`);
+  return {
+    port,
+    host: env.HOST ?? '127.0.0.1',
+    databaseUrl: env.DATABASE_URL ?? 'sqlite:./data/site.sqlite',
+    ...(env.REDIS_URL ? { redisUrl: env.REDIS_URL } : {}),
+    adminPassword: env.ADMIN_PASSWORD ?? 'admin',
+    adminPasswordDefaulted: env.ADMIN_PASSWORD === undefined,
+    site: loadSiteConfig(env.SITE_CONFIG ?? './site_config.json', env.SITE_CONFIG !== undefined),
+  };
+}

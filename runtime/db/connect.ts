@@ -1,0 +1,71 @@
+// Opens the database: knex for SQLite (better-sqlite3, WAL) or MariaDB/MySQL (mysql2), from DATABASE_URL.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import knexFactory, { type Knex } from 'knex';
+
+/** The two database kinds the service runs on. */
+export type Dialect = 'sqlite' | 'mysql';
+
+/** An open database. */
+export interface Database {
+  knex: Knex;
+  dialect: Dialect;
+  /** SQLite only: a separate read connection for prepared-statement reads on the hot path. */
+  reader?: BetterSqlite3.Database;
+  close(): Promise<void>;
+}
+
+function sqliteFile(url: string): string {
+  const file = url.replace(/^sqlite:(\/\/)?/, '');
+  if (!file || file === ':memory:') throw new Error('DATABASE_URL must name a SQLite file (in-memory databases cannot be shared by two connections)');
+  return file;
+}
+
+function tuneSqlite(db: BetterSqlite3.Database): void {
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+}
+
+/** Opens the database named by `url` (`sqlite:<path>` or `mysql://user:pass@host:port/db`). */
+export function connect(url: string): Database {
+  if (url.startsWith('mysql://') || url.startsWith('mariadb://')) {
+    const knex = knexFactory({
+      client: 'mysql2',
+      connection: {
+        uri: url.replace(/^mariadb:/, 'mysql:'),
+        dateStrings: true,
+        decimalNumbers: true,
+        supportBigNumbers: true,
+        charset: 'utf8mb4',
+        timezone: 'Z',
+      } as Knex.MySql2ConnectionConfig,
+      pool: { min: 0, max: 10 },
+    });
+    return { knex, dialect: 'mysql', close: () => knex.destroy() };
+  }
+  if (!url.startsWith('sqlite:')) throw new Error(`unsupported DATABASE_URL ${url}: use sqlite:<path> or mysql://...`);
+  const file = path.resolve(sqliteFile(url));
+  mkdirSync(path.dirname(file), { recursive: true });
+  const knex = knexFactory({
+    client: 'better-sqlite3',
+    connection: { filename: file },
+    useNullAsDefault: true,
+    pool: { afterCreate: (conn: BetterSqlite3.Database, done: (err: Error | null, conn: unknown) => void) => {
+      tuneSqlite(conn);
+      done(null, conn);
+    } },
+  });
+  const reader = new BetterSqlite3(file);
+  tuneSqlite(reader);
+  return {
+    knex,
+    dialect: 'sqlite',
+    reader,
+    close: async () => {
+      reader.close();
+      await knex.destroy();
+    },
+  };
+}

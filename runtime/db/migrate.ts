@@ -1,0 +1,213 @@
+// Schema sync: tables `tab<DocType>` with Frappe's standard columns, additive only, a no-op when nothing changed.
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import { FIELD_TYPE_INFO, assertNever, storesValue } from '../meta/field-types';
+import type { DocTypeMeta, FieldMeta } from '../meta/types';
+import type { Database } from './connect';
+
+/** Tables the service keeps besides DocType tables. */
+export const SYSTEM_TABLES = {
+  singles: 'tabSingles',
+  series: 'tabSeries',
+  auth: '__Auth',
+  sessions: 'tabSessions',
+  schema: '__DocTypeSchema',
+} as const;
+
+/** A column as this service defines it. */
+interface ColumnSpec {
+  name: string;
+  add: (table: Knex.CreateTableBuilder) => void;
+  /** Index kind, if the column is indexed. */
+  index?: 'unique' | 'plain';
+}
+
+function fieldColumn(field: FieldMeta): ColumnSpec['add'] {
+  const info = FIELD_TYPE_INFO[field.fieldtype];
+  const name = field.fieldname;
+  return (t) => {
+    switch (info.column) {
+      case 'varchar':
+        t.string(name, field.length ?? 140).nullable();
+        return;
+      case 'text':
+        t.text(name).nullable();
+        return;
+      case 'longtext':
+        t.text(name, 'longtext').nullable();
+        return;
+      case 'int':
+        t.integer(name).nullable().defaultTo(0);
+        return;
+      case 'bigint':
+        t.bigInteger(name).nullable().defaultTo(0);
+        return;
+      case 'decimal':
+        t.decimal(name, 21, 9).nullable().defaultTo(0);
+        return;
+      case 'rating':
+        t.decimal(name, 3, 2).nullable();
+        return;
+      case 'check':
+        t.tinyint(name).notNullable().defaultTo(0);
+        return;
+      case 'date':
+        t.date(name).nullable();
+        return;
+      case 'datetime':
+        t.dat.specificType(name, 'time(6)').nullable();
+        return;
+      case 'time':
+        t.specificType(name, 'time(6)').nullable();
+        return;
+      case 'json':
+        t.text(name, 'longtext').nullable();
+        return;
+      case 'table':
+      case 'none':
+        return;
+      default:
+        assertNever(info.column);
+    }
+  };
+}
+
+/** The columns of a DocType's table, standard ones first. */
+export function columnSpecs(meta: DocTypeMeta): ColumnSpec[] {
+  const columns: ColumnSpec[] = [
+    { name: 'name', add: (t) => t.string('name', 140).primary() },
+    { name: 'creation', add: (t) => t.datetime('creation', { precision: 6 }).nullable(), index: meta.istable ? undefined : 'plain' },
+    { name: 'modified', add: (t) => t.datetime('modified', { precision: 6 }).nullable(), index: meta.istable ? undefined : 'plain' },
+    { name: 'modified_by', add: (t) => t.string('modified_by', 140).nullable() },
+    { name: 'owner', add: (t) => t.string('owner', 140).nullable() },
+    { name: 'docstatus', add: (t) => t.integer('docstatus').notNullable().defaultTo(0) },
+    { name: 'idx', add: (t) => t.integer('idx').notNullable().defaultTo(0) },
+  ];
+  if (meta.istable) {
+    columns.push(
+      { name: 'parent', add: (t) => t.string('parent', 140).nullable(), index: 'plain' },
+      { name: 'parentfield', add: (t) => t.string('parentfield', 140).nullable() },
+      { name: 'parenttype', add: (t) => t.string('parenttype', 140).nullable() },
+    );
+  }
+  let linkIndexes = 0;
+  for (const field of meta.fields) {
+    if (!storesValue(field.fieldtype)) continue;
+    const indexable = FIELD_TYPE_INFO[field.fieldtype].column === 'varchar';
+    let index: ColumnSpec['index'];
+    if (field.unique && indexable) index = 'unique';
+    else if (indexable && (field.searchIndex || field.fieldtype === 'Link') && linkIndexes < 40) {
+      index = 'plain';
+      linkIndexes++;
+    }
+    columns.push({ name: field.fieldname, add: fieldColumn(field), ...(index ? { index } : {}) });
+  }
+  return columns;
+}
+
+/** An index name unique across the database (SQLite index names are global) and within 64 characters. */
+export function indexName(table: string, column: string): string {
+  const plain = `idx_${table}_${column}`.replace(/[^A-Za-z0-9_]/g, '_');
+  if (plain.length <= 60) return plain;
+  return `${plain.slice(0, 48)}_${createHash('sha1').update(plain).digest('hex').slice(0, 10)}`;
+}
+
+function schemaHash(meta: DocTypeMeta): string {
+  const spec = columnSpecs(meta).map((c) => `${c.name}:${c.index ?? ''}`);
+  const types = meta.fields.map((f) => `${f.fieldname}:${f.fieldtype}:${f.length ?? ''}`);
+  return createHash('sha1').update(JSON.stringify([meta.tableName, spec, types])).digest('hex');
+}
+
+async function existingColumns(db: Database, table: string): Promise<Set<string>> {
+  const info = await db.knex(table).columnInfo();
+  return new Set(Object.keys(info));
+}
+
+async function syncTable(db: Database, meta: DocTypeMeta): Promise<void> {
+  const { knex } = db;
+  const specs = columnSpecs(meta);
+  const table = meta.tableName;
+  if (!(await knex.schema.hasTable(table))) {
+    await knex.schema.createTable(table, (t) => {
+      for (const spec of specs) spec.add(t);
+      for (const spec of specs) {
+        if (spec.index === 'unique') t.unique([spec.name], { indexName: indexName(table, spec.name) });
+        else if (spec.index === 'plain') t.index([spec.name], indexName(table, spec.name));
+      }
+      if (db.dialect === 'mysql') t.charset('utf8mb4');
+    });
+    return;
+  }
+  const have = await existingColumns(db, table);
+  const missing = specs.filter((s) => !have.has(s.name));
+  if (missing.length === 0) return;
+  await knex.schema.alterTable(table, (t) => {
+    for (const spec of missing) spec.add(t);
+  });
+  for (const spec of missing) {
+    if (!spec.index) continue;
+    await knex.schema.alterTable(table, (t) => {
+      if (spec.index === 'unique') t.unique([spec.name], { indexName: indexName(table, spec.name) });
+      else t.index([spec.name], indexName(table, spec.name));
+    });
+  }
+}
+
+async function ensureSystemTables(knex: Knex): Promise<void> {
+  const create = async (name: string, build: (t: Knex.CreateTableBuilder) => void) => {
+    if (!(await knex.schema.hasTable(name))) await knex.schema.createTable(name, build);
+  };
+  await create(SYSTEM_TABLES.schema, (t) => {
+    t.string('doctype', 140).primary();
+    t.string('hash', 64).notNullable();
+  });
+  await create(SYSTEM_TABLES.singles, (t) => {
+    t.string('doctype', 140).notNullable();
+    t.string('field', 140).notNullable();
+    t.text('value', 'longtext').nullable();
+    t.primary(['doctype', 'field']);
+  });
+  await create(SYSTEM_TABLES.series, (t) => {
+    t.string('name', 140).primary();
+    t.integer('current').notNullable().defaultTo(0);
+  });
+  await create(SYSTEM_TABLES.auth, (t) => {
+    t.string('doctype', 140).notNullable();
+    t.string('name', 140).notNullable();
+    t.string('fieldname', 140).notNullable();
+    t.text('password').notNullable();
+    t.primary(['doctype', 'name', 'fieldname']);
+  });
+  await create(SYSTEM_TABLES.sessions, (t) => {
+    t.string('sid', 140).primary();
+    t.string('user', 140).notNullable().index(indexName(SYSTEM_TABLES.sessions, 'user'));
+    t.text('sessiondata').notNullable();
+    t.string('ipaddress', 64).nullable();
+    t.datetime('lastupdate', { precision: 6 }).notNullable();
+  });
+}
+
+/** Result of a schema sync. */
+export interface MigrateResult {
+  /** DocTypes whose table was created or altered. */
+  changed: string[];
+}
+
+/** Syncs the database schema to the DocTypes. Additive: never drops a table or a column. */
+export async function migrate(db: Database, doctypes: DocTypeMeta[]): Promise<MigrateResult> {
+  await ensureSystemTables(db.knex);
+  const known = new Map<string, string>(
+    (await db.knex(SYSTEM_TABLES.schema).select('doctype', 'hash')).map((r: { doctype: string; hash: string }) => [r.doctype, r.hash]),
+  );
+  const changed: string[] = [];
+  for (const meta of doctypes) {
+    if (meta.issingle || meta.isVirtual) continue;
+    const hash = schemaHash(meta);
+    if (known.get(meta.name) === hash) continue;
+    await syncTable(db, meta);
+    if (known.has(meta.name)) await db.knex(SYSTEM_TABLES.schema).where({ doctype: meta.name }).update({ hash });
+    else await db.knex(SYSTEM_TABLES.schema).insert({ doctype: meta.name, hash });
+    changed.push(meta.name);
+  }
+  return { changed };
+}

@@ -1,0 +1,92 @@
+// The one error hierarchy: a base error with an HTTP status and Frappe's exc_type, and one-line subclasses.
+
+/** Base of every error the service answers with; `status` and `excType` decide the response. */
+export class AppError extends Error {
+  /** HTTP status code. */
+  readonly status: number = 500;
+  /** Frappe's exception class name, sent as `exc_type`. */
+  readonly excType: string = 'AppError';
+  /** Extra response headers (Allow, Retry-After, WWW-Authenticate). */
+  headers: Record<string, string> = {};
+  /** Title shown with the message. */
+  title?: string;
+  constructor(message = '', options?: { cause?: unknown; headers?: Record<string, string>; title?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    if (options?.headers) this.headers = options.headers;
+    if (options?.title) this.title = options.title;
+  }
+}
+
+const define = (excType: string, status: number, base: typeof AppError = AppError) =>
+  class extends base {
+    override readonly status = status;
+    override readonly excType = excType;
+  };
+
+/** Invalid input: bad body, bad query parameter, failed validation. */
+export class ValidationError extends define('ValidationError', 400) {}
+/** A mandatory field is empty after defaults and hooks. */
+export class MandatoryError extends define('MandatoryError', 400, ValidationError) {}
+/** A Link or Dynamic Link points at a document that does not exist. */
+export class LinkValidationError extends define('LinkValidationError', 400, ValidationError) {}
+/** A value has the wrong type or shape for its field, or a query names something it may not. */
+export class DataError extends define('DataError', 400, ValidationError) {}
+/** A name that may not be used (empty, reserved, special characters). */
+export class InvalidNameError extends define('InvalidNameError', 400, ValidationError) {}
+/** docstatus moved in a way Frappe forbids (0→2, 1→0, editing a cancelled document). */
+export class DocstatusTransitionError extends define('DocstatusTransitionError', 400, ValidationError) {}
+/** A submitted document's field changed that does not allow it. */
+export class UpdateAfterSubmitError extends define('UpdateAfterSubmitError', 400, ValidationError) {}
+/** The request body could not be parsed. */
+export class BadRequestError extends define('BadRequestError', 400, ValidationError) {}
+/** Missing or wrong CSRF token under session authentication. */
+export class CSRFTokenError extends define('CSRFTokenError', 400) {}
+/** No or invalid credentials. */
+export class AuthenticationError extends define('AuthenticationError', 401) {}
+/** A malformed Authorization header. */
+export class InvalidAuthorizationToken extends define('InvalidAuthorizationToken', 401, AuthenticationError) {}
+/** Authenticated, but not permitted. */
+export class PermissionError extends define('PermissionError', 403) {}
+/** Unknown DocType, document, route or method. */
+export class DoesNotExistError extends define('DoesNotExistError', 404) {}
+/** The HTTP verb is not allowed here. */
+export class MethodNotAllowedError extends define('MethodNotAllowedError', 405) {}
+/** A document with this name, or a unique value, already exists. */
+export class DuplicateEntryError extends define('DuplicateEntryError', 409) {}
+/** The document changed since the client read it (stale `modified`). */
+export class TimestampMismatchError extends define('TimestampMismatchError', 409) {}
+/** The request body is over the size limit. */
+export class RequestEntityTooLargeError extends define('RequestEntityTooLargeError', 413) {}
+/** The request's content type is not accepted. */
+export class UnsupportedMediaTypeError extends define('UnsupportedMediaTypeError', 415) {}
+/** A rate limit or login lockout is in force. */
+export class TooManyRequestsError extends define('TooManyRequestsError', 429) {}
+/** An unexpected failure; the message is never shown outside developer mode. */
+export class InternalServerError extends define('InternalServerError', 500) {}
+/** The database or another dependency is unavailable. */
+export class ServiceUnavailableError extends define('ServiceUnavailableError', 503) {}
+
+/** Every error class by exc_type: the documented registry (docs/errors.md is kept in step by a test). */
+export const ERROR_CLASSES = {
+  ValidationError,
+  MandatoryError,
+  LinkValidationError,
+  DataError,
+  InvalidNameError,
+  DocstatusTransitionError,
+  UpdateAfterSubmitError,
+  BadRequestError,
+  CSRFTokenError,
+  AuthenticationError,
+  InvalidAuthorizationToken,
+  PermissionError,
+  DoesNotExistError,
+  MethodNotAllowedError,
+  DuplicateEntryError,
+  TimestampMismatchError,
+  RequestEntityTooLargeError,
+  UnsupportedMediaTypeError,
+  TooManyRequestsError,
+  InternalServerError,
+  ServiceUnavailableError,
+} as const;

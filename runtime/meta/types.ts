@@ -1,0 +1,92 @@
+// Normalized DocType metadata: the generator's IR and the runtime's view of a DocType, one shape for both.
+import type { FieldType } from './field-types';
+
+/** The rights a DocPerm row may grant. */
+export const RIGHTS = [
+  'select',
+  'read',
+  'write',
+  'create',
+  'delete',
+  'submit',
+  'cancel',
+  'amend',
+  'report',
+  'export',
+  'import',
+  'share',
+  'print',
+  'email',
+] as const;
+
+/** One right of a DocPerm row. */
+export type Right = (typeof RIGHTS)[number];
+
+/** One field of a DocType, with Frappe's rules the server enforces. */
+export interface FieldMeta {
+  fieldname: string;
+  fieldtype: FieldType;
+  label: string;
+  /** Link/Table target, Dynamic Link source field, or raw Select options. */
+  options?: string;
+  /** Select choices (options split on new lines, blank first option kept as ''). */
+  selectOptions?: string[];
+  reqd: boolean;
+  unique: boolean;
+  default?: string;
+  /** varchar length for Data-like fields. */
+  length?: number;
+  readOnly: boolean;
+  hidden: boolean;
+  permlevel: number;
+  noCopy: boolean;
+  allowOnSubmit: boolean;
+  setOnlyOnce: boolean;
+  nonNegative: boolean;
+  searchIndex: boolean;
+  ignoreUserPermissions: boolean;
+  fetchFrom?: string;
+}
+
+/** One DocPerm row. */
+export interface PermissionMeta {
+  role: string;
+  permlevel: number;
+  ifOwner: boolean;
+  rights: Right[];
+}
+
+/** How new names are made (Frappe's autoname, normalized). */
+export type NamingRule =
+  | { kind: 'hash' }
+  | { kind: 'autoincrement' }
+  | { kind: 'field'; fieldname: string }
+  | { kind: 'format'; pattern: string }
+  | { kind: 'series'; pattern: string }
+  | { kind: 'naming_series' }
+  | { kind: 'prompt' }
+  | { kind: 'uuid' }
+  | { kind: 'script' };
+
+/** A DocType as the runtime sees it. */
+export interface DocTypeMeta {
+  name: string;
+  module: string;
+  /** Frappe's scrubbed name: lower case, spaces as underscores (file names, dotted paths). */
+  slug: string;
+  /** `tab<DocType>`. */
+  tableName: string;
+  istable: boolean;
+  issingle: boolean;
+  isSubmittable: boolean;
+  isVirtual: boolean;
+  isTree: boolean;
+  naming: NamingRule;
+  titleField?: string;
+  sortField: string;
+  sortOrder: 'asc' | 'desc';
+  fields: FieldMeta[];
+  permissions: PermissionMeta[];
+  /** Source file, relative to the doctypes root it was loaded from. */
+  source: string;
+}
