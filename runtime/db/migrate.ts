@@ -55,7 +55,7 @@ function fieldColumn(field: FieldMeta): ColumnSpec['add'] {
         t.date(name).nullable();
         return;
       case 'datetime':
-        t.dat.specificType(name, 'time(6)').nullable();
+        t.datetime(name, { precision: 6 }).nullable();
         return;
       case 'time':
         t.specificType(name, 'time(6)').nullable();
