@@ -13,6 +13,11 @@ export interface DocTypeIR {
 
 type Raw = Record<string, unknown>;
 
+/** Columns every DocType table has (Frappe's default_fields without `doctype`). */
+export const STANDARD_FIELDS = ['name', 'owner', 'creation', 'modified', 'modified_by', 'docstatus', 'idx'] as const;
+/** Columns child tables add. */
+export const CHILD_FIELDS = ['parent', 'parentfield', 'parenttype'] as const;
+
 const flag = (value: unknown): boolean => value === 1 || value === true || value === '1';
 const str = (value: unknown): string | undefined =>
   typeof value === 'string' && value.trim() !== '' ? value : undefined;
@@ -78,16 +83,20 @@ function normalizePermission(raw: Raw): PermissionMeta {
 export function normalizeDocType(loaded: LoadedDocType): DocTypeIR {
   const raw = loaded.json as Raw;
   const name = String(raw.name);
+  const istable = flag(raw.istable);
+  const standard = new Set<string>([...STANDARD_FIELDS, ...(istable ? CHILD_FIELDS : [])]);
   const fields = (Array.isArray(raw.fields) ? (raw.fields as Raw[]) : [])
     .map(normalizeField)
-    .filter((f): f is FieldMeta => f !== undefined && FIELD_TYPE_INFO[f.fieldtype].column !== 'none');
+    .filter((f): f is FieldMeta => f !== undefined && FIELD_TYPE_INFO[f.fieldtype].column !== 'none')
+    // A field redeclaring a standard column (validation warned) is the standard column.
+    .filter((f) => !standard.has(f.fieldname));
   const sortOrder = String(raw.sort_order ?? 'DESC').toLowerCase() === 'asc' ? 'asc' : 'desc';
   const meta: DocTypeMeta = {
     name,
     module: str(raw.module) ?? 'Core',
     slug: scrub(name),
     tableName: `tab${name}`,
-    istable: flag(raw.istable),
+    istable,
     issingle: flag(raw.issingle),
     isSubmittable: flag(raw.is_submittable),
     isVirtual: flag(raw.is_virtual),
@@ -104,9 +113,14 @@ export function normalizeDocType(loaded: LoadedDocType): DocTypeIR {
   return { meta, loaded };
 }
 
-/** Normalize phase: every DocType, sorted by name so output order never depends on the file system. */
+/**
+ * Normalize phase: every DocType, sorted by name so output order never depends on the file system.
+ * When two roots define the same DocType (validation warned), the first file in path order wins.
+ */
 export function normalizeDocTypes(docs: LoadedDocType[]): DocTypeIR[] {
-  return docs.map(normalizeDocType).sort((a, b) => (a.meta.name < b.meta.name ? -1 : a.meta.name > b.meta.name ? 1 : 0));
+  const byName = new Map<string, DocTypeIR>();
+  for (const ir of docs.map(normalizeDocType)) if (!byName.has(ir.meta.name)) byName.set(ir.meta.name, ir);
+  return [...byName.values()].sort((a, b) => (a.meta.name < b.meta.name ? -1 : a.meta.name > b.meta.name ? 1 : 0));
 }
 
 /** Fields that hold a value in the DocType's own table. */

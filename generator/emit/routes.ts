@@ -19,7 +19,7 @@ export function v1Operations(ir: DocTypeIR): string[] {
 export function v2Operations(ir: DocTypeIR): string[] {
   if (ir.meta.istable || ir.meta.isVirtual) return ['meta'];
   if (ir.meta.issingle) return ['get', 'update', 'meta'];
-  return ['list', 'create', 'get', 'update', 'delete', 'copy', 'count', 'meta', 'bulk_update', 'bulk_delete'];
+  return ['list', 'create', 'get', 'update', 'delete', 'copy', 'count', 'meta'];
 }
 
 /** Emits one route module: the DocType's operation list for one API version, typed by the runtime. */

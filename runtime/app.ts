@@ -1,0 +1,40 @@
+// Builds the Koa application: it only composes the middleware factories, in order.
+import Koa from 'koa';
+import type { AppContext } from './http/state';
+import { versionOf } from './http/state';
+import { createAuthenticate } from './middleware/authenticate';
+import { createBodyParser } from './middleware/body-parser';
+import { createCsrf } from './middleware/csrf';
+import { createErrorHandler } from './middleware/error-handler';
+import { createApiRouter } from './routes/api-router';
+import type { Site } from './site';
+import { GUEST } from './site';
+
+/** Options of the application. */
+export interface AppOptions {
+  /** Called with every 5xx error (defaults to console.error). */
+  onServerError?: (err: unknown) => void;
+}
+
+/** Creates the Koa app serving one site. Use `app.callback()` with supertest or `app.listen()`. */
+export function createApp(site: Site, options: AppOptions = {}): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+  const { site: conf } = site.config;
+  app.use(async function requestState(ctx, next) {
+    const state = (ctx as AppContext).state;
+    state.site = site;
+    state.version = versionOf(ctx.path);
+    state.user = GUEST;
+    state.auth = 'guest';
+    state.messages = [];
+    ctx.set('Cache-Control', 'no-store,no-cache,must-revalidate,max-age=0');
+    await next();
+  });
+  app.use(createErrorHandler({ developerMode: conf.developer_mode, onServerError: options.onServerError ?? ((err) => console.error(err)) }));
+  app.use(createBodyParser({ maxBodySize: conf.max_body_size }));
+  app.use(createAuthenticate());
+  app.use(createCsrf({ ignoreCsrf: conf.ignore_csrf, allowedReferrers: conf.allowed_referrers, exempt: new Set(['/api/method/login', '/api/v1/method/login', '/api/v2/method/login']) }));
+  app.use(createApiRouter());
+  return app;
+}

@@ -1,0 +1,45 @@
+// Users as authentication sees them (enabled, roles, names), cached per process and dropped when a User is written.
+import type { Queryable } from '../document/store';
+import { ADMINISTRATOR, type SessionUser } from '../site';
+
+/** What authentication needs to know of a user. */
+export interface UserRecord extends SessionUser {
+  enabled: boolean;
+  fullName: string;
+  userType: string;
+  restrictIp?: string;
+}
+
+const TTL_MS = 5_000;
+const cache = new Map<string, { record: UserRecord | undefined; at: number }>();
+
+/** Drops cached users (after a User or Has Role write). */
+export function forgetUsers(): void {
+  cache.clear();
+}
+
+/** Loads a user with its roles (plus `All` and `Guest` for every signed-in user); undefined when unknown. */
+export async function loadUser(q: Queryable, name: string): Promise<UserRecord | undefined> {
+  const hit = cache.get(name);
+  if (hit && Date.now() - hit.at < TTL_MS) return hit.record;
+  const row = (await q('tabUser').where('name', name).first('name', 'enabled', 'full_name', 'first_name', 'last_name', 'user_type', 'restrict_ip')) as
+    | Record<string, unknown>
+    | undefined;
+  let record: UserRecord | undefined;
+  if (row) {
+    const roles = (await q('tabHas Role').where({ parent: name, parenttype: 'User' }).select('role')) as { role: string }[];
+    const roleSet = new Set(['All', 'Guest', ...roles.map((r) => r.role)]);
+    if (name === ADMINISTRATOR) roleSet.add('Administrator').add('System Manager');
+    const fullName = String(row.full_name || [row.first_name, row.last_name].filter(Boolean).join(' ') || name);
+    record = {
+      name,
+      roles: roleSet,
+      enabled: Number(row.enabled) === 1,
+      fullName,
+      userType: String(row.user_type ?? 'System User'),
+      ...(row.restrict_ip ? { restrictIp: String(row.restrict_ip) } : {}),
+    };
+  }
+  cache.set(name, { record, at: Date.now() });
+  return record;
+}

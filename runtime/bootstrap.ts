@@ -1,0 +1,60 @@
+// Opening a site: connect, sync the schema, and on first start create the roles and the Administrator.
+import { hashPassword, readAuth, writeAuth } from './auth/passwords';
+import type { ServiceConfig } from './config/config';
+import { connect } from './db/connect';
+import { migrate } from './db/migrate';
+import { now } from './document/values';
+import type { Registry } from './registry/registry';
+import { ADMINISTRATOR, type Site } from './site';
+
+/** Roles every site has. */
+export const CORE_ROLES = ['Administrator', 'System Manager', 'All', 'Guest'] as const;
+
+async function ensureRoles(site: Site): Promise<void> {
+  if (!site.registry.get('Role')) return;
+  const named = site.registry.all().flatMap((b) => b.meta.permissions.map((p) => p.role));
+  const roles = [...new Set([...CORE_ROLES, ...named])].sort();
+  const existing = new Set(((await site.db.knex('tabRole').select('name')) as { name: string }[]).map((r) => r.name));
+  const stamp = now();
+  for (const role of roles) {
+    if (existing.has(role)) continue;
+    await site.db.knex('tabRole').insert({ name: role, role_name: role, desk_access: 1, creation: stamp, modified: stamp, owner: ADMINISTRATOR, modified_by: ADMINISTRATOR });
+  }
+}
+
+async function ensureAdministrator(site: Site): Promise<boolean> {
+  const knex = site.db.knex;
+  if (!site.registry.get('User')) return false;
+  if (await knex('tabUser').where('name', ADMINISTRATOR).first('name')) {
+    if (!(await readAuth(knex, 'User', ADMINISTRATOR, 'password'))) await writeAuth(knex, 'User', ADMINISTRATOR, 'password', await hashPassword(site.config.adminPassword));
+    return false;
+  }
+  const stamp = now();
+  await knex.transaction(async (trx) => {
+    await trx('tabUser').insert({
+      name: ADMINISTRATOR, email: 'admin@example.com', first_name: ADMINISTRATOR, full_name: ADMINISTRATOR, enabled: 1,
+      user_type: 'System User', creation: stamp, modified: stamp, owner: ADMINISTRATOR, modified_by: ADMINISTRATOR,
+    });
+    const guestRow = await trx('tabUser').where('name', 'Guest').first('name');
+    if (!guestRow) {
+      await trx('tabUser').insert({ name: 'Guest', email: 'guest@example.com', first_name: 'Guest', full_name: 'Guest', enabled: 1, user_type: 'Website User', creation: stamp, modified: stamp, owner: ADMINISTRATOR, modified_by: ADMINISTRATOR });
+    }
+    if (site.registry.get('Has Role')) {
+      for (const [i, role] of ['Administrator', 'System Manager'].entries()) {
+        await trx('tabHas Role').insert({ name: `${ADMINISTRATOR}-${role}`.toLowerCase().replace(/\s+/g, '-'), parent: ADMINISTRATOR, parenttype: 'User', parentfield: 'roles', role, idx: i + 1, creation: stamp, modified: stamp, owner: ADMINISTRATOR, modified_by: ADMINISTRATOR });
+      }
+    }
+    await writeAuth(trx, 'User', ADMINISTRATOR, 'password', await hashPassword(site.config.adminPassword));
+  });
+  return true;
+}
+
+/** Opens the site's database and syncs it; creates roles and Administrator when missing. */
+export async function openSite(config: ServiceConfig, registry: Registry, options: { migrate?: boolean } = {}): Promise<Site & { created: boolean }> {
+  const db = connect(config.databaseUrl);
+  const site: Site = { db, registry, config };
+  if (options.migrate !== false) await migrate(db, registry.all().map((b) => b.meta));
+  await ensureRoles(site);
+  const created = await ensureAdministrator(site);
+  return { ...site, created };
+}

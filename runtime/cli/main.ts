@@ -1,0 +1,81 @@
+// `svc`: the command line — generate, migrate, serve, add-user, set-password, generate-keys.
+import { parseArgs } from 'node:util';
+import { GENERATE_HELP, generateCommand } from '../../generator/cli';
+import { createApp } from '../app';
+import { openSite } from '../bootstrap';
+import { loadConfig } from '../config/config';
+import { migrate } from '../db/migrate';
+import { addUser, generateKeysFor, setPassword } from './user-commands';
+import { loadRegistry } from './load-registry';
+
+const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
+  generate: { help: GENERATE_HELP, run: generateCommand },
+  migrate: {
+    help: 'Usage: svc migrate\n\nSyncs the database (DATABASE_URL) to the generated DocTypes: creates missing tables, adds missing\ncolumns and indexes, never drops anything. Running it twice is a no-op.',
+    run: async () => {
+      const site = await openSite(loadConfig(), loadRegistry(), { migrate: false });
+      const result = await migrate(site.db, site.registry.all().map((b) => b.meta));
+      console.log(result.changed.length ? `migrated ${result.changed.length} DocTypes: ${result.changed.join(', ')}` : 'schema is up to date');
+      await site.db.close();
+      return 0;
+    },
+  },
+  serve: {
+    help: 'Usage: svc serve\n\nMigrates, creates the site on first start, and serves the API on HOST:PORT (default 127.0.0.1:8000).',
+    run: async () => {
+      const started = Date.now();
+      const config = loadConfig();
+      const site = await openSite(config, loadRegistry());
+      if (site.created && config.adminPasswordDefaulted) console.warn('warning: Administrator was created with the default password "admin"; set ADMIN_PASSWORD');
+      const server = createApp(site).listen(config.port, config.host, () => {
+        console.log(`serving ${site.registry.all().length} DocTypes on http://${config.host}:${config.port} (${config.databaseUrl.split(':')[0]}, ready in ${Date.now() - started} ms)`);
+      });
+      const stop = () => server.close(() => void site.db.close().then(() => process.exit(0)));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      return new Promise<number>(() => undefined);
+    },
+  },
+  'add-user': {
+    help: 'Usage: svc add-user EMAIL --first-name NAME [--password PWD] [--role ROLE ...]\n\nCreates an enabled System User with the given roles.',
+    run: addUser,
+  },
+  'set-password': { help: 'Usage: svc set-password USER PASSWORD\n\nSets a user\'s login password.', run: setPassword },
+  'generate-keys': {
+    help: 'Usage: svc generate-keys USER\n\nKeeps the user\'s API key (creates one if missing), makes a new API secret and prints both.',
+    run: generateKeysFor,
+  },
+};
+
+const USAGE = `Usage: svc <command> [options]\n\nCommands:\n${Object.keys(COMMANDS).map((c) => `  ${c}`).join('\n')}\n\nRun svc <command> --help for a command's options.`;
+
+/** Runs the CLI; returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h') {
+    console.log(USAGE);
+    return name ? 0 : 1;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    console.error(`unknown command ${name}\n\n${USAGE}`);
+    return 1;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(command.help);
+    return 0;
+  }
+  return command.run(rest);
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      if (code !== 0 || process.argv[2] !== 'serve') process.exit(code);
+    },
+    (err: unknown) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,137 @@
+// Document checks run on every write: body shape (generated validators), defaults, values, mandatory, links, unique.
+import { DataError, DuplicateEntryError, LinkValidationError, MandatoryError } from '../errors/errors';
+import { FIELD_TYPE_INFO, isTableType, storesValue } from '../meta/field-types';
+import type { DocTypeMeta, FieldMeta } from '../meta/types';
+import type { BodyValidator, DocTypeBinding, Registry } from '../registry/registry';
+import type { DocData, Queryable } from './store';
+import { normalizeValue, now, today } from './values';
+
+/** Runs a generated validator on a body (coercing and stripping it in place); throws DataError naming each bad field. */
+export function checkBody(validator: BodyValidator, body: unknown, doctype: string): DocData {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new DataError(`The body must be a JSON object of ${doctype} fields`);
+  if (!validator(body)) {
+    const problems = (validator.errors ?? []).map((e) => {
+      const where = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'body';
+      if (e.keyword === 'enum') return `${where}: must be one of ${((e.params?.allowedValues as unknown[]) ?? []).filter((v) => v !== null).map((v) => JSON.stringify(v)).join(', ')}`;
+      return `${where}: ${e.message ?? 'is invalid'}`;
+    });
+    throw new DataError([...new Set(problems)].join('; '));
+  }
+  return body as DocData;
+}
+
+/** Frappe's default value of a field (`Today`, `Now`, `__user`, Check as 0/1, numbers as numbers). */
+export function defaultValue(field: FieldMeta, user: string): unknown {
+  const raw = field.default;
+  if (raw === undefined) return FIELD_TYPE_INFO[field.fieldtype].value === 'check' ? 0 : undefined;
+  if (raw === '__user' || raw === 'user') return user;
+  const value = FIELD_TYPE_INFO[field.fieldtype].value;
+  if (value === 'date' && raw.toLowerCase() === 'today') return today();
+  if (value === 'datetime' && raw.toLowerCase() === 'now') return now().slice(0, 19);
+  if (value === 'check' || value === 'integer' || value === 'number') {
+    const n = Number(raw);
+    return Number.isFinite(n) ? n : undefined;
+  }
+  if (field.fieldtype === 'Select' && field.selectOptions && !field.selectOptions.includes(raw)) return undefined;
+  return raw;
+}
+
+/** Fills missing fields of a new document (and of its child rows) with their defaults. */
+export function applyDefaults(meta: DocTypeMeta, data: DocData, user: string): void {
+  for (const field of meta.fields) {
+    if (isTableType(field.fieldtype)) {
+      if (data[field.fieldname] === undefined) data[field.fieldname] = [];
+      continue;
+    }
+    if (data[field.fieldname] === undefined || data[field.fieldname] === null) {
+      const value = defaultValue(field, user);
+      if (value !== undefined) data[field.fieldname] = value;
+    }
+  }
+}
+
+/** Normalizes every value in place (calendar-valid dates, storage forms); throws DataError naming the field. */
+export function normalizeValues(meta: DocTypeMeta, data: DocData): void {
+  for (const field of meta.fields) {
+    if (storesValue(field.fieldtype) && field.fieldname in data) data[field.fieldname] = normalizeValue(field, data[field.fieldname]);
+  }
+}
+
+const isEmpty = (value: unknown) =>
+  value === undefined || value === null || (typeof value === 'string' && value.trim() === '') || (Array.isArray(value) && value.length === 0);
+
+/** Checks mandatory fields of the document and its child rows; one MandatoryError naming every missing field. */
+export function checkMandatory(binding: DocTypeBinding, registry: Registry, data: DocData): void {
+  const missing: string[] = [];
+  const messages: string[] = [];
+  for (const field of binding.meta.fields) {
+    if (field.reqd && isEmpty(data[field.fieldname])) {
+      missing.push(field.fieldname);
+      messages.push(isTableType(field.fieldtype) ? `Data missing in table ${field.label}` : `Value missing for ${binding.meta.name}: ${field.label}`);
+    }
+    if (!isTableType(field.fieldtype) || !field.options) continue;
+    const child = registry.get(field.options);
+    for (const [i, row] of ((data[field.fieldname] as DocData[] | undefined) ?? []).entries()) {
+      for (const cf of child?.meta.fields ?? []) {
+        if (cf.reqd && isEmpty(row[cf.fieldname])) {
+          missing.push(`${field.fieldname}[${i}].${cf.fieldname}`);
+          messages.push(`${field.label} Row #${i + 1}: Value missing for: ${cf.label}`);
+        }
+      }
+    }
+  }
+  if (missing.length) throw new MandatoryError(`[${binding.meta.name}, ${String(data.name ?? 'new')}]: ${missing.join(', ')}. ${messages.join('. ')}`);
+}
+
+async function linkExists(q: Queryable, registry: Registry, target: string, value: string): Promise<boolean> {
+  const binding = registry.get(target);
+  if (!binding) return false;
+  if (binding.meta.issingle) return value === binding.meta.name;
+  return (await q(binding.meta.tableName).where('name', value).first('name')) !== undefined;
+}
+
+async function checkLinksOf(q: Queryable, registry: Registry, meta: DocTypeMeta, data: DocData, where: string): Promise<void> {
+  for (const field of meta.fields) {
+    const value = data[field.fieldname];
+    if (value === undefined || value === null || value === '') continue;
+    let target: string | undefined;
+    if (field.fieldtype === 'Link') target = field.options;
+    else if (field.fieldtype === 'Dynamic Link' && field.options) target = String(data[field.options] ?? '');
+    else continue;
+    if (!target) throw new LinkValidationError(`${where}${field.label}: the DocType to link to is not set`);
+    // Links to "DocType" name a DocType of this service, not a stored row.
+    if (target === 'DocType') {
+      if (!registry.get(String(value))) throw new LinkValidationError(`Could not find ${where}${field.label}: ${String(value)}`);
+      continue;
+    }
+    if (!registry.get(target)) continue;
+    if (!(await linkExists(q, registry, target, String(value)))) {
+      throw new LinkValidationError(`Could not find ${where}${field.label}: ${String(value)}`);
+    }
+  }
+}
+
+/** Checks every Link and Dynamic Link value of the document and its child rows points at an existing document. */
+export async function checkLinks(q: Queryable, binding: DocTypeBinding, registry: Registry, data: DocData): Promise<void> {
+  await checkLinksOf(q, registry, binding.meta, data, '');
+  for (const field of binding.meta.fields) {
+    if (!isTableType(field.fieldtype) || !field.options) continue;
+    const child = registry.get(field.options);
+    if (!child) continue;
+    for (const [i, row] of ((data[field.fieldname] as DocData[] | undefined) ?? []).entries()) {
+      await checkLinksOf(q, registry, child.meta, row, `${field.label} Row #${i + 1}: `);
+    }
+  }
+}
+
+/** Checks unique fields against other documents of the DocType (409 DuplicateEntryError naming the field). */
+export async function checkUnique(q: Queryable, binding: DocTypeBinding, data: DocData): Promise<void> {
+  if (binding.meta.issingle) return;
+  for (const field of binding.meta.fields) {
+    if (!field.unique || !storesValue(field.fieldtype)) continue;
+    const value = data[field.fieldname];
+    if (value === undefined || value === null || value === '') continue;
+    const clash = await q(binding.meta.tableName).where(field.fieldname, value as string).whereNot('name', String(data.name)).first('name');
+    if (clash) throw new DuplicateEntryError(`${field.label} must be unique: ${String(value)} is already used`, { title: 'Duplicate Entry' });
+  }
+}

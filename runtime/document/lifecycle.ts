@@ -1,0 +1,247 @@
+// The document lifecycle: insert, save and delete with Frappe's hook order, inside one transaction per request.
+import type { Knex } from 'knex';
+import { DocstatusTransitionError, DoesNotExistError, PermissionError, TimestampMismatchError, UpdateAfterSubmitError, ValidationError } from '../errors/errors';
+import { isTableType } from '../meta/field-types';
+import type { DocTypeBinding } from '../registry/registry';
+import type { SessionUser, Site } from '../site';
+import { Document, attachSession } from './document';
+import { AFTER_WRITE, BEFORE_WRITE, runHook, type SaveAction } from './hooks';
+import { applyDefaults, checkLinks, checkMandatory, checkUnique, normalizeValues } from './checks';
+import { checkName, hashName, makeName } from './naming';
+import { forgetCredentials, storePasswordFields } from './passwords';
+import type { DocumentSession } from './session';
+import { deleteDoc, insertDoc, loadDoc, updateDoc, writeSingle, type DocData } from './store';
+import { formatDatetime, now } from './values';
+
+/** Per-document state the lifecycle keeps outside the document's own properties. */
+interface DocState {
+  binding: DocTypeBinding;
+  isNew: boolean;
+  /** The stored data as loaded (undefined for new documents). */
+  stored?: DocData;
+  /** A name the client supplied and may use. */
+  clientName?: string;
+}
+
+/** A request's unit of work: creates documents bound to it and writes them through the lifecycle. */
+export class DocumentTransaction implements DocumentSession {
+  readonly messages: string[] = [];
+  trx?: Knex.Transaction;
+  private readonly states = new WeakMap<Document, DocState>();
+
+  constructor(
+    readonly site: Site,
+    readonly user: SessionUser,
+  ) {}
+
+  /** Runs `work` inside one database transaction; any error rolls everything back. */
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.trx) return work();
+    return this.site.db.knex.transaction(async (trx) => {
+      this.trx = trx;
+      try {
+        return await work();
+      } finally {
+        this.trx = undefined;
+      }
+    });
+  }
+
+  private binding(doctype: string): DocTypeBinding {
+    const binding = this.site.registry.get(doctype);
+    if (!binding) throw new DoesNotExistError(`DocType ${doctype} not found`);
+    return binding;
+  }
+
+  /** Builds a document object of the DocType's controller class (or Document) holding `data`. */
+  instantiate(binding: DocTypeBinding, data: DocData, state: Omit<DocState, 'binding'>): Document {
+    const Controller = (binding.controller?.default as typeof Document | undefined) ?? Document;
+    const doc = new Controller();
+    Object.assign(doc, data);
+    doc.doctype = binding.meta.name;
+    attachSession(doc, this);
+    this.states.set(doc, { binding, ...state });
+    return doc;
+  }
+
+  /** A new, unsaved document with defaults applied. `clientName` is a name the client may choose. */
+  newDoc(doctype: string, data: DocData, clientName?: string): Document {
+    const binding = this.binding(doctype);
+    const values = { ...data };
+    applyDefaults(binding.meta, values, this.user.name);
+    return this.instantiate(binding, values, { isNew: true, ...(clientName !== undefined ? { clientName } : {}) });
+  }
+
+  /** Loads a stored document; 404 when it does not exist. */
+  async getDoc(doctype: string, name: string, options: { forUpdate?: boolean } = {}): Promise<Document> {
+    const binding = this.binding(doctype);
+    const q = this.trx ?? this.site.db.knex;
+    const data = await loadDoc(q, binding, this.site.registry, name, { ...options, dialect: this.site.db.dialect });
+    if (!data) throw new DoesNotExistError(`${doctype} ${name} not found`);
+    return this.instantiate(binding, data, { isNew: false, stored: structuredClone(data) });
+  }
+
+  isNew(doc: Document): boolean {
+    return this.states.get(doc)?.isNew ?? true;
+  }
+
+  private state(doc: Document): DocState {
+    const state = this.states.get(doc);
+    if (!state) throw new Error('document is not bound to this request');
+    return state;
+  }
+
+  /** Data of the document as plain values (own enumerable properties). */
+  private data(doc: Document): DocData {
+    return { ...doc } as DocData;
+  }
+
+  private saveAction(binding: DocTypeBinding, before: number, after: number, isNew: boolean): SaveAction {
+    const submittable = binding.meta.isSubmittable;
+    if (isNew) {
+      if (after === 0) return 'insert';
+      if (after === 1 && submittable) return 'submit';
+      throw new DocstatusTransitionError(`Cannot create a ${binding.meta.name} with docstatus ${after}`);
+    }
+    if (before === 0 && after === 0) return 'save';
+    if (before === 0 && after === 1 && submittable) return 'submit';
+    if (before === 1 && after === 1) return 'update_after_submit';
+    if (before === 1 && after === 2) return 'cancel';
+    if (before === 2) throw new DocstatusTransitionError('Cannot edit cancelled document');
+    throw new DocstatusTransitionError(`Cannot change docstatus from ${before} to ${after}`);
+  }
+
+  /** Inserts or saves the document: hooks in Frappe's order, checks, then the write. */
+  async save(doc: Document): Promise<void> {
+    await this.run(async () => {
+      const state = this.state(doc);
+      const trx = this.trx as Knex.Transaction;
+      const { binding } = state;
+      const registry = this.site.registry;
+      const stamp = now();
+      const docstatus = Number(doc.docstatus ?? 0);
+      if (![0, 1, 2].includes(docstatus)) throw new ValidationError('docstatus must be 0, 1 or 2');
+      let stored = state.stored;
+      if (!state.isNew) {
+        const fresh = await loadDoc(trx, binding, registry, doc.name, { forUpdate: true, dialect: this.site.db.dialect });
+        if (!fresh) throw new DoesNotExistError(`${binding.meta.name} ${doc.name} not found`);
+        if (doc.modified && formatDatetime(String(doc.modified)) !== fresh.modified && !binding.meta.issingle) {
+          throw new TimestampMismatchError(
+            `Error: ${doc.name} (${binding.meta.name}) has been modified after you have opened it (${String(fresh.modified)}, ${String(doc.modified)}). Please refresh to get the latest document.`,
+          );
+        }
+        stored = fresh;
+      }
+      const action = this.saveAction(binding, Number(stored?.docstatus ?? 0), docstatus, state.isNew);
+      if (action === 'update_after_submit' && stored) this.checkUpdateAfterSubmit(binding, doc, stored);
+      if (state.isNew) {
+        await runHook(doc, 'before_insert');
+        await runHook(doc, 'before_naming');
+        doc.name = await this.newName(binding, doc, state.clientName);
+        doc.owner = this.user.name;
+        doc.creation = stamp;
+      } else if (stored) {
+        doc.owner = stored.owner as string;
+        doc.creation = stored.creation as string;
+        doc.name = stored.name as string;
+      }
+      doc.modified = stamp;
+      doc.modified_by = this.user.name;
+      doc.docstatus = docstatus as 0 | 1 | 2;
+      this.prepareChildren(binding, doc, stamp);
+      for (const hook of BEFORE_WRITE[action]) await runHook(doc, hook);
+      const data = this.data(doc);
+      if (action !== 'cancel') {
+        normalizeValues(binding.meta, data);
+        for (const { meta } of this.childBindings(binding)) for (const row of this.rowsOf(data, meta.name, binding)) normalizeValues(meta, row);
+        checkMandatory(binding, registry, data);
+        await checkLinks(trx, binding, registry, data);
+        await checkUnique(trx, binding, data);
+      }
+      await storePasswordFields(trx, binding, data);
+      if (binding.meta.issingle) await writeSingle(trx, binding, data);
+      else if (state.isNew) await insertDoc(trx, binding, registry, data);
+      else await updateDoc(trx, binding, registry, data, stored as DocData);
+      Object.assign(doc, data);
+      state.isNew = false;
+      state.stored = structuredClone(data);
+      for (const hook of AFTER_WRITE[action]) await runHook(doc, hook);
+      forgetCredentials(binding.meta.name);
+    });
+  }
+
+  /** The client's name when it may choose one, else the controller's `autoname`, else the DocType's naming rule. */
+  private async newName(binding: DocTypeBinding, doc: Document, clientName: string | undefined): Promise<string> {
+    const trx = this.trx as Knex.Transaction;
+    if (clientName !== undefined) return makeName(trx, binding.meta, this.data(doc), clientName);
+    const autoname = (doc as { autoname?: () => unknown }).autoname;
+    if (typeof autoname === 'function' && !binding.meta.issingle) {
+      await autoname.call(doc);
+      if (doc.name) return checkName(binding.meta, doc.name);
+    }
+    return makeName(trx, binding.meta, this.data(doc), undefined);
+  }
+
+  private childBindings(binding: DocTypeBinding): DocTypeBinding[] {
+    return binding.meta.fields
+      .filter((f) => isTableType(f.fieldtype) && f.options)
+      .map((f) => this.site.registry.get(f.options as string))
+      .filter((b): b is DocTypeBinding => b !== undefined);
+  }
+
+  private rowsOf(data: DocData, childDoctype: string, binding: DocTypeBinding): DocData[] {
+    return binding.meta.fields
+      .filter((f) => isTableType(f.fieldtype) && f.options === childDoctype)
+      .flatMap((f) => (data[f.fieldname] as DocData[] | undefined) ?? []);
+  }
+
+  /** Child rows: parent fields always set from the parent (never from the body), idx by position, new rows named. */
+  private prepareChildren(binding: DocTypeBinding, doc: Document, stamp: string): void {
+    for (const field of binding.meta.fields) {
+      if (!isTableType(field.fieldtype)) continue;
+      const rows = doc[field.fieldname] as DocData[] | undefined;
+      if (rows === undefined) continue;
+      if (!Array.isArray(rows)) throw new ValidationError(`${field.label} must be a list of rows`);
+      const previous = new Set(((this.state(doc).stored?.[field.fieldname] as DocData[] | undefined) ?? []).map((r) => String(r.name)));
+      doc[field.fieldname] = rows.map((row, i) => ({
+        ...row,
+        name: row.name && previous.has(String(row.name)) ? row.name : hashName(),
+        parent: doc.name,
+        parentfield: field.fieldname,
+        parenttype: binding.meta.name,
+        idx: i + 1,
+        docstatus: doc.docstatus,
+        owner: doc.owner,
+        creation: row.creation && previous.has(String(row.name)) ? row.creation : stamp,
+        modified: stamp,
+        modified_by: this.user.name,
+        doctype: field.options,
+      }));
+    }
+  }
+
+  private checkUpdateAfterSubmit(binding: DocTypeBinding, doc: Document, stored: DocData): void {
+    for (const field of binding.meta.fields) {
+      if (field.allowOnSubmit || isTableType(field.fieldtype)) continue;
+      const before = stored[field.fieldname] ?? null;
+      const after = doc[field.fieldname] ?? null;
+      if (JSON.stringify(before) !== JSON.stringify(after)) {
+        throw new UpdateAfterSubmitError(`Not allowed to change ${field.label} after submission`);
+      }
+    }
+  }
+
+  /** Deletes the document: on_trash, the rows, after_delete. A submitted document must be cancelled first. */
+  async delete(doc: Document): Promise<void> {
+    await this.run(async () => {
+      const state = this.state(doc);
+      if (state.isNew) throw new DoesNotExistError(`${state.binding.meta.name} is not saved`);
+      if (state.binding.meta.issingle) throw new PermissionError(`${state.binding.meta.name} cannot be deleted`);
+      if (Number(doc.docstatus) === 1) throw new ValidationError('Submitted Record cannot be deleted. You must Cancel it first.');
+      await runHook(doc, 'on_trash');
+      await deleteDoc(this.trx as Knex.Transaction, state.binding, this.site.registry, doc.name);
+      await runHook(doc, 'after_delete');
+      forgetCredentials(state.binding.meta.name);
+    });
+  }
+}

@@ -1,0 +1,140 @@
+// Naming rules: hash, autoincrement, field:, format:, old-style series, naming_series:, prompt and UUID.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { SYSTEM_TABLES } from '../db/migrate';
+import { InvalidNameError, MandatoryError, ValidationError } from '../errors/errors';
+import { assertNever } from '../meta/field-types';
+import type { DocTypeMeta } from '../meta/types';
+import type { DocData } from './store';
+import { now } from './values';
+
+/** Takes the next number of a series (per prefix, in `tabSeries`), inside the caller's transaction. */
+export async function nextSeriesValue(trx: Knex.Transaction, key: string): Promise<number> {
+  const table = SYSTEM_TABLES.series;
+  const updated = await trx(table).where('name', key).increment('current', 1);
+  if (!updated) {
+    await trx(table).insert({ name: key, current: 1 });
+    return 1;
+  }
+  const row = (await trx(table).where('name', key).first('current')) as { current: number | string };
+  return Number(row.current);
+}
+
+function datePart(token: string, stamp: string): string | undefined {
+  const [y, m, d] = [stamp.slice(0, 4), stamp.slice(5, 7), stamp.slice(8, 10)];
+  switch (token) {
+    case 'YYYY':
+      return y;
+    case 'YY':
+      return y.slice(2);
+    case 'MM':
+      return m;
+    case 'DD':
+      return d;
+    default:
+      return undefined;
+  }
+}
+
+function fieldPart(token: string, doc: DocData, meta: DocTypeMeta): string | undefined {
+  if (!meta.fields.some((f) => f.fieldname === token)) return undefined;
+  const value = doc[token];
+  if (value === undefined || value === null || value === '') throw new MandatoryError(`${token} is required to make the name`);
+  return String(value);
+}
+
+/** Expands an old-style series (`ABC-.YYYY.-.#####`): dot-separated tokens, `#` runs are the counter. */
+async function expandSeries(trx: Knex.Transaction, pattern: string, doc: DocData, meta: DocTypeMeta): Promise<string> {
+  const stamp = now();
+  const parts = pattern.split('.');
+  let prefix = '';
+  let counterWidth = 0;
+  let suffix = '';
+  for (const part of parts) {
+    const text = /^#+$/.test(part) ? undefined : (datePart(part, stamp) ?? fieldPart(part.replace(/^\{|\}$/g, ''), doc, meta) ?? part);
+    if (text === undefined) counterWidth = part.length;
+    else if (counterWidth) suffix += text;
+    else prefix += text;
+  }
+  if (!counterWidth) return prefix + suffix;
+  const n = await nextSeriesValue(trx, prefix);
+  return `${prefix}${String(n).padStart(counterWidth, '0')}${suffix}`;
+}
+
+/** Expands a `format:` pattern (`INV-{YYYY}-{customer}-{#####}`): braces hold date parts, fields or the counter. */
+async function expandFormat(trx: Knex.Transaction, pattern: string, doc: DocData, meta: DocTypeMeta): Promise<string> {
+  const stamp = now();
+  let counter: { width: number } | undefined;
+  const rendered = pattern.replace(/\{([^{}]+)\}/g, (_all, token: string) => {
+    if (/^#+$/.test(token)) {
+      counter = { width: token.length };
+      return '\u0000';
+    }
+    return datePart(token, stamp) ?? fieldPart(token, doc, meta) ?? `{${token}}`;
+  });
+  if (!counter) return rendered;
+  const key = rendered.split('\u0000')[0] ?? '';
+  const n = await nextSeriesValue(trx, key);
+  return rendered.replace('\u0000', String(n).padStart(counter.width, '0'));
+}
+
+/** Frappe's 10-character random name. */
+export function hashName(): string {
+  return randomBytes(5).toString('hex');
+}
+
+/** Checks and cleans a name: trimmed, non-empty, no `<` or `>`, not the DocType's own name, at most 140 characters. */
+export function checkName(meta: DocTypeMeta, name: unknown): string {
+  const text = typeof name === 'number' ? String(name) : typeof name === 'string' ? name.trim() : '';
+  if (!text) throw new InvalidNameError(`No Name Specified for ${meta.name}`);
+  if (/[<>]/.test(text)) throw new InvalidNameError("Name cannot contain special characters like '<', '>'");
+  if (/[\u0000-\u001f]/.test(text)) throw new InvalidNameError('Name cannot contain control characters');
+  if (text.length > 140) throw new InvalidNameError('Name is longer than 140 characters');
+  if (!meta.issingle && text === meta.name) throw new InvalidNameError(`${meta.name} is not allowed as a name`);
+  if (text.startsWith(`New ${meta.name}`)) throw new InvalidNameError(`"${text}" is reserved`);
+  return text;
+}
+
+/**
+ * Gives a new document its name. `clientName` is a name the client supplied and may use
+ * (v2 always; v1 only for prompt and UUID naming). `controllerAutoname` is the controller's `autoname` result.
+ */
+export async function makeName(
+  trx: Knex.Transaction,
+  meta: DocTypeMeta,
+  doc: DocData,
+  clientName: string | undefined,
+): Promise<string> {
+  if (meta.issingle) return meta.name;
+  if (clientName !== undefined) return checkName(meta, clientName);
+  const rule = meta.naming;
+  switch (rule.kind) {
+    case 'hash':
+    case 'script':
+      return hashName();
+    case 'autoincrement':
+      return String(await nextSeriesValue(trx, `autoincrement:${meta.name}`));
+    case 'uuid':
+      return randomUUID();
+    case 'prompt':
+      throw new InvalidNameError(`Please set the document name of ${meta.name}`);
+    case 'field': {
+      const value = doc[rule.fieldname];
+      const label = meta.fields.find((f) => f.fieldname === rule.fieldname)?.label ?? rule.fieldname;
+      if (value === undefined || value === null || String(value).trim() === '') throw new MandatoryError(`${label} is required`);
+      return checkName(meta, String(value));
+    }
+    case 'format':
+      return checkName(meta, await expandFormat(trx, rule.pattern, doc, meta));
+    case 'series':
+      return checkName(meta, await expandSeries(trx, rule.pattern, doc, meta));
+    case 'naming_series': {
+      const field = meta.fields.find((f) => f.fieldname === 'naming_series');
+      const series = String(doc.naming_series ?? field?.selectOptions?.find((o) => o !== '') ?? field?.default ?? '');
+      if (!series) throw new ValidationError('Naming Series mandatory');
+      return checkName(meta, await expandSeries(trx, series.includes('#') ? series : `${series}.#####`, doc, meta));
+    }
+    default:
+      return assertNever(rule);
+  }
+}

@@ -1,0 +1,40 @@
+// Password fields never stay in the document table: User passwords become scrypt hashes, API secrets digests, in `__Auth`.
+import type { Knex } from 'knex';
+import { forgetApiKeys } from '../auth/api-keys';
+import { digestSecret, hashPassword, writeAuth } from '../auth/passwords';
+import { forgetUsers } from '../auth/users';
+import type { DocTypeBinding } from '../registry/registry';
+import type { DocData } from './store';
+
+const MASK = '*****';
+
+/**
+ * Moves Password values of `data` into `__Auth` and leaves a mask in the row. `new_password` of a User is
+ * that user's login password; `api_secret` is kept as a digest so key sources can compare it.
+ */
+export async function storePasswordFields(trx: Knex.Transaction, binding: DocTypeBinding, data: DocData): Promise<void> {
+  for (const field of binding.meta.fields) {
+    if (field.fieldtype !== 'Password') continue;
+    const value = data[field.fieldname];
+    if (typeof value !== 'string' || value === '' || /^\*+$/.test(value)) continue;
+    const name = String(data.name);
+    if (binding.meta.name === 'User' && field.fieldname === 'new_password') {
+      await writeAuth(trx, 'User', name, 'password', await hashPassword(value));
+      data[field.fieldname] = '';
+    } else if (field.fieldname === 'api_secret') {
+      await writeAuth(trx, binding.meta.name, name, field.fieldname, digestSecret(value).toString('hex'));
+      data[field.fieldname] = MASK;
+    } else {
+      await writeAuth(trx, binding.meta.name, name, field.fieldname, await hashPassword(value));
+      data[field.fieldname] = MASK;
+    }
+  }
+}
+
+/** Drops authentication caches after a write to a DocType they are built from. */
+export function forgetCredentials(doctype: string): void {
+  if (doctype === 'User' || doctype === 'Has Role') {
+    forgetUsers();
+    forgetApiKeys();
+  }
+}

@@ -1,0 +1,190 @@
+// Persistence of documents: rows of `tab<DocType>`, child rows, and Single DocTypes in `tabSingles`.
+import type { Knex } from 'knex';
+import type { Database } from '../db/connect';
+import { SYSTEM_TABLES } from '../db/migrate';
+import { DuplicateEntryError } from '../errors/errors';
+import { isTableType, storesValue } from '../meta/field-types';
+import type { DocTypeMeta, FieldMeta } from '../meta/types';
+import type { DocTypeBinding, Registry } from '../registry/registry';
+import { decodeValue, encodeValue, formatDatetime } from './values';
+
+/** A stored document as plain data: standard fields, field values, and child rows under their Table fields. */
+export type DocData = Record<string, unknown>;
+
+/** Either the knex instance or an open transaction. */
+export type Queryable = Knex | Knex.Transaction;
+
+const STANDARD_DATETIMES = ['creation', 'modified'] as const;
+
+/** Turns a database row into document data (types and formats per field). */
+export function decodeRow(meta: DocTypeMeta, row: Record<string, unknown>): DocData {
+  const data: DocData = { ...row };
+  for (const key of STANDARD_DATETIMES) if (typeof data[key] === 'string') data[key] = formatDatetime(data[key] as string);
+  if (data.docstatus !== undefined) data.docstatus = Number(data.docstatus);
+  if (data.idx !== undefined) data.idx = Number(data.idx);
+  for (const field of meta.fields) {
+    if (field.fieldname in data) data[field.fieldname] = decodeValue(field, data[field.fieldname]);
+  }
+  return data;
+}
+
+/** The table fields of a DocType whose child DocType is known. */
+export function tableFields(meta: DocTypeMeta, registry: Registry): { field: FieldMeta; child: DocTypeBinding }[] {
+  const out: { field: FieldMeta; child: DocTypeBinding }[] = [];
+  for (const field of meta.fields) {
+    if (!isTableType(field.fieldtype) || !field.options) continue;
+    const child = registry.get(field.options);
+    if (child) out.push({ field, child });
+  }
+  return out;
+}
+
+/** Row values of a document for its own table (stored fields and standard columns only). */
+export function rowValues(meta: DocTypeMeta, data: DocData, standard: readonly string[]): Record<string, unknown> {
+  const row: Record<string, unknown> = {};
+  for (const key of standard) if (data[key] !== undefined) row[key] = data[key];
+  for (const field of meta.fields) {
+    if (storesValue(field.fieldtype) && data[field.fieldname] !== undefined) row[field.fieldname] = encodeValue(field, data[field.fieldname]);
+  }
+  return row;
+}
+
+const PARENT_STANDARD = ['name', 'owner', 'creation', 'modified', 'modified_by', 'docstatus', 'idx'] as const;
+const CHILD_STANDARD = [...PARENT_STANDARD, 'parent', 'parentfield', 'parenttype'] as const;
+
+/** Loads the child rows of one or more parents, grouped by parent then parentfield (one query per child DocType). */
+export async function loadChildren(
+  q: Queryable,
+  meta: DocTypeMeta,
+  registry: Registry,
+  parents: string[],
+): Promise<Map<string, Map<string, DocData[]>>> {
+  const byParent = new Map<string, Map<string, DocData[]>>();
+  if (parents.length === 0) return byParent;
+  const seen = new Set<string>();
+  for (const { child } of tableFields(meta, registry)) {
+    if (seen.has(child.meta.name)) continue;
+    seen.add(child.meta.name);
+    const rows = await q(child.meta.tableName)
+      .whereIn('parent', parents)
+      .andWhere('parenttype', meta.name)
+      .orderBy([{ column: 'parent' }, { column: 'idx' }]);
+    for (const row of rows as Record<string, unknown>[]) {
+      const data = { ...decodeRow(child.meta, row), doctype: child.meta.name };
+      const fields = byParent.get(String(row.parent)) ?? new Map<string, DocData[]>();
+      const list = fields.get(String(row.parentfield)) ?? [];
+      list.push(data);
+      fields.set(String(row.parentfield), list);
+      byParent.set(String(row.parent), fields);
+    }
+  }
+  return byParent;
+}
+
+/** Loads one document with its child rows; undefined when it does not exist. `forUpdate` locks the row (MariaDB). */
+export async function loadDoc(
+  q: Queryable,
+  binding: DocTypeBinding,
+  registry: Registry,
+  name: string,
+  options: { forUpdate?: boolean; dialect?: Database['dialect'] } = {},
+): Promise<DocData | undefined> {
+  const { meta } = binding;
+  if (meta.issingle) return loadSingle(q, binding);
+  let query = q(meta.tableName).where('name', name).first();
+  if (options.forUpdate && options.dialect === 'mysql') query = query.forUpdate();
+  const row = (await query) as Record<string, unknown> | undefined;
+  if (!row) return undefined;
+  const data = decodeRow(meta, row);
+  const children = (await loadChildren(q, meta, registry, [name])).get(name);
+  for (const { field } of tableFields(meta, registry)) data[field.fieldname] = children?.get(field.fieldname) ?? [];
+  return data;
+}
+
+/** Loads a Single DocType's values from `tabSingles`. */
+export async function loadSingle(q: Queryable, binding: DocTypeBinding): Promise<DocData> {
+  const rows = (await q(SYSTEM_TABLES.singles).where('doctype', binding.meta.name)) as { field: string; value: string | null }[];
+  const data: DocData = { name: binding.meta.name, docstatus: 0, idx: 0 };
+  for (const row of rows) data[row.field] = row.value;
+  for (const field of binding.meta.fields) {
+    if (isTableType(field.fieldtype)) continue;
+    data[field.fieldname] = field.fieldname in data ? decodeValue(field, data[field.fieldname]) : null;
+  }
+  for (const key of STANDARD_DATETIMES) if (typeof data[key] === 'string') data[key] = formatDatetime(data[key] as string);
+  return data;
+}
+
+/** Writes a Single DocType's values (every stored field plus modified/modified_by). */
+export async function writeSingle(q: Queryable, binding: DocTypeBinding, data: DocData): Promise<void> {
+  const table = SYSTEM_TABLES.singles;
+  const values: [string, unknown][] = [];
+  for (const key of ['modified', 'modified_by', 'creation', 'owner']) if (data[key] !== undefined) values.push([key, data[key]]);
+  for (const field of binding.meta.fields) {
+    if (storesValue(field.fieldtype) && data[field.fieldname] !== undefined) values.push([field.fieldname, encodeValue(field, data[field.fieldname])]);
+  }
+  for (const [field, value] of values) {
+    const stored = value === null || value === undefined ? null : String(value);
+    const updated = await q(table).where({ doctype: binding.meta.name, field }).update({ value: stored });
+    if (!updated) await q(table).insert({ doctype: binding.meta.name, field, value: stored });
+  }
+}
+
+/** True when the database error is a primary-key or unique-index clash. */
+export function isDuplicateKeyError(err: unknown): boolean {
+  const e = err as { code?: unknown; errno?: unknown };
+  return e?.code === 'ER_DUP_ENTRY' || e?.errno === 1062 || (typeof e?.code === 'string' && /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(e.code));
+}
+
+/** Inserts a document row and its child rows through the objection models. */
+export async function insertDoc(trx: Knex.Transaction, binding: DocTypeBinding, registry: Registry, data: DocData): Promise<void> {
+  const { meta } = binding;
+  try {
+    await binding.model.query(trx).insert(rowValues(meta, data, PARENT_STANDARD));
+  } catch (err) {
+    if (isDuplicateKeyError(err)) throw new DuplicateEntryError(`${meta.name} ${String(data.name)} already exists`, { cause: err, title: 'Duplicate Name' });
+    throw err;
+  }
+  for (const { field, child } of tableFields(meta, registry)) {
+    for (const row of (data[field.fieldname] as DocData[] | undefined) ?? []) {
+      await child.model.query(trx).insert(rowValues(child.meta, row, CHILD_STANDARD));
+    }
+  }
+}
+
+/** Updates a document row and replaces its child rows: kept rows updated, new rows inserted, missing rows deleted. */
+export async function updateDoc(
+  trx: Knex.Transaction,
+  binding: DocTypeBinding,
+  registry: Registry,
+  data: DocData,
+  previous: DocData,
+): Promise<void> {
+  const { meta } = binding;
+  const { name, ...changes } = rowValues(meta, data, PARENT_STANDARD);
+  await binding.model.query(trx).patch(changes).where('name', String(name));
+  for (const { field, child } of tableFields(meta, registry)) {
+    const rows = data[field.fieldname] as DocData[] | undefined;
+    if (rows === undefined) continue;
+    const before = new Set(((previous[field.fieldname] as DocData[] | undefined) ?? []).map((r) => String(r.name)));
+    const kept = new Set(rows.map((r) => String(r.name)));
+    const removed = [...before].filter((n) => !kept.has(n));
+    if (removed.length) await child.model.query(trx).delete().whereIn('name', removed).andWhere('parent', String(name));
+    for (const row of rows) {
+      const values = rowValues(child.meta, row, CHILD_STANDARD);
+      if (before.has(String(row.name))) {
+        const { name: rowName, ...rowChanges } = values;
+        await child.model.query(trx).patch(rowChanges).where('name', String(rowName)).andWhere('parent', String(name));
+      } else {
+        await child.model.query(trx).insert(values);
+      }
+    }
+  }
+}
+
+/** Deletes a document and its child rows. */
+export async function deleteDoc(trx: Knex.Transaction, binding: DocTypeBinding, registry: Registry, name: string): Promise<void> {
+  for (const { child } of tableFields(binding.meta, registry)) {
+    await child.model.query(trx).delete().where('parent', name).andWhere('parenttype', binding.meta.name);
+  }
+  await binding.model.query(trx).delete().where('name', name);
+}

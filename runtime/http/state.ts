@@ -1,0 +1,28 @@
+// The typed request state every middleware and handler shares.
+import type { Context } from 'koa';
+import type { SessionData } from '../auth/sessions';
+import type { SessionUser, Site } from '../site';
+
+/** How the request authenticated. */
+export type AuthMethod = 'guest' | 'session' | 'token' | 'bearer';
+
+/** State set on `ctx.state` by the middleware chain. */
+export interface RequestState {
+  site: Site;
+  /** API version from the path: /api/v2 is 2, /api/ and /api/v1 are 1. */
+  version: 1 | 2;
+  user: SessionUser;
+  auth: AuthMethod;
+  /** The session, under session authentication. */
+  session?: SessionData;
+  /** Messages for the user, sent as `_server_messages` (v1) or `messages` (v2). */
+  messages: string[];
+}
+
+/** A Koa context with our state. */
+export type AppContext = Context & { state: RequestState };
+
+/** The API version a path selects. */
+export function versionOf(path: string): 1 | 2 {
+  return path.startsWith('/api/v2/') || path === '/api/v2' ? 2 : 1;
+}

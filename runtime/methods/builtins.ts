@@ -1,0 +1,77 @@
+// Frappe's built-in methods: ping, login, logout, get_logged_user and generate_keys.
+import { regenerateKeys } from '../auth/api-keys';
+import { createSession, endSession, parseSessionExpiry } from '../auth/sessions';
+import { loadSettings } from '../auth/settings';
+import { loadUser } from '../auth/users';
+import { readAuth, verifyPassword } from '../auth/passwords';
+import { AuthenticationError, DoesNotExistError, PermissionError, ValidationError } from '../errors/errors';
+import { requestParams } from '../http/params';
+import type { AppContext } from '../http/state';
+import { ADMINISTRATOR } from '../site';
+
+/** A built-in method: its verbs, whether guests may call it, and the handler (returns the result). */
+export interface BuiltinMethod {
+  methods: readonly string[];
+  allowGuest: boolean;
+  handler: (ctx: AppContext) => Promise<unknown>;
+  /** The result is the whole response body (login answers Frappe's top-level fields). */
+  raw?: boolean;
+}
+
+const SESSION_COOKIES = ['sid', 'system_user', 'full_name', 'user_id', 'user_image'];
+
+function setLoginCookies(ctx: AppContext, sid: string, user: { name: string; fullName: string; userType: string }, maxAge: number): void {
+  const secure = ctx.secure;
+  const base = { sameSite: 'lax' as const, secure, overwrite: true, maxAge, httpOnly: false };
+  ctx.cookies.set('sid', sid, { ...base, httpOnly: true });
+  ctx.cookies.set('system_user', user.userType === 'System User' ? 'yes' : 'no', base);
+  ctx.cookies.set('full_name', encodeURIComponent(user.fullName), base);
+  ctx.cookies.set('user_id', encodeURIComponent(user.name), base);
+}
+
+async function login(ctx: AppContext): Promise<unknown> {
+  const params = requestParams(ctx);
+  const usr = typeof params.usr === 'string' ? params.usr.trim() : '';
+  const pwd = typeof params.pwd === 'string' ? params.pwd : '';
+  if (!usr || !pwd) throw new AuthenticationError('Incomplete login details');
+  if (pwd.length > 512 || usr.length > 140) throw new AuthenticationError('Invalid login credentials');
+  const { site } = ctx.state;
+  const q = site.db.knex;
+  const user = await loadUser(q, usr);
+  const hash = user ? await readAuth(q, 'User', usr, 'password') : undefined;
+  // Unknown users are checked against a dummy hash, so both failures answer alike and take alike.
+  const ok = await verifyPassword(pwd, hash);
+  if (!ok || !user) throw new AuthenticationError('Invalid login credentials');
+  if (!user.enabled) throw new AuthenticationError('Invalid login credentials');
+  const settings = await loadSettings(site);
+  const session = await createSession(q, user.name, ctx.ip, Number(settings.deny_multiple_sessions) === 1);
+  setLoginCookies(ctx, session.sid, user, parseSessionExpiry(settings.session_expiry));
+  return { message: 'Logged In', home_page: '/app', full_name: user.fullName, csrf_token: session.csrfToken };
+}
+
+async function logout(ctx: AppContext): Promise<unknown> {
+  if (ctx.state.session) await endSession(ctx.state.site.db.knex, ctx.state.session.sid);
+  for (const name of SESSION_COOKIES) ctx.cookies.set(name, null);
+  return undefined;
+}
+
+async function generateKeys(ctx: AppContext): Promise<unknown> {
+  const { user, site } = ctx.state;
+  if (user.name !== ADMINISTRATOR && !user.roles.has('System Manager')) throw new PermissionError('Only System Manager may generate API keys');
+  const target = requestParams(ctx).user;
+  if (typeof target !== 'string' || !target) throw new ValidationError('user is required');
+  const keys = await site.db.knex.transaction((trx) => regenerateKeys(trx, target));
+  if (!keys) throw new DoesNotExistError(`User ${target} not found`);
+  return keys;
+}
+
+/** Built-in methods by every dotted or short name Frappe clients use. */
+export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<string, BuiltinMethod>([
+  ['ping', { methods: ['GET', 'POST', 'PUT', 'DELETE'], allowGuest: true, handler: async () => 'pong' }],
+  ['frappe.ping', { methods: ['GET', 'POST', 'PUT', 'DELETE'], allowGuest: true, handler: async () => 'pong' }],
+  ['login', { methods: ['POST'], allowGuest: true, handler: login, raw: true }],
+  ['logout', { methods: ['POST'], allowGuest: true, handler: logout }],
+  ['frappe.auth.get_logged_user', { methods: ['GET', 'POST', 'PUT', 'DELETE'], allowGuest: false, handler: async (ctx) => ctx.state.user.name }],
+  ['frappe.core.doctype.user.user.generate_keys', { methods: ['POST'], allowGuest: false, handler: generateKeys }],
+  ['User/generate_keys', { methods: ['POST'], allowGuest: false, handler: generateKeys }],
+]);

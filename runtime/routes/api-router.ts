@@ -1,0 +1,58 @@
+// The API routes: a fixed set of paths that dispatch by DocType through the registry map (cost independent of DocType count).
+import Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { DoesNotExistError, MethodNotAllowedError } from '../errors/errors';
+import type { AppContext } from '../http/state';
+import { callMethod } from './method-routes';
+import {
+  copyDocument,
+  countDocuments,
+  createDocument,
+  deleteDocument,
+  docTypeMeta,
+  getDocument,
+  listDocuments,
+  updateDocument,
+} from './resource-handlers';
+
+type Params = Record<string, string>;
+const h =
+  (fn: (ctx: AppContext, p: Params) => Promise<void>) =>
+  (ctx: { params: unknown }) =>
+    fn(ctx as unknown as AppContext, ctx.params as Params);
+
+/** Builds the router for v1 (`/api/...` and `/api/v1/...`) and v2 (`/api/v2/...`). */
+export function createApiRouter(): Middleware {
+  const router = new Router();
+  for (const prefix of ['/api', '/api/v1']) {
+    router.get(`${prefix}/resource/:doctype`, h((ctx, p) => listDocuments(ctx, p.doctype as string)));
+    router.post(`${prefix}/resource/:doctype`, h((ctx, p) => createDocument(ctx, p.doctype as string)));
+    router.get(`${prefix}/resource/:doctype/*name`, h((ctx, p) => getDocument(ctx, p.doctype as string, p.name as string)));
+    router.put(`${prefix}/resource/:doctype/*name`, h((ctx, p) => updateDocument(ctx, p.doctype as string, p.name as string)));
+    router.delete(`${prefix}/resource/:doctype/*name`, h((ctx, p) => deleteDocument(ctx, p.doctype as string, p.name as string)));
+    router.all(`${prefix}/method/*method`, h((ctx, p) => callMethod(ctx, p.method as string)));
+  }
+  const v2 = '/api/v2';
+  router.get(`${v2}/document/:doctype`, h((ctx, p) => listDocuments(ctx, p.doctype as string)));
+  router.post(`${v2}/document/:doctype`, h((ctx, p) => createDocument(ctx, p.doctype as string)));
+  router.get(`${v2}/document/:doctype/*name/copy`, h((ctx, p) => copyDocument(ctx, p.doctype as string, p.name as string)));
+  router.get(`${v2}/document/:doctype/*name`, h((ctx, p) => getDocument(ctx, p.doctype as string, p.name as string)));
+  router.put(`${v2}/document/:doctype/*name`, h((ctx, p) => updateDocument(ctx, p.doctype as string, p.name as string)));
+  router.patch(`${v2}/document/:doctype/*name`, h((ctx, p) => updateDocument(ctx, p.doctype as string, p.name as string)));
+  router.delete(`${v2}/document/:doctype/*name`, h((ctx, p) => deleteDocument(ctx, p.doctype as string, p.name as string)));
+  router.get(`${v2}/doctype/:doctype/count`, h((ctx, p) => countDocuments(ctx, p.doctype as string)));
+  router.get(`${v2}/doctype/:doctype/meta`, h((ctx, p) => docTypeMeta(ctx, p.doctype as string)));
+  router.all(`${v2}/method/*method`, h((ctx, p) => callMethod(ctx, p.method as string)));
+
+  const routes = router.routes();
+  const allowed = router.allowedMethods();
+  return async function apiRouter(ctx, next) {
+    await routes(ctx as never, async () => {
+      await allowed(ctx as never, next);
+      if (ctx.status === 405) {
+        throw new MethodNotAllowedError(`${ctx.method} is not allowed on ${ctx.path}`, { headers: { Allow: ctx.response.get('Allow') } });
+      }
+      if ((ctx.status === 404 && !ctx.body) || ctx.status === 501) throw new DoesNotExistError(`No route for ${ctx.method} ${ctx.path.slice(0, 200)}`);
+    });
+  };
+}

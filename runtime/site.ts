@@ -1,0 +1,23 @@
+// A site: the open database, the DocType registry and the configuration one service instance serves.
+import type { ServiceConfig } from './config/config';
+import type { Database } from './db/connect';
+import type { Registry } from './registry/registry';
+
+/** Everything a request handler may reach besides the request itself. */
+export interface Site {
+  db: Database;
+  registry: Registry;
+  config: ServiceConfig;
+}
+
+/** The user a request runs as. */
+export interface SessionUser {
+  name: string;
+  roles: ReadonlySet<string>;
+}
+
+/** The Guest user (no credentials). */
+export const GUEST: SessionUser = { name: 'Guest', roles: new Set(['Guest']) };
+
+/** The Administrator user. */
+export const ADMINISTRATOR = 'Administrator';
