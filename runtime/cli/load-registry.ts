@@ -4,7 +4,6 @@ import type { Registry } from '../registry/registry';
 
 /** Requires `<dir>/index.ts` of a generated folder and returns its registry. */
 export function loadRegistry(dir = process.env.SVC_GENERATED ?? 'generated'): Registry {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const mod = require(path.resolve(dir, 'index.ts')) as { registry?: Registry };
   if (!mod.registry) throw new Error(`${dir}/index.ts has no registry: run \`npm run generate\``);
   return mod.registry;

@@ -1,5 +1,4 @@
 // `svc`: the command line — generate, migrate, serve, add-user, set-password, generate-keys.
-import { parseArgs } from 'node:util';
 import { GENERATE_HELP, generateCommand } from '../../generator/cli';
 import { createApp } from '../app';
 import { openSite } from '../bootstrap';
