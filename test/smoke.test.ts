@@ -1,5 +1,5 @@
 // Smoke: a fresh site answers an authenticated create and get on v1 and v2.
-import { createTestSite, type TestSite } from './helpers/test-site';
+import { createTestSite, createUser, type TestSite } from './helpers/test-site';
 
 let t: TestSite;
 beforeAll(async () => {
@@ -19,7 +19,6 @@ test('create then get a ToDo on v1 and v2', async () => {
 });
 
 test('creating a user with roles and a password lets it log in', async () => {
-  const { createUser } = await import('./helpers/test-site');
   await createUser(t, 'someone@example.com', ['System Manager']);
   const res = await t.http.post('/api/method/login').send({ usr: 'someone@example.com', pwd: 'user-password-1' });
   expect(res.status).toBe(200);
