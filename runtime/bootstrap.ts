@@ -50,11 +50,11 @@ async function ensureAdministrator(site: Site): Promise<boolean> {
 }
 
 /** Opens the site's database and syncs it; creates roles and Administrator when missing. */
-export async function openSite(config: ServiceConfig, registry: Registry, options: { migrate?: boolean } = {}): Promise<Site & { created: boolean }> {
+export async function openSite(config: ServiceConfig, registry: Registry): Promise<Site & { created: boolean; migrated: string[] }> {
   const db = connect(config.databaseUrl);
   const site: Site = { db, registry, config };
-  if (options.migrate !== false) await migrate(db, registry.all().map((b) => b.meta));
+  const { changed } = await migrate(db, registry.all().map((b) => b.meta));
   await ensureRoles(site);
   const created = await ensureAdministrator(site);
-  return { ...site, created };
+  return { ...site, created, migrated: changed };
 }

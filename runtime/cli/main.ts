@@ -3,7 +3,6 @@ import { GENERATE_HELP, generateCommand } from '../../generator/cli';
 import { createApp } from '../app';
 import { openSite } from '../bootstrap';
 import { loadConfig } from '../config/config';
-import { migrate } from '../db/migrate';
 import { addUser, generateKeysFor, setPassword } from './user-commands';
 import { loadRegistry } from './load-registry';
 
@@ -12,9 +11,8 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   migrate: {
     help: 'Usage: svc migrate\n\nSyncs the database (DATABASE_URL) to the generated DocTypes: creates missing tables, adds missing\ncolumns and indexes, never drops anything. Running it twice is a no-op.',
     run: async () => {
-      const site = await openSite(loadConfig(), loadRegistry(), { migrate: false });
-      const result = await migrate(site.db, site.registry.all().map((b) => b.meta));
-      console.log(result.changed.length ? `migrated ${result.changed.length} DocTypes: ${result.changed.join(', ')}` : 'schema is up to date');
+      const site = await openSite(loadConfig(), loadRegistry());
+      console.log(site.migrated.length ? `migrated ${site.migrated.length} DocTypes: ${site.migrated.join(', ')}` : 'schema is up to date');
       await site.db.close();
       return 0;
     },

@@ -140,6 +140,7 @@ export class DocumentTransaction implements DocumentSession {
         doc.name = await this.newName(binding, doc, state.clientName);
         doc.owner = this.user.name;
         doc.creation = stamp;
+        doc.idx = Number(doc.idx ?? 0);
       } else if (stored) {
         doc.owner = stored.owner as string;
         doc.creation = stored.creation as string;
