@@ -24,3 +24,9 @@ test('creating a user with roles and a password lets it log in', async () => {
   expect(res.status).toBe(200);
   expect(res.body.message).toBe('Logged In');
 });
+
+test('v2 create answers every field, unset ones as null', async () => {
+  const res = await t.http.post('/api/v2/document/ToDo').set('Authorization', t.adminToken).send({ description: 'x' });
+  expect(res.status).toBe(201);
+  expect(res.body.data).toMatchObject({ date: null, allocated_to: null, description: 'x', doctype: 'ToDo' });
+});

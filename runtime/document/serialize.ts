@@ -23,6 +23,11 @@ export function serializeDoc(meta: DocTypeMeta, registry: Registry, data: DocDat
     if (version === 1 && (value === null || value === undefined)) continue;
     out[key] = value === undefined ? null : value;
   }
+  if (version === 2) {
+    for (const field of meta.fields) {
+      if (!(field.fieldname in out) && field.fieldtype !== 'Password') out[field.fieldname] = isTableType(field.fieldtype) ? [] : null;
+    }
+  }
   out.doctype = meta.name;
   return out;
 }
