@@ -7,6 +7,7 @@ import { createBodyParser } from './middleware/body-parser';
 import { createCsrf } from './middleware/csrf';
 import { createErrorHandler } from './middleware/error-handler';
 import { createApiRouter } from './routes/api-router';
+import { createOpenApiRoutes } from './routes/openapi-routes';
 import type { Site } from './site';
 import { GUEST } from './site';
 
@@ -14,6 +15,8 @@ import { GUEST } from './site';
 export interface AppOptions {
   /** Called with every 5xx error (defaults to console.error). */
   onServerError?: (err: unknown) => void;
+  /** The generated folder whose openapi/ documents are served (default `generated`). */
+  generatedDir?: string;
 }
 
 /** Creates the Koa app serving one site. Use `app.callback()` with supertest or `app.listen()`. */
@@ -35,6 +38,7 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
   app.use(createBodyParser({ maxBodySize: conf.max_body_size }));
   app.use(createAuthenticate());
   app.use(createCsrf({ ignoreCsrf: conf.ignore_csrf, allowedReferrers: conf.allowed_referrers, exempt: new Set(['/api/method/login', '/api/v1/method/login', '/api/v2/method/login']) }));
+  app.use(createOpenApiRoutes(options.generatedDir ?? 'generated'));
   app.use(createApiRouter());
   return app;
 }

@@ -24,7 +24,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
       const config = loadConfig();
       const site = await openSite(config, loadRegistry());
       if (site.created && config.adminPasswordDefaulted) console.warn('warning: Administrator was created with the default password "admin"; set ADMIN_PASSWORD');
-      const server = createApp(site).listen(config.port, config.host, () => {
+      const server = createApp(site, { generatedDir: process.env.SVC_GENERATED ?? 'generated' }).listen(config.port, config.host, () => {
         console.log(`serving ${site.registry.all().length} DocTypes on http://${config.host}:${config.port} (${config.databaseUrl.split(':')[0]}, ready in ${Date.now() - started} ms)`);
       });
       const stop = () => server.close(() => void site.db.close().then(() => process.exit(0)));

@@ -50,6 +50,15 @@ export function applyDefaults(meta: DocTypeMeta, data: DocData, user: string): v
   }
 }
 
+/** Gives every stored field that has no value the one its column holds (Frappe's get_valid_dict): 0 for numbers and Check, else null. */
+export function fillStoredValues(meta: DocTypeMeta, data: DocData): void {
+  for (const field of meta.fields) {
+    if (!storesValue(field.fieldtype) || data[field.fieldname] !== undefined) continue;
+    const { column } = FIELD_TYPE_INFO[field.fieldtype];
+    data[field.fieldname] = column === 'int' || column === 'bigint' || column === 'decimal' || column === 'check' ? 0 : null;
+  }
+}
+
 /** Normalizes every value in place (calendar-valid dates, storage forms); throws DataError naming the field. */
 export function normalizeValues(meta: DocTypeMeta, data: DocData): void {
   for (const field of meta.fields) {

@@ -6,7 +6,7 @@ import type { DocTypeBinding } from '../registry/registry';
 import type { SessionUser, Site } from '../site';
 import { Document, attachSession } from './document';
 import { AFTER_WRITE, BEFORE_WRITE, runHook, type SaveAction } from './hooks';
-import { applyDefaults, checkLinks, checkMandatory, checkUnique, normalizeValues } from './checks';
+import { applyDefaults, checkLinks, checkMandatory, checkUnique, fillStoredValues, normalizeValues } from './checks';
 import { checkName, hashName, makeName } from './naming';
 import { forgetCredentials, storePasswordFields } from './passwords';
 import type { DocumentSession } from './session';
@@ -159,6 +159,9 @@ export class DocumentTransaction implements DocumentSession {
         await checkLinks(trx, binding, registry, data);
         await checkUnique(trx, binding, data);
       }
+      // The response shows what the row holds: unset fields as their column default (both versions agree with a later GET).
+      fillStoredValues(binding.meta, data);
+      for (const { meta } of this.childBindings(binding)) for (const row of this.rowsOf(data, meta.name, binding)) fillStoredValues(meta, row);
       await storePasswordFields(trx, binding, data);
       if (binding.meta.issingle) await writeSingle(trx, binding, data);
       else if (state.isNew) await insertDoc(trx, binding, registry, data);
