@@ -42,15 +42,22 @@ export function bodySchema(ir: DocTypeIR, ctx: GeneratorContext): JsonSchema {
   };
 }
 
-/** Emits the validator module of one DocType (create and update share the field schema; neither requires fields,
- * because mandatory fields are checked after defaults and hooks, as in Frappe). */
+/**
+ * Emits the validator module of one DocType. Create and update bodies have the same schema (neither requires
+ * fields: mandatory fields are checked after defaults and hooks, as in Frappe), so one compiled function
+ * serves both names.
+ */
 export function emitValidator(ir: DocTypeIR, ctx: GeneratorContext): string {
   const ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true, esm: true, lines: true } });
   const schema = bodySchema(ir, ctx);
-  ajv.addSchema({ $id: 'create', ...schema });
-  ajv.addSchema({ $id: 'update', ...schema });
-  const code = standaloneCode(ajv, { validateCreateBody: 'create', validateUpdateBody: 'update' }).replace(/^"use strict";\n?/, '');
+  ajv.addSchema({ $id: 'body', ...schema });
+  const code = standaloneCode(ajv, { validateBody: 'body' }).replace(/^"use strict";\n?/, '');
   return printSourceFile(header('generator/emit/validator.ts', ir.loaded.file), {
-    statements: ['// @ts-nocheck: ajv standalone output is plain JavaScript.', code],
+    statements: [
+      '// @ts-nocheck: ajv standalone output is plain JavaScript.',
+      code,
+      '/** Validates (and coerces, in place) a create body. */\nexport const validateCreateBody = validateBody;',
+      '/** Validates (and coerces, in place) an update body. */\nexport const validateUpdateBody = validateBody;',
+    ],
   });
 }

@@ -1,0 +1,99 @@
+// The service under test: start `runtime/cli/main.ts serve` pinned, log in, make API keys, seed ToDo rows.
+import path from 'node:path';
+import { type Pinning, pinned, rssKb, startServer, type Started } from './procs';
+
+const ROOT = path.join(__dirname, '..', '..');
+export const ADMIN_PASSWORD = 'bench-admin-pw';
+
+/** A running service. */
+export interface Service extends Started {
+  base: string;
+  /** `token key:secret` for the Authorization header. */
+  auth: string;
+  rssAfterStartKb: number | undefined;
+}
+
+/**
+ * Starts the service as `node --import tsx runtime/cli/main.ts serve` (what `npx tsx` runs, without the npm and tsx-CLI
+ * wrapper processes, so the pinned pid is the server and its RSS is the server's). Resolves at the "serving" line.
+ */
+export async function startService(
+  pinning: Pinning,
+  opts: { port: number; dbFile: string; generated?: string; timeoutMs: number; label: string; extraEnv?: NodeJS.ProcessEnv },
+): Promise<Omit<Service, 'auth'>> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(opts.port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: `sqlite:${opts.dbFile}`,
+    ADMIN_PASSWORD,
+    ...opts.extraEnv,
+  };
+  delete env.SITE_CONFIG;
+  if (opts.generated) env.SVC_GENERATED = opts.generated;
+  else delete env.SVC_GENERATED;
+  const [cmd, args] = pinned(pinning, pinning.serverCore, process.execPath, ['--import', 'tsx', path.join(ROOT, 'runtime/cli/main.ts'), 'serve']);
+  const started = await startServer(cmd, args, { env, ready: /^serving \d+ DocTypes on /, timeoutMs: opts.timeoutMs, label: opts.label });
+  return { ...started, base: `http://127.0.0.1:${opts.port}`, rssAfterStartKb: rssKb(started.pid) };
+}
+
+async function json(res: Response, what: string): Promise<any> {
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${what}: ${res.status} ${text.slice(0, 500)}`);
+  return JSON.parse(text);
+}
+
+/** Logs in as Administrator and makes API keys; returns the Authorization header value. */
+export async function apiToken(base: string): Promise<string> {
+  const login = await fetch(`${base}/api/method/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ usr: 'Administrator', pwd: ADMIN_PASSWORD }),
+  });
+  const body = await json(login, 'login');
+  const sid = login.headers.getSetCookie().map((c) => /^sid=([^;]*)/.exec(c)?.[1]).find(Boolean);
+  if (!sid || !body.csrf_token) throw new Error(`login gave no sid cookie or csrf_token: ${JSON.stringify(body)}`);
+  const keys = await json(
+    await fetch(`${base}/api/method/frappe.core.doctype.user.user.generate_keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: `sid=${sid}`, 'X-Frappe-CSRF-Token': body.csrf_token },
+      body: JSON.stringify({ user: 'Administrator' }),
+    }),
+    'generate_keys',
+  );
+  const { api_key, api_secret } = keys.message ?? {};
+  if (!api_key || !api_secret) throw new Error(`generate_keys gave no keys: ${JSON.stringify(keys)}`);
+  return `token ${api_key}:${api_secret}`;
+}
+
+const STATUSES = ['Open', 'Closed', 'Cancelled'];
+const PRIORITIES = ['High', 'Medium', 'Low'];
+
+/** The body of the i-th seeded ToDo: statuses and priorities rotate so filters select about a third. */
+export function seedTodo(i: number): Record<string, unknown> {
+  return { description: `bench seed row ${i}`, status: STATUSES[i % 3], priority: PRIORITIES[Math.floor(i / 3) % 3] };
+}
+
+/** Creates ToDo rows numbered from..to-1 through the API, `concurrency` requests in flight; returns their names. */
+export async function seedTodos(base: string, auth: string, from: number, to: number, concurrency = 16): Promise<string[]> {
+  const names: string[] = new Array(to - from);
+  let next = from;
+  const worker = async () => {
+    while (next < to) {
+      const i = next++;
+      const res = await fetch(`${base}/api/resource/ToDo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: auth },
+        body: JSON.stringify(seedTodo(i)),
+      });
+      names[i - from] = (await json(res, `seed ToDo ${i}`)).data.name;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return names;
+}
+
+/** Number of ToDo rows (v2 count). */
+export async function countTodos(base: string, auth: string): Promise<number> {
+  return Number((await json(await fetch(`${base}/api/v2/doctype/ToDo/count`, { headers: { authorization: auth } }), 'count')).data);
+}
