@@ -12,6 +12,12 @@ export function className(name: string): string {
   return /^[0-9]/.test(joined) ? `D${joined}` : joined || 'Unnamed';
 }
 
+/** The identifier prefix of a DocType's modules in the registry (`Has Role` → `has_role`, `2FA Log` → `_2fa_log`). */
+export function moduleIdentifier(name: string): string {
+  const id = scrub(name).replace(/[^A-Za-z0-9_]/g, '_');
+  return /^[0-9]/.test(id) ? `_${id}` : id;
+}
+
 /** A camelCase identifier (`Has Role` → `hasRole`). */
 export function camelName(name: string): string {
   const pascal = className(name);

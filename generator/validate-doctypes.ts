@@ -2,6 +2,7 @@
 import Ajv, { type ErrorObject } from 'ajv';
 import schema from './doctype.schema.json';
 import type { LoadedDocType } from './load-doctypes';
+import { className, moduleIdentifier, scrub } from './naming';
 import type { Problem } from './problems';
 import { FIELD_TYPES, FIELD_TYPE_INFO, isFieldType, type ValueKind } from '../runtime/meta/field-types';
 
@@ -217,6 +218,46 @@ function duplicateNames(docs: LoadedDocType[]): { problems: Problem[]; byName: M
   return { problems, byName };
 }
 
+/** Names generated code imports, which no DocType's class name may take. */
+const IMPORTED_NAMES: Readonly<Record<string, string>> = {
+  Model: 'objection',
+  DocTypeMeta: 'doctype-service/internal',
+};
+
+/**
+ * Reports DocTypes whose names differ but whose generated names do not (`Sales Order` and `Sales-Order` both
+ * make models/sales_order.ts): an error, as one would silently overwrite the other's files.
+ */
+function generatedNameClashes(byName: ReadonlyMap<string, LoadedDocType>): Problem[] {
+  const problems: Problem[] = [];
+  const owners = new Map<string, string>();
+  for (const [name, doc] of byName) {
+    const generated: Array<[string, string]> = [
+      ['file name', scrub(name)],
+      ['module identifier', moduleIdentifier(name)],
+      ['class name', className(name)],
+    ];
+    for (const [kind, value] of generated) {
+      const first = owners.get(`${kind}:${value}`);
+      const imported = kind === 'class name' ? IMPORTED_NAMES[value] : undefined;
+      if (first !== undefined || imported !== undefined) {
+        const other = imported
+          ? `the name generated code imports from ${imported}`
+          : `that of DocType "${first}"`;
+        problems.push({
+          file: doc.file,
+          pointer: '/name',
+          message: `DocType "${name}" generates the ${kind} "${value}", the same as ${other}`,
+          severity: 'error',
+        });
+        break;
+      }
+      owners.set(`${kind}:${value}`, name);
+    }
+  }
+  return problems;
+}
+
 /** Compares JSON pointers segment by segment, numeric segments as numbers. */
 function comparePointers(a: string, b: string): number {
   const as = a.split('/');
@@ -241,6 +282,7 @@ const byPlace = (a: Problem, b: Problem): number =>
 export function validateDocTypes(docs: LoadedDocType[]): Problem[] {
   const sorted = [...docs].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   const { problems, byName } = duplicateNames(sorted);
+  problems.push(...generatedNameClashes(byName));
   for (const doc of sorted) problems.push(...schemaProblems(doc), ...docProblems(doc, byName));
   return problems.sort(byPlace);
 }

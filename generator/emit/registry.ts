@@ -1,7 +1,7 @@
 // Emits generated/index.ts: the registry of every DocType (metadata, model, validators, routes, controller).
 import { StructureKind, VariableDeclarationKind, type ImportDeclarationStructure } from 'ts-morph';
 import { RUNTIME_INTERNAL, importFromOut, type GeneratorContext } from '../context';
-import { className } from '../naming';
+import { className, moduleIdentifier } from '../naming';
 import type { DocTypeIR } from '../normalize';
 import { header } from '../ts/header';
 import { printSourceFile } from '../ts/project';
@@ -9,7 +9,7 @@ import { modelPath } from './model';
 import { routesPath } from './routes';
 import { validatorPath } from './validator';
 
-const ident = (ir: DocTypeIR) => ir.meta.slug.replace(/[^A-Za-z0-9_]/g, '_');
+const ident = (ir: DocTypeIR) => moduleIdentifier(ir.meta.name);
 const spec = (rel: string) => `./${rel.replace(/\.ts$/, '')}`;
 
 /** Emits the registry module. */

@@ -1,6 +1,12 @@
 // Given/want tests for generator/json-schema.ts: the JSON Schema of each field type, and its date/time patterns.
 import Ajv from 'ajv';
-import { DATETIME_PATTERN, DATE_PATTERN, TIME_PATTERN, fieldSchema, requiredFields } from '../../generator/json-schema';
+import {
+  DATETIME_PATTERN,
+  DATE_PATTERN,
+  TIME_PATTERN,
+  fieldSchema,
+  requiredFields,
+} from '../../generator/json-schema';
 import { contextOf, docTypeIR, fieldOf } from '../helpers/doctype-ir';
 
 const row = docTypeIR({ name: 'Line', istable: 1, fields: [{ fieldname: 'item', fieldtype: 'Data' }] });
@@ -58,14 +64,30 @@ describe('fieldSchema', () => {
 });
 
 const patterns: Array<[name: string, pattern: string, accepted: string[], refused: string[]]> = [
-  ['Date', DATE_PATTERN, ['2024-01-31', '1999-12-01'], ['31-01-2024', '2024/01/31', '2024-1-31', '2024-01-31 10:00', 'today', '']],
+  [
+    'Date',
+    DATE_PATTERN,
+    ['2024-01-31', '1999-12-01'],
+    ['31-01-2024', '2024/01/31', '2024-1-31', '2024-01-31 10:00', 'today', ''],
+  ],
   [
     'Datetime',
     DATETIME_PATTERN,
-    ['2024-01-31 10:05:00', '2024-01-31 10:05', '2024-01-31T10:05:00', '2024-01-31 10:05:00.123456', '2024-01-31'],
+    [
+      '2024-01-31 10:05:00',
+      '2024-01-31 10:05',
+      '2024-01-31T10:05:00',
+      '2024-01-31 10:05:00.123456',
+      '2024-01-31',
+    ],
     ['2024-01-31 10', '2024-01-31 10:05:00.1234567', '31-01-2024 10:05:00', '2024-01-31 10:05:00 PM', 'now'],
   ],
-  ['Time', TIME_PATTERN, ['10:05', '9:05', '10:05:07', '10:05:07.5', '23:59:59.999999'], ['10', '10-05', '10:5', '10:05 PM', 'noon']],
+  [
+    'Time',
+    TIME_PATTERN,
+    ['10:05', '9:05', '10:05:07', '10:05:07.5', '23:59:59.999999'],
+    ['10', '10-05', '10:5', '10:05 PM', 'noon'],
+  ],
 ];
 
 describe.each(patterns)('%s pattern', (_name, pattern, accepted, refused) => {

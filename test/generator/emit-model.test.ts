@@ -48,7 +48,9 @@ const cases: Array<[fieldname: string, want: string]> = [
 ];
 
 describe('fieldTsType', () => {
-  test.each(cases)('%s → %s', (fieldname, want) => expect(fieldTsType(fieldOf(task, fieldname), ctx)).toBe(want));
+  test.each(cases)('%s → %s', (fieldname, want) =>
+    expect(fieldTsType(fieldOf(task, fieldname), ctx)).toBe(want),
+  );
 });
 
 describe('emitModel', () => {
@@ -69,7 +71,8 @@ describe('emitModel', () => {
 
   test('a child table interface carries the parent columns', () => {
     const child = emitModel(row, ctx);
-    for (const column of ['parent', 'parentfield', 'parenttype']) expect(child).toMatch(new RegExp(`^ {2}${column}: string;$`, 'm'));
+    for (const column of ['parent', 'parentfield', 'parenttype'])
+      expect(child).toMatch(new RegExp(`^ {2}${column}: string;$`, 'm'));
     expect(text).not.toMatch(/^ {2}parenttype: string;$/m);
   });
 });

@@ -19,7 +19,9 @@ const ctx = contextOf(
 type Doc = {
   openapi: string;
   paths: Record<string, Record<string, { operationId: string }>>;
-  components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>>; required?: string[] }> };
+  components: {
+    schemas: Record<string, { properties: Record<string, Record<string, unknown>>; required?: string[] }>;
+  };
 };
 const docs = emitOpenApi(ctx);
 const parse = (path: string) => JSON.parse(docs.get(path) ?? 'null') as Doc;
@@ -51,7 +53,9 @@ describe('emitOpenApi', () => {
     ['v1', '/api/resource/ToDo%20Settings', ['get', 'put']],
     ['v1', '/api/resource/ToDo%20Settings/{name}', []],
   ];
-  test.each(pathCases)('%s %s has %p', (which, path, want) => expect(verbs(which === 'v1' ? v1 : v2, path)).toEqual(want));
+  test.each(pathCases)('%s %s has %p', (which, path, want) =>
+    expect(verbs(which === 'v1' ? v1 : v2, path)).toEqual(want),
+  );
 
   test('a single DocType has no list: its one path gets the document', () => {
     expect(v2.paths['/api/v2/document/ToDo%20Settings']?.get?.operationId).toBe('v2_get_todo_settings');
@@ -62,7 +66,10 @@ describe('emitOpenApi', () => {
     const todo = v2.components.schemas.ToDo;
     expect(todo?.properties.status?.enum).toEqual(['', 'Open', 'Closed', 'Cancelled', null]);
     expect(todo?.required).toEqual(['description']);
-    expect(todo?.properties.checklist).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/ToDoItem' } });
+    expect(todo?.properties.checklist).toMatchObject({
+      type: 'array',
+      items: { $ref: '#/components/schemas/ToDoItem' },
+    });
     expect(todo?.properties.doctype).toEqual({ type: 'string', const: 'ToDo' });
     expect(Object.keys(v2.components.schemas).sort()).toEqual(['Error', 'ToDo', 'ToDoItem', 'ToDoSettings']);
   });

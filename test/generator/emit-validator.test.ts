@@ -53,7 +53,11 @@ const accepted: Array<[string, Body, Body]> = [
   ['__proto__ is removed', JSON.parse('{"title":"a","__proto__":{"polluted":1}}') as Body, { title: 'a' }],
   [
     'child rows are coerced and lose parent keys',
-    { lines: [{ item: 'x', qty: '2', parent: 'O-1', parenttype: 'Order', parentfield: 'lines', idx: '1', junk: 1 }] },
+    {
+      lines: [
+        { item: 'x', qty: '2', parent: 'O-1', parenttype: 'Order', parentfield: 'lines', idx: '1', junk: 1 },
+      ],
+    },
     { lines: [{ item: 'x', qty: 2, idx: 1 }] },
   ],
 ];

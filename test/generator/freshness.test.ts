@@ -8,7 +8,9 @@ const ROOT = path.resolve(__dirname, '../..');
 /** Every file under `dir`, relative to it with forward slashes, sorted. */
 function filesUnder(dir: string, rel = ''): string[] {
   return readdirSync(path.join(dir, rel), { withFileTypes: true })
-    .flatMap((e) => (e.isDirectory() ? filesUnder(dir, path.posix.join(rel, e.name)) : [path.posix.join(rel, e.name)]))
+    .flatMap((e) =>
+      e.isDirectory() ? filesUnder(dir, path.posix.join(rel, e.name)) : [path.posix.join(rel, e.name)],
+    )
     .sort();
 }
 
@@ -16,6 +18,8 @@ test('generated/ equals what `npm run generate` would write (run it when this fa
   const { files } = await buildFiles({ doctypes: ['doctypes'], out: 'generated', cwd: ROOT });
   const onDisk = filesUnder(path.join(ROOT, 'generated'));
   expect(onDisk).toEqual([...files.keys()].sort());
-  const stale = onDisk.filter((rel) => readFileSync(path.join(ROOT, 'generated', rel), 'utf8') !== files.get(rel));
+  const stale = onDisk.filter(
+    (rel) => readFileSync(path.join(ROOT, 'generated', rel), 'utf8') !== files.get(rel),
+  );
   expect(stale).toEqual([]);
 });

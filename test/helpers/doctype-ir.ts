@@ -13,7 +13,9 @@ export function docTypeIR(raw: { name: string } & Record<string, unknown>): DocT
 
 /** A generator context over the given IRs (sorted by name, as the normalize phase leaves them). */
 export function contextOf(...irs: DocTypeIR[]): GeneratorContext {
-  const sorted = [...irs].sort((a, b) => (a.meta.name < b.meta.name ? -1 : a.meta.name > b.meta.name ? 1 : 0));
+  const sorted = [...irs].sort((a, b) =>
+    a.meta.name < b.meta.name ? -1 : a.meta.name > b.meta.name ? 1 : 0,
+  );
   return createContext(sorted, 'generated');
 }
 
