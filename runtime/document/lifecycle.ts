@@ -1,13 +1,14 @@
 // The document lifecycle: insert, save and delete with Frappe's hook order, inside one transaction per request.
 import type { Knex } from 'knex';
 import { DocstatusTransitionError, DoesNotExistError, PermissionError, TimestampMismatchError, UpdateAfterSubmitError, ValidationError } from '../errors/errors';
-import { isTableType } from '../meta/field-types';
+import { isTableType, storesValue } from '../meta/field-types';
+import type { FieldMeta } from '../meta/types';
 import type { DocTypeBinding } from '../registry/registry';
 import type { SessionUser, Site } from '../site';
 import { Document, attachSession } from './document';
 import { AFTER_WRITE, BEFORE_WRITE, runHook, type SaveAction } from './hooks';
 import { applyDefaults, checkLinks, checkMandatory, checkUnique, fillStoredValues, normalizeValues } from './checks';
-import { checkName, hashName, makeName } from './naming';
+import { checkName, defaultNamingSeries, hashName, makeName } from './naming';
 import { forgetCredentials, storePasswordFields } from './passwords';
 import type { DocumentSession } from './session';
 import { deleteDoc, insertDoc, loadDoc, updateDoc, writeSingle, type DocData } from './store';
@@ -137,6 +138,8 @@ export class DocumentTransaction implements DocumentSession {
       if (state.isNew) {
         await runHook(doc, 'before_insert');
         await runHook(doc, 'before_naming');
+        // As Frappe's set_name_by_naming_series: the series used is also stored in the (usually mandatory) field.
+        if (binding.meta.naming.kind === 'naming_series' && !doc.naming_series) doc.naming_series = defaultNamingSeries(binding.meta);
         doc.name = await this.newName(binding, doc, state.clientName);
         doc.owner = this.user.name;
         doc.creation = stamp;
@@ -226,13 +229,35 @@ export class DocumentTransaction implements DocumentSession {
 
   private checkUpdateAfterSubmit(binding: DocTypeBinding, doc: Document, stored: DocData): void {
     for (const field of binding.meta.fields) {
-      if (field.allowOnSubmit || isTableType(field.fieldtype)) continue;
+      if (field.allowOnSubmit) continue;
+      if (isTableType(field.fieldtype)) {
+        if (!this.sameRows(field, doc[field.fieldname], stored[field.fieldname])) {
+          throw new UpdateAfterSubmitError(`Not allowed to change ${field.label} after submission`);
+        }
+        continue;
+      }
       const before = stored[field.fieldname] ?? null;
       const after = doc[field.fieldname] ?? null;
       if (JSON.stringify(before) !== JSON.stringify(after)) {
         throw new UpdateAfterSubmitError(`Not allowed to change ${field.label} after submission`);
       }
     }
+  }
+
+  /** True when body `rows` keep the stored rows: same rows by name and order, same values outside allow_on_submit child fields. */
+  private sameRows(field: FieldMeta, rows: unknown, stored: unknown): boolean {
+    const child = field.options ? this.site.registry.get(field.options) : undefined;
+    if (rows === undefined || !child || !Array.isArray(rows)) return true;
+    const before = (stored as DocData[] | undefined) ?? [];
+    if (rows.length !== before.length) return false;
+    const fields = child.meta.fields.filter((f) => storesValue(f.fieldtype) && !f.allowOnSubmit);
+    return rows.every((row: DocData, i) => {
+      const after = { ...row };
+      fillStoredValues(child.meta, after);
+      normalizeValues(child.meta, after);
+      const old = before[i] as DocData;
+      return after.name === old.name && fields.every((f) => JSON.stringify(after[f.fieldname] ?? null) === JSON.stringify(old[f.fieldname] ?? null));
+    });
   }
 
   /** Deletes the document: on_trash, the rows, after_delete. A submitted document must be cancelled first. */

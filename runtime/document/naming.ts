@@ -95,6 +95,12 @@ export function checkName(meta: DocTypeMeta, name: unknown): string {
   return text;
 }
 
+/** The series of a document that names none: the naming_series field's first option, else its default (as Frappe). */
+export function defaultNamingSeries(meta: DocTypeMeta): string | undefined {
+  const field = meta.fields.find((f) => f.fieldname === 'naming_series');
+  return field?.selectOptions?.find((o) => o !== '') ?? field?.default;
+}
+
 /**
  * Gives a new document its name. `clientName` is a name the client supplied and may use
  * (v2 always; v1 only for prompt and UUID naming). `controllerAutoname` is the controller's `autoname` result.
@@ -129,8 +135,7 @@ export async function makeName(
     case 'series':
       return checkName(meta, await expandSeries(trx, rule.pattern, doc, meta));
     case 'naming_series': {
-      const field = meta.fields.find((f) => f.fieldname === 'naming_series');
-      const series = String(doc.naming_series ?? field?.selectOptions?.find((o) => o !== '') ?? field?.default ?? '');
+      const series = String(doc.naming_series ?? defaultNamingSeries(meta) ?? '');
       if (!series) throw new ValidationError('Naming Series mandatory');
       return checkName(meta, await expandSeries(trx, series.includes('#') ? series : `${series}.#####`, doc, meta));
     }

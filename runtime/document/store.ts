@@ -6,6 +6,7 @@ import { DuplicateEntryError } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { DocTypeBinding, Registry } from '../registry/registry';
+import { defaultValue } from './checks';
 import { decodeValue, encodeValue, formatDatetime } from './values';
 
 /** A stored document as plain data: standard fields, field values, and child rows under their Table fields. */
@@ -106,6 +107,13 @@ export async function loadSingle(q: Queryable, binding: DocTypeBinding): Promise
   const rows = (await q(SYSTEM_TABLES.singles).where('doctype', binding.meta.name)) as { field: string; value: string | null }[];
   const data: DocData = { name: binding.meta.name, docstatus: 0, idx: 0 };
   for (const row of rows) data[row.field] = row.value;
+  // Never saved: Frappe answers `frappe.new_doc`, i.e. the fields' static defaults (no session user here).
+  if (rows.length === 0) {
+    for (const field of binding.meta.fields) {
+      const value = field.default === '__user' || field.default === 'user' ? undefined : defaultValue(field, '');
+      if (value !== undefined && !isTableType(field.fieldtype)) data[field.fieldname] = value;
+    }
+  }
   for (const field of binding.meta.fields) {
     if (isTableType(field.fieldtype)) continue;
     data[field.fieldname] = field.fieldname in data ? decodeValue(field, data[field.fieldname]) : null;
@@ -131,7 +139,9 @@ export async function writeSingle(q: Queryable, binding: DocTypeBinding, data: D
 
 /** True when the database error is a primary-key or unique-index clash. */
 export function isDuplicateKeyError(err: unknown): boolean {
-  const e = err as { code?: unknown; errno?: unknown };
+  const e = err as { code?: unknown; errno?: unknown; nativeError?: unknown };
+  // objection wraps driver errors (UniqueViolationError on MariaDB); the driver's own error is `nativeError`.
+  if (e?.nativeError && isDuplicateKeyError(e.nativeError)) return true;
   return e?.code === 'ER_DUP_ENTRY' || e?.errno === 1062 || (typeof e?.code === 'string' && /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(e.code));
 }
 

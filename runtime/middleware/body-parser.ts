@@ -1,7 +1,7 @@
 // createBodyParser: JSON and form bodies within the size limit; other content types are refused with 415.
 import type { Middleware } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
-import { RequestEntityTooLargeError, UnsupportedMediaTypeError } from '../errors/errors';
+import { BadRequestError, RequestEntityTooLargeError, UnsupportedMediaTypeError } from '../errors/errors';
 
 /** Options of the body parser. */
 export interface BodyParserOptions {
@@ -10,6 +10,21 @@ export interface BodyParserOptions {
 }
 
 const ACCEPTED = ['json', 'urlencoded', 'multipart', 'text/plain'];
+
+/** Deepest nesting of arrays and objects a body may have (deeper bodies overflow the stack in JSON.stringify and friends). */
+const MAX_DEPTH = 64;
+
+/** True when `value` nests arrays or objects deeper than `max` levels; iterative, so any depth is safe to check. */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [node, depth] = item;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
 
 /** Parses request bodies; a body with an unsupported content type is 415, one over the limit 413. */
 export function createBodyParser(options: BodyParserOptions): Middleware {
@@ -31,6 +46,9 @@ export function createBodyParser(options: BodyParserOptions): Middleware {
       if (!ctx.is(ACCEPTED)) throw new UnsupportedMediaTypeError(`Content type ${ctx.get('content-type') || '(none)'} is not supported; send application/json`);
       if (ctx.is('text/plain')) throw new UnsupportedMediaTypeError('Content type text/plain is not accepted; send application/json');
     }
-    await parse(ctx, next);
+    await parse(ctx, async () => {
+      if (nestedDeeperThan((ctx.request as { body?: unknown }).body, MAX_DEPTH)) throw new BadRequestError(`The request body nests deeper than ${MAX_DEPTH} levels`);
+      await next();
+    });
   };
 }

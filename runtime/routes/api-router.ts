@@ -1,7 +1,7 @@
 // The API routes: a fixed set of paths that dispatch by DocType through the registry map (cost independent of DocType count).
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { DoesNotExistError, MethodNotAllowedError } from '../errors/errors';
+import { BadRequestError, DoesNotExistError, MethodNotAllowedError } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import { callMethod } from './method-routes';
 import {
@@ -47,6 +47,12 @@ export function createApiRouter(): Middleware {
   const routes = router.routes();
   const allowed = router.allowedMethods();
   return async function apiRouter(ctx, next) {
+    // The router keeps undecodable segments as raw text; a malformed escape (`%`, `%C0%AF`) is a bad request instead.
+    try {
+      decodeURIComponent(ctx.path);
+    } catch {
+      throw new BadRequestError('Malformed percent-encoding in the URL path');
+    }
     await routes(ctx as never, async () => {
       await allowed(ctx as never, next);
       if (ctx.status === 405) {

@@ -29,8 +29,14 @@ export const v2: ApiVersion = {
 };
 
 /** Number of rows of a DocType's table (optionally matching `where`), read straight from the database. */
-export async function countRows(t: TestSite, doctype: string, where: Record<string, unknown> = {}): Promise<number> {
-  const [row] = (await t.site.db.knex(`tab${doctype}`).where(where).count({ count: '*' })) as { count: number | string }[];
+export async function countRows(
+  t: TestSite,
+  doctype: string,
+  where: Record<string, unknown> = {},
+): Promise<number> {
+  const [row] = (await t.site.db.knex(`tab${doctype}`).where(where).count({ count: '*' })) as {
+    count: number | string;
+  }[];
   return Number(row?.count ?? 0);
 }
 
@@ -40,7 +46,9 @@ export function expectErrorBody(body: Record<string, unknown>, version: 1 | 2, e
   expect(Object.keys(body).sort()).toEqual(members);
   expect(body.exc_type).toBe(excType);
   expect(String(body.exception).startsWith(excType)).toBe(true);
-  const messages = (JSON.parse(String(body._server_messages)) as string[]).map((m) => JSON.parse(m) as { message: unknown });
+  const messages = (JSON.parse(String(body._server_messages)) as string[]).map(
+    (m) => JSON.parse(m) as { message: unknown },
+  );
   expect(messages.length).toBeGreaterThan(0);
   for (const m of messages) expect(typeof m.message).toBe('string');
   if (version === 2) {
@@ -49,4 +57,23 @@ export function expectErrorBody(body: Record<string, unknown>, version: 1 | 2, e
   const text = JSON.stringify(body);
   expect(text).not.toMatch(/\\n\s+at |\.ts:\d+\b/);
   expect(text).not.toMatch(/\b(SELECT|INSERT INTO|UPDATE|DELETE FROM)\b|SQLITE_|\bER_[A-Z_]+/);
+}
+
+/** Tables a hostile request must leave alone. */
+const WATCHED = ['ToDo', 'User', 'Has Role', 'Widget', 'Widget Part'];
+
+/** Runs `request`, asserts its status (and exc_type), and that no watched table changed its row count. */
+export async function expectRefused<R extends { status: number; body: Record<string, unknown> }>(
+  t: TestSite,
+  request: () => PromiseLike<R>,
+  status: number,
+  excType?: string,
+): Promise<R> {
+  const snapshot = () => Promise.all(WATCHED.map((doctype) => countRows(t, doctype)));
+  const before = await snapshot();
+  const res = await request();
+  expect(res.status).toBe(status);
+  if (excType) expect(res.body.exc_type).toBe(excType);
+  expect(await snapshot()).toEqual(before);
+  return res;
 }

@@ -8,7 +8,8 @@ export function crudContract(api: ApiVersion): void {
   let t: TestSite;
   let plainUser: string;
   const admin = () => t.adminToken;
-  const create = (doctype: string, body: object) => t.http.post(api.collection(doctype)).set('Authorization', admin()).send(body);
+  const create = (doctype: string, body: object) =>
+    t.http.post(api.collection(doctype)).set('Authorization', admin()).send(body);
 
   beforeAll(async () => {
     t = await createTestSite({ registry: await fixtureRegistry() });
@@ -19,7 +20,13 @@ export function crudContract(api: ApiVersion): void {
   test('create answers 201 with the stored document', async () => {
     const res = await create('Widget', { title: 'created', qty: 3 });
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ title: 'created', qty: 3, owner: 'Administrator', docstatus: 0, doctype: 'Widget' });
+    expect(res.body.data).toMatchObject({
+      title: 'created',
+      qty: 3,
+      owner: 'Administrator',
+      docstatus: 0,
+      doctype: 'Widget',
+    });
     for (const key of ['name', 'creation', 'modified']) expect(typeof res.body.data[key]).toBe('string');
     expect(await countRows(t, 'Widget', { name: res.body.data.name })).toBe(1);
   });
@@ -33,9 +40,18 @@ export function crudContract(api: ApiVersion): void {
 
   test('update answers 200, changes only the fields sent and moves modified', async () => {
     const { body } = await create('Widget', { title: 'before', qty: 2, notes: 'kept' });
-    const res = await t.http.put(api.item('Widget', body.data.name)).set('Authorization', admin()).send({ qty: 5 });
+    const res = await t.http
+      .put(api.item('Widget', body.data.name))
+      .set('Authorization', admin())
+      .send({ qty: 5 });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ name: body.data.name, title: 'before', qty: 5, notes: 'kept', creation: body.data.creation });
+    expect(res.body.data).toMatchObject({
+      name: body.data.name,
+      title: 'before',
+      qty: 5,
+      notes: 'kept',
+      creation: body.data.creation,
+    });
     expect(res.body.data.modified > body.data.modified).toBe(true);
     const stored = await t.http.get(api.item('Widget', body.data.name)).set('Authorization', admin());
     expect(stored.body.data).toEqual(res.body.data);
@@ -58,8 +74,15 @@ export function crudContract(api: ApiVersion): void {
     expect(all.status).toBe(200);
     expect(all.body.data).toHaveLength(20);
     const names: string[] = [];
-    for (const [start, expected] of [[0, 10], [10, 10], [20, 5]] as const) {
-      const page = await t.http.get(api.collection('Named By Hash')).query(api.page(start, 10)).set('Authorization', admin());
+    for (const [start, expected] of [
+      [0, 10],
+      [10, 10],
+      [20, 5],
+    ] as const) {
+      const page = await t.http
+        .get(api.collection('Named By Hash'))
+        .query(api.page(start, 10))
+        .set('Authorization', admin());
       expect(page.status).toBe(200);
       expect(page.body.data).toHaveLength(expected);
       if (api.version === 2) expect(page.body.has_next_page).toBe(start + 10 < 25);
@@ -100,7 +123,10 @@ export function crudContract(api: ApiVersion): void {
     const res = await create('Named By Prompt', { name: `dir/v${api.version}/leaf`, title: 'slashed' });
     expect(res.status).toBe(201);
     expect(res.body.data.name).toBe(`dir/v${api.version}/leaf`);
-    for (const path of [api.item('Named By Prompt', `dir/v${api.version}/leaf`), api.item('Named By Prompt', `dir%2Fv${api.version}%2Fleaf`)]) {
+    for (const path of [
+      api.item('Named By Prompt', `dir/v${api.version}/leaf`),
+      api.item('Named By Prompt', `dir%2Fv${api.version}%2Fleaf`),
+    ]) {
       const got = await t.http.get(path).set('Authorization', admin());
       expect(got.status).toBe(200);
       expect(got.body.data).toMatchObject({ name: `dir/v${api.version}/leaf`, title: 'slashed' });

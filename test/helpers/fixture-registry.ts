@@ -42,7 +42,8 @@ function sweepDeadProcesses(): void {
   if (!existsSync(TMP)) return;
   for (const entry of readdirSync(TMP)) {
     const m = /^gen-(\d+)(-[0-9a-f]+|\.json)$/.exec(entry);
-    if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) rmSync(path.join(TMP, entry), { recursive: true, force: true });
+    if (m && Number(m[1]) !== process.pid && !alive(Number(m[1])))
+      rmSync(path.join(TMP, entry), { recursive: true, force: true });
   }
 }
 
@@ -51,7 +52,10 @@ function sweepDeadProcesses(): void {
  * per-process cache is a marker file `test/tmp/gen-<pid>.json` naming the folder and the inputs it was made from.
  */
 async function generatedFolder(): Promise<string> {
-  if (process.cwd() !== ROOT) throw new Error(`run the tests from ${ROOT} (controller imports are resolved from the working directory)`);
+  if (process.cwd() !== ROOT)
+    throw new Error(
+      `run the tests from ${ROOT} (controller imports are resolved from the working directory)`,
+    );
   const marker = path.join(TMP, `gen-${process.pid}.json`);
   const digest = inputsDigest();
   if (existsSync(marker)) {
@@ -70,6 +74,5 @@ async function generatedFolder(): Promise<string> {
 export async function fixtureRegistry(): Promise<Registry> {
   const dir = await generatedFolder();
   // Loaded through jest's module registry so controllers share this test file's runtime modules.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   return (require(path.join(dir, 'index.ts')) as { registry: Registry }).registry;
 }

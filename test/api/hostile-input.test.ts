@@ -1,0 +1,268 @@
+// Hostile bodies (security.md §6.4 #33 #34 #36-#40, #26) and transport errors: refused with the right status, nothing changed.
+import { countRows, expectErrorBody, expectRefused } from './api-version';
+import { rawRequest } from './raw-request';
+import { fixtureRegistry } from '../helpers/fixture-registry';
+import { createTestSite, type TestSite } from '../helpers/test-site';
+
+const MAX_BODY = 512 * 1024;
+let t: TestSite;
+let todo: string;
+beforeAll(async () => {
+  t = await createTestSite({ registry: await fixtureRegistry(), site: { max_body_size: MAX_BODY } });
+  todo = (
+    await t.http
+      .post('/api/resource/ToDo')
+      .set('Authorization', t.adminToken)
+      .send({ description: 'existing' })
+  ).body.data.name;
+});
+afterAll(() => t.close());
+
+const auth = () => ({ Authorization: t.adminToken });
+const postJson = (path: string, text: string) =>
+  t.http.post(path).set(auth()).set('Content-Type', 'application/json').send(text);
+const refused = <R extends { status: number; body: Record<string, unknown> }>(
+  request: () => PromiseLike<R>,
+  status: number,
+  excType?: string,
+) => expectRefused(t, request, status, excType);
+
+describe('§6.4 bodies', () => {
+  test('#33 the URL names the DocType: a body doctype of User creates a ToDo and no User', async () => {
+    const users = await countRows(t, 'User');
+    for (const path of ['/api/resource/ToDo', '/api/v2/document/ToDo']) {
+      const res = await t.http
+        .post(path)
+        .set(auth())
+        .send({
+          doctype: 'User',
+          name: 'x@example.com',
+          description: 'd',
+          roles: [{ role: 'System Manager' }],
+        });
+      expect(res.status).toBe(201);
+      expect(res.body.data.doctype).toBe('ToDo');
+    }
+    expect(await countRows(t, 'User')).toBe(users);
+    expect(await countRows(t, 'User', { name: 'x@example.com' })).toBe(0);
+  });
+
+  test('#34 system fields, flags, a rename and __islocal in an update are ignored', async () => {
+    const before = await t.site.db.knex('tabToDo').where({ name: todo }).first();
+    const res = await t.http
+      .put(`/api/resource/ToDo/${todo}`)
+      .set(auth())
+      .send({
+        owner: 'Administrator2',
+        creation: '2000-01-01',
+        modified_by: 'x',
+        flags: { ignore_permissions: true },
+        name: 'T2',
+        __islocal: 1,
+        description: 'changed',
+      });
+    expect(res.status).toBe(200);
+    const after = await t.site.db.knex('tabToDo').where({ name: todo }).first();
+    expect(after).toMatchObject({
+      owner: before.owner,
+      creation: before.creation,
+      modified_by: 'Administrator',
+      description: 'changed',
+    });
+    expect(await countRows(t, 'ToDo', { name: 'T2' })).toBe(0);
+  });
+
+  test('#34 owner and creation sent on create are replaced by the server', async () => {
+    const res = await t.http.post('/api/v2/document/ToDo').set(auth()).send({
+      description: 'd',
+      owner: 'someone@example.com',
+      creation: '2000-01-01 00:00:00',
+      modified_by: 'x',
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ owner: 'Administrator', modified_by: 'Administrator' });
+    expect(res.body.data.creation.startsWith('2000')).toBe(false);
+  });
+
+  test('#34 docstatus 2 on a draft of a non-submittable DocType is 400 and changes nothing', async () => {
+    await refused(
+      () => t.http.put(`/api/resource/ToDo/${todo}`).set(auth()).send({ docstatus: 2 }),
+      400,
+      'DocstatusTransitionError',
+    );
+  });
+
+  test('#36 parent fields of a child row are set from the document (create and update), never from the body', async () => {
+    const forged = { part_name: 'forged', parent: 'Administrator', parenttype: 'User', parentfield: 'roles' };
+    const created = await t.http
+      .post('/api/v2/document/Widget')
+      .set(auth())
+      .send({ title: 'host', parts: [forged] });
+    expect(created.status).toBe(201);
+    const updated = await t.http
+      .put(`/api/v2/document/Widget/${created.body.data.name}`)
+      .set(auth())
+      .send({ parts: [forged, forged] });
+    expect(updated.status).toBe(200);
+    const rows = await t.site.db.knex('tabWidget Part').where({ part_name: 'forged' });
+    expect(rows.map((r: Record<string, unknown>) => [r.parent, r.parenttype, r.parentfield])).toEqual([
+      [created.body.data.name, 'Widget', 'parts'],
+      [created.body.data.name, 'Widget', 'parts'],
+    ]);
+  });
+
+  test('#37 a body over max_body_size is 413, with or without Content-Length', async () => {
+    const big = JSON.stringify({ description: 'x'.repeat(MAX_BODY) });
+    await refused(() => postJson('/api/resource/ToDo', big), 413, 'RequestEntityTooLargeError');
+    const headers = { authorization: t.adminToken, 'content-type': 'application/json' };
+    const chunked = () =>
+      rawRequest(t.app.callback(), {
+        method: 'POST',
+        path: '/api/resource/ToDo',
+        headers,
+        body: Buffer.from(big),
+        chunked: true,
+      });
+    const res = await refused(
+      async () => {
+        const sent = await chunked();
+        return { status: sent.status, body: sent.body ?? {} };
+      },
+      413,
+      'RequestEntityTooLargeError',
+    );
+    expectErrorBody(res.body, 1, 'RequestEntityTooLargeError');
+  });
+
+  test.each([
+    [
+      'arrays 100,000 deep as the body',
+      () => `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+      '/api/resource/ToDo',
+    ],
+    [
+      'arrays 100,000 deep in a JSON field',
+      () => `{"title":"deep","payload":${'['.repeat(100_000)}${']'.repeat(100_000)}}`,
+      '/api/resource/Widget',
+    ],
+    [
+      'objects 50,000 deep in a child row',
+      () => `{"title":"deep","parts":[${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}]}`,
+      '/api/v2/document/Widget',
+    ],
+  ])('#38 %s is 400, and the service keeps answering', async (_label, body, path) => {
+    await refused(() => postJson(path, body()), 400, 'BadRequestError');
+    expect((await t.http.get(`/api/resource/ToDo/${todo}`).set(auth())).status).toBe(200);
+  });
+
+  test.todo(
+    '#39 invalid UTF-8 in a JSON body (\\xC3\\x28) should be 400: the body parser (co-body) decodes it lossily to U+FFFD and stores it',
+  );
+
+  test('#39 a lone surrogate is refused on write', async () => {
+    await refused(() => postJson('/api/resource/ToDo', '{"description":"a\\ud800b"}'), 400, 'DataError');
+  });
+
+  test('#39 duplicate keys resolve to the last one, then validate', async () => {
+    const res = await postJson(
+      '/api/resource/ToDo',
+      '{"description":"dup","status":"Open","status":"Closed"}',
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.data.status).toBe('Closed');
+    await refused(
+      () => postJson('/api/resource/ToDo', '{"description":"dup","status":"Closed","status":"Nope"}'),
+      400,
+      'DataError',
+    );
+  });
+
+  test.each([
+    ['application/xml', '<doc><description>x</description></doc>'],
+    ['text/plain', '{"description":"x"}'],
+    ['application/octet-stream', '{"description":"x"}'],
+  ])('#39 Content-Type %s is 415', async (type, body) => {
+    await refused(
+      () => t.http.post('/api/resource/ToDo').set(auth()).set('Content-Type', type).send(body),
+      415,
+      'UnsupportedMediaTypeError',
+    );
+  });
+
+  test('#39 X-HTTP-Method-Override is ignored', async () => {
+    const res = await t.http
+      .get(`/api/resource/ToDo/${todo}`)
+      .set(auth())
+      .set('X-HTTP-Method-Override', 'DELETE');
+    expect(res.status).toBe(200);
+    await refused(
+      () => t.http.post(`/api/resource/ToDo/${todo}`).set(auth()).set('X-HTTP-Method-Override', 'DELETE'),
+      405,
+    );
+    expect(await countRows(t, 'ToDo', { name: todo })).toBe(1);
+  });
+
+  test.each([
+    ['an operator object', '/api/resource/ToDo', '{"description":"x","priority":{"$gt":""}}', 'DataError'],
+    ['an impossible date', '/api/resource/ToDo', '{"description":"x","date":"2020-13-45"}', 'DataError'],
+    ['Int 1e999', '/api/resource/Widget', '{"title":"x","qty":1e999}', 'DataError'],
+    ['Check "yes"', '/api/resource/Widget', '{"title":"x","active":"yes"}', 'DataError'],
+    [
+      'a Select value outside the options',
+      '/api/resource/ToDo',
+      '{"description":"x","status":"Reopened"}',
+      'DataError',
+    ],
+    [
+      'a Link to a missing document',
+      '/api/resource/ToDo',
+      '{"description":"x","allocated_to":"nobody@example.com"}',
+      'LinkValidationError',
+    ],
+  ])('#40 %s is 400', async (_label, path, body, excType) => {
+    await refused(() => postJson(path, body), 400, excType);
+  });
+
+  test('#26 a __proto__ key in a body is refused by the parser; nothing is polluted', async () => {
+    const body = '{"description":"p","__proto__":{"polluted":1,"isAdmin":true}}';
+    await refused(() => postJson('/api/resource/ToDo', body), 400, 'BadRequestError');
+    await refused(
+      () =>
+        t.http
+          .put(`/api/v2/document/ToDo/${todo}`)
+          .set(auth())
+          .set('Content-Type', 'application/json')
+          .send(body),
+      400,
+      'BadRequestError',
+    );
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
+  });
+
+  test('#26 a constructor.prototype key in a body is ignored like any unknown key; nothing is polluted', async () => {
+    const body = '{"description":"c","constructor":{"prototype":{"polluted":1,"isAdmin":true}}}';
+    const created = await postJson('/api/resource/ToDo', body);
+    expect(created.status).toBe(201);
+    const updated = await t.http
+      .put(`/api/v2/document/ToDo/${created.body.data.name}`)
+      .set(auth())
+      .set('Content-Type', 'application/json')
+      .send(body);
+    expect(updated.status).toBe(200);
+    for (const res of [created, updated]) expect(Object.keys(res.body.data)).not.toContain('constructor');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
+    expect((await t.http.get(`/api/resource/ToDo/${todo}`).set(auth())).status).toBe(200);
+  });
+
+  test('bad JSON is 400 with the error body of each version', async () => {
+    for (const [path, version] of [
+      ['/api/resource/ToDo', 1],
+      ['/api/v2/document/ToDo', 2],
+    ] as const) {
+      const res = await refused(() => postJson(path, '{"description": '), 400, 'BadRequestError');
+      expectErrorBody(res.body, version, 'BadRequestError');
+    }
+  });
+});

@@ -1,0 +1,111 @@
+// Hostile paths (security.md §6.2 #13 #15 #16), unknown routes and wrong verbs: the right status and error body, nothing changed.
+import { countRows, expectErrorBody, expectRefused } from './api-version';
+import { fixtureRegistry } from '../helpers/fixture-registry';
+import { createTestSite, type TestSite } from '../helpers/test-site';
+
+let t: TestSite;
+let todo: string;
+beforeAll(async () => {
+  t = await createTestSite({ registry: await fixtureRegistry() });
+  const res = await t.http
+    .post('/api/resource/ToDo')
+    .set('Authorization', t.adminToken)
+    .send({ description: 'existing' });
+  todo = res.body.data.name;
+});
+afterAll(() => t.close());
+
+const auth = () => ({ Authorization: t.adminToken });
+const refused = <R extends { status: number; body: Record<string, unknown> }>(
+  request: () => PromiseLike<R>,
+  status: number,
+  excType?: string,
+) => expectRefused(t, request, status, excType);
+
+describe('§6.2 paths', () => {
+  test.each([
+    '/api/resource/..%2F..%2Fetc%2Fpasswd',
+    '/api/resource/../../x',
+    '/api/v2/document/..%2F..%2Fetc%2Fpasswd/x',
+    '/api/resource/NoSuchType',
+    '/api/v2/document/NoSuchType',
+    '/api/resource/todo',
+    '/api/resource/ToDo%20',
+    '/api/v2/doctype/%20ToDo/count',
+  ])('#13/#15 %s is 404 DoesNotExistError (DocType names are exact)', async (path) => {
+    await refused(() => t.http.get(path).set(auth()), 404, 'DoesNotExistError');
+  });
+
+  test.each(["1' OR '1'='1", "x'; DROP TABLE `tabToDo`; --", 'a%00b', `${'%2e%2e%2f'.repeat(3)}x`])(
+    '#16 name %s is 404 on every verb',
+    async (name) => {
+      for (const base of ['/api/resource/ToDo/', '/api/v2/document/ToDo/']) {
+        await refused(() => t.http.get(base + name).set(auth()), 404, 'DoesNotExistError');
+        await refused(
+          () =>
+            t.http
+              .put(base + name)
+              .set(auth())
+              .send({ description: 'x' }),
+          404,
+          'DoesNotExistError',
+        );
+        await refused(() => t.http.delete(base + name).set(auth()), 404, 'DoesNotExistError');
+      }
+    },
+  );
+
+  test('#16 a name that looks like a sub-route is one (missing) name; no method runs, the real document stays', async () => {
+    await refused(
+      () => t.http.get(`/api/v2/document/ToDo/${todo}/method/delete`).set(auth()),
+      404,
+      'DoesNotExistError',
+    );
+    await refused(
+      () => t.http.delete(`/api/v2/document/ToDo/${todo}/method/delete`).set(auth()),
+      404,
+      'DoesNotExistError',
+    );
+    expect(await countRows(t, 'ToDo', { name: todo })).toBe(1);
+  });
+
+  test.each(['%', '%C0%AF', '%E0%A4%A', 'ok%ZZ'])('#16 bad percent-encoding %s is 400', async (name) => {
+    const res = await refused(
+      () => t.http.get(`/api/resource/ToDo/${name}`).set(auth()),
+      400,
+      'BadRequestError',
+    );
+    expectErrorBody(res.body, 1, 'BadRequestError');
+  });
+
+  test('#16 a 10,000-character name on create is 400 and stores nothing', async () => {
+    await refused(
+      () =>
+        t.http
+          .post('/api/v2/document/Named By Prompt')
+          .set(auth())
+          .send({ name: 'n'.repeat(10_000) }),
+      400,
+    );
+  });
+
+  test.todo(
+    '#16 GET of a 10,000-character name: security.md says 417 (our 400), the runtime answers 404 like any missing name — decide',
+  );
+
+  test('unknown route is 404 JSON; a wrong verb is 405 JSON with Allow', async () => {
+    for (const path of ['/api/nothing/here', '/api/v2/nothing', '/nothing']) {
+      const res = await refused(() => t.http.get(path).set(auth()), 404, 'DoesNotExistError');
+      expect(res.headers['content-type']).toMatch(/application\/json/);
+    }
+    for (const [verb, path, allow] of [
+      ['patch', `/api/resource/ToDo/${todo}`, ['GET', 'PUT', 'DELETE']],
+      ['post', `/api/v2/document/ToDo/${todo}`, ['GET', 'PUT', 'PATCH', 'DELETE']],
+      ['delete', '/api/resource/ToDo', ['GET', 'POST']],
+    ] as const) {
+      const res = await refused(() => t.http[verb](path).set(auth()), 405, 'MethodNotAllowedError');
+      for (const method of allow) expect(String(res.headers.allow).split(/,\s*/)).toContain(method);
+    }
+    expect(await countRows(t, 'ToDo', { name: todo })).toBe(1);
+  });
+});

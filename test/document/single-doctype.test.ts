@@ -1,0 +1,70 @@
+// A Single DocType: one document named after the DocType, read with its defaults before any save, updated in place.
+import { fixtureRegistry } from '../helpers/fixture-registry';
+import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
+
+let t: TestSite;
+beforeAll(async () => {
+  t = await createTestSite({ registry: await fixtureRegistry() });
+});
+afterAll(() => t.close());
+
+const auth = () => ({ Authorization: t.adminToken });
+const V1 = '/api/resource/Widget Settings/Widget Settings';
+const V2 = '/api/v2/document/Widget Settings/Widget Settings';
+
+test('before any save it reads as a document named after the DocType, with its defaults', async () => {
+  const res = await t.http.get(V2).set(auth());
+  expect(res.status).toBe(200);
+  expect(res.body.data).toMatchObject({
+    name: 'Widget Settings',
+    doctype: 'Widget Settings',
+    docstatus: 0,
+    site_label: 'Widgets',
+  });
+});
+
+test('an update stores the values sent and keeps the others; v1 and v2 read the same values', async () => {
+  const first = await t.http.put(V1).set(auth()).send({ default_qty: '4', enabled: true });
+  expect(first.status).toBe(200);
+  expect(first.body.data).toMatchObject({ name: 'Widget Settings', default_qty: 4, enabled: 1 });
+  const second = await t.http.put(V2).set(auth()).send({ site_label: 'Shop' });
+  expect(second.status).toBe(200);
+  for (const path of [V1, V2]) {
+    const res = await t.http.get(path).set(auth());
+    expect(res.body.data).toMatchObject({
+      name: 'Widget Settings',
+      site_label: 'Shop',
+      default_qty: 4,
+      enabled: 1,
+    });
+  }
+  const rows = await t.site.db.knex('tabSingles').where({ doctype: 'Widget Settings', field: 'default_qty' });
+  expect(rows.map((r: { value: string }) => String(r.value))).toEqual(['4']);
+});
+
+test('a bad value is refused and the stored values stay', async () => {
+  const res = await t.http.put(V2).set(auth()).send({ default_qty: 'many' });
+  expect(res.status).toBe(400);
+  expect((await t.http.get(V2).set(auth())).body.data.default_qty).toBe(4);
+});
+
+test('it cannot be created through the collection or deleted', async () => {
+  const before = (await t.http.get(V2).set(auth())).body.data;
+  const create = await t.http
+    .post('/api/v2/document/Widget Settings')
+    .set(auth())
+    .send({ site_label: 'second' });
+  expect(create.status).toBeGreaterThanOrEqual(400);
+  expect(create.status).toBeLessThan(500);
+  const del = await t.http.delete(V2).set(auth());
+  expect(del.status).toBeGreaterThanOrEqual(400);
+  expect(del.status).toBeLessThan(500);
+  expect((await t.http.get(V2).set(auth())).body.data).toEqual(before);
+});
+
+test('only System Manager may read or change it', async () => {
+  const user = await createUser(t, 'single-reader@example.com', []);
+  expect((await t.http.get(V2).set('Authorization', user)).status).toBe(403);
+  expect((await t.http.put(V2).set('Authorization', user).send({ site_label: 'x' })).status).toBe(403);
+  expect((await t.http.get(V2)).status).toBe(401);
+});
