@@ -1,5 +1,5 @@
 // Load generator child of `npm run bench` (pinned to its own core): a warm-up, then the measured autocannon run.
-// Argument: a JSON LoadSpec. Prints one JSON LoadResult line on stdout.
+// Argument: a JSON LoadSpec. Prints `measuring` when the measured run starts, then one JSON LoadResult line on stdout.
 import autocannon from 'autocannon';
 
 /** What to load. */
@@ -41,6 +41,7 @@ function run(spec: LoadSpec, seconds: number): Promise<autocannon.Result> {
 async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2] ?? '') as LoadSpec;
   if (spec.warmupSeconds > 0) await run(spec, spec.warmupSeconds);
+  process.stdout.write('measuring\n');
   const r = await run(spec, spec.seconds);
   const result: LoadResult = {
     rps: r.requests.average,

@@ -15,9 +15,26 @@ export interface Pinning {
 /** Pins to cores 0 and 1 when `taskset` exists and both cores can be used; otherwise runs unpinned and says why. */
 export function detectPinning(): Pinning {
   const probe = spawnSync('taskset', ['-c', '1', 'true'], { stdio: 'ignore' });
-  if (probe.error) return { enabled: false, serverCore: '', loadCore: '', note: 'taskset not found: server and load generator run UNPINNED' };
-  if (probe.status !== 0) return { enabled: false, serverCore: '', loadCore: '', note: 'taskset -c 1 failed (fewer than 2 usable cores?): server and load generator run UNPINNED' };
-  return { enabled: true, serverCore: '0', loadCore: '1', note: 'server pinned to core 0 (taskset -c 0), load generator to core 1 (taskset -c 1)' };
+  if (probe.error)
+    return {
+      enabled: false,
+      serverCore: '',
+      loadCore: '',
+      note: 'taskset not found: server and load generator run UNPINNED',
+    };
+  if (probe.status !== 0)
+    return {
+      enabled: false,
+      serverCore: '',
+      loadCore: '',
+      note: 'taskset -c 1 failed (fewer than 2 usable cores?): server and load generator run UNPINNED',
+    };
+  return {
+    enabled: true,
+    serverCore: '0',
+    loadCore: '1',
+    note: 'server pinned to core 0 (taskset -c 0), load generator to core 1 (taskset -c 1)',
+  };
 }
 
 /** The command line that runs `cmd args` on `core` (or unpinned). */
@@ -49,8 +66,16 @@ function signal(t: Tracked, sig: NodeJS.Signals): void {
 }
 
 /** Spawns a child that is killed when the bench exits, whatever the reason. */
-export function spawnTracked(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; group?: boolean } = {}): ChildProcess {
-  const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.group ?? false });
+export function spawnTracked(
+  cmd: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; group?: boolean } = {},
+): ChildProcess {
+  const child = spawn(cmd, args, {
+    env: opts.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: opts.group ?? false,
+  });
   const t: Tracked = { child, group: opts.group ?? false };
   live.add(t);
   child.once('exit', () => live.delete(t));
@@ -111,7 +136,9 @@ export function installCleanup(timeLimitMs: number): void {
     process.exit(1);
   });
   setTimeout(() => {
-    console.error(`bench: time limit of ${Math.round(timeLimitMs / 1000)} s reached (BENCH_TIME_LIMIT), stopping`);
+    console.error(
+      `bench: time limit of ${Math.round(timeLimitMs / 1000)} s reached (BENCH_TIME_LIMIT), stopping`,
+    );
     cleanupSync();
     process.exit(1);
   }, timeLimitMs).unref();
@@ -161,7 +188,14 @@ export function startServer(
       if (err) {
         void stopChild(child, 500);
         reject(err);
-      } else resolve({ child, pid: child.pid as number, readyMs: performance.now() - t0, readyLine: line, output });
+      } else
+        resolve({
+          child,
+          pid: child.pid as number,
+          readyMs: performance.now() - t0,
+          readyLine: line,
+          output,
+        });
     };
     const onData = (chunk: Buffer) => {
       const s = chunk.toString();
@@ -175,7 +209,9 @@ export function startServer(
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     child.once('error', (err) => finish(new Error(`${opts.label}: could not start: ${err.message}`)));
-    child.once('exit', (code, sig) => finish(new Error(`${opts.label} exited (${sig ?? code}) before it was ready:\n${out.slice(-4000)}`)));
+    child.once('exit', (code, sig) =>
+      finish(new Error(`${opts.label} exited (${sig ?? code}) before it was ready:\n${out.slice(-4000)}`)),
+    );
     const timer = setTimeout(
       () => finish(new Error(`${opts.label} was not ready after ${opts.timeoutMs} ms:\n${out.slice(-4000)}`)),
       opts.timeoutMs,
@@ -187,13 +223,21 @@ export function startServer(
 export function runToEnd(
   cmd: string,
   args: string[],
-  opts: { env?: NodeJS.ProcessEnv; timeoutMs: number; label: string },
+  opts: { env?: NodeJS.ProcessEnv; timeoutMs: number; label: string; onLine?: (line: string) => void },
 ): Promise<{ code: number | null; ms: number; stdout: string; stderr: string }> {
   const t0 = performance.now();
   const child = spawnTracked(cmd, args, { env: opts.env, group: true });
   let stdout = '';
   let stderr = '';
-  child.stdout?.on('data', (c: Buffer) => (stdout = (stdout + c.toString()).slice(-1 << 20)));
+  let pending = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    const text = c.toString();
+    stdout = (stdout + text).slice(-1 << 20);
+    if (!opts.onLine) return;
+    const lines = (pending + text).split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) opts.onLine(line);
+  });
   child.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-1 << 20)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -216,6 +260,19 @@ export function rssKb(pid: number): number | undefined {
   try {
     const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+let clockTicks: number | undefined;
+/** CPU time (user + system) a process has used, in ms, or undefined when /proc is not readable. */
+export function cpuMs(pid: number): number | undefined {
+  try {
+    clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
   } catch {
     return undefined;
   }

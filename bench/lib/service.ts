@@ -19,7 +19,16 @@ export interface Service extends Started {
  */
 export async function startService(
   pinning: Pinning,
-  opts: { port: number; dbFile: string; generated?: string; timeoutMs: number; label: string; extraEnv?: NodeJS.ProcessEnv },
+  opts: {
+    port: number;
+    dbFile: string;
+    generated?: string;
+    timeoutMs: number;
+    label: string;
+    extraEnv?: NodeJS.ProcessEnv;
+    /** Extra node flags, e.g. --cpu-prof. */
+    nodeArgs?: string[];
+  },
 ): Promise<Omit<Service, 'auth'>> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -32,8 +41,19 @@ export async function startService(
   delete env.SITE_CONFIG;
   if (opts.generated) env.SVC_GENERATED = opts.generated;
   else delete env.SVC_GENERATED;
-  const [cmd, args] = pinned(pinning, pinning.serverCore, process.execPath, ['--import', 'tsx', path.join(ROOT, 'runtime/cli/main.ts'), 'serve']);
-  const started = await startServer(cmd, args, { env, ready: /^serving \d+ DocTypes on /, timeoutMs: opts.timeoutMs, label: opts.label });
+  const [cmd, args] = pinned(pinning, pinning.serverCore, process.execPath, [
+    ...(opts.nodeArgs ?? []),
+    '--import',
+    'tsx',
+    path.join(ROOT, 'runtime/cli/main.ts'),
+    'serve',
+  ]);
+  const started = await startServer(cmd, args, {
+    env,
+    ready: /^serving \d+ DocTypes on /,
+    timeoutMs: opts.timeoutMs,
+    label: opts.label,
+  });
   return { ...started, base: `http://127.0.0.1:${opts.port}`, rssAfterStartKb: rssKb(started.pid) };
 }
 
@@ -51,12 +71,20 @@ export async function apiToken(base: string): Promise<string> {
     body: JSON.stringify({ usr: 'Administrator', pwd: ADMIN_PASSWORD }),
   });
   const body = await json(login, 'login');
-  const sid = login.headers.getSetCookie().map((c) => /^sid=([^;]*)/.exec(c)?.[1]).find(Boolean);
-  if (!sid || !body.csrf_token) throw new Error(`login gave no sid cookie or csrf_token: ${JSON.stringify(body)}`);
+  const sid = login.headers
+    .getSetCookie()
+    .map((c) => /^sid=([^;]*)/.exec(c)?.[1])
+    .find(Boolean);
+  if (!sid || !body.csrf_token)
+    throw new Error(`login gave no sid cookie or csrf_token: ${JSON.stringify(body)}`);
   const keys = await json(
     await fetch(`${base}/api/method/frappe.core.doctype.user.user.generate_keys`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', cookie: `sid=${sid}`, 'X-Frappe-CSRF-Token': body.csrf_token },
+      headers: {
+        'content-type': 'application/json',
+        cookie: `sid=${sid}`,
+        'X-Frappe-CSRF-Token': body.csrf_token,
+      },
       body: JSON.stringify({ user: 'Administrator' }),
     }),
     'generate_keys',
@@ -71,11 +99,21 @@ const PRIORITIES = ['High', 'Medium', 'Low'];
 
 /** The body of the i-th seeded ToDo: statuses and priorities rotate so filters select about a third. */
 export function seedTodo(i: number): Record<string, unknown> {
-  return { description: `bench seed row ${i}`, status: STATUSES[i % 3], priority: PRIORITIES[Math.floor(i / 3) % 3] };
+  return {
+    description: `bench seed row ${i}`,
+    status: STATUSES[i % 3],
+    priority: PRIORITIES[Math.floor(i / 3) % 3],
+  };
 }
 
 /** Creates ToDo rows numbered from..to-1 through the API, `concurrency` requests in flight; returns their names. */
-export async function seedTodos(base: string, auth: string, from: number, to: number, concurrency = 16): Promise<string[]> {
+export async function seedTodos(
+  base: string,
+  auth: string,
+  from: number,
+  to: number,
+  concurrency = 16,
+): Promise<string[]> {
   const names: string[] = new Array(to - from);
   let next = from;
   const worker = async () => {
@@ -95,5 +133,12 @@ export async function seedTodos(base: string, auth: string, from: number, to: nu
 
 /** Number of ToDo rows (v2 count). */
 export async function countTodos(base: string, auth: string): Promise<number> {
-  return Number((await json(await fetch(`${base}/api/v2/doctype/ToDo/count`, { headers: { authorization: auth } }), 'count')).data);
+  return Number(
+    (
+      await json(
+        await fetch(`${base}/api/v2/doctype/ToDo/count`, { headers: { authorization: auth } }),
+        'count',
+      )
+    ).data,
+  );
 }

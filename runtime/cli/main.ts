@@ -1,5 +1,4 @@
 // `svc`: the command line — generate, migrate, serve, add-user, set-password, generate-keys.
-import { GENERATE_HELP, generateCommand } from '../../generator/cli';
 import { createApp } from '../app';
 import { openSite } from '../bootstrap';
 import { loadConfig } from '../config/config';
@@ -7,7 +6,11 @@ import { addUser, generateKeysFor, setPassword } from './user-commands';
 import { loadRegistry } from './load-registry';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
-  generate: { help: GENERATE_HELP, run: generateCommand },
+  // The generator (ts-morph, TypeScript) is loaded only for this command, never by the server.
+  generate: {
+    help: 'Usage: svc generate [--doctypes DIR ...] [--out DIR] [--quiet]\n\nRewrites --out (default generated) from the DocTypes under --doctypes (default doctypes).',
+    run: (argv) => (require('../../generator/cli') as typeof import('../../generator/cli')).generateCommand(argv),
+  },
   migrate: {
     help: 'Usage: svc migrate\n\nSyncs the database (DATABASE_URL) to the generated DocTypes: creates missing tables, adds missing\ncolumns and indexes, never drops anything. Running it twice is a no-op.',
     run: async () => {

@@ -1,0 +1,212 @@
+// Profiles one request of the service under load: `npx tsx bench/profile.ts [get-v1|get-v2|create|list-v1|list-v2|count|startup] [GENERATED_DIR]`
+// (`startup`: from spawn to the "serving" line, no load).
+// Starts the server (pinned, fresh SQLite, `node --cpu-prof`), seeds ToDo rows, runs the load worker, stops the server
+// and prints where the server's CPU time went (self time by function, and by file or package).
+// Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50), PROFILE_ROWS (rows to seed, default 1000).
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runLoad } from './lib/load';
+import { cleanupSync, detectPinning, freePort, installCleanup, removeOnExit, stopChild } from './lib/procs';
+import { apiToken, seedTodos, startService } from './lib/service';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const ROOT = path.join(__dirname, '..');
+
+function where(url: string): string {
+  if (!url) return '(native)';
+  const file = url.replace(/^file:\/\//, '');
+  const nm = file.lastIndexOf('node_modules/');
+  if (nm >= 0) {
+    const rest = file.slice(nm + 'node_modules/'.length).split('/');
+    return `npm:${rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]}`;
+  }
+  if (file.startsWith('node:')) return file;
+  return path.relative(ROOT, file) || file;
+}
+
+/**
+ * Self time by function and by file/package, and inclusive time of the project's functions, in ms, from a .cpuprofile.
+ * `window` keeps the samples taken between `fromEndUs` and `toEndUs` microseconds before the profile's end.
+ */
+export function summarize(
+  profile: CpuProfile,
+  top = 30,
+  window?: { fromEndUs: number; toEndUs: number },
+): string {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const selfUs = new Map<number, number>();
+  const inclusive = new Map<string, number>();
+  let t = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    t += dt;
+    if (window && (t < profile.endTime - window.fromEndUs || t > profile.endTime - window.toEndUs)) return;
+    selfUs.set(id, (selfUs.get(id) ?? 0) + dt);
+    const seen = new Set<string>();
+    for (let n = byId.get(id); n; n = byId.get(parent.get(n.id) ?? -1)) {
+      const { functionName, url, lineNumber } = n.callFrame;
+      const w = where(url);
+      if (!w.startsWith('runtime/') && !w.startsWith('generated') && !w.startsWith('bench/tmp')) continue;
+      const key = `${functionName || '(anonymous)'}  ${w}:${lineNumber + 1}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      inclusive.set(key, (inclusive.get(key) ?? 0) + dt);
+    }
+  });
+  const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
+  const fn = new Map<string, number>();
+  const file = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    const n = byId.get(id);
+    if (!n) continue;
+    const { functionName, url, lineNumber } = n.callFrame;
+    const w = where(url);
+    const key = `${functionName || '(anonymous)'}  ${w}${url ? `:${lineNumber + 1}` : ''}`;
+    fn.set(key, (fn.get(key) ?? 0) + us);
+    file.set(w, (file.get(w) ?? 0) + us);
+  }
+  const idle = [...selfUs]
+    .filter(([id]) => byId.get(id)?.callFrame.functionName === '(idle)')
+    .reduce((a, [, us]) => a + us, 0);
+  const fmt = (m: Map<string, number>) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(
+        ([k, us]) =>
+          `${(us / 1000).toFixed(0).padStart(7)} ms ${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}`,
+      )
+      .join('\n');
+  return [
+    `profile: ${(total / 1e3).toFixed(0)} ms sampled, ${(idle / 1e3).toFixed(0)} ms idle`,
+    '',
+    'self time by function:',
+    fmt(fn),
+    '',
+    'self time by file / package:',
+    fmt(file),
+    '',
+    'inclusive time of project functions (runtime/, generated code):',
+    fmt(inclusive),
+  ].join('\n');
+}
+
+async function main(): Promise<number> {
+  const kind = process.argv[2] ?? 'get-v1';
+  const generated = process.argv[3];
+  const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+  const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+  const rows = Number(process.env.PROFILE_ROWS ?? 1000);
+  installCleanup(20 * 60 * 1000);
+  const pinning = detectPinning();
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'doctype-profile-'));
+  removeOnExit(tmp);
+  const profDir = path.join(ROOT, 'bench', 'results', 'profiles');
+  mkdirSync(profDir, { recursive: true });
+  const stamp = `${kind}-${generated ? path.basename(generated) : 'core'}-${Date.now()}`;
+  const svc = await startService(pinning, {
+    port: await freePort(),
+    dbFile: path.join(tmp, 'p.sqlite'),
+    generated,
+    timeoutMs: 300000,
+    label: 'service (profiled)',
+    // One file per thread (tsx runs its module hooks on a worker thread): a folder per run, the busiest file is the main thread.
+    nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, stamp)}`],
+  });
+  console.log(`${svc.readyLine}; ${Math.round(svc.readyMs)} ms from spawn`);
+  if (kind === 'startup') {
+    await stopChild(svc.child, 15000);
+    console.log(report(path.join(profDir, stamp)));
+    return 0;
+  }
+  const auth = await apiToken(svc.base);
+  const names = await seedTodos(svc.base, auth, 0, rows);
+  const name = names[Math.floor(rows / 2)] as string;
+  const h = { authorization: auth };
+  const filter = encodeURIComponent(JSON.stringify({ status: 'Open' }));
+  const specs: Record<
+    string,
+    { url: string; method?: 'POST'; headers: Record<string, string>; body?: string }
+  > = {
+    'get-v1': { url: `${svc.base}/api/resource/ToDo/${name}`, headers: h },
+    'get-v2': { url: `${svc.base}/api/v2/document/ToDo/${name}`, headers: h },
+    create: {
+      url: `${svc.base}/api/resource/ToDo`,
+      method: 'POST',
+      headers: { ...h, 'content-type': 'application/json' },
+      body: '{"description":"profile"}',
+    },
+    'list-v1': {
+      url: `${svc.base}/api/resource/ToDo?filters=${encodeURIComponent('[["status","=","Open"]]')}&order_by=modified%20desc`,
+      headers: h,
+    },
+    'list-v2': {
+      url: `${svc.base}/api/v2/document/ToDo?filters=${filter}&order_by=modified%20desc`,
+      headers: h,
+    },
+    count: { url: `${svc.base}/api/v2/doctype/ToDo/count?filters=${filter}`, headers: h },
+  };
+  const s = specs[kind];
+  if (!s) throw new Error(`unknown scenario ${kind}: one of ${Object.keys(specs).join(', ')}`);
+  const loadStart = performance.now();
+  const r = await runLoad(pinning, { ...s, connections, seconds, warmupSeconds: 1 }, kind);
+  const loadEnd = performance.now();
+  console.log(
+    `${kind}: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms (profiled: slower than unprofiled)`,
+  );
+  await stopChild(svc.child, 15000);
+  const stopped = performance.now();
+  // The measured run is the last `seconds` of the load (after the warm-up); the profile ends when the server stops.
+  const window = {
+    fromEndUs: (stopped - loadEnd + seconds * 1000) * 1000,
+    toEndUs: (stopped - loadEnd) * 1000,
+  };
+  void loadStart;
+  console.log(report(path.join(profDir, stamp), window));
+  return 0;
+}
+
+/** Summary of the main thread's profile in `dir` (the busiest of the per-thread files). */
+function report(dir: string, window?: { fromEndUs: number; toEndUs: number }): string {
+  const profiles = readdirSync(dir).map((f) => {
+    const file = path.join(dir, f);
+    const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+    const idleIds = new Set(
+      profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id),
+    );
+    return { file, profile, busy: profile.samples.filter((id) => !idleIds.has(id)).length };
+  });
+  const main = profiles.sort((a, b) => b.busy - a.busy)[0];
+  if (!main) throw new Error(`no profile written in ${dir}`);
+  return `${path.relative(ROOT, main.file)} (open in Chrome DevTools > Performance, or speedscope)\n\n${summarize(main.profile, 30, window)}`;
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => {
+      cleanupSync();
+      process.exit(code);
+    },
+    (err: unknown) => {
+      console.error(err);
+      cleanupSync();
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,539 @@
+// `npm run bench`: load scenarios against a Koa hello-world baseline and the service, generation time and start-up
+// with the 768 fixture DocTypes, GET cost vs number of DocTypes. Prints a table; writes bench/results/latest.json.
+//
+// Environment: BENCH_SECONDS (per scenario, default 10), BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 50),
+// BENCH_LIST=0 (skip the 10,000-row list/count lines), BENCH_FIXTURES=0 (skip generation/start-up/768-DocType GET),
+// BENCH_KEEP_GEN=1 (keep bench/tmp/fixtures-gen), BENCH_AB_ROUNDS (core/fixtures GET rounds, default 2),
+// BENCH_TIME_LIMIT (s, whole run, default 1800).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { LoadSpec } from './load-worker';
+import { type Measured, runLoad } from './lib/load';
+import {
+  cleanupSync,
+  detectPinning,
+  freePort,
+  installCleanup,
+  pinned,
+  removeOnExit,
+  rssKb,
+  runToEnd,
+  startServer,
+  stopChild,
+} from './lib/procs';
+import { type Report, renderReport, type ThroughputRow, writeReport } from './lib/report';
+import { apiToken, countTodos, seedTodos, type Service, startService } from './lib/service';
+
+const ROOT = path.join(__dirname, '..');
+process.chdir(ROOT);
+
+function envNumber(name: string, dflt: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got ${raw}`);
+  return n;
+}
+
+const SECONDS = envNumber('BENCH_SECONDS', 10);
+const WARMUP = envNumber('BENCH_WARMUP', 2);
+const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 50);
+const WITH_LIST = process.env.BENCH_LIST !== '0';
+const WITH_FIXTURES = process.env.BENCH_FIXTURES !== '0';
+const KEEP_GEN = process.env.BENCH_KEEP_GEN === '1';
+const TIME_LIMIT_S = envNumber('BENCH_TIME_LIMIT', 1800);
+const AB_ROUNDS = Math.max(1, Math.round(envNumber('BENCH_AB_ROUNDS', 2)));
+
+const GET_SEED = 1000;
+const LIST_ROWS = 10000;
+const FIXTURES = path.resolve(ROOT, '..', 'shared', 'fixtures');
+const GEN_OUT = 'bench/tmp/fixtures-gen';
+
+/** HEAD (read-only git), with "+ uncommitted changes" when the code under test differs from it. */
+function commitOf(): string {
+  try {
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = git('status', '--porcelain', '--', 'runtime', 'generator', 'generated') !== '';
+    return `commit ${git('rev-parse', '--short', 'HEAD')}${dirty ? ' + uncommitted changes in runtime/generator/generated' : ''}`;
+  } catch {
+    return 'commit unknown';
+  }
+}
+
+const pinning = detectPinning();
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'doctype-bench-'));
+removeOnExit(tmp);
+
+const report: Report = {
+  startedAt: new Date().toISOString(),
+  commit: commitOf(),
+  node: process.version,
+  cpu: `${os.cpus()[0]?.model ?? 'unknown cpu'} x${os.cpus().length}`,
+  pinning: pinning.note,
+  seconds: SECONDS,
+  warmupSeconds: WARMUP,
+  connections: CONNECTIONS,
+  throughput: [],
+  measures: [],
+  notes: [],
+};
+let failures = 0;
+
+function log(msg: string): void {
+  console.log(`[bench ${((performance.now() / 1000) | 0).toString().padStart(4)} s] ${msg}`);
+}
+
+function short(r: Measured): string {
+  const bad = r.non2xx || r.errors ? `, ${r.non2xx} non-2xx, ${r.errors} errors` : '';
+  return `${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${bad}`;
+}
+
+/** Runs one step; a failure is recorded and the run goes on with what does not depend on it. */
+async function attempt<T>(what: string, fn: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await fn();
+  } catch (err) {
+    failures++;
+    const msg = err instanceof Error ? err.message : String(err);
+    console.error(`[bench] ${what} FAILED: ${msg}`);
+    report.notes.push(`${what} failed: ${msg.split('\n')[0]}`);
+    return undefined;
+  }
+}
+
+function spec(url: string, extra: Partial<LoadSpec> = {}): LoadSpec {
+  return { url, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP, ...extra };
+}
+
+/** Runs a load scenario and adds its row (with no result when it fails). */
+async function scenario(row: ThroughputRow, s: LoadSpec, serverPid?: number): Promise<Measured | undefined> {
+  log(`${row.label} ...`);
+  const result = await attempt(row.label, () => runLoad(pinning, s, row.label, serverPid));
+  if (result) log(`  ${short(result)}`);
+  report.throughput.push({ ...row, ...(result ? { result } : { note: 'failed (see notes)' }) });
+  return result;
+}
+
+async function baseline(when: 'start' | 'end'): Promise<Measured | undefined> {
+  const port = await freePort();
+  const [cmd, args] = pinned(pinning, pinning.serverCore, process.execPath, [
+    '--import',
+    'tsx',
+    path.join(__dirname, 'hello-server.ts'),
+  ]);
+  const hello = await attempt('start hello server', () =>
+    startServer(cmd, args, {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' },
+      ready: /^hello listening/,
+      timeoutMs: 30000,
+      label: 'hello server',
+    }),
+  );
+  if (!hello) return undefined;
+  try {
+    return await scenario(
+      { id: `baseline_${when}`, label: `baseline: Koa hello-world JSON (${when} of run)` },
+      spec(`http://127.0.0.1:${port}/`),
+      hello.pid,
+    );
+  } finally {
+    await stopChild(hello.child);
+  }
+}
+
+/** Starts the service on a fresh SQLite file and returns it with an API token. */
+async function serviceWithToken(
+  label: string,
+  opts: { generated?: string; timeoutMs: number; extraEnv?: NodeJS.ProcessEnv; db: string },
+): Promise<Service> {
+  const started = await startService(pinning, {
+    port: await freePort(),
+    dbFile: path.join(tmp, opts.db),
+    label,
+    ...opts,
+  });
+  try {
+    return { ...started, auth: await apiToken(started.base) };
+  } catch (err) {
+    await stopChild(started.child);
+    throw err;
+  }
+}
+
+const mb = (kb: number | undefined) => (kb === undefined ? undefined : kb / 1024);
+
+async function coreScenarios(): Promise<void> {
+  log('starting the service (core DocTypes, fresh SQLite) ...');
+  const svc = await attempt('start service (core)', () =>
+    serviceWithToken('service (core)', { timeoutMs: 60000, db: 'core.sqlite' }),
+  );
+  if (!svc) return undefined;
+  report.measures.push(
+    {
+      id: 'core_startup',
+      label: 'start-up, core DocTypes, fresh DB (spawn to "serving")',
+      value: svc.readyMs,
+      unit: 'ms',
+      note: svc.readyLine.replace(/^.*\(/, '('),
+    },
+    { id: 'core_rss', label: 'RSS after start, core DocTypes', value: mb(svc.rssAfterStartKb), unit: 'MB' },
+  );
+  try {
+    log(`seeding ${GET_SEED} ToDo rows ...`);
+    const names = await attempt('seed ToDo', () => seedTodos(svc.base, svc.auth, 0, GET_SEED));
+    const name = names?.[Math.floor(GET_SEED / 2)];
+    if (!names || !name) return;
+    const auth = { authorization: svc.auth };
+    await scenario(
+      { id: 'get_v1', label: 'GET one ToDo v1 (token)', minRatio: 0.35 },
+      spec(`${svc.base}/api/resource/ToDo/${name}`, { headers: auth }),
+      svc.pid,
+    );
+    await scenario(
+      { id: 'get_v2', label: 'GET one ToDo v2 (token)', minRatio: 0.35 },
+      spec(`${svc.base}/api/v2/document/ToDo/${name}`, { headers: auth }),
+      svc.pid,
+    );
+
+    if (WITH_LIST) {
+      const have = await attempt('count ToDo', () => countTodos(svc.base, svc.auth));
+      if (have !== undefined && have < LIST_ROWS) {
+        log(`seeding ToDo rows up to ${LIST_ROWS} ...`);
+        await attempt('seed ToDo for lists', () => seedTodos(svc.base, svc.auth, have, LIST_ROWS));
+      }
+      const rows = await attempt('count ToDo', () => countTodos(svc.base, svc.auth));
+      const note = `${rows ?? '?'} rows, filter status=Open, 20 rows`;
+      const v1Filter = encodeURIComponent(JSON.stringify([['status', '=', 'Open']]));
+      const v2Filter = encodeURIComponent(JSON.stringify({ status: 'Open' }));
+      const order = encodeURIComponent('modified desc');
+      const lists: [ThroughputRow, string][] = [
+        [
+          { id: 'list_v1', label: 'list 20 ToDo v1, filter + order', extra: true, note },
+          `/api/resource/ToDo?filters=${v1Filter}&order_by=${order}&limit_page_length=20`,
+        ],
+        [
+          { id: 'list_v2', label: 'list 20 ToDo v2, filter + order', extra: true, note },
+          `/api/v2/document/ToDo?filters=${v2Filter}&order_by=${order}`,
+        ],
+        [
+          {
+            id: 'count_v2',
+            label: 'count ToDo v2, filter',
+            extra: true,
+            note: `${rows ?? '?'} rows, filter status=Open`,
+          },
+          `/api/v2/doctype/ToDo/count?filters=${v2Filter}`,
+        ],
+      ];
+      for (const [row, url] of lists) {
+        if (row.id !== 'count_v2') {
+          const got = await attempt(`${row.label}: check`, async () => {
+            const res = await fetch(`${svc.base}${url}`, { headers: auth });
+            const body = (await res.json()) as { data?: unknown[] };
+            if (!Array.isArray(body.data) || body.data.length !== 20)
+              throw new Error(`expected 20 rows, got ${JSON.stringify(body).slice(0, 300)}`);
+            return true;
+          });
+          if (!got) {
+            report.throughput.push({ ...row, note: 'failed (see notes)' });
+            continue;
+          }
+        }
+        await scenario(row, spec(`${svc.base}${url}`, { headers: auth }), svc.pid);
+      }
+    }
+
+    // Create runs last on this server: it adds thousands of rows, which would change the list scenarios' table.
+    await scenario(
+      {
+        id: 'create_v1',
+        label: 'POST create ToDo v1 (token)',
+        minRatio: 0.15,
+        note: WITH_LIST ? `into a table of ${LIST_ROWS}+ rows` : undefined,
+      },
+      spec(`${svc.base}/api/resource/ToDo`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ description: 'bench create' }),
+      }),
+      svc.pid,
+    );
+    report.measures.push({
+      id: 'core_rss_after',
+      label: 'RSS after the load runs, core DocTypes',
+      value: mb(rssKb(svc.pid)),
+      unit: 'MB',
+    });
+  } finally {
+    await stopChild(svc.child);
+  }
+}
+
+async function fixtureScenarios(): Promise<void> {
+  const dirs = ['frappe-v15', 'erpnext-v15'].map((d) => path.join(FIXTURES, d));
+  if (!dirs.every((d) => existsSync(d))) {
+    const msg = `${FIXTURES} is absent: skipped generation, start-up and GET with the fixture DocTypes`;
+    console.log(`[bench] ${msg}`);
+    report.notes.push(msg);
+    return;
+  }
+  rmSync(GEN_OUT, { recursive: true, force: true });
+  if (!KEEP_GEN) removeOnExit(path.join(ROOT, 'bench', 'tmp'));
+  log(`generating the fixture DocTypes into ${GEN_OUT} ...`);
+  const rel = (d: string) => path.relative(ROOT, d);
+  const gen = await attempt('generate fixtures', async () => {
+    const r = await runToEnd(
+      'npx',
+      [
+        'tsx',
+        'generator/cli.ts',
+        '--doctypes',
+        rel(dirs[0] as string),
+        '--doctypes',
+        rel(dirs[1] as string),
+        '--out',
+        GEN_OUT,
+      ],
+      {
+        timeoutMs: 900000,
+        label: 'generator',
+      },
+    );
+    if (r.code !== 0) throw new Error(`generator exited ${r.code}:\n${r.stderr.slice(-3000)}`);
+    return r;
+  });
+  if (!gen) return;
+  const summary = /generated (\d+) DocTypes.*$/m.exec(gen.stdout);
+  log(`  ${summary?.[0] ?? 'generated'} (${(gen.ms / 1000).toFixed(1)} s wall)`);
+  report.measures.push({
+    id: 'generate_s',
+    label: 'generate 768 fixture DocTypes (npx tsx generator/cli.ts)',
+    value: gen.ms / 1000,
+    unit: 's',
+    target: '< 20 s',
+    ok: gen.ms < 20000,
+    note: summary ? summary[0] : undefined,
+  });
+  if (summary)
+    report.measures.push({
+      id: 'generated_doctypes',
+      label: 'DocTypes in the generated registry',
+      value: Number(summary[1]),
+      unit: 'count',
+    });
+
+  // tsx caches compiled files under $TMPDIR/tsx-<uid>: a private, empty TMPDIR gives a cold first start, then a warm one.
+  const tsxTmp = path.join(tmp, 'tsx-tmp');
+  mkdirSync(tsxTmp, { recursive: true });
+  const startup = async (kind: 'cold' | 'warm') => {
+    log(`start-up with the fixture DocTypes, fresh DB, ${kind} tsx cache ...`);
+    const svc = await attempt(`start service (fixtures, ${kind})`, async () =>
+      startService(pinning, {
+        port: await freePort(),
+        dbFile: path.join(tmp, `fixtures-${kind}.sqlite`),
+        generated: GEN_OUT,
+        timeoutMs: 300000,
+        label: `service (fixtures, ${kind} tsx cache)`,
+        extraEnv: { TMPDIR: tsxTmp },
+      }),
+    );
+    if (!svc) return undefined;
+    log(
+      `  ${svc.readyLine}; ${Math.round(svc.readyMs)} ms from spawn, RSS ${Math.round(mb(svc.rssAfterStartKb) ?? 0)} MB`,
+    );
+    report.measures.push(
+      {
+        id: `fixtures_startup_${kind}`,
+        label: `start-up, fixture DocTypes, fresh DB, ${kind} tsx cache (spawn to "serving")`,
+        value: svc.readyMs,
+        unit: 'ms',
+        target: '< 3000 ms',
+        ok: svc.readyMs < 3000,
+        note: svc.readyLine.replace(/^.*\(/, '('),
+      },
+      {
+        id: `fixtures_rss_${kind}`,
+        label: `RSS after start, fixture DocTypes, ${kind} tsx cache`,
+        value: mb(svc.rssAfterStartKb),
+        unit: 'MB',
+      },
+    );
+    return svc;
+  };
+  const cold = await startup('cold');
+  if (cold) await stopChild(cold.child);
+  const warm = await startup('warm');
+  if (!warm) return;
+  let core: Service | undefined;
+  try {
+    const auth = await attempt('login on the fixtures server', () => apiToken(warm.base));
+    if (!auth) return;
+    log(`seeding ${GET_SEED} ToDo rows (fixture ToDo DocType) ...`);
+    const names = await attempt('seed ToDo (fixtures)', () => seedTodos(warm.base, auth, 0, GET_SEED));
+    const fixturesName = names?.[Math.floor(GET_SEED / 2)];
+    if (!fixturesName) return;
+    // The comparison runs against a fresh core server seeded the same way, interleaved (core, fixtures, core, ...):
+    // other load on the machine drifts over minutes, and would otherwise show up as a difference between the two.
+    log(`A/B: a fresh core server with ${GET_SEED} ToDo rows ...`);
+    core = await attempt('start service (core, A/B)', () =>
+      serviceWithToken('service (core, A/B)', { timeoutMs: 60000, db: 'core-ab.sqlite' }),
+    );
+    if (!core) return;
+    const coreSvc = core;
+    const coreNames = await attempt('seed ToDo (core, A/B)', () =>
+      seedTodos(coreSvc.base, coreSvc.auth, 0, GET_SEED),
+    );
+    const coreName = coreNames?.[Math.floor(GET_SEED / 2)];
+    if (!coreName) return;
+    const runs: { core?: Measured; fixtures?: Measured }[] = [];
+    for (let round = 1; round <= AB_ROUNDS; round++) {
+      const one = async (
+        who: 'core' | 'fixtures',
+        svc: { base: string; pid: number },
+        authHeader: string,
+        name: string,
+      ) => {
+        const label = `A/B round ${round}: GET one ToDo v1, ${who === 'core' ? 'core set' : 'fixture DocTypes'}`;
+        log(`${label} ...`);
+        const r = await attempt(label, () =>
+          runLoad(
+            pinning,
+            spec(`${svc.base}/api/resource/ToDo/${name}`, { headers: { authorization: authHeader } }),
+            label,
+            svc.pid,
+          ),
+        );
+        if (r) log(`  ${short(r)}`);
+        return r;
+      };
+      runs.push({
+        core: await one('core', coreSvc, coreSvc.auth, coreName),
+        fixtures: await one('fixtures', warm, auth, fixturesName),
+      });
+    }
+    const mean = (xs: (number | undefined)[]) => {
+      const ok = xs.filter((x): x is number => x !== undefined);
+      return ok.length === xs.length && ok.length ? ok.reduce((a, b) => a + b, 0) / ok.length : undefined;
+    };
+    const combine = (rs: (Measured | undefined)[]): Measured | undefined => {
+      if (rs.some((r) => !r)) return undefined;
+      const all = rs as Measured[];
+      return {
+        rps: mean(all.map((r) => r.rps)) as number,
+        total: all.reduce((a, r) => a + r.total, 0),
+        durationS: all.reduce((a, r) => a + r.durationS, 0),
+        p50: mean(all.map((r) => r.p50)) as number,
+        p99: mean(all.map((r) => r.p99)) as number,
+        avgMs: mean(all.map((r) => r.avgMs)) as number,
+        non2xx: all.reduce((a, r) => a + r.non2xx, 0),
+        errors: all.reduce((a, r) => a + r.errors, 0),
+        timeouts: all.reduce((a, r) => a + r.timeouts, 0),
+        cpuUsPerReq: mean(all.map((r) => r.cpuUsPerReq)),
+        cpuPct: mean(all.map((r) => r.cpuPct)),
+        loadavg: mean(all.map((r) => r.loadavg)) as number,
+      };
+    };
+    const coreR = combine(runs.map((r) => r.core));
+    const fixR = combine(runs.map((r) => r.fixtures));
+    const perRound = runs
+      .map((r) => (r.core && r.fixtures ? `${Math.round(r.core.rps)}/${Math.round(r.fixtures.rps)}` : '-'))
+      .join(', ');
+    for (const [id, label, r] of [
+      ['get_v1_core_ab', 'GET one ToDo v1 (token), core set (A/B mean)', coreR],
+      ['get_v1_fixtures_ab', 'GET one ToDo v1 (token), fixture DocTypes (A/B mean)', fixR],
+    ] as const) {
+      report.throughput.push({
+        id,
+        label,
+        ...(r ? { result: r } : {}),
+        note: `${AB_ROUNDS} interleaved rounds, req/s core/fixtures per round: ${perRound}`,
+      });
+    }
+    const vsCore = coreR && fixR ? fixR.rps / coreR.rps : undefined;
+    const cpuRatio =
+      coreR?.cpuUsPerReq && fixR?.cpuUsPerReq ? fixR.cpuUsPerReq / coreR.cpuUsPerReq : undefined;
+    report.measures.push(
+      {
+        id: 'get_fixtures_vs_core',
+        label: 'GET one ToDo v1: req/s with fixture DocTypes / with core set (A/B)',
+        value: vsCore,
+        unit: 'x',
+        target: '>= 0.90x (within 10%)',
+        ok: vsCore === undefined ? undefined : vsCore >= 0.9,
+        note:
+          coreR && fixR
+            ? `p50 ${fixR.p50.toFixed(1)} vs ${coreR.p50.toFixed(1)} ms, p99 ${fixR.p99.toFixed(1)} vs ${coreR.p99.toFixed(1)} ms` +
+              (cpuRatio ? `; server CPU per request ${cpuRatio.toFixed(3)}x` : '')
+            : 'a run is missing',
+      },
+      {
+        id: 'fixtures_rss_after',
+        label: 'RSS after the load runs, fixture DocTypes',
+        value: mb(rssKb(warm.pid)),
+        unit: 'MB',
+      },
+    );
+  } finally {
+    if (core) await stopChild(core.child);
+    await stopChild(warm.child);
+  }
+}
+
+/**
+ * Ratios to the baseline. The baseline runs at the start and at the end; the better of the two is the denominator
+ * (a baseline slowed by other jobs on the machine would flatter every ratio): highest req/s, lowest CPU per request.
+ */
+function applyBaseline(a: Measured | undefined, b: Measured | undefined): void {
+  const runs = [a, b].filter((r): r is Measured => r !== undefined);
+  if (!runs.length) return;
+  const rps = Math.max(...runs.map((r) => r.rps));
+  const cpus = runs.map((r) => r.cpuUsPerReq).filter((c): c is number => c !== undefined);
+  const cpu = cpus.length ? Math.min(...cpus) : undefined;
+  for (const row of report.throughput) {
+    if (!row.result) continue;
+    row.ratio = row.result.rps / rps;
+    if (cpu !== undefined && row.result.cpuUsPerReq) row.cpuRatio = cpu / row.result.cpuUsPerReq;
+  }
+  report.notes.push(
+    `ratios are to the better of the two baseline runs: ${Math.round(rps)} req/s` +
+      (cpu !== undefined ? `, ${cpu.toFixed(0)} us server CPU per request` : ''),
+  );
+}
+
+async function main(): Promise<number> {
+  installCleanup(TIME_LIMIT_S * 1000);
+  log(`${pinning.note}; ${CONNECTIONS} connections, ${SECONDS} s + ${WARMUP} s warm-up per scenario`);
+  if (!pinning.enabled) report.notes.push(pinning.note);
+  const first = await baseline('start');
+  await coreScenarios();
+  if (WITH_FIXTURES) await fixtureScenarios();
+  else report.notes.push('BENCH_FIXTURES=0: skipped generation, start-up and GET with the fixture DocTypes');
+  const last = await baseline('end');
+  applyBaseline(first, last);
+  const maxLoad = Math.max(0, ...report.throughput.map((r) => r.result?.loadavg ?? 0));
+  if (maxLoad > os.cpus().length - 0.5) {
+    report.notes.push(
+      `other processes were busy: 1-min load average up to ${maxLoad.toFixed(1)} on ${os.cpus().length} cores during the runs. ` +
+        'Pinning does not keep them off the cores, so req/s and latency are pessimistic and noisy; server CPU us/req is the steadier figure.',
+    );
+  }
+  report.finishedAt = new Date().toISOString();
+  console.log(`\n${renderReport(report)}\n`);
+  console.log(`written to ${path.relative(ROOT, writeReport(report))}`);
+  return failures ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    cleanupSync();
+    process.exit(code);
+  },
+  (err: unknown) => {
+    console.error(err);
+    cleanupSync();
+    process.exit(1);
+  },
+);
