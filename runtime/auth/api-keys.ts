@@ -4,10 +4,12 @@ import { digestSecret, generateHash, readAuth, secretMatches, writeAuth } from '
 
 interface KeyEntry {
   user: string;
-  digest: string;
+  /** The stored secret digest, decoded once when the key is cached. */
+  digest: Buffer;
 }
 
 const TTL_MS = 5_000;
+const UNKNOWN_KEY_DIGEST = Buffer.alloc(32);
 const cache = new Map<string, { entry: KeyEntry | undefined; at: number }>();
 
 /** Drops cached keys (after a User write or key generation). */
@@ -20,7 +22,7 @@ async function lookup(q: Queryable, key: string): Promise<KeyEntry | undefined> 
   if (hit && Date.now() - hit.at < TTL_MS) return hit.entry;
   const row = (await q('tabUser').where('api_key', key).first('name')) as { name: string } | undefined;
   const digest = row ? await readAuth(q, 'User', row.name, 'api_secret') : undefined;
-  const entry = row && digest ? { user: row.name, digest } : undefined;
+  const entry = row && digest ? { user: row.name, digest: Buffer.from(digest, 'hex') } : undefined;
   cache.set(key, { entry, at: Date.now() });
   return entry;
 }
@@ -29,7 +31,7 @@ async function lookup(q: Queryable, key: string): Promise<KeyEntry | undefined> 
 export async function userForApiKey(q: Queryable, key: string, secret: string): Promise<string | undefined> {
   const entry = await lookup(q, key);
   // Compare even when the key is unknown, so both failures cost the same.
-  const ok = secretMatches(secret, entry?.digest ?? '0'.repeat(64));
+  const ok = secretMatches(secret, entry?.digest ?? UNKNOWN_KEY_DIGEST);
   return entry && ok ? entry.user : undefined;
 }
 

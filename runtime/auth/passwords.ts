@@ -38,9 +38,9 @@ export function digestSecret(secret: string): Buffer {
   return createHash('sha256').update(secret, 'utf8').digest();
 }
 
-/** Constant-time comparison of a presented secret with a stored digest (hex). */
-export function secretMatches(secret: string, storedDigestHex: string): boolean {
-  const expected = Buffer.from(storedDigestHex, 'hex');
+/** Constant-time comparison of a presented secret with a stored digest (raw bytes, or hex as kept in `__Auth`). */
+export function secretMatches(secret: string, storedDigest: Buffer | string): boolean {
+  const expected = typeof storedDigest === 'string' ? Buffer.from(storedDigest, 'hex') : storedDigest;
   const actual = digestSecret(secret);
   return expected.length === actual.length && timingSafeEqual(expected, actual);
 }

@@ -118,13 +118,12 @@ function schemaHash(meta: DocTypeMeta): string {
   return createHash('sha1').update(JSON.stringify([meta.tableName, spec, types])).digest('hex');
 }
 
-async function existingColumns(db: Database, table: string): Promise<Set<string>> {
-  const info = await db.knex(table).columnInfo();
+async function existingColumns(knex: Knex, table: string): Promise<Set<string>> {
+  const info = await knex(table).columnInfo();
   return new Set(Object.keys(info));
 }
 
-async function syncTable(db: Database, meta: DocTypeMeta): Promise<void> {
-  const { knex } = db;
+async function syncTable(knex: Knex, dialect: Database['dialect'], meta: DocTypeMeta): Promise<void> {
   const specs = columnSpecs(meta);
   const table = meta.tableName;
   if (!(await knex.schema.hasTable(table))) {
@@ -134,11 +133,11 @@ async function syncTable(db: Database, meta: DocTypeMeta): Promise<void> {
         if (spec.index === 'unique') t.unique([spec.name], { indexName: indexName(table, spec.name) });
         else if (spec.index === 'plain') t.index([spec.name], indexName(table, spec.name));
       }
-      if (db.dialect === 'mysql') t.charset('utf8mb4');
+      if (dialect === 'mysql') t.charset('utf8mb4');
     });
     return;
   }
-  const have = await existingColumns(db, table);
+  const have = await existingColumns(knex, table);
   const missing = specs.filter((s) => !have.has(s.name));
   if (missing.length === 0) return;
   await knex.schema.alterTable(table, (t) => {
@@ -200,14 +199,20 @@ export async function migrate(db: Database, doctypes: DocTypeMeta[]): Promise<Mi
     (await db.knex(SYSTEM_TABLES.schema).select('doctype', 'hash')).map((r: { doctype: string; hash: string }) => [r.doctype, r.hash]),
   );
   const changed: string[] = [];
-  for (const meta of doctypes) {
-    if (meta.issingle || meta.isVirtual) continue;
-    const hash = schemaHash(meta);
-    if (known.get(meta.name) === hash) continue;
-    await syncTable(db, meta);
-    if (known.has(meta.name)) await db.knex(SYSTEM_TABLES.schema).where({ doctype: meta.name }).update({ hash });
-    else await db.knex(SYSTEM_TABLES.schema).insert({ doctype: meta.name, hash });
-    changed.push(meta.name);
-  }
+  const sync = async (knex: Knex) => {
+    for (const meta of doctypes) {
+      if (meta.issingle || meta.isVirtual) continue;
+      const hash = schemaHash(meta);
+      if (known.get(meta.name) === hash) continue;
+      await syncTable(knex, db.dialect, meta);
+      if (known.has(meta.name)) await knex(SYSTEM_TABLES.schema).where({ doctype: meta.name }).update({ hash });
+      else await knex(SYSTEM_TABLES.schema).insert({ doctype: meta.name, hash });
+      changed.push(meta.name);
+    }
+  };
+  // SQLite DDL is transactional: one transaction instead of one commit per statement (thousands for large sets).
+  // MariaDB commits each DDL statement implicitly, so there the statements run as they are.
+  if (db.dialect === 'sqlite') await db.knex.transaction((trx) => sync(trx));
+  else await sync(db.knex);
   return { changed };
 }
