@@ -1,6 +1,6 @@
 // Normalize phase: turn checked Frappe DocType JSON into DocTypeMeta, the one IR every emitter reads.
 import { FIELD_TYPE_INFO, isFieldType, storesValue } from '../runtime/meta/field-types';
-import { RIGHTS, type DocTypeMeta, type FieldMeta, type NamingRule, type PermissionMeta } from '../runtime/meta/types';
+import { CHILD_FIELDS, RIGHTS, STANDARD_FIELDS, type DocTypeMeta, type FieldMeta, type NamingRule, type PermissionMeta } from '../runtime/meta/types';
 import { scrub } from './naming';
 import type { LoadedDocType } from './load-doctypes';
 
@@ -13,10 +13,7 @@ export interface DocTypeIR {
 
 type Raw = Record<string, unknown>;
 
-/** Columns every DocType table has (Frappe's default_fields without `doctype`). */
-export const STANDARD_FIELDS = ['name', 'owner', 'creation', 'modified', 'modified_by', 'docstatus', 'idx'] as const;
-/** Columns child tables add. */
-export const CHILD_FIELDS = ['parent', 'parentfield', 'parenttype'] as const;
+export { CHILD_FIELDS, STANDARD_FIELDS };
 
 const flag = (value: unknown): boolean => value === 1 || value === true || value === '1';
 const str = (value: unknown): string | undefined =>

@@ -4,7 +4,7 @@ import type { Database } from '../db/connect';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { DuplicateEntryError } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
-import type { DocTypeMeta, FieldMeta } from '../meta/types';
+import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta, type FieldMeta } from '../meta/types';
 import type { DocTypeBinding, Registry } from '../registry/registry';
 import { defaultValue } from './checks';
 import { decodeValue, encodeValue, formatDatetime } from './values';
@@ -50,8 +50,8 @@ export function rowValues(meta: DocTypeMeta, data: DocData, standard: readonly s
   return row;
 }
 
-const PARENT_STANDARD = ['name', 'owner', 'creation', 'modified', 'modified_by', 'docstatus', 'idx'] as const;
-const CHILD_STANDARD = [...PARENT_STANDARD, 'parent', 'parentfield', 'parenttype'] as const;
+const PARENT_STANDARD = STANDARD_FIELDS;
+const CHILD_STANDARD = [...STANDARD_FIELDS, ...CHILD_FIELDS] as const;
 
 /** Loads the child rows of one or more parents, grouped by parent then parentfield (one query per child DocType). */
 export async function loadChildren(

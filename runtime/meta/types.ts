@@ -22,6 +22,11 @@ export const RIGHTS = [
 /** One right of a DocPerm row. */
 export type Right = (typeof RIGHTS)[number];
 
+/** Columns every DocType table has (Frappe's default_fields without `doctype`). */
+export const STANDARD_FIELDS = ['name', 'owner', 'creation', 'modified', 'modified_by', 'docstatus', 'idx'] as const;
+/** Columns child tables add. */
+export const CHILD_FIELDS = ['parent', 'parentfield', 'parenttype'] as const;
+
 /** One field of a DocType, with Frappe's rules the server enforces. */
 export interface FieldMeta {
   fieldname: string;

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { DataError, PermissionError } from '../errors/errors';
 import { isTableType } from '../meta/field-types';
-import type { DocTypeMeta } from '../meta/types';
+import { STANDARD_FIELDS, type DocTypeMeta } from '../meta/types';
 import type { DocTypeBinding } from '../registry/registry';
 
 /** A comparison the list query supports. */
@@ -25,7 +25,7 @@ export interface ListQuery {
 }
 
 const OPERATORS: readonly Operator[] = ['=', '!=', '>', '<', '>=', '<=', 'like', 'not like', 'in', 'not in', 'is'];
-const STANDARD = ['name', 'owner', 'creation', 'modified', 'modified_by', 'docstatus', 'idx'];
+const STANDARD: readonly string[] = STANDARD_FIELDS;
 
 /** Resolves a field name against the DocType: standard or stored field; Password and Table fields refused. */
 export function checkField(meta: DocTypeMeta, name: unknown, where: string): string {
