@@ -1,15 +1,14 @@
 // Documents as the API returns them: `doctype` added, Password values never sent, nulls dropped in v1 and kept in v2.
 import { isTableType } from '../meta/field-types';
-import type { DocTypeMeta } from '../meta/types';
-import type { Registry } from '../registry/registry';
+import type { DocTypeBinding, Registry } from '../registry/registry';
 import type { DocData } from './store';
 
 const HIDDEN_STANDARD = new Set(['__islocal', '__unsaved']);
 
-/** Serializes document data of `meta` for API version `version`. */
-export function serializeDoc(meta: DocTypeMeta, registry: Registry, data: DocData, version: 1 | 2): DocData {
+/** Serializes document data of a DocType for API version `version`. */
+export function serializeDoc(binding: DocTypeBinding, registry: Registry, data: DocData, version: 1 | 2): DocData {
+  const { meta, fieldMap: fields } = binding;
   const out: DocData = {};
-  const fields = new Map(meta.fields.map((f) => [f.fieldname, f]));
   for (const [key, value] of Object.entries(data)) {
     if (HIDDEN_STANDARD.has(key)) continue;
     const field = fields.get(key);
@@ -17,7 +16,7 @@ export function serializeDoc(meta: DocTypeMeta, registry: Registry, data: DocDat
     if (field && isTableType(field.fieldtype)) {
       const child = field.options ? registry.get(field.options) : undefined;
       const rows = Array.isArray(value) ? (value as DocData[]) : [];
-      out[key] = child ? rows.map((row) => serializeDoc(child.meta, registry, row, version)) : rows;
+      out[key] = child ? rows.map((row) => serializeDoc(child, registry, row, version)) : rows;
       continue;
     }
     if (version === 1 && (value === null || value === undefined)) continue;

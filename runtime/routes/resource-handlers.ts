@@ -42,7 +42,7 @@ export async function getDocument(ctx: AppContext, doctype: string, name: string
   assertDocTypePermission(ctx.state.user, binding.meta, 'read');
   const data = await readDoc(ctx.state.site, binding, binding.meta.issingle ? binding.meta.name : name);
   if (!data) throw new DoesNotExistError(`${doctype} ${name} not found`);
-  respond(ctx, 200, 'data', serializeDoc(binding.meta, ctx.state.site.registry, data, ctx.state.version));
+  respond(ctx, 200, 'data', serializeDoc(binding, ctx.state.site.registry, data, ctx.state.version));
 }
 
 /** GET a list of documents. */
@@ -103,7 +103,7 @@ export async function createDocument(ctx: AppContext, doctype: string): Promise<
     await created.insert();
     return created;
   });
-  respond(ctx, 201, 'data', serializeDoc(binding.meta, ctx.state.site.registry, { ...doc }, ctx.state.version), tx.messages);
+  respond(ctx, 201, 'data', serializeDoc(binding, ctx.state.site.registry, { ...doc }, ctx.state.version), tx.messages);
 }
 
 /** PUT/PATCH changes to a document: only the fields sent change; a stale `modified` is refused. */
@@ -121,7 +121,7 @@ export async function updateDocument(ctx: AppContext, doctype: string, name: str
     await loaded.save();
     return loaded;
   });
-  respond(ctx, 200, 'data', serializeDoc(binding.meta, ctx.state.site.registry, { ...doc }, ctx.state.version), tx.messages);
+  respond(ctx, 200, 'data', serializeDoc(binding, ctx.state.site.registry, { ...doc }, ctx.state.version), tx.messages);
 }
 
 /** DELETE a document: 202 with `"ok"`. */
@@ -156,7 +156,7 @@ export async function copyDocument(ctx: AppContext, doctype: string, name: strin
     }
     return out;
   };
-  respond(ctx, 200, 'data', serializeDoc(binding.meta, registry, clean(binding.meta, data, IDENTITY), 2));
+  respond(ctx, 200, 'data', serializeDoc(binding, registry, clean(binding.meta, data, IDENTITY), 2));
 }
 
 /** GET a DocType's metadata (v2); any signed-in user. */
