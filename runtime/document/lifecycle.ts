@@ -22,6 +22,8 @@ interface DocState {
   stored?: DocData;
   /** A name the client supplied and may use. */
   clientName?: string;
+  /** The transaction in which `stored` was read under a row lock (or written): it is current there, no re-read needed. */
+  lockedIn?: Knex.Transaction;
 }
 
 /** A request's unit of work: creates documents bound to it and writes them through the lifecycle. */
@@ -79,7 +81,8 @@ export class DocumentTransaction implements DocumentSession {
     const q = this.trx ?? this.site.db.knex;
     const data = await loadDoc(q, binding, this.site.registry, name, { ...options, dialect: this.site.db.dialect });
     if (!data) throw new DoesNotExistError(`${doctype} ${name} not found`);
-    return this.instantiate(binding, data, { isNew: false, stored: structuredClone(data) });
+    const lockedIn = options.forUpdate ? this.trx : undefined;
+    return this.instantiate(binding, data, { isNew: false, stored: structuredClone(data), ...(lockedIn ? { lockedIn } : {}) });
   }
 
   isNew(doc: Document): boolean {
@@ -124,7 +127,10 @@ export class DocumentTransaction implements DocumentSession {
       if (![0, 1, 2].includes(docstatus)) throw new ValidationError('docstatus must be 0, 1 or 2');
       let stored = state.stored;
       if (!state.isNew) {
-        const fresh = await loadDoc(trx, binding, registry, doc.name, { forUpdate: true, dialect: this.site.db.dialect });
+        const fresh =
+          state.lockedIn === trx && state.stored
+            ? state.stored
+            : await loadDoc(trx, binding, registry, doc.name, { forUpdate: true, dialect: this.site.db.dialect });
         if (!fresh) throw new DoesNotExistError(`${binding.meta.name} ${doc.name} not found`);
         if (doc.modified && formatDatetime(String(doc.modified)) !== fresh.modified && !binding.meta.issingle) {
           throw new TimestampMismatchError(
@@ -172,6 +178,7 @@ export class DocumentTransaction implements DocumentSession {
       Object.assign(doc, data);
       state.isNew = false;
       state.stored = structuredClone(data);
+      state.lockedIn = trx;
       for (const hook of AFTER_WRITE[action]) await runHook(doc, hook);
       forgetCredentials(binding.meta.name);
     });
