@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runLoad } from './lib/load';
-import { cleanupSync, detectPinning, freePort, installCleanup, removeOnExit, stopChild } from './lib/procs';
+import { runMain, detectPinning, freePort, installCleanup, removeOnExit, stopChild } from './lib/procs';
 import { apiToken, seedTodos, startService } from './lib/service';
 
 interface ProfileNode {
@@ -198,15 +198,5 @@ function report(dir: string, window?: { fromEndUs: number; toEndUs: number }): s
 }
 
 if (require.main === module) {
-  main().then(
-    (code) => {
-      cleanupSync();
-      process.exit(code);
-    },
-    (err: unknown) => {
-      console.error(err);
-      cleanupSync();
-      process.exit(1);
-    },
-  );
+  runMain(main);
 }

@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { LoadSpec } from './load-worker';
 import { type Measured, runLoad } from './lib/load';
 import {
-  cleanupSync,
+  runMain,
   detectPinning,
   freePort,
   installCleanup,
@@ -526,14 +526,4 @@ async function main(): Promise<number> {
   return failures ? 1 : 0;
 }
 
-main().then(
-  (code) => {
-    cleanupSync();
-    process.exit(code);
-  },
-  (err: unknown) => {
-    console.error(err);
-    cleanupSync();
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -112,6 +112,21 @@ export function cleanupSync(): void {
   tempPaths.clear();
 }
 
+/** Runs a bench entry point: cleans up children and temp paths, then exits with its code (1 on error). */
+export function runMain(main: () => Promise<number>): void {
+  main().then(
+    (code) => {
+      cleanupSync();
+      process.exit(code);
+    },
+    (err: unknown) => {
+      console.error(err);
+      cleanupSync();
+      process.exit(1);
+    },
+  );
+}
+
 let installed = false;
 /** Cleans up on normal exit, Ctrl-C, SIGTERM, uncaught errors and a global time limit. */
 export function installCleanup(timeLimitMs: number): void {
