@@ -1,0 +1,22 @@
+// Who is asking: the site, the user and the API version. Every document and list operation takes one, so the same
+// operation serves the REST routes, the frappe.client methods and server scripts.
+import { DoesNotExistError, MethodNotAllowedError } from '../errors/errors';
+import type { DocTypeBinding, V2Operation } from '../registry/registry';
+import type { SessionUser, Site } from '../site';
+
+/** The caller of an operation. */
+export interface Caller {
+  site: Site;
+  user: SessionUser;
+  /** The API version whose shapes the result takes (v1 drops nulls, v2 fills them). */
+  version: 1 | 2;
+}
+
+/** The DocType of the request, checked to answer the operation in the caller's API version (404 / 405 otherwise). */
+export function bindingFor(caller: Caller, doctype: string, op: V2Operation): DocTypeBinding {
+  const binding = caller.site.registry.get(doctype);
+  const ops: ReadonlySet<string> | undefined = caller.version === 1 ? binding?.v1Ops : binding?.v2Ops;
+  if (!binding || !ops || ops.size === 0) throw new DoesNotExistError(`DocType ${doctype.slice(0, 140)} not found`);
+  if (!ops.has(op)) throw new MethodNotAllowedError(`${op} is not allowed on ${doctype}`);
+  return binding;
+}

@@ -1,0 +1,107 @@
+// Operations on one document: get, create, update, delete, copy and the DocType's meta. Each checks permissions,
+// runs the lifecycle and returns the serialized document with the messages the hooks added for the user.
+import { checkBody } from '../document/checks';
+import { DocumentTransaction } from '../document/lifecycle';
+import { readDoc } from '../document/reader';
+import { serializeDoc } from '../document/serialize';
+import type { DocData } from '../document/store';
+import { DoesNotExistError } from '../errors/errors';
+import type { DocTypeMeta } from '../meta/types';
+import { assertDocTypePermission } from '../permissions/doctype-permission';
+import type { DocTypeBinding } from '../registry/registry';
+import { bindingFor, type Caller } from './caller';
+
+/** A document with the messages for the user that producing it left. */
+export interface DocumentResult {
+  doc: DocData;
+  messages: string[];
+}
+
+/** Reads one document (the DocType's own name for a Single). */
+export async function getDocument(caller: Caller, doctype: string, name: string): Promise<DocData> {
+  const binding = bindingFor(caller, doctype, 'get');
+  assertDocTypePermission(caller.user, binding.meta, 'read');
+  const data = await readDoc(caller.site, binding, binding.meta.issingle ? binding.meta.name : name);
+  if (!data) throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);
+  return serializeDoc(binding, caller.site.registry, data, caller.version);
+}
+
+/** Inserts a document from a request body. v2 uses a client `name` as given; v1 only for prompt and UUID naming (as Frappe). */
+export async function createDocument(caller: Caller, doctype: string, body: Record<string, unknown>): Promise<DocumentResult> {
+  const binding = bindingFor(caller, doctype, 'create');
+  assertDocTypePermission(caller.user, binding.meta, 'create');
+  const input = { ...body };
+  delete input.doctype;
+  const data = checkBody(binding.validateCreate, input, doctype);
+  const rawName = data.name;
+  delete data.name;
+  delete data.modified;
+  const kind = binding.meta.naming.kind;
+  const clientName = typeof rawName === 'string' && (caller.version === 2 || kind === 'prompt' || kind === 'uuid') ? rawName : undefined;
+  const tx = new DocumentTransaction(caller.site, caller.user);
+  const doc = await tx.run(async () => {
+    const created = tx.newDoc(doctype, data, clientName);
+    await created.insert();
+    return created;
+  });
+  return { doc: serializeDoc(binding, caller.site.registry, { ...doc }, caller.version), messages: tx.messages };
+}
+
+/** Applies changes to a document: only the fields sent change; a stale `modified` is refused. */
+export async function updateDocument(caller: Caller, doctype: string, name: string, body: Record<string, unknown>): Promise<DocumentResult> {
+  const binding = bindingFor(caller, doctype, 'update');
+  assertDocTypePermission(caller.user, binding.meta, 'write');
+  const input = { ...body };
+  delete input.doctype;
+  delete input.name;
+  const changes = checkBody(binding.validateUpdate, input, doctype);
+  const tx = new DocumentTransaction(caller.site, caller.user);
+  const doc = await tx.run(async () => {
+    const loaded = await tx.getDoc(doctype, binding.meta.issingle ? binding.meta.name : name, { forUpdate: true });
+    Object.assign(loaded, changes);
+    await loaded.save();
+    return loaded;
+  });
+  return { doc: serializeDoc(binding, caller.site.registry, { ...doc }, caller.version), messages: tx.messages };
+}
+
+/** Deletes a document; returns the messages the hooks left. */
+export async function deleteDocument(caller: Caller, doctype: string, name: string): Promise<string[]> {
+  const binding = bindingFor(caller, doctype, 'delete');
+  assertDocTypePermission(caller.user, binding.meta, 'delete');
+  const tx = new DocumentTransaction(caller.site, caller.user);
+  await tx.run(async () => (await tx.getDoc(doctype, name, { forUpdate: true })).delete());
+  return tx.messages;
+}
+
+const IDENTITY = ['name', 'owner', 'creation', 'modified', 'modified_by', 'docstatus'];
+const CHILD_IDENTITY = [...IDENTITY, 'parent', 'parentfield', 'parenttype', 'idx'];
+
+/** A clean copy that can be posted back as a new document. `keepNoCopy` false drops no_copy fields. */
+export async function copyDocument(caller: Caller, doctype: string, name: string, keepNoCopy: boolean): Promise<DocData> {
+  const binding = bindingFor(caller, doctype, 'copy');
+  assertDocTypePermission(caller.user, binding.meta, 'read');
+  const data = await readDoc(caller.site, binding, name);
+  if (!data) throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);
+  const { registry } = caller.site;
+  const clean = (b: DocTypeBinding, row: DocData, identity: string[]): DocData => {
+    const out: DocData = {};
+    for (const [key, value] of Object.entries(row)) {
+      const field = b.fieldMap.get(key);
+      if (identity.includes(key) || value === null || (!keepNoCopy && field?.noCopy)) continue;
+      if (field && (field.fieldtype === 'Table' || field.fieldtype === 'Table MultiSelect')) {
+        const child = field.options ? registry.get(field.options) : undefined;
+        out[key] = (value as DocData[]).map((r) => (child ? clean(child, r, CHILD_IDENTITY) : r));
+      } else out[key] = value;
+    }
+    return out;
+  };
+  return serializeDoc(binding, registry, clean(binding, data, IDENTITY), 2);
+}
+
+/** A DocType's metadata; any signed-in user. */
+export function docTypeMeta(caller: Caller, doctype: string): DocTypeMeta {
+  const binding = bindingFor(caller, doctype, 'meta');
+  if (caller.user.name === 'Guest') assertDocTypePermission(caller.user, binding.meta, 'read');
+  return binding.meta;
+}
