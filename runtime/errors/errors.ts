@@ -47,6 +47,8 @@ export class AuthenticationError extends define('AuthenticationError', 401) {}
 export class InvalidAuthorizationToken extends define('InvalidAuthorizationToken', 401, AuthenticationError) {}
 /** Authenticated, but not permitted. */
 export class PermissionError extends define('PermissionError', 403) {}
+/** A bearer token whose scopes do not cover the endpoint or method (OAuth `insufficient_scope`). */
+export class InsufficientScopeError extends define('InsufficientScopeError', 403, PermissionError) {}
 /** Unknown DocType, document, route or method. */
 export class DoesNotExistError extends define('DoesNotExistError', 404) {}
 /** The HTTP verb is not allowed here. */
@@ -80,6 +82,7 @@ export const ERROR_CLASSES = {
   AuthenticationError,
   InvalidAuthorizationToken,
   PermissionError,
+  InsufficientScopeError,
   DoesNotExistError,
   MethodNotAllowedError,
   DuplicateEntryError,

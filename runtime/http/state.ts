@@ -15,6 +15,8 @@ export interface RequestState {
   auth: AuthMethod;
   /** The session, under session authentication. */
   session?: SessionData;
+  /** The bearer token's scopes, under bearer authentication. */
+  scopes?: readonly string[];
   /** Messages for the user, sent as `_server_messages` (v1) or `messages` (v2). */
   messages: string[];
 }
