@@ -1,6 +1,7 @@
 // `npm run generate` / `svc generate`: parse flags, run the pipeline, print problems and a one-line summary.
 import { parseArgs } from 'node:util';
 import { formatProblem, GeneratorProblems } from './problems';
+import { ensureRegistryBundle } from '../runtime/cli/registry-bundle';
 import { runGenerator } from './run-generator';
 
 /** Usage text of `svc generate`. */
@@ -27,7 +28,10 @@ export async function generateCommand(argv: string[]): Promise<number> {
   }
   const started = process.hrtime.bigint();
   try {
-    const result = await runGenerator({ doctypes: values.doctypes ?? ['doctypes'], out: values.out ?? 'generated' });
+    const out = values.out ?? 'generated';
+    const result = await runGenerator({ doctypes: values.doctypes ?? ['doctypes'], out });
+    // Prepares the start-up bundle now, so the first `svc serve` does not pay for it (a cache; failure is not an error).
+    await ensureRegistryBundle(out).catch(() => undefined);
     if (!values.quiet) for (const w of result.warnings) console.warn(formatProblem(w));
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     console.log(

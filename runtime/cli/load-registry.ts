@@ -1,10 +1,13 @@
-// Loads a generated registry (generated/index.ts by default) at run time.
+// Loads a generated registry (generated/index.ts by default) at run time: through the start-up bundle when it can be
+// built (see registry-bundle.ts), else the TypeScript modules directly. SVC_BUNDLE=0 turns the bundle off.
 import path from 'node:path';
 import type { Registry } from '../registry/registry';
+import { ensureRegistryBundle } from './registry-bundle';
 
-/** Requires `<dir>/index.ts` of a generated folder and returns its registry. */
-export function loadRegistry(dir = process.env.SVC_GENERATED ?? 'generated'): Registry {
-  const mod = require(path.resolve(dir, 'index.ts')) as { registry?: Registry };
+/** Requires the registry of a generated folder and returns it. */
+export async function loadRegistry(dir = process.env.SVC_GENERATED ?? 'generated'): Promise<Registry> {
+  const bundle = process.env.SVC_BUNDLE === '0' ? undefined : await ensureRegistryBundle(dir);
+  const mod = require(bundle ?? path.resolve(dir, 'index.ts')) as { registry?: Registry };
   if (!mod.registry) throw new Error(`${dir}/index.ts has no registry: run \`npm run generate\``);
   return mod.registry;
 }

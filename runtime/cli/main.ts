@@ -14,7 +14,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   migrate: {
     help: 'Usage: svc migrate\n\nSyncs the database (DATABASE_URL) to the generated DocTypes: creates missing tables, adds missing\ncolumns and indexes, never drops anything. Running it twice is a no-op.',
     run: async () => {
-      const site = await openSite(loadConfig(), loadRegistry());
+      const site = await openSite(loadConfig(), await loadRegistry());
       console.log(site.migrated.length ? `migrated ${site.migrated.length} DocTypes: ${site.migrated.join(', ')}` : 'schema is up to date');
       await site.db.close();
       return 0;
@@ -25,7 +25,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
     run: async () => {
       const started = Date.now();
       const config = loadConfig();
-      const site = await openSite(config, loadRegistry());
+      const site = await openSite(config, await loadRegistry());
       if (site.created && config.adminPasswordDefaulted) console.warn('warning: Administrator was created with the default password "admin"; set ADMIN_PASSWORD');
       const server = createApp(site, { generatedDir: process.env.SVC_GENERATED ?? 'generated' }).listen(config.port, config.host, () => {
         console.log(`serving ${site.registry.all().length} DocTypes on http://${config.host}:${config.port} (${config.databaseUrl.split(':')[0]}, ready in ${Date.now() - started} ms)`);

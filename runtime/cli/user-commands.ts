@@ -11,7 +11,7 @@ import { loadRegistry } from './load-registry';
 const admin = { name: ADMINISTRATOR, roles: new Set(['Administrator', 'System Manager', 'All']) };
 
 async function withSite<T>(work: (site: Awaited<ReturnType<typeof openSite>>) => Promise<T>): Promise<T> {
-  const site = await openSite(loadConfig(), loadRegistry());
+  const site = await openSite(loadConfig(), await loadRegistry());
   try {
     return await work(site);
   } finally {

@@ -1,0 +1,42 @@
+// The start-up bundle: built from a generated folder, loads the same registry, and is rebuilt when an input changes.
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { runGenerator } from '../../generator/run-generator';
+import { ensureRegistryBundle } from '../../runtime/cli/registry-bundle';
+import type { Registry } from '../../runtime/registry/registry';
+
+const ROOT = path.resolve(__dirname, '../..');
+let dir: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(ROOT, 'test/tmp/bundle-'));
+  await runGenerator({ doctypes: ['doctypes'], out: dir, cwd: ROOT });
+}, 60_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test('the bundle holds the registry of the generated folder', async () => {
+  const bundle = await ensureRegistryBundle(dir);
+  expect(bundle).toBeDefined();
+  const fromBundle = (require(bundle as string) as { registry: Registry }).registry;
+  const fromSource = (require(path.join(dir, 'index.ts')) as { registry: Registry }).registry;
+  const names = (r: Registry) => r.all().map((b) => b.meta.name).sort();
+  expect(names(fromBundle)).toEqual(names(fromSource));
+  expect(fromBundle.get('ToDo')?.meta).toEqual(fromSource.get('ToDo')?.meta);
+  // The bundled validators work: a ToDo body with a bad Select value is refused.
+  const validate = fromBundle.get('ToDo')?.validateCreate;
+  expect(validate?.({ description: 'x', status: 'Nonsense' })).toBe(false);
+}, 60_000);
+
+test('a fresh bundle is reused; a changed input rebuilds it', async () => {
+  const first = (await ensureRegistryBundle(dir)) as string;
+  const builtAt = statSync(first).mtimeMs;
+  expect(await ensureRegistryBundle(dir)).toBe(first);
+  expect(statSync(first).mtimeMs).toBe(builtAt);
+
+  const todoModel = path.join(dir, 'models', 'todo.ts');
+  writeFileSync(todoModel, readFileSync(todoModel, 'utf8').replace('"label": "Status"', '"label": "Bundle Probe"'));
+  const rebuilt = (await ensureRegistryBundle(dir)) as string;
+  // Not toContain: a failure would print the whole bundle.
+  expect(readFileSync(rebuilt, 'utf8').includes('Bundle Probe')).toBe(true);
+}, 60_000);
