@@ -2,10 +2,13 @@
 import Koa from 'koa';
 import type { AppContext } from './http/state';
 import { versionOf } from './http/state';
+import { loadAuthHooks, type AuthHook } from './auth/auth-hooks';
 import { createAuthenticate } from './middleware/authenticate';
 import { createBodyParser } from './middleware/body-parser';
 import { createCsrf } from './middleware/csrf';
 import { createErrorHandler } from './middleware/error-handler';
+import { createRequestLog } from './middleware/request-log';
+import { createResourceScopes } from './middleware/resource-scopes';
 import { createApiRouter } from './routes/api-router';
 import { createOpenApiRoutes } from './routes/openapi-routes';
 import type { Site } from './site';
@@ -17,6 +20,8 @@ export interface AppOptions {
   onServerError?: (err: unknown) => void;
   /** The generated folder whose openapi/ documents are served (default `generated`). */
   generatedDir?: string;
+  /** Auth hooks (default: `authHooks` of `doctypes/hooks.ts`, or of `$SVC_DOCTYPES/hooks.ts`, when present). */
+  authHooks?: readonly AuthHook[];
 }
 
 /** Creates the Koa app serving one site. Use `app.callback()` with supertest or `app.listen()`. */
@@ -34,10 +39,12 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
     ctx.set('Cache-Control', 'no-store,no-cache,must-revalidate,max-age=0');
     await next();
   });
+  app.use(createRequestLog());
   app.use(createErrorHandler({ developerMode: conf.developer_mode, onServerError: options.onServerError ?? ((err) => console.error(err)) }));
   app.use(createBodyParser({ maxBodySize: conf.max_body_size }));
-  app.use(createAuthenticate());
+  app.use(createAuthenticate({ authHooks: options.authHooks ?? loadAuthHooks() }));
   app.use(createCsrf({ ignoreCsrf: conf.ignore_csrf, allowedReferrers: conf.allowed_referrers, exempt: new Set(['/api/method/login', '/api/v1/method/login', '/api/v2/method/login']) }));
+  app.use(createResourceScopes());
   app.use(createOpenApiRoutes(options.generatedDir ?? 'generated'));
   app.use(createApiRouter());
   return app;

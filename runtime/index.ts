@@ -14,7 +14,10 @@ export {
   TimestampMismatchError,
 } from './errors/errors';
 export { createApp, type AppOptions } from './app';
+export type { AuthHook, AuthHookRequest } from './auth/auth-hooks';
 export { openSite } from './bootstrap';
 export { loadConfig, type ServiceConfig, type SiteConfig } from './config/config';
 export { HOOKS, type HookName } from './document/hooks';
 export type { Site, SessionUser } from './site';
+export { and, cond, or, type FilterNode, type FilterOperator } from './query/filter-tree';
+export type { HasPermission, PermissionQuery } from './permissions/controller-permission';

@@ -1,5 +1,6 @@
 // API key + secret authentication: keys looked up once and cached, secrets compared as digests in constant time.
 import type { Queryable } from '../document/store';
+import type { DocTypeBinding } from '../registry/registry';
 import { digestSecret, generateHash, readAuth, secretMatches, writeAuth } from './passwords';
 
 interface KeyEntry {
@@ -9,27 +10,50 @@ interface KeyEntry {
 }
 
 const TTL_MS = 5_000;
+/** Unknown keys are cached too; past this many entries a source's cache starts over. */
+const MAX_ENTRIES = 10_000;
 const UNKNOWN_KEY_DIGEST = Buffer.alloc(32);
-const cache = new Map<string, { entry: KeyEntry | undefined; at: number }>();
+/** Cached keys by key source (`User` or a custom DocType), then by key. */
+const cache = new Map<string, Map<string, { entry: KeyEntry | undefined; at: number }>>();
 
-/** Drops cached keys (after a User write or key generation). */
-export function forgetApiKeys(): void {
-  cache.clear();
+/** Drops cached keys of one key source (after a write to that DocType), or of all. */
+export function forgetApiKeys(source?: string): void {
+  if (source === undefined) cache.clear();
+  else cache.delete(source);
 }
 
-async function lookup(q: Queryable, key: string): Promise<KeyEntry | undefined> {
-  const hit = cache.get(key);
+/** The rows a key source is read from: User itself, or a custom DocType with `api_key`, `user` and `enabled`. */
+async function fetchEntry(q: Queryable, source: DocTypeBinding | undefined, key: string): Promise<KeyEntry | undefined> {
+  if (!source) {
+    const row = (await q('tabUser').where('api_key', key).first('name')) as { name: string } | undefined;
+    const digest = row ? await readAuth(q, 'User', row.name, 'api_secret') : undefined;
+    return row && digest ? { user: row.name, digest: Buffer.from(digest, 'hex') } : undefined;
+  }
+  const row = (await q(source.meta.tableName).where('api_key', key).first('name', 'user', 'enabled')) as
+    | { name: string; user: string | null; enabled: unknown }
+    | undefined;
+  if (!row || Number(row.enabled) !== 1 || !row.user) return undefined;
+  const digest = await readAuth(q, source.meta.name, row.name, 'api_secret');
+  return digest ? { user: row.user, digest: Buffer.from(digest, 'hex') } : undefined;
+}
+
+async function lookup(q: Queryable, source: DocTypeBinding | undefined, key: string): Promise<KeyEntry | undefined> {
+  const sourceName = source?.meta.name ?? 'User';
+  let entries = cache.get(sourceName);
+  const hit = entries?.get(key);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.entry;
-  const row = (await q('tabUser').where('api_key', key).first('name')) as { name: string } | undefined;
-  const digest = row ? await readAuth(q, 'User', row.name, 'api_secret') : undefined;
-  const entry = row && digest ? { user: row.name, digest: Buffer.from(digest, 'hex') } : undefined;
-  cache.set(key, { entry, at: Date.now() });
+  const entry = await fetchEntry(q, source, key);
+  if (!entries || entries.size >= MAX_ENTRIES) {
+    entries = new Map();
+    cache.set(sourceName, entries);
+  }
+  entries.set(key, { entry, at: Date.now() });
   return entry;
 }
 
-/** The user whose key and secret these are, or undefined. */
-export async function userForApiKey(q: Queryable, key: string, secret: string): Promise<string | undefined> {
-  const entry = await lookup(q, key);
+/** The user whose key and secret these are (in User, or in the custom key source `source`), or undefined. */
+export async function userForApiKey(q: Queryable, key: string, secret: string, source?: DocTypeBinding): Promise<string | undefined> {
+  const entry = await lookup(q, source, key);
   // Compare even when the key is unknown, so both failures cost the same.
   const ok = secretMatches(secret, entry?.digest ?? UNKNOWN_KEY_DIGEST);
   return entry && ok ? entry.user : undefined;
@@ -43,6 +67,6 @@ export async function regenerateKeys(trx: Queryable, user: string): Promise<{ ap
   const apiSecret = generateHash(15);
   await trx('tabUser').where('name', user).update({ api_key: apiKey, api_secret: '*****' });
   await writeAuth(trx, 'User', user, 'api_secret', digestSecret(apiSecret).toString('hex'));
-  forgetApiKeys();
+  forgetApiKeys('User');
   return { api_key: apiKey, api_secret: apiSecret };
 }

@@ -63,3 +63,12 @@ export function clientIp(ctx: Context | AppContext): string {
   (ctx.state as { clientIp?: string }).clientIp = ip;
   return ip;
 }
+
+/** True when the request came over https: a TLS socket, or `X-Forwarded-Proto: https` from a trusted proxy. */
+export function isHttps(ctx: Context | AppContext): boolean {
+  if (ctx.secure) return true;
+  const trusted = ((ctx as AppContext).state.site?.config.site.trusted_proxies ?? []) as readonly string[];
+  const peer = normalizeIp(ctx.req.socket?.remoteAddress ?? '');
+  if (!trusted.length || !inList(trustedList(trusted), peer)) return false;
+  return String(ctx.get('x-forwarded-proto')).split(',')[0]?.trim().toLowerCase() === 'https';
+}

@@ -1,8 +1,10 @@
-// Server-side sessions: rows of `tabSessions`, cached in memory, with idle expiry from System Settings.
-import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../document/store';
+// Server-side sessions: rows of `tabSessions` with idle expiry, fronted by memory, or by Redis when REDIS_URL is set.
+import { createHash, randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { now } from '../document/values';
+import { ServiceUnavailableError } from '../errors/errors';
+import type { Site } from '../site';
 
 /** What a session holds. */
 export interface SessionData {
@@ -14,9 +16,57 @@ export interface SessionData {
   lastUpdated: number;
 }
 
-const cache = new Map<string, SessionData>();
+interface SessionStore {
+  memory: Map<string, { session: SessionData; at: number }>;
+  /** How long a memory entry is believed: for ever in one process, briefly when Redis shares sessions. */
+  memoryTtl: number;
+  redis?: Redis;
+  prefix: string;
+}
+
 /** How often `lastupdate` is written back (Frappe: at most every 600 s). */
 const TOUCH_MS = 60_000;
+/** With Redis, another process may end a session: memory entries are re-read after this long. */
+const SHARED_MEMORY_TTL_MS = 2_000;
+const MAX_MEMORY_ENTRIES = 100_000;
+/** Session ids are 28 random bytes in hex; anything else is unknown without a lookup. */
+const SID = /^[0-9a-f]{56}$/;
+const stores = new WeakMap<Site, SessionStore>();
+
+function storeOf(site: Site): SessionStore {
+  let store = stores.get(site);
+  if (!store) {
+    const url = site.config.redisUrl;
+    // One key space per site database, so processes serving the same site share sessions and other sites do not.
+    const prefix = `svc:${createHash('sha256').update(site.config.databaseUrl).digest('hex').slice(0, 16)}:sid:`;
+    store = { memory: new Map(), memoryTtl: url ? SHARED_MEMORY_TTL_MS : Infinity, prefix };
+    if (url) {
+      store.redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: false });
+      store.redis.on('error', () => undefined); // failures surface on the commands, as 503
+    }
+    stores.set(site, store);
+  }
+  return store;
+}
+
+async function redisCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw new ServiceUnavailableError('The session store is unavailable', { cause: err });
+  }
+}
+
+function remember(store: SessionStore, session: SessionData): void {
+  if (store.memory.size >= MAX_MEMORY_ENTRIES) store.memory.delete(store.memory.keys().next().value as string);
+  store.memory.set(session.sid, { session, at: Date.now() });
+}
+
+async function share(store: SessionStore, session: SessionData, expiryMs: number): Promise<void> {
+  if (!store.redis) return;
+  const value = JSON.stringify({ user: session.user, csrf_token: session.csrfToken, ip: session.ip, last: session.lastUpdated });
+  await redisCall(() => store.redis!.set(store.prefix + session.sid, value, 'PX', Math.max(1, Math.min(expiryMs, 2 ** 31 - 1))));
+}
 
 /** Parses System Settings `session_expiry` ("HH:MM" or "HH:MM:SS") into milliseconds; Frappe's default is 170 hours. */
 export function parseSessionExpiry(value: unknown): number {
@@ -26,56 +76,93 @@ export function parseSessionExpiry(value: unknown): number {
 }
 
 /** Starts a session for `user`; with `denyMultiple`, the user's other sessions end. */
-export async function createSession(q: Queryable, user: string, ip: string, denyMultiple: boolean): Promise<SessionData> {
-  if (denyMultiple) await endUserSessions(q, user);
+export async function createSession(site: Site, user: string, ip: string, expiryMs: number, denyMultiple: boolean): Promise<SessionData> {
+  if (denyMultiple) await endUserSessions(site, user);
+  const store = storeOf(site);
   const session: SessionData = { sid: randomBytes(28).toString('hex'), user, csrfToken: randomBytes(24).toString('hex'), ip, lastUpdated: Date.now() };
-  await q(SYSTEM_TABLES.sessions).insert({
+  await site.db.knex(SYSTEM_TABLES.sessions).insert({
     sid: session.sid,
     user,
     sessiondata: JSON.stringify({ csrf_token: session.csrfToken }),
-    ipaddress: ip,
+    ipaddress: ip.slice(0, 64),
     lastupdate: now(),
   });
-  cache.set(session.sid, session);
+  await share(store, session, expiryMs);
+  remember(store, session);
   return session;
 }
 
+async function readShared(store: SessionStore, sid: string): Promise<SessionData | undefined> {
+  const text = await redisCall(() => store.redis!.get(store.prefix + sid));
+  if (!text) return undefined;
+  const data = JSON.parse(text) as { user: string; csrf_token: string; ip: string; last: number };
+  return { sid, user: data.user, csrfToken: data.csrf_token, ip: data.ip, lastUpdated: data.last };
+}
+
+async function readRow(site: Site, sid: string): Promise<SessionData | undefined> {
+  const row = (await site.db.knex(SYSTEM_TABLES.sessions).where('sid', sid).first()) as Record<string, unknown> | undefined;
+  if (!row) return undefined;
+  const data = JSON.parse(String(row.sessiondata)) as { csrf_token?: string };
+  return {
+    sid,
+    user: String(row.user),
+    csrfToken: data.csrf_token ?? '',
+    ip: String(row.ipaddress ?? ''),
+    lastUpdated: Date.parse(`${String(row.lastupdate).replace(' ', 'T').slice(0, 23)}Z`),
+  };
+}
+
 /** The live session of `sid`, or undefined when unknown or idle longer than `expiryMs` (then it is removed). */
-export async function resumeSession(q: Queryable, sid: string, expiryMs: number): Promise<SessionData | undefined> {
-  let session = cache.get(sid);
+export async function resumeSession(site: Site, sid: string, expiryMs: number): Promise<SessionData | undefined> {
+  if (!SID.test(sid)) return undefined;
+  const store = storeOf(site);
+  const hit = store.memory.get(sid);
+  let session = hit && Date.now() - hit.at < store.memoryTtl ? hit.session : undefined;
   if (!session) {
-    const row = (await q(SYSTEM_TABLES.sessions).where('sid', sid).first()) as Record<string, unknown> | undefined;
-    if (!row) return undefined;
-    const data = JSON.parse(String(row.sessiondata)) as { csrf_token?: string };
-    session = {
-      sid,
-      user: String(row.user),
-      csrfToken: data.csrf_token ?? '',
-      ip: String(row.ipaddress ?? ''),
-      lastUpdated: Date.parse(`${String(row.lastupdate).replace(' ', 'T').slice(0, 23)}Z`),
-    };
-    cache.set(sid, session);
+    session = store.redis ? await readShared(store, sid) : undefined;
+    if (!session) {
+      session = await readRow(site, sid);
+      if (!session) {
+        store.memory.delete(sid);
+        return undefined;
+      }
+      await share(store, session, expiryMs);
+    }
+    remember(store, session);
   }
   const idle = Date.now() - session.lastUpdated;
-  if (idle > expiryMs) {
-    await endSession(q, sid);
+  if (!(idle <= expiryMs)) {
+    await endSession(site, sid);
     return undefined;
   }
   if (idle > TOUCH_MS) {
     session.lastUpdated = Date.now();
-    await q(SYSTEM_TABLES.sessions).where('sid', sid).update({ lastupdate: now() });
+    await site.db.knex(SYSTEM_TABLES.sessions).where('sid', sid).update({ lastupdate: now() });
+    await share(store, session, expiryMs);
   }
   return session;
 }
 
 /** Ends one session. */
-export async function endSession(q: Queryable, sid: string): Promise<void> {
-  cache.delete(sid);
-  await q(SYSTEM_TABLES.sessions).where('sid', sid).delete();
+export async function endSession(site: Site, sid: string): Promise<void> {
+  const store = storeOf(site);
+  store.memory.delete(sid);
+  if (store.redis) await redisCall(() => store.redis!.del(store.prefix + sid));
+  await site.db.knex(SYSTEM_TABLES.sessions).where('sid', sid).delete();
 }
 
 /** Ends every session of a user. */
-export async function endUserSessions(q: Queryable, user: string): Promise<void> {
-  for (const [sid, s] of cache) if (s.user === user) cache.delete(sid);
-  await q(SYSTEM_TABLES.sessions).where('user', user).delete();
+export async function endUserSessions(site: Site, user: string): Promise<void> {
+  const store = storeOf(site);
+  for (const [sid, entry] of store.memory) if (entry.session.user === user) store.memory.delete(sid);
+  const rows = (await site.db.knex(SYSTEM_TABLES.sessions).where('user', user).select('sid')) as { sid: string }[];
+  if (store.redis && rows.length) await redisCall(() => store.redis!.del(...rows.map((r) => store.prefix + r.sid)));
+  await site.db.knex(SYSTEM_TABLES.sessions).where('user', user).delete();
+}
+
+/** Closes the site's Redis connection, if any (tests and shutdown). */
+export async function closeSessionStore(site: Site): Promise<void> {
+  const store = stores.get(site);
+  stores.delete(site);
+  if (store?.redis) await store.redis.quit().catch(() => undefined);
 }

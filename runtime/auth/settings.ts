@@ -3,19 +3,22 @@ import { loadSingle } from '../document/store';
 import type { Site } from '../site';
 
 const TTL_MS = 5_000;
-const cache = new WeakMap<Site, { values: Record<string, unknown>; at: number }>();
+const cache = new WeakMap<Site, { values: Record<string, unknown>; at: number; generation: number }>();
+/** Bumped by forgetSettings() without a site: every site's cached settings are stale. */
+let generation = 0;
 
 /** System Settings values (session expiry, lockout, request logging); empty when the DocType is not shipped. */
 export async function loadSettings(site: Site): Promise<Record<string, unknown>> {
   const hit = cache.get(site);
-  if (hit && Date.now() - hit.at < TTL_MS) return hit.values;
+  if (hit && hit.generation === generation && Date.now() - hit.at < TTL_MS) return hit.values;
   const binding = site.registry.get('System Settings');
   const values = binding ? await loadSingle(site.db.knex, binding) : {};
-  cache.set(site, { values, at: Date.now() });
+  cache.set(site, { values, at: Date.now(), generation });
   return values;
 }
 
-/** Drops the cached settings of a site (after System Settings is saved). */
-export function forgetSettings(site: Site): void {
-  cache.delete(site);
+/** Drops the cached settings of a site, or of every site (after System Settings is saved). */
+export function forgetSettings(site?: Site): void {
+  if (site) cache.delete(site);
+  else generation++;
 }

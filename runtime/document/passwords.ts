@@ -1,8 +1,7 @@
 // Password fields never stay in the document table: User passwords become scrypt hashes, API secrets digests, in `__Auth`.
 import type { Knex } from 'knex';
-import { forgetApiKeys } from '../auth/api-keys';
+import { forgetAuthCaches } from '../auth/auth-caches';
 import { digestSecret, hashPassword, writeAuth } from '../auth/passwords';
-import { forgetUsers } from '../auth/users';
 import type { DocTypeBinding } from '../registry/registry';
 import type { DocData } from './store';
 
@@ -33,8 +32,5 @@ export async function storePasswordFields(trx: Knex.Transaction, binding: DocTyp
 
 /** Drops authentication caches after a write to a DocType they are built from. */
 export function forgetCredentials(doctype: string): void {
-  if (doctype === 'User' || doctype === 'Has Role') {
-    forgetUsers();
-    forgetApiKeys();
-  }
+  forgetAuthCaches(doctype);
 }

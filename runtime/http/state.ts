@@ -4,7 +4,7 @@ import type { SessionData } from '../auth/sessions';
 import type { SessionUser, Site } from '../site';
 
 /** How the request authenticated. */
-export type AuthMethod = 'guest' | 'session' | 'token' | 'bearer';
+export type AuthMethod = 'guest' | 'session' | 'token' | 'bearer' | 'hook';
 
 /** State set on `ctx.state` by the middleware chain. */
 export interface RequestState {

@@ -1,5 +1,8 @@
 // Frappe's built-in methods: ping, login, logout, get_logged_user and generate_keys.
 import { regenerateKeys } from '../auth/api-keys';
+import { clientIp, isHttps } from '../auth/client-ip';
+import { ipAllowed } from '../auth/ip-restriction';
+import { assertNotLocked, attemptKeys, lockoutPolicy, recordFailure, recordSuccess } from '../auth/login-attempts';
 import { createSession, endSession, parseSessionExpiry } from '../auth/sessions';
 import { loadSettings } from '../auth/settings';
 import { loadUser } from '../auth/users';
@@ -21,37 +24,51 @@ export interface BuiltinMethod {
 const SESSION_COOKIES = ['sid', 'system_user', 'full_name', 'user_id', 'user_image'];
 
 function setLoginCookies(ctx: AppContext, sid: string, user: { name: string; fullName: string; userType: string }, maxAge: number): void {
-  const secure = ctx.secure;
-  const base = { sameSite: 'lax' as const, secure, overwrite: true, maxAge, httpOnly: false };
+  const base = { sameSite: 'lax' as const, secure: isHttps(ctx), overwrite: true, maxAge, httpOnly: false };
   ctx.cookies.set('sid', sid, { ...base, httpOnly: true });
   ctx.cookies.set('system_user', user.userType === 'System User' ? 'yes' : 'no', base);
   ctx.cookies.set('full_name', encodeURIComponent(user.fullName), base);
   ctx.cookies.set('user_id', encodeURIComponent(user.name), base);
 }
 
+/** Every failure answers the same (unknown user, wrong password, disabled user), so accounts cannot be enumerated. */
+const INVALID_LOGIN = 'Invalid login credentials';
+
 async function login(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
   const usr = typeof params.usr === 'string' ? params.usr.trim() : '';
   const pwd = typeof params.pwd === 'string' ? params.pwd : '';
   if (!usr || !pwd) throw new AuthenticationError('Incomplete login details');
-  if (pwd.length > 512 || usr.length > 140) throw new AuthenticationError('Invalid login credentials');
   const { site } = ctx.state;
+  const ip = clientIp(ctx);
+  const keys = attemptKeys(usr, ip);
+  assertNotLocked(site, keys);
+  const settings = await loadSettings(site);
+  if (pwd.length > 512 || usr.length > 140) {
+    recordFailure(site, keys, lockoutPolicy(settings));
+    throw new AuthenticationError(INVALID_LOGIN);
+  }
   const q = site.db.knex;
   const user = await loadUser(q, usr);
   const hash = user ? await readAuth(q, 'User', usr, 'password') : undefined;
   // Unknown users are checked against a dummy hash, so both failures answer alike and take alike.
   const ok = await verifyPassword(pwd, hash);
-  if (!ok || !user) throw new AuthenticationError('Invalid login credentials');
-  if (!user.enabled) throw new AuthenticationError('Invalid login credentials');
-  const settings = await loadSettings(site);
-  const session = await createSession(q, user.name, ctx.ip, Number(settings.deny_multiple_sessions) === 1);
-  setLoginCookies(ctx, session.sid, user, parseSessionExpiry(settings.session_expiry));
+  if (!ok || !user || !user.enabled) {
+    recordFailure(site, keys, lockoutPolicy(settings));
+    throw new AuthenticationError(INVALID_LOGIN);
+  }
+  recordSuccess(site, keys[0] as string);
+  if (!ipAllowed(user.restrictIp, ip)) throw new AuthenticationError('Access not allowed from this IP Address');
+  const expiryMs = parseSessionExpiry(settings.session_expiry);
+  const session = await createSession(site, user.name, ip, expiryMs, Number(settings.deny_multiple_sessions) === 1);
+  setLoginCookies(ctx, session.sid, user, Math.floor(expiryMs));
   return { message: 'Logged In', home_page: '/app', full_name: user.fullName, csrf_token: session.csrfToken };
 }
 
 async function logout(ctx: AppContext): Promise<unknown> {
-  if (ctx.state.session) await endSession(ctx.state.site.db.knex, ctx.state.session.sid);
-  for (const name of SESSION_COOKIES) ctx.cookies.set(name, null);
+  if (ctx.state.session) await endSession(ctx.state.site, ctx.state.session.sid);
+  const secure = isHttps(ctx);
+  for (const name of SESSION_COOKIES) ctx.cookies.set(name, null, { secure, sameSite: 'lax', overwrite: true });
   return undefined;
 }
 

@@ -1,12 +1,17 @@
-// createAuthenticate: resolves the request's user from the Authorization header or the session cookie, failing closed.
+// createAuthenticate: resolves the request's user from the Authorization header, the session cookie or auth hooks, failing closed.
 import type { Middleware } from 'koa';
 import { userForApiKey } from '../auth/api-keys';
+import type { AuthHook } from '../auth/auth-hooks';
+import { bearerGrant } from '../auth/bearer-tokens';
+import { clientIp } from '../auth/client-ip';
+import { ipAllowed } from '../auth/ip-restriction';
+import { keySource } from '../auth/key-sources';
 import { parseSessionExpiry, resumeSession } from '../auth/sessions';
-import { loadUser } from '../auth/users';
 import { loadSettings } from '../auth/settings';
+import { loadUser } from '../auth/users';
 import { AuthenticationError, InvalidAuthorizationToken } from '../errors/errors';
 import type { AppContext } from '../http/state';
-import { GUEST, type Site } from '../site';
+import { GUEST } from '../site';
 
 /** Credentials parsed from an Authorization header. */
 export type Credentials = { kind: 'key'; key: string; secret: string } | { kind: 'bearer'; token: string };
@@ -47,53 +52,80 @@ export function parseAuthorization(header: string): Credentials {
   }
 }
 
-async function bearerUser(site: Site, token: string): Promise<string | undefined> {
-  if (!site.registry.get('OAuth Bearer Token')) return undefined;
-  const row = (await site.db.knex('tabOAuth Bearer Token').where('access_token', token).first('user', 'status', 'expiration_time')) as
-    | { user: string; status: string; expiration_time: string | null }
-    | undefined;
-  if (!row || row.status === 'Revoked') return undefined;
-  if (row.expiration_time && Date.parse(`${String(row.expiration_time).replace(' ', 'T')}Z`) <= Date.now()) return undefined;
-  return row.user;
+/** Options of the authentication middleware. */
+export interface AuthenticateOptions {
+  /** App-provided hooks, run in order after the built-in methods. */
+  authHooks: readonly AuthHook[];
 }
 
-/** Sets `ctx.state.user` and `ctx.state.auth`. A header that does not authenticate is 401, never a silent Guest. */
-export function createAuthenticate(): Middleware {
+const INVALID_BEARER = { 'WWW-Authenticate': 'Bearer error="invalid_token"' };
+
+/** Resolves the Authorization header to a user name, or throws 401; sets the auth method (and a bearer's scopes). */
+async function headerUser(ctx: AppContext, header: string): Promise<string> {
+  const state = ctx.state;
+  const credentials = parseAuthorization(header);
+  if (credentials.kind === 'bearer') {
+    const grant = await bearerGrant(state.site, credentials.token);
+    if (!grant) throw new AuthenticationError('Invalid or expired bearer token', { headers: INVALID_BEARER });
+    state.auth = 'bearer';
+    state.scopes = grant.scopes;
+    return grant.user;
+  }
+  const source = keySource(state.site.registry, ctx.get('svc-authorization-source') || ctx.get('frappe-authorization-source'));
+  if (source === null) throw new AuthenticationError('Invalid authorization source');
+  const user = await userForApiKey(state.site.db.knex, credentials.key, credentials.secret, source);
+  if (!user) throw new AuthenticationError('Invalid API key or secret');
+  state.auth = 'token';
+  return user;
+}
+
+/** Runs the auth hooks; a hook naming a user other than the one already authenticated is a conflict (401). */
+async function hookUser(ctx: AppContext, hooks: readonly AuthHook[], current: string | undefined): Promise<string | undefined> {
+  const request = { headers: ctx.headers, method: ctx.method, path: ctx.path, ip: clientIp(ctx), user: current ?? GUEST.name };
+  for (const hook of hooks) {
+    let named: unknown;
+    try {
+      named = await hook(request);
+    } catch (err) {
+      throw new AuthenticationError(err instanceof AuthenticationError ? err.message : 'Authentication refused by an auth hook', { cause: err });
+    }
+    if (typeof named !== 'string' || named === '' || named === GUEST.name) continue;
+    if (current && named !== current) throw new AuthenticationError('An auth hook and the request credentials name different users');
+    if (!current) ctx.state.auth = 'hook';
+    return named;
+  }
+  return current;
+}
+
+/**
+ * Sets `ctx.state.user` and `ctx.state.auth` from the Authorization header, the session cookie, then the auth hooks.
+ * A header that does not authenticate is 401, never a silent Guest; so are a disabled user and a refused IP.
+ */
+export function createAuthenticate(options: AuthenticateOptions): Middleware {
   return async function authenticate(ctx, next) {
     const state = (ctx as AppContext).state;
     const { site } = state;
-    const q = site.db.knex;
     const sid = ctx.cookies.get('sid');
     const header = ctx.get('authorization');
     let userName: string | undefined;
-    if (header) {
-      const credentials = parseAuthorization(header);
-      if (credentials.kind === 'key') {
-        userName = await userForApiKey(q, credentials.key, credentials.secret);
-        if (!userName) throw new AuthenticationError('Invalid API key or secret');
-        state.auth = 'token';
-      } else {
-        userName = await bearerUser(site, credentials.token);
-        if (!userName) throw new AuthenticationError('Invalid or expired bearer token', { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
-        state.auth = 'bearer';
-      }
-      if (sid && sid !== 'Guest') {
-        const session = await resumeSession(q, sid, parseSessionExpiry((await loadSettings(site)).session_expiry));
-        if (session && session.user !== userName) throw new AuthenticationError('The session cookie and the Authorization header name different users');
-      }
-    } else if (sid && sid !== 'Guest') {
-      const session = await resumeSession(q, sid, parseSessionExpiry((await loadSettings(site)).session_expiry));
-      if (session) {
+    if (header) userName = await headerUser(ctx as AppContext, header);
+    if (sid && sid !== GUEST.name) {
+      const session = await resumeSession(site, sid, parseSessionExpiry((await loadSettings(site)).session_expiry));
+      if (!session) {
+        if (!header) ctx.cookies.set('sid', null);
+      } else if (userName === undefined) {
         userName = session.user;
         state.auth = 'session';
         state.session = session;
-      } else {
-        ctx.cookies.set('sid', null);
+      } else if (session.user !== userName) {
+        throw new AuthenticationError('The session cookie and the Authorization header name different users');
       }
     }
+    if (options.authHooks.length) userName = await hookUser(ctx as AppContext, options.authHooks, userName);
     if (userName) {
-      const user = await loadUser(q, userName);
-      if (!user || !user.enabled) throw new AuthenticationError('User disabled or missing');
+      const user = await loadUser(site.db.knex, userName);
+      if (!user || !user.enabled) throw new AuthenticationError('User disabled or missing', state.auth === 'bearer' ? { headers: INVALID_BEARER } : undefined);
+      if (!ipAllowed(user.restrictIp, clientIp(ctx))) throw new AuthenticationError('Access not allowed from this IP Address');
       state.user = user;
     } else {
       state.user = GUEST;

@@ -1,0 +1,63 @@
+// OAuth bearer tokens: `OAuth Bearer Token` rows (user, space-delimited scopes, expiry, status), cached briefly.
+import type { Site } from '../site';
+import { parseScopes } from './scopes';
+
+/** What a valid bearer token grants. */
+export interface BearerGrant {
+  user: string;
+  scopes: readonly string[];
+}
+
+interface TokenEntry extends BearerGrant {
+  /** ms since epoch; undefined when the token never expires. */
+  expiresAt?: number;
+}
+
+const TTL_MS = 5_000;
+const MAX_ENTRIES = 10_000;
+const cache = new WeakMap<Site, Map<string, { entry: TokenEntry | undefined; at: number }>>();
+/** Bumped by forgetBearerTokens; a site's cache built under an older generation starts over. */
+let tokenGeneration = 0;
+const generations = new WeakMap<Site, number>();
+
+/** Drops cached tokens (after a write to OAuth Bearer Token: a revoked token stops working at once in this process). */
+export function forgetBearerTokens(): void {
+  tokenGeneration++;
+}
+
+function parseDatetime(value: unknown): number | undefined {
+  if (value === null || value === undefined || value === '') return undefined;
+  if (value instanceof Date) return value.getTime();
+  const ms = Date.parse(`${String(value).trim().replace(' ', 'T')}Z`);
+  // An unreadable expiry fails closed: the token counts as expired.
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
+async function fetchToken(site: Site, token: string): Promise<TokenEntry | undefined> {
+  const binding = site.registry.get('OAuth Bearer Token');
+  if (!binding) return undefined;
+  const row = (await site.db.knex(binding.meta.tableName).where('access_token', token).first('user', 'scopes', 'status', 'expiration_time')) as
+    | { user: string | null; scopes: string | null; status: string | null; expiration_time: unknown }
+    | undefined;
+  if (!row || !row.user || (row.status ?? 'Active') !== 'Active') return undefined;
+  const expiresAt = parseDatetime(row.expiration_time);
+  return { user: row.user, scopes: parseScopes(row.scopes), ...(expiresAt === undefined ? {} : { expiresAt }) };
+}
+
+/** The grant of an active, unexpired token; undefined for unknown, revoked or expired tokens. */
+export async function bearerGrant(site: Site, token: string): Promise<BearerGrant | undefined> {
+  let entries = cache.get(site);
+  if (!entries || generations.get(site) !== tokenGeneration || entries.size >= MAX_ENTRIES) {
+    entries = new Map();
+    cache.set(site, entries);
+    generations.set(site, tokenGeneration);
+  }
+  let hit = entries.get(token);
+  if (!hit || Date.now() - hit.at >= TTL_MS) {
+    hit = { entry: await fetchToken(site, token), at: Date.now() };
+    entries.set(token, hit);
+  }
+  const entry = hit.entry;
+  if (!entry || (entry.expiresAt !== undefined && entry.expiresAt <= Date.now())) return undefined;
+  return { user: entry.user, scopes: entry.scopes };
+}

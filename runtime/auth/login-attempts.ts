@@ -1,0 +1,82 @@
+// Login lockout: consecutive failed logins per user and per client IP (System Settings), refused with 429 while locked.
+import { TooManyRequestsError } from '../errors/errors';
+import type { Site } from '../site';
+
+/** The lockout settings: failures allowed in a row, and how long a lock lasts. */
+export interface LockoutPolicy {
+  maxAttempts: number;
+  lockMs: number;
+}
+
+interface Counter {
+  failures: number;
+  lastFailure: number;
+  lockedUntil: number;
+}
+
+const MAX_COUNTERS = 100_000;
+const counters = new WeakMap<Site, Map<string, Counter>>();
+
+/** Reads System Settings `allow_consecutive_login_attempts` (default 10) and `allow_login_after_fail` (default 60 s). */
+export function lockoutPolicy(settings: Record<string, unknown>): LockoutPolicy {
+  const attempts = Number(settings.allow_consecutive_login_attempts);
+  const seconds = Number(settings.allow_login_after_fail);
+  return {
+    maxAttempts: Number.isInteger(attempts) && attempts > 0 ? attempts : 10,
+    lockMs: (Number.isFinite(seconds) && seconds > 0 ? seconds : 60) * 1000,
+  };
+}
+
+function countersOf(site: Site): Map<string, Counter> {
+  let map = counters.get(site);
+  if (!map) counters.set(site, (map = new Map()));
+  return map;
+}
+
+/** The keys a login attempt counts against: the user name as typed (known or not) and the client IP. */
+export function attemptKeys(user: string, ip: string): string[] {
+  return [`user:${user.trim().toLowerCase()}`, `ip:${ip}`];
+}
+
+/** Throws 429 TooManyRequestsError with Retry-After while any of the keys is locked. */
+export function assertNotLocked(site: Site, keys: readonly string[]): void {
+  const map = countersOf(site);
+  const nowMs = Date.now();
+  let until = 0;
+  for (const key of keys) until = Math.max(until, map.get(key)?.lockedUntil ?? 0);
+  if (until > nowMs) {
+    const seconds = Math.ceil((until - nowMs) / 1000);
+    throw new TooManyRequestsError(`Too many failed logins. Your account has been locked and will resume after ${seconds} seconds`, {
+      headers: { 'Retry-After': String(seconds) },
+    });
+  }
+}
+
+/** A streak ends when its lock has run out, or (unlocked) when the last failure is older than one lock period. */
+function streakOver(counter: Counter | undefined, nowMs: number, policy: LockoutPolicy): boolean {
+  if (!counter) return true;
+  if (counter.lockedUntil > 0) return counter.lockedUntil <= nowMs;
+  return nowMs - counter.lastFailure > policy.lockMs;
+}
+
+/** Counts a failed login; a key reaching `maxAttempts` failures in a row is locked for `lockMs`. */
+export function recordFailure(site: Site, keys: readonly string[], policy: LockoutPolicy): void {
+  const map = countersOf(site);
+  const nowMs = Date.now();
+  for (const key of keys) {
+    let counter = map.get(key);
+    if (!counter || streakOver(counter, nowMs, policy)) {
+      if (!counter && map.size >= MAX_COUNTERS) map.delete(map.keys().next().value as string);
+      counter = { failures: 0, lastFailure: nowMs, lockedUntil: 0 };
+      map.set(key, counter);
+    }
+    counter.failures++;
+    counter.lastFailure = nowMs;
+    if (counter.failures >= policy.maxAttempts) counter.lockedUntil = nowMs + policy.lockMs;
+  }
+}
+
+/** A successful login clears the user's streak (the IP's streak runs out on its own, so one account cannot reset it). */
+export function recordSuccess(site: Site, userKey: string): void {
+  countersOf(site).delete(userKey);
+}

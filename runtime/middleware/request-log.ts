@@ -1,0 +1,95 @@
+// createRequestLog: with System Settings `log_api_requests` on, one `API Request Log` row per API request, written in
+// batches after the response (path without query string, verb, user, status, duration, IP; never credentials).
+import { randomBytes } from 'node:crypto';
+import type { Middleware } from 'koa';
+import { clientIp } from '../auth/client-ip';
+import { loadSettings } from '../auth/settings';
+import { now } from '../document/values';
+import type { AppContext } from '../http/state';
+import type { Site } from '../site';
+
+const LOG_DOCTYPE = 'API Request Log';
+/** A batch is written when it reaches this size, or after FLUSH_MS. */
+const BATCH_SIZE = 100;
+const FLUSH_MS = 250;
+/** Past this many unwritten rows (database down), new rows are dropped rather than kept in memory. */
+const MAX_PENDING = 10_000;
+
+interface LogQueue {
+  rows: Record<string, unknown>[];
+  timer?: NodeJS.Timeout;
+  /** The write in progress, awaited by flushRequestLog. */
+  writing: Promise<void>;
+}
+
+const queues = new WeakMap<Site, LogQueue>();
+
+function queueOf(site: Site): LogQueue {
+  let queue = queues.get(site);
+  if (!queue) queues.set(site, (queue = { rows: [], writing: Promise.resolve() }));
+  return queue;
+}
+
+function write(site: Site, queue: LogQueue): Promise<void> {
+  if (queue.timer) clearTimeout(queue.timer);
+  queue.timer = undefined;
+  const rows = queue.rows.splice(0);
+  if (!rows.length) return queue.writing;
+  const table = site.registry.get(LOG_DOCTYPE)?.meta.tableName;
+  queue.writing = queue.writing
+    .then(() => (table ? site.db.knex.batchInsert(table, rows, BATCH_SIZE).then(() => undefined) : undefined))
+    .catch(() => undefined); // logging never fails a request, nor takes the process down
+  return queue.writing;
+}
+
+/** Writes every queued log row of the site now (tests, shutdown). */
+export async function flushRequestLog(site: Site): Promise<void> {
+  const queue = queues.get(site);
+  if (queue) await write(site, queue);
+}
+
+function enqueue(site: Site, row: Record<string, unknown>): void {
+  const queue = queueOf(site);
+  if (queue.rows.length >= MAX_PENDING) return;
+  queue.rows.push(row);
+  if (queue.rows.length >= BATCH_SIZE) void write(site, queue);
+  else if (!queue.timer) {
+    queue.timer = setTimeout(() => void write(site, queue), FLUSH_MS);
+    queue.timer.unref();
+  }
+}
+
+async function record(ctx: AppContext, started: number): Promise<void> {
+  const { site } = ctx.state;
+  if (!site.registry.get(LOG_DOCTYPE) || Number((await loadSettings(site)).log_api_requests) !== 1) return;
+  const user = ctx.state.user?.name ?? 'Guest';
+  const stamp = now();
+  enqueue(site, {
+    name: randomBytes(8).toString('hex'),
+    owner: user,
+    modified_by: user,
+    creation: stamp,
+    modified: stamp,
+    docstatus: 0,
+    idx: 0,
+    path: ctx.path.slice(0, 1000),
+    method: ctx.method.slice(0, 16),
+    user,
+    status: ctx.status,
+    duration: Math.round((performance.now() - started) * 1000) / 1000,
+    ip: clientIp(ctx).slice(0, 140),
+  });
+}
+
+/** Logs every `/api/` request when `log_api_requests` is on; the write is queued, never awaited by the response. */
+export function createRequestLog(): Middleware {
+  return async function requestLog(ctx, next) {
+    if (!ctx.path.startsWith('/api/')) return next();
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      record(ctx as AppContext, started).catch(() => undefined);
+    }
+  };
+}
