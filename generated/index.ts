@@ -16,6 +16,7 @@ import * as note_model from './models/note';
 import * as note_validators from './validators/note';
 import * as note_v1 from './routes/v1/note';
 import * as note_v2 from './routes/v2/note';
+import * as note_controller from '../doctypes/desk/note/note';
 import * as note_seen_by_model from './models/note_seen_by';
 import * as note_seen_by_validators from './validators/note_seen_by';
 import * as note_seen_by_v1 from './routes/v1/note_seen_by';
@@ -61,7 +62,7 @@ export const registry = createRegistry([
   { meta: api_request_log_model.meta, model: api_request_log_model.APIRequestLogModel, validateCreate: api_request_log_validators.validateCreateBody, validateUpdate: api_request_log_validators.validateUpdateBody, v1: api_request_log_v1.operations, v2: api_request_log_v2.operations },
   { meta: file_model.meta, model: file_model.FileModel, validateCreate: file_validators.validateCreateBody, validateUpdate: file_validators.validateUpdateBody, v1: file_v1.operations, v2: file_v2.operations },
   { meta: has_role_model.meta, model: has_role_model.HasRoleModel, validateCreate: has_role_validators.validateCreateBody, validateUpdate: has_role_validators.validateUpdateBody, v1: has_role_v1.operations, v2: has_role_v2.operations },
-  { meta: note_model.meta, model: note_model.NoteModel, validateCreate: note_validators.validateCreateBody, validateUpdate: note_validators.validateUpdateBody, v1: note_v1.operations, v2: note_v2.operations },
+  { meta: note_model.meta, model: note_model.NoteModel, validateCreate: note_validators.validateCreateBody, validateUpdate: note_validators.validateUpdateBody, v1: note_v1.operations, v2: note_v2.operations, controller: note_controller },
   { meta: note_seen_by_model.meta, model: note_seen_by_model.NoteSeenByModel, validateCreate: note_seen_by_validators.validateCreateBody, validateUpdate: note_seen_by_validators.validateUpdateBody, v1: note_seen_by_v1.operations, v2: note_seen_by_v2.operations },
   { meta: oauth_authorization_code_model.meta, model: oauth_authorization_code_model.OAuthAuthorizationCodeModel, validateCreate: oauth_authorization_code_validators.validateCreateBody, validateUpdate: oauth_authorization_code_validators.validateUpdateBody, v1: oauth_authorization_code_v1.operations, v2: oauth_authorization_code_v2.operations },
   { meta: oauth_bearer_token_model.meta, model: oauth_bearer_token_model.OAuthBearerTokenModel, validateCreate: oauth_bearer_token_validators.validateCreateBody, validateUpdate: oauth_bearer_token_validators.validateUpdateBody, v1: oauth_bearer_token_v1.operations, v2: oauth_bearer_token_v2.operations },

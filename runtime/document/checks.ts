@@ -1,5 +1,5 @@
 // Document checks run on every write: body shape (generated validators), defaults, values, mandatory, links, unique.
-import { DataError, DuplicateEntryError, LinkValidationError, MandatoryError } from '../errors/errors';
+import { DataError, DuplicateEntryError, LinkValidationError, MandatoryError, PermissionError } from '../errors/errors';
 import { FIELD_TYPE_INFO, isTableType, storesValue } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { BodyValidator, DocTypeBinding, Registry } from '../registry/registry';
@@ -99,7 +99,21 @@ async function linkExists(q: Queryable, registry: Registry, target: string, valu
   return (await q(binding.meta.tableName).where('name', value).first('name')) !== undefined;
 }
 
-async function checkLinksOf(q: Queryable, registry: Registry, meta: DocTypeMeta, data: DocData, where: string): Promise<void> {
+/** The User Permissions of the writing user, as the Link check needs them (runtime/permissions/user-permissions.ts). */
+export interface LinkRestriction {
+  /** The values of `allow` the user is restricted to when writing `doctype`; undefined: not restricted. */
+  allowed(allow: string, doctype: string): ReadonlySet<string> | undefined;
+}
+
+async function checkLinksOf(
+  q: Queryable,
+  registry: Registry,
+  meta: DocTypeMeta,
+  data: DocData,
+  where: string,
+  doctype: string,
+  restriction: LinkRestriction | undefined,
+): Promise<void> {
   for (const field of meta.fields) {
     const value = data[field.fieldname];
     if (value === undefined || value === null || value === '') continue;
@@ -114,21 +128,28 @@ async function checkLinksOf(q: Queryable, registry: Registry, meta: DocTypeMeta,
       continue;
     }
     if (!registry.get(target)) continue;
+    // Outside the user's User Permissions: refused before the lookup, so the answer never tells whether it exists.
+    const allowed = field.fieldtype === 'Link' && !field.ignoreUserPermissions ? restriction?.allowed(target, doctype) : undefined;
+    if (allowed && !allowed.has(String(value))) throw new PermissionError(`${where}${field.label}: not allowed for ${target} ${String(value).slice(0, 140)}`);
     if (!(await linkExists(q, registry, target, String(value)))) {
       throw new LinkValidationError(`Could not find ${where}${field.label}: ${String(value)}`);
     }
   }
 }
 
-/** Checks every Link and Dynamic Link value of the document and its child rows points at an existing document. */
-export async function checkLinks(q: Queryable, binding: DocTypeBinding, registry: Registry, data: DocData): Promise<void> {
-  await checkLinksOf(q, registry, binding.meta, data, '');
+/**
+ * Checks every Link and Dynamic Link value of the document and its child rows points at an existing document, and
+ * (with `restriction`) that every Link value lies inside the writing user's User Permissions (403 otherwise).
+ */
+export async function checkLinks(q: Queryable, binding: DocTypeBinding, registry: Registry, data: DocData, restriction?: LinkRestriction): Promise<void> {
+  const doctype = binding.meta.name;
+  await checkLinksOf(q, registry, binding.meta, data, '', doctype, restriction);
   for (const field of binding.meta.fields) {
     if (!isTableType(field.fieldtype) || !field.options) continue;
     const child = registry.get(field.options);
     if (!child) continue;
     for (const [i, row] of ((data[field.fieldname] as DocData[] | undefined) ?? []).entries()) {
-      await checkLinksOf(q, registry, child.meta, row, `${field.label} Row #${i + 1}: `);
+      await checkLinksOf(q, registry, child.meta, row, `${field.label} Row #${i + 1}: `, doctype, restriction);
     }
   }
 }

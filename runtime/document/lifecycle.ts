@@ -3,10 +3,13 @@ import type { Knex } from 'knex';
 import { DocstatusTransitionError, DoesNotExistError, PermissionError, TimestampMismatchError, UpdateAfterSubmitError, ValidationError } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import type { FieldMeta } from '../meta/types';
+import { assertDeletePermission, assertSavePermission } from '../permissions/save-permission';
+import { forgetUserPermissions, loadUserPermissions } from '../permissions/user-permissions';
 import type { DocTypeBinding } from '../registry/registry';
 import type { SessionUser, Site } from '../site';
 import { Document, attachSession } from './document';
 import { AFTER_WRITE, BEFORE_WRITE, runHook, type SaveAction } from './hooks';
+import { amendedName } from './amend';
 import { applyDefaults, checkLinks, checkMandatory, checkUnique, fillStoredValues, normalizeValues } from './checks';
 import { checkName, defaultNamingSeries, hashName, makeName } from './naming';
 import { forgetCredentials, storePasswordFields } from './passwords';
@@ -30,6 +33,8 @@ interface DocState {
 export class DocumentTransaction implements DocumentSession {
   readonly messages: string[] = [];
   trx?: Knex.Transaction;
+  /** Skip the user's permission checks (writes the service makes on its own behalf). */
+  ignorePermissions = false;
   private readonly states = new WeakMap<Document, DocState>();
 
   constructor(
@@ -141,6 +146,7 @@ export class DocumentTransaction implements DocumentSession {
       }
       const action = this.saveAction(binding, Number(stored?.docstatus ?? 0), docstatus, state.isNew);
       if (action === 'update_after_submit' && stored) this.checkUpdateAfterSubmit(binding, doc, stored);
+      if (!this.ignorePermissions) await assertSavePermission(this.site, this.user, binding, this.data(doc), stored, action);
       if (state.isNew) {
         await runHook(doc, 'before_insert');
         await runHook(doc, 'before_naming');
@@ -165,7 +171,8 @@ export class DocumentTransaction implements DocumentSession {
         normalizeValues(binding.meta, data);
         for (const { meta } of this.childBindings(binding)) for (const row of this.rowsOf(data, meta.name, binding)) normalizeValues(meta, row);
         checkMandatory(binding, registry, data);
-        await checkLinks(trx, binding, registry, data);
+        const userPermissions = this.ignorePermissions ? undefined : await loadUserPermissions(this.site, this.user.name);
+        await checkLinks(trx, binding, registry, data, userPermissions);
         await checkUnique(trx, binding, data);
       }
       // The response shows what the row holds: unset fields as their column default (both versions agree with a later GET).
@@ -181,12 +188,16 @@ export class DocumentTransaction implements DocumentSession {
       state.lockedIn = trx;
       for (const hook of AFTER_WRITE[action]) await runHook(doc, hook);
       forgetCredentials(binding.meta.name);
+      if (binding.meta.name === 'User Permission') forgetUserPermissions();
     });
   }
 
   /** The client's name when it may choose one, else the controller's `autoname`, else the DocType's naming rule. */
   private async newName(binding: DocTypeBinding, doc: Document, clientName: string | undefined): Promise<string> {
     const trx = this.trx as Knex.Transaction;
+    if (binding.fieldMap.has('amended_from') && typeof doc.amended_from === 'string' && doc.amended_from) {
+      return amendedName(trx, binding, doc.amended_from);
+    }
     if (clientName !== undefined) return makeName(trx, binding.meta, this.data(doc), clientName);
     const autoname = (doc as { autoname?: () => unknown }).autoname;
     if (typeof autoname === 'function' && !binding.meta.issingle) {
@@ -273,11 +284,13 @@ export class DocumentTransaction implements DocumentSession {
       const state = this.state(doc);
       if (state.isNew) throw new DoesNotExistError(`${state.binding.meta.name} is not saved`);
       if (state.binding.meta.issingle) throw new PermissionError(`${state.binding.meta.name} cannot be deleted`);
+      if (!this.ignorePermissions) await assertDeletePermission(this.site, this.user, state.binding, state.stored ?? this.data(doc));
       if (Number(doc.docstatus) === 1) throw new ValidationError('Submitted Record cannot be deleted. You must Cancel it first.');
       await runHook(doc, 'on_trash');
       await deleteDoc(this.trx as Knex.Transaction, state.binding, this.site.registry, doc.name);
       await runHook(doc, 'after_delete');
       forgetCredentials(state.binding.meta.name);
+      if (state.binding.meta.name === 'User Permission') forgetUserPermissions();
     });
   }
 }

@@ -7,7 +7,9 @@ import { serializeDoc } from '../document/serialize';
 import type { DocData } from '../document/store';
 import { DoesNotExistError } from '../errors/errors';
 import type { DocTypeMeta } from '../meta/types';
-import { assertDocTypePermission } from '../permissions/doctype-permission';
+import { assertDocumentPermission } from '../permissions/document-permission';
+import { assertDocTypePermission, hasDocTypePermission, refusal } from '../permissions/doctype-permission';
+import { readableDoc } from '../permissions/field-levels';
 import type { DocTypeBinding } from '../registry/registry';
 import { bindingFor, type Caller } from './caller';
 
@@ -23,7 +25,8 @@ export async function getDocument(caller: Caller, doctype: string, name: string)
   assertDocTypePermission(caller.user, binding.meta, 'read');
   const data = await readDoc(caller.site, binding, binding.meta.issingle ? binding.meta.name : name);
   if (!data) throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);
-  return serializeDoc(binding, caller.site.registry, data, caller.version);
+  await assertDocumentPermission(caller, binding, data, 'read');
+  return readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, data, caller.version));
 }
 
 /** Inserts a document from a request body. v2 uses a client `name` as given; v1 only for prompt and UUID naming (as Frappe). */
@@ -44,13 +47,16 @@ export async function createDocument(caller: Caller, doctype: string, body: Reco
     await created.insert();
     return created;
   });
-  return { doc: serializeDoc(binding, caller.site.registry, { ...doc }, caller.version), messages: tx.messages };
+  return { doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, { ...doc }, caller.version)), messages: tx.messages };
 }
 
 /** Applies changes to a document: only the fields sent change; a stale `modified` is refused. */
 export async function updateDocument(caller: Caller, doctype: string, name: string, body: Record<string, unknown>): Promise<DocumentResult> {
   const binding = bindingFor(caller, doctype, 'update');
-  assertDocTypePermission(caller.user, binding.meta, 'write');
+  // The lifecycle decides the exact right from the docstatus move (write, submit or cancel); here: any of them at all.
+  if (!(['write', 'submit', 'cancel'] as const).some((right) => hasDocTypePermission(caller.user, binding.meta, right))) {
+    throw refusal(caller.user, `No permission to write ${binding.meta.name}`);
+  }
   const input = { ...body };
   delete input.doctype;
   delete input.name;
@@ -62,7 +68,32 @@ export async function updateDocument(caller: Caller, doctype: string, name: stri
     await loaded.save();
     return loaded;
   });
-  return { doc: serializeDoc(binding, caller.site.registry, { ...doc }, caller.version), messages: tx.messages };
+  return { doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, { ...doc }, caller.version)), messages: tx.messages };
+}
+
+/** Moves a document's docstatus (1 submit, 2 cancel) through the lifecycle, which checks the right the move needs. */
+async function moveDocstatus(caller: Caller, doctype: string, name: string, docstatus: 1 | 2): Promise<DocumentResult> {
+  const binding = bindingFor(caller, doctype, 'update');
+  const right = docstatus === 1 ? 'submit' : 'cancel';
+  assertDocTypePermission(caller.user, binding.meta, right);
+  const tx = new DocumentTransaction(caller.site, caller.user);
+  const doc = await tx.run(async () => {
+    const loaded = await tx.getDoc(doctype, name, { forUpdate: true });
+    loaded.docstatus = docstatus;
+    await loaded.save();
+    return loaded;
+  });
+  return { doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, { ...doc }, caller.version)), messages: tx.messages };
+}
+
+/** Submits a draft (docstatus 0 → 1): needs `submit`; runs before_submit and on_submit. */
+export function submitDocument(caller: Caller, doctype: string, name: string): Promise<DocumentResult> {
+  return moveDocstatus(caller, doctype, name, 1);
+}
+
+/** Cancels a submitted document (docstatus 1 → 2): needs `cancel`; runs before_cancel and on_cancel. */
+export function cancelDocument(caller: Caller, doctype: string, name: string): Promise<DocumentResult> {
+  return moveDocstatus(caller, doctype, name, 2);
 }
 
 /** Deletes a document; returns the messages the hooks left. */
@@ -83,6 +114,7 @@ export async function copyDocument(caller: Caller, doctype: string, name: string
   assertDocTypePermission(caller.user, binding.meta, 'read');
   const data = await readDoc(caller.site, binding, name);
   if (!data) throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);
+  await assertDocumentPermission(caller, binding, data, 'read');
   const { registry } = caller.site;
   const clean = (b: DocTypeBinding, row: DocData, identity: string[]): DocData => {
     const out: DocData = {};
@@ -96,7 +128,7 @@ export async function copyDocument(caller: Caller, doctype: string, name: string
     }
     return out;
   };
-  return serializeDoc(binding, registry, clean(binding, data, IDENTITY), 2);
+  return readableDoc(caller, binding, serializeDoc(binding, registry, clean(binding, data, IDENTITY), 2));
 }
 
 /** A DocType's metadata; any signed-in user. */

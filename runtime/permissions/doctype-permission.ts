@@ -1,17 +1,21 @@
-// DocType-level permission checks. For now: Administrator and System Manager may do everything, others nothing
-// (the foundation's interim rule; role-based DocPerm evaluation replaces this function's body).
+// DocType-level permission checks: does any of the user's roles grant a right on the DocType at all (on every
+// document, or on the user's own documents through an if_owner row)? Decided before any document is looked up.
 import { AuthenticationError, PermissionError } from '../errors/errors';
 import type { DocTypeMeta, Right } from '../meta/types';
-import { ADMINISTRATOR, type SessionUser } from '../site';
+import type { SessionUser } from '../site';
+import { rightsFor } from './doctype-rights';
 
-/** True when `user` holds `right` on `meta`. */
-export function hasDocTypePermission(user: SessionUser, _meta: DocTypeMeta, _right: Right): boolean {
-  return user.name === ADMINISTRATOR || user.roles.has('System Manager');
+/** True when `user` holds `right` on `meta` for at least some documents (Administrator: always). */
+export function hasDocTypePermission(user: SessionUser, meta: DocTypeMeta, right: Right): boolean {
+  return rightsFor(user, meta).doc.has(right);
+}
+
+/** The error for a refused request: 401 for a Guest (never 403), 403 for a signed-in user. */
+export function refusal(user: SessionUser, message: string): AuthenticationError | PermissionError {
+  return user.name === 'Guest' ? new AuthenticationError('Login required') : new PermissionError(message);
 }
 
 /** Throws 401 for a Guest and 403 for a signed-in user without `right` on `meta`. */
 export function assertDocTypePermission(user: SessionUser, meta: DocTypeMeta, right: Right): void {
-  if (hasDocTypePermission(user, meta, right)) return;
-  if (user.name === 'Guest') throw new AuthenticationError('Login required');
-  throw new PermissionError(`No permission to ${right} ${meta.name}`);
+  if (!hasDocTypePermission(user, meta, right)) throw refusal(user, `No permission to ${right} ${meta.name}`);
 }

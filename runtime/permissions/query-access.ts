@@ -1,9 +1,14 @@
 // What a user may see of a DocType in list-shaped queries: which fields, and which rows (a filter tree ANDed to
 // every query). The query engine asks this module; the permission engine decides the answer.
 import type { DocTypeMeta, Right } from '../meta/types';
-import type { FilterNode } from '../query/filter-tree';
+import { and, cond, type FilterNode } from '../query/filter-tree';
 import type { Site, SessionUser } from '../site';
+import { ADMINISTRATOR } from '../site';
+import { controllerRestriction } from './controller-permission';
 import { assertDocTypePermission } from './doctype-permission';
+import { rightsFor } from './doctype-rights';
+import { canReadField } from './field-levels';
+import { loadUserPermissions } from './user-permissions';
 
 /** The access a user has to one DocType for one right. */
 export interface QueryAccess {
@@ -13,14 +18,26 @@ export interface QueryAccess {
   restriction?: FilterNode;
 }
 
-const ALL_FIELDS: QueryAccess = { canReadField: () => true };
+/** Administrator's access: every field but Password fields, every row. */
+const ADMIN_ACCESS: QueryAccess = { canReadField: (meta, fieldname) => meta.fields.find((f) => f.fieldname === fieldname)?.fieldtype !== 'Password' };
 
 /**
  * Decides the access of `user` to `meta` for `right` (default `read`): throws 401/403 when the user may not use the
- * DocType at all, otherwise returns the fields and rows the user may reach.
- * Interim: DocType-level rule only; the permission engine adds permlevels and row restrictions.
+ * DocType at all, otherwise returns the fields the user may read and the rows the user may reach: the owner's own
+ * rows under an if_owner right, the user's User Permissions and the controller's `permissionQuery`, all ANDed.
  */
-export async function queryAccess(_site: Site, user: SessionUser, meta: DocTypeMeta, right: Right = 'read'): Promise<QueryAccess> {
+export async function queryAccess(site: Site, user: SessionUser, meta: DocTypeMeta, right: Right = 'read'): Promise<QueryAccess> {
   assertDocTypePermission(user, meta, right);
-  return ALL_FIELDS;
+  if (user.name === ADMINISTRATOR) return ADMIN_ACCESS;
+  const rights = rightsFor(user, meta);
+  const parts: FilterNode[] = [];
+  if (rights.doc.get(right) === 'owner') parts.push(cond('owner', '=', user.name));
+  const fromUserPermissions = (await loadUserPermissions(site, user.name)).restriction(meta);
+  if (fromUserPermissions) parts.push(fromUserPermissions);
+  const binding = site.registry.get(meta.name);
+  const fromController = binding ? controllerRestriction(binding, user) : undefined;
+  if (fromController) parts.push(fromController);
+  const access: QueryAccess = { canReadField: (m, fieldname) => canReadField(rights, m, fieldname) };
+  if (parts.length) access.restriction = parts.length === 1 ? (parts[0] as FilterNode) : and(...parts);
+  return access;
 }
