@@ -24,6 +24,7 @@ import {
   stopChild,
 } from './lib/procs';
 import { type Report, renderReport, type ThroughputRow, writeReport } from './lib/report';
+import { bearerToken, restrictedUser, sessionCookie, setSystemSettings } from './lib/bench-users';
 import { apiToken, countTodos, seedTodos, type Service, startService } from './lib/service';
 
 const ROOT = path.join(__dirname, '..');
@@ -272,6 +273,86 @@ async function coreScenarios(): Promise<void> {
   }
 }
 
+/** Where the core DocTypes plus bench/doctypes (the Bench Probe methods) are generated for the feature scenarios. */
+const FEATURE_GEN = 'bench/tmp/feature-gen';
+
+/**
+ * Auth, permission, logging and method scenarios on one server, each compared with the token GET measured on the same
+ * server in the same run: session cookie and Bearer vs token (>= 0.9x), a restricted user with two User Permissions
+ * vs Administrator (>= 0.8x), log_api_requests on vs off (< 15% cost), and whitelisted GET methods vs the baseline.
+ */
+async function featureScenarios(): Promise<void> {
+  if (!KEEP_GEN) removeOnExit(path.join(ROOT, 'bench', 'tmp'));
+  log(`generating the core DocTypes + bench/doctypes into ${FEATURE_GEN} ...`);
+  const gen = await attempt('generate feature registry', async () => {
+    const r = await runToEnd('npx', ['tsx', 'generator/cli.ts', '--doctypes', 'doctypes', '--doctypes', 'bench/doctypes', '--out', FEATURE_GEN, '--quiet'], {
+      timeoutMs: 300000,
+      label: 'generator (feature)',
+    });
+    if (r.code !== 0) throw new Error(`generator exited ${r.code}:\n${r.stderr.slice(-3000)}`);
+    return r;
+  });
+  if (!gen) return;
+  const svc = await attempt('start service (features)', () =>
+    serviceWithToken('service (features)', { generated: FEATURE_GEN, timeoutMs: 120000, db: 'features.sqlite' }),
+  );
+  if (!svc) return;
+  try {
+    const admin = svc.auth;
+    const names = await attempt('seed ToDo (features)', () => seedTodos(svc.base, admin, 0, GET_SEED));
+    const name = names?.[Math.floor(GET_SEED / 2)];
+    if (!name) return;
+    const cookie = await attempt('session login', () => sessionCookie(svc.base));
+    const bearer = await attempt('bearer token', () => bearerToken(svc.base, admin));
+    const restricted = await attempt('restricted user', () => restrictedUser(svc.base, admin));
+    const get = (who: string, doc: string, headers: Record<string, string>, row: Partial<ThroughputRow> = {}) =>
+      scenario(
+        { id: `feature_get_${who}`, label: `GET one ToDo v1 (${who})`, extra: true, ...row },
+        spec(`${svc.base}/api/resource/ToDo/${encodeURIComponent(doc)}`, { headers }),
+        svc.pid,
+      );
+    const ratio = (id: string, label: string, a: Measured | undefined, b: Measured | undefined, target: number, note?: string) => {
+      const value = a && b ? a.rps / b.rps : undefined;
+      const cpu = a?.cpuUsPerReq && b?.cpuUsPerReq ? b.cpuUsPerReq / a.cpuUsPerReq : undefined;
+      report.measures.push({
+        id,
+        label,
+        value,
+        unit: 'x',
+        target: `>= ${target.toFixed(2)}x`,
+        ok: value === undefined ? undefined : value >= target,
+        note: [note, cpu ? `CPU-per-request ratio ${cpu.toFixed(3)}x` : undefined].filter(Boolean).join('; ') || undefined,
+      });
+    };
+    const token = await get('token', name, { authorization: admin });
+    if (cookie) ratio('session_vs_token', 'GET: session cookie / token', await get('session', name, { cookie }), token, 0.9);
+    if (bearer) ratio('bearer_vs_token', 'GET: Bearer / token', await get('bearer', name, { authorization: bearer }), token, 0.9);
+    if (restricted) {
+      const asAdmin = await get('admin, restricted doc', restricted.todo, { authorization: admin });
+      const asUser = await get('restricted user, 2 user permissions', restricted.todo, { authorization: restricted.auth });
+      ratio('restricted_vs_admin', 'GET: restricted user (2 User Permissions) / Administrator', asUser, asAdmin, 0.8);
+    }
+    const method = (id: string, fn: string, minRatio: number) =>
+      scenario(
+        { id, label: `GET whitelisted method ${fn} (token)`, minRatio },
+        spec(`${svc.base}/api/method/bench.bench_probe.bench_probe.${fn}?word=hi`, { headers: { authorization: admin } }),
+        svc.pid,
+      );
+    await method('method_get', 'echo', 0.6);
+    await method('method_get_rate_limited', 'echo_limited', 0.5);
+    // Logging: the token GET again right before (logging off), then with log_api_requests on.
+    const before = await get('token, logging off', name, { authorization: admin }, { id: 'feature_get_token_log_off' });
+    const enabled = await attempt('enable log_api_requests', () => setSystemSettings(svc.base, admin, { log_api_requests: 1 }).then(() => true));
+    if (enabled) {
+      const on = await get('token, log_api_requests on', name, { authorization: admin }, { id: 'feature_get_token_log_on' });
+      await attempt('disable log_api_requests', () => setSystemSettings(svc.base, admin, { log_api_requests: 0 }));
+      ratio('logging_cost', 'GET: log_api_requests on / off (cost < 15%)', on, before, 0.85);
+    }
+  } finally {
+    await stopChild(svc.child);
+  }
+}
+
 async function fixtureScenarios(): Promise<void> {
   const dirs = ['frappe-v15', 'erpnext-v15'].map((d) => path.join(FIXTURES, d));
   if (!dirs.every((d) => existsSync(d))) {
@@ -509,6 +590,7 @@ async function main(): Promise<number> {
   if (!pinning.enabled) report.notes.push(pinning.note);
   const first = await baseline('start');
   await coreScenarios();
+  if (process.env.BENCH_FEATURES !== '0') await featureScenarios();
   if (WITH_FIXTURES) await fixtureScenarios();
   else report.notes.push('BENCH_FIXTURES=0: skipped generation, start-up and GET with the fixture DocTypes');
   const last = await baseline('end');
