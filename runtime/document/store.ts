@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { Database } from '../db/connect';
 import { SYSTEM_TABLES } from '../db/migrate';
+import { insertRow, sqliteConnection, updateRows } from '../db/sqlite-statements';
 import { DuplicateEntryError } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta, type FieldMeta } from '../meta/types';
@@ -145,18 +146,23 @@ export function isDuplicateKeyError(err: unknown): boolean {
   return e?.code === 'ER_DUP_ENTRY' || e?.errno === 1062 || (typeof e?.code === 'string' && /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(e.code));
 }
 
-/** Inserts a document row and its child rows through the objection models. */
+/** Inserts a document row and its child rows: prepared statements on SQLite, the objection models elsewhere. */
 export async function insertDoc(trx: Knex.Transaction, binding: DocTypeBinding, registry: Registry, data: DocData): Promise<void> {
   const { meta } = binding;
+  const conn = await sqliteConnection(trx);
   try {
-    await binding.model.query(trx).insert(rowValues(meta, data, PARENT_STANDARD));
+    const row = rowValues(meta, data, PARENT_STANDARD);
+    if (conn) insertRow(conn, meta.tableName, row);
+    else await binding.model.query(trx).insert(row);
   } catch (err) {
     if (isDuplicateKeyError(err)) throw new DuplicateEntryError(`${meta.name} ${String(data.name)} already exists`, { cause: err, title: 'Duplicate Name' });
     throw err;
   }
   for (const { field, child } of tableFields(meta, registry)) {
     for (const row of (data[field.fieldname] as DocData[] | undefined) ?? []) {
-      await child.model.query(trx).insert(rowValues(child.meta, row, CHILD_STANDARD));
+      const values = rowValues(child.meta, row, CHILD_STANDARD);
+      if (conn) insertRow(conn, child.meta.tableName, values);
+      else await child.model.query(trx).insert(values);
     }
   }
 }
@@ -170,8 +176,10 @@ export async function updateDoc(
   previous: DocData,
 ): Promise<void> {
   const { meta } = binding;
+  const conn = await sqliteConnection(trx);
   const { name, ...changes } = rowValues(meta, data, PARENT_STANDARD);
-  await binding.model.query(trx).patch(changes).where('name', String(name));
+  if (conn) updateRows(conn, meta.tableName, changes, { name: String(name) });
+  else await binding.model.query(trx).patch(changes).where('name', String(name));
   for (const { field, child } of tableFields(meta, registry)) {
     const rows = data[field.fieldname] as DocData[] | undefined;
     if (rows === undefined) continue;
@@ -183,7 +191,10 @@ export async function updateDoc(
       const values = rowValues(child.meta, row, CHILD_STANDARD);
       if (before.has(String(row.name))) {
         const { name: rowName, ...rowChanges } = values;
-        await child.model.query(trx).patch(rowChanges).where('name', String(rowName)).andWhere('parent', String(name));
+        if (conn) updateRows(conn, child.meta.tableName, rowChanges, { name: String(rowName), parent: String(name) });
+        else await child.model.query(trx).patch(rowChanges).where('name', String(rowName)).andWhere('parent', String(name));
+      } else if (conn) {
+        insertRow(conn, child.meta.tableName, values);
       } else {
         await child.model.query(trx).insert(values);
       }

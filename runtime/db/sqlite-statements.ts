@@ -1,0 +1,59 @@
+// SQLite fast path for the write statements of the document store: prepared once per connection and SQL text, run on
+// the connection of the knex transaction they belong to (so they commit and roll back with it). Only the store's own
+// SQL, built from DocType metadata with quoted identifiers, goes through here; values are always bound.
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Knex } from 'knex';
+
+const statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
+
+/** The better-sqlite3 connection of a SQLite knex transaction; undefined on other databases. */
+export async function sqliteConnection(trx: Knex.Transaction): Promise<BetterSqlite3.Database | undefined> {
+  const client = trx.client as unknown as { config?: { client?: unknown }; acquireConnection(): Promise<unknown> };
+  if (client.config?.client !== 'better-sqlite3') return undefined;
+  return (await client.acquireConnection()) as BetterSqlite3.Database;
+}
+
+/** A prepared statement for `sql` on `conn`, cached. */
+export function prepared(conn: BetterSqlite3.Database, sql: string): BetterSqlite3.Statement {
+  let cache = statements.get(conn);
+  if (!cache) {
+    cache = new Map();
+    statements.set(conn, cache);
+  }
+  let statement = cache.get(sql);
+  if (!statement) {
+    statement = conn.prepare(sql);
+    if (cache.size > 2000) cache.clear();
+    cache.set(sql, statement);
+  }
+  return statement;
+}
+
+/** A SQLite identifier, quoted. */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** A value as better-sqlite3 binds it (as knex would: booleans as 0/1, dates as epoch ms). */
+export function sqliteValue(value: unknown): unknown {
+  if (value === undefined) return null;
+  if (typeof value === 'boolean') return Number(value);
+  if (value instanceof Date) return value.valueOf();
+  return value;
+}
+
+/** Inserts one row. */
+export function insertRow(conn: BetterSqlite3.Database, table: string, row: Record<string, unknown>): void {
+  const columns = Object.keys(row);
+  const sql = `insert into ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+  prepared(conn, sql).run(columns.map((c) => sqliteValue(row[c])));
+}
+
+/** Updates the row(s) matching every `where` column; returns the number changed. */
+export function updateRows(conn: BetterSqlite3.Database, table: string, changes: Record<string, unknown>, where: Record<string, unknown>): number {
+  const set = Object.keys(changes);
+  const keys = Object.keys(where);
+  if (set.length === 0) return 0;
+  const sql = `update ${quoteIdent(table)} set ${set.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${keys.map((c) => `${quoteIdent(c)} = ?`).join(' and ')}`;
+  return prepared(conn, sql).run([...set.map((c) => sqliteValue(changes[c])), ...keys.map((c) => sqliteValue(where[c]))]).changes;
+}
