@@ -10,6 +10,7 @@ import type { DocTypeMeta } from '../meta/types';
 import { assertDocumentPermission } from '../permissions/document-permission';
 import { assertDocTypePermission, hasDocTypePermission, refusal } from '../permissions/doctype-permission';
 import { readableDoc } from '../permissions/field-levels';
+import { expandLinks } from '../query/expand-links';
 import type { DocTypeBinding } from '../registry/registry';
 import { bindingFor, type Caller } from './caller';
 
@@ -19,14 +20,16 @@ export interface DocumentResult {
   messages: string[];
 }
 
-/** Reads one document (the DocType's own name for a Single). */
-export async function getDocument(caller: Caller, doctype: string, name: string): Promise<DocData> {
+/** Reads one document (the DocType's own name for a Single); `expandLinks` replaces Link values by the linked documents. */
+export async function getDocument(caller: Caller, doctype: string, name: string, options: { expandLinks?: boolean } = {}): Promise<DocData> {
   const binding = bindingFor(caller, doctype, 'get');
   assertDocTypePermission(caller.user, binding.meta, 'read');
   const data = await readDoc(caller.site, binding, binding.meta.issingle ? binding.meta.name : name);
   if (!data) throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);
   await assertDocumentPermission(caller, binding, data, 'read');
-  return readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, data, caller.version));
+  const doc = readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, data, caller.version));
+  if (options.expandLinks) await expandLinks(caller.site, caller.user, binding, [doc], { nested: true, version: caller.version });
+  return doc;
 }
 
 /** Inserts a document from a request body. v2 uses a client `name` as given; v1 only for prompt and UUID naming (as Frappe). */

@@ -1,49 +1,63 @@
-// List-shaped operations: a page of documents and the count of a filter, both through the query engine.
+// List-shaped operations: a page of documents and the count of a filter, both through the one query engine, with the
+// reader's access (readable fields, row restriction) applied to every part of the query.
 import type { DocData } from '../document/store';
-import { decodeRow } from '../document/store';
 import { DataError } from '../errors/errors';
-import { boolParam, intParam, jsonParam } from '../http/params';
 import { queryAccess } from '../permissions/query-access';
-import { buildCountQuery, buildListQuery, parseFields, parseFilters, parseOrderBy } from '../query/list-query';
+import { buildCountQuery, buildListQuery, decodeRows } from '../query/build-query';
+import { attachChildRows } from '../query/child-rows';
+import type { QueryScope } from '../query/columns';
+import { expandLinks } from '../query/expand-links';
+import type { FilterNode } from '../query/filter-tree';
+import { parseListRequest, parseWhere } from '../query/list-plan';
 import { bindingFor, type Caller } from './caller';
 
 /** A page of a list. */
 export interface ListPage {
-  /** Rows as objects, or as value lists (v1 `as_dict=0`). */
+  /** Rows as objects, or as value lists (`as_dict=0`). */
   data: DocData[] | unknown[][];
   /** v2: whether another page follows. */
   hasNextPage?: boolean;
+  /** v2 `include=count`: the number of rows the filters match. */
+  count?: number;
 }
 
-/** Lists documents from Frappe-style parameters (`fields`, `filters`, `order_by`, paging). */
+async function scopeFor(caller: Caller, doctype: string, op: 'list' | 'count'): Promise<QueryScope> {
+  const binding = bindingFor(caller, doctype, op);
+  const access = await queryAccess(caller.site, caller.user, binding.meta, 'read');
+  return { site: caller.site, user: caller.user, binding, access };
+}
+
+async function count(scope: QueryScope, filters: FilterNode): Promise<number> {
+  const [row] = (await buildCountQuery(scope.site.db.knex, { scope, filters })) as { count: number | string }[];
+  const n = Number(row?.count ?? 0);
+  if (!Number.isSafeInteger(n)) throw new DataError('count out of range');
+  return n;
+}
+
+/**
+ * Lists documents from Frappe-style parameters: `fields`, `filters`, `or_filters`, `order_by`, `group_by`, paging
+ * (v1 `limit_start`/`limit_page_length`/`limit`, v2 `start`/`limit`), `as_dict`, `expand`, v2 `include=count`.
+ */
 export async function listDocuments(caller: Caller, doctype: string, params: Record<string, unknown>): Promise<ListPage> {
-  const binding = bindingFor(caller, doctype, 'list');
-  await queryAccess(caller.site, caller.user, binding.meta, 'read');
-  const { site, version } = caller;
-  const max = site.config.site.max_page_length;
-  const requested = version === 1 ? intParam(params, 'limit_page_length', intParam(params, 'limit', 20)) : intParam(params, 'limit', 20);
-  const limit = version === 1 && requested === 0 ? max : Math.min(requested, max);
-  const start = intParam(params, version === 1 ? 'limit_start' : 'start', 0);
-  const list = {
-    fields: parseFields(binding.meta, jsonParam(params, 'fields')),
-    conditions: parseFilters(binding.meta, jsonParam(params, 'filters')),
-    order: parseOrderBy(binding.meta, params.order_by),
-    limit: version === 2 ? limit + 1 : limit,
-    start,
-  };
-  if (version === 2 && limit === 0) return { data: [], hasNextPage: false };
-  const rows = ((await buildListQuery(site.db.knex, binding, list)) as Record<string, unknown>[]).map((r) => decodeRow(binding.meta, r));
-  if (version === 1) return { data: boolParam(params, 'as_dict', true) ? rows : rows.map((r) => list.fields.map((f) => r[f])) };
-  return { data: rows.slice(0, limit), hasNextPage: rows.length > limit };
+  const scope = await scopeFor(caller, doctype, 'list');
+  const request = await parseListRequest(scope, params, caller.version);
+  const { plan } = request;
+  const knex = caller.site.db.knex;
+  let rows: DocData[] = [];
+  if (request.pageLength > 0) rows = decodeRows(plan, (await buildListQuery(knex, plan)) as Record<string, unknown>[]);
+  const hasNextPage = rows.length > request.pageLength;
+  if (hasNextPage) rows = rows.slice(0, request.pageLength);
+  for (const select of plan.selection.children) await attachChildRows(knex, scope.binding.meta.name, select, rows);
+  for (const key of request.hiddenKeys) for (const row of rows) delete row[key];
+  if (request.expand.length) await expandLinks(caller.site, caller.user, scope.binding, rows, { only: request.expand, version: caller.version });
+  const page: ListPage = { data: request.asDict ? rows : rows.map((r) => Object.values(r)) };
+  if (caller.version === 2) page.hasNextPage = hasNextPage;
+  if (request.includeCount) page.count = await count(scope, plan.filters);
+  return page;
 }
 
-/** Counts the documents matching `filters`. */
+/** Counts the documents matching `filters` (and `or_filters`). */
 export async function countDocuments(caller: Caller, doctype: string, params: Record<string, unknown>): Promise<number> {
-  const binding = bindingFor(caller, doctype, caller.version === 1 ? 'list' : 'count');
-  await queryAccess(caller.site, caller.user, binding.meta, 'read');
-  const conditions = parseFilters(binding.meta, jsonParam(params, 'filters'));
-  const [row] = (await buildCountQuery(caller.site.db.knex, binding, conditions)) as { count: number | string }[];
-  const count = Number(row?.count ?? 0);
-  if (!Number.isSafeInteger(count)) throw new DataError('count out of range');
-  return count;
+  const scope = await scopeFor(caller, doctype, caller.version === 1 ? 'list' : 'count');
+  return count(scope, parseWhere(scope, params));
 }

@@ -29,7 +29,8 @@ function jsonBody(ctx: AppContext): Record<string, unknown> {
 
 /** GET one document. */
 export async function getDocument(ctx: AppContext, doctype: string, name: string): Promise<void> {
-  respond(ctx, 200, 'data', await documents.getDocument(callerOf(ctx), doctype, name));
+  const expandLinks = boolParam(requestParams(ctx), 'expand_links', false);
+  respond(ctx, 200, 'data', await documents.getDocument(callerOf(ctx), doctype, name, { expandLinks }));
 }
 
 /** GET a list of documents. */
@@ -37,7 +38,7 @@ export async function listDocuments(ctx: AppContext, doctype: string): Promise<v
   const page = await lists.listDocuments(callerOf(ctx), doctype, requestParams(ctx));
   if (ctx.state.version === 1) return respond(ctx, 200, 'data', page.data);
   ctx.status = 200;
-  ctx.body = { data: page.data, has_next_page: page.hasNextPage ?? false };
+  ctx.body = { data: page.data, has_next_page: page.hasNextPage ?? false, ...(page.count === undefined ? {} : { count: page.count }) };
 }
 
 /** GET the number of documents matching the filters (v2). */

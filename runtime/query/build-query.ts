@@ -1,0 +1,124 @@
+// Builds the SELECT and COUNT of a list plan with knex: generated aliases (`f0`, `f1`, ...) for every selected value,
+// left joins for child-table and Link-target columns, the filter tree and the reader's restriction as WHERE.
+import type { Knex } from 'knex';
+import { formatDatetime, decodeValue } from '../document/values';
+import type { ColumnRef, QueryScope } from './columns';
+import { applyFilterTree } from './build-where';
+import { and, type FilterNode } from './filter-tree';
+import type { FieldSelection } from './parse-fields';
+import type { OrderTerm } from './parse-order';
+
+/** A list request parsed and checked, ready to build. */
+export interface ListPlan {
+  scope: QueryScope;
+  selection: FieldSelection;
+  /** The user's filters (and or_filters) as one tree. */
+  filters: FilterNode;
+  groupBy: ColumnRef[];
+  order: OrderTerm[];
+  /** Rows to fetch; undefined: no LIMIT. */
+  limit?: number;
+  offset: number;
+}
+
+const alias = (i: number) => `f${i}`;
+
+function joinAlias(ref: ColumnRef): string | undefined {
+  if (ref.source.kind === 'child') return `c_${ref.source.tableField}`;
+  if (ref.source.kind === 'link') return `l_${ref.source.linkField}`;
+  return undefined;
+}
+
+/** The qualified column a reference reads. */
+export function columnExpression(scope: QueryScope, ref: ColumnRef): string {
+  return `${joinAlias(ref) ?? scope.binding.meta.tableName}.${ref.field}`;
+}
+
+function whereTree(plan: { scope: QueryScope; filters: FilterNode }): FilterNode {
+  const { restriction } = plan.scope.access;
+  return restriction ? and(plan.filters, restriction) : plan.filters;
+}
+
+function addJoins(knex: Knex, q: Knex.QueryBuilder, plan: ListPlan): void {
+  const { scope } = plan;
+  const main = scope.binding.meta.tableName;
+  const refs = plan.selection.items.flatMap((i) => (i.ref ? [i.ref] : []));
+  const done = new Set<string>();
+  for (const ref of refs) {
+    const name = joinAlias(ref);
+    if (!name || done.has(name)) continue;
+    done.add(name);
+    const source = ref.source;
+    if (source.kind === 'child') {
+      q.leftJoin(`${source.child.meta.tableName} as ${name}`, (j) => {
+        j.on(`${name}.parent`, '=', `${main}.name`)
+          .andOnVal(`${name}.parenttype`, '=', scope.binding.meta.name)
+          .andOnVal(`${name}.parentfield`, '=', source.tableField);
+      });
+    } else if (source.kind === 'link') {
+      const target = source.target.meta.tableName;
+      if (source.access.restriction) {
+        // Rows of the target the reader may not see join as NULL.
+        const sub = knex(target).select(`${target}.*`);
+        applyFilterTree(sub, source.access.restriction, { knex, registry: scope.site.registry, binding: source.target, qualifier: target });
+        q.leftJoin(sub.as(name), `${name}.name`, `${main}.${source.linkField}`);
+      } else {
+        q.leftJoin(`${target} as ${name}`, `${name}.name`, `${main}.${source.linkField}`);
+      }
+    }
+  }
+}
+
+/** Builds the SELECT of a list plan. */
+export function buildListQuery(knex: Knex, plan: ListPlan): Knex.QueryBuilder {
+  const { scope } = plan;
+  const main = scope.binding.meta.tableName;
+  const q = knex(main);
+  addJoins(knex, q, plan);
+  plan.selection.items.forEach((item, i) => {
+    const column = item.ref ? columnExpression(scope, item.ref) : '*';
+    if (item.kind === 'column') q.select({ [alias(i)]: column });
+    else if (item.fn === 'count') q[item.distinct ? 'countDistinct' : 'count']({ [alias(i)]: column });
+    else if (item.distinct) q[`${item.fn}Distinct` as 'sumDistinct' | 'avgDistinct']({ [alias(i)]: column });
+    else q[item.fn]({ [alias(i)]: column });
+  });
+  applyFilterTree(q, whereTree(plan), { knex, registry: scope.site.registry, binding: scope.binding, qualifier: main });
+  if (plan.groupBy.length) q.groupBy(plan.groupBy.map((ref) => columnExpression(scope, ref)));
+  for (const term of plan.order) {
+    q.orderBy(term.item !== undefined ? alias(term.item) : columnExpression(scope, term.ref as ColumnRef), term.direction);
+  }
+  if (plan.limit !== undefined) q.limit(plan.limit);
+  if (plan.offset > 0) q.offset(plan.offset);
+  return q;
+}
+
+/** Builds the COUNT of the rows a plan's filters match (no joins: child filters never repeat rows). */
+export function buildCountQuery(knex: Knex, plan: { scope: QueryScope; filters: FilterNode }): Knex.QueryBuilder {
+  const main = plan.scope.binding.meta.tableName;
+  const q = knex(main).count({ count: '*' });
+  applyFilterTree(q, whereTree(plan), { knex, registry: plan.scope.site.registry, binding: plan.scope.binding, qualifier: main });
+  return q;
+}
+
+function decodeColumn(ref: ColumnRef, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (ref.meta) return decodeValue(ref.meta, value);
+  if (ref.kind === 'datetime') return formatDatetime(String(value));
+  if (ref.kind === 'integer') return Number(value);
+  return value;
+}
+
+/** Turns result rows (aliased `f0`, `f1`, ...) into objects keyed as the user asked, values decoded per field type. */
+export function decodeRows(plan: ListPlan, rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  const { items } = plan.selection;
+  return rows.map((row) => {
+    const out: Record<string, unknown> = {};
+    items.forEach((item, i) => {
+      const value = row[alias(i)];
+      if (item.kind === 'column') out[item.key] = decodeColumn(item.ref, value);
+      else if (item.fn === 'count' || ((item.fn === 'sum' || item.fn === 'avg') && value !== null)) out[item.key] = value === null ? null : Number(value);
+      else out[item.key] = item.ref ? decodeColumn(item.ref, value) : value;
+    });
+    return out;
+  });
+}

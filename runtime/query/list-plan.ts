@@ -1,0 +1,105 @@
+// A list request's parameters (Frappe's names, v1 and v2 paging) parsed into a checked list plan.
+import { DataError } from '../errors/errors';
+import { boolParam, intParam, jsonParam } from '../http/params';
+import type { ColumnRef, QueryScope } from './columns';
+import { and, type FilterNode } from './filter-tree';
+import type { ListPlan } from './build-query';
+import { parseFields, type SelectItem } from './parse-fields';
+import { parseFilters } from './parse-filters';
+import { defaultOrder, parseGroupBy, parseOrderBy } from './parse-order';
+
+/** A parsed list request: the plan plus the response options around it. */
+export interface ListRequest {
+  plan: ListPlan;
+  /** Rows the caller asked for (the plan may fetch one more to learn `has_next_page`). */
+  pageLength: number;
+  asDict: boolean;
+  /** Link fields whose values are replaced by the linked documents (`expand`). */
+  expand: string[];
+  /** v2 `include=count`. */
+  includeCount: boolean;
+  /** Keys added only to attach child rows, removed before answering. */
+  hiddenKeys: string[];
+}
+
+/** The user's `filters` and `or_filters` as one tree. */
+export function parseWhere(scope: QueryScope, params: Record<string, unknown>): FilterNode {
+  const filters = parseFilters(scope, jsonParam(params, 'filters'), 'filters');
+  const orFilters = parseFilters(scope, jsonParam(params, 'or_filters'), 'or_filters', 'or');
+  return orFilters.kind === 'and' && orFilters.children.length === 0 ? filters : and(filters, orFilters);
+}
+
+function pageLength(scope: QueryScope, params: Record<string, unknown>, version: 1 | 2): number {
+  const max = scope.site.config.site.max_page_length;
+  if (version === 2) return Math.min(intParam(params, 'limit', 20), max);
+  const requested = intParam(params, 'limit_page_length', intParam(params, 'limit', 20));
+  return requested === 0 ? max : Math.min(requested, max);
+}
+
+function sameColumn(a: ColumnRef, b: ColumnRef): boolean {
+  return a.field === b.field && a.source.kind === 'main' && b.source.kind === 'main';
+}
+
+function checkGrouping(items: SelectItem[], groupBy: ColumnRef[]): void {
+  if (!groupBy.length && !items.some((i) => i.kind === 'aggregate')) return;
+  for (const item of items) {
+    if (item.kind === 'column' && !groupBy.some((g) => sameColumn(g, item.ref))) {
+      throw new DataError(`fields: ${item.ref.label} must be in group_by when grouping or aggregating`);
+    }
+  }
+}
+
+function listParam(params: Record<string, unknown>, key: string): string[] {
+  const raw = jsonParam(params, key);
+  if (raw === undefined || raw === null || raw === '') return [];
+  const list = typeof raw === 'string' ? raw.split(',').map((s) => s.trim()) : raw;
+  if (!Array.isArray(list) || list.length > 100 || !list.every((v) => typeof v === 'string')) throw new DataError(`'${key}' must be a list of names`);
+  return list as string[];
+}
+
+function parseExpand(scope: QueryScope, params: Record<string, unknown>): string[] {
+  const names = listParam(params, 'expand');
+  for (const name of names) {
+    const field = scope.binding.fieldMap.get(name);
+    if (!field || (field.fieldtype !== 'Link' && field.fieldtype !== 'Dynamic Link')) throw new DataError(`expand: ${name.slice(0, 80)} is not a Link field of ${scope.binding.meta.name}`);
+  }
+  return names;
+}
+
+function parseInclude(params: Record<string, unknown>, version: 1 | 2): boolean {
+  const parts = listParam(params, 'include');
+  for (const part of parts) if (part !== 'count' || version === 1) throw new DataError(`include: unknown part ${part.slice(0, 80)}`);
+  return parts.length > 0;
+}
+
+/** Parses a list request of API version `version` against the scope's DocType and access. */
+export async function parseListRequest(scope: QueryScope, params: Record<string, unknown>, version: 1 | 2): Promise<ListRequest> {
+  const selection = await parseFields(scope, jsonParam(params, 'fields'));
+  const filters = parseWhere(scope, params);
+  const groupBy = await parseGroupBy(scope, params.group_by);
+  checkGrouping(selection.items, groupBy);
+  const grouped = groupBy.length > 0 || selection.items.some((i) => i.kind === 'aggregate');
+  const order = (await parseOrderBy(scope, params.order_by, selection.items)) ?? (grouped ? [] : defaultOrder(scope));
+  const length = pageLength(scope, params, version);
+  const offset = intParam(params, version === 1 ? 'limit_start' : 'start', 0);
+  const expand = parseExpand(scope, params);
+  const hiddenKeys: string[] = [];
+  if (selection.children.length && !selection.items.some((i) => i.key === 'name')) {
+    if (grouped) throw new DataError('fields: child rows cannot be combined with group_by or aggregates');
+    selection.items.push({ kind: 'column', ref: { source: { kind: 'main' }, field: 'name', kind: 'string', label: 'name' }, key: 'name' });
+    hiddenKeys.push('name');
+  }
+  for (const name of expand) {
+    if (!selection.items.some((i) => i.kind === 'column' && i.key === name && i.ref.source.kind === 'main')) {
+      throw new DataError(`expand: ${name} must be one of the selected fields`);
+    }
+  }
+  return {
+    plan: { scope, selection, filters, groupBy, order, limit: version === 2 ? length + 1 : length, offset },
+    pageLength: length,
+    asDict: boolParam(params, 'as_dict', true),
+    expand,
+    includeCount: parseInclude(params, version),
+    hiddenKeys,
+  };
+}
