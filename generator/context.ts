@@ -1,5 +1,6 @@
 // The generator context: every option and derived lookup resolved once, passed to each emitter.
 import path from 'node:path';
+import type { MethodMap } from './methods/extract-methods';
 import type { DocTypeIR } from './normalize';
 
 /** Everything an emitter may read besides the DocType it emits. */
@@ -10,11 +11,13 @@ export interface GeneratorContext {
   doctypes: DocTypeIR[];
   /** DocType name → IR. */
   byName: ReadonlyMap<string, DocTypeIR>;
+  /** DocType name → its whitelisted methods (only DocTypes with a controller that has some). */
+  methods: MethodMap;
 }
 
 /** Builds the context for one generator run. */
-export function createContext(doctypes: DocTypeIR[], outDir: string): GeneratorContext {
-  return { outDir, doctypes, byName: new Map(doctypes.map((d) => [d.meta.name, d])) };
+export function createContext(doctypes: DocTypeIR[], outDir: string, methods: MethodMap = new Map()): GeneratorContext {
+  return { outDir, doctypes, byName: new Map(doctypes.map((d) => [d.meta.name, d])), methods };
 }
 
 /** Module specifier from a file at `fromRel` (inside outDir) to a source file (relative to cwd), without extension. */

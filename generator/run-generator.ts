@@ -1,7 +1,8 @@
-// The generator pipeline: load → validate → normalize → emit → write.
+// The generator pipeline: load → validate → normalize → extract methods → emit → write.
 import { createContext } from './context';
 import { emitAll } from './emit';
 import { loadDocTypes } from './load-doctypes';
+import { extractMethods } from './methods/extract-methods';
 import { normalizeDocTypes } from './normalize';
 import { GeneratorProblems, type Problem } from './problems';
 import { validateDocTypes } from './validate-doctypes';
@@ -29,7 +30,11 @@ export async function buildFiles(options: GeneratorOptions): Promise<Omit<Genera
   const loaded = await loadDocTypes(options.doctypes, options.cwd);
   const problems = [...loaded.problems, ...validateDocTypes(loaded.doctypes)];
   if (problems.some((p) => p.severity === 'error')) throw new GeneratorProblems(problems);
-  const ctx = createContext(normalizeDocTypes(loaded.doctypes), options.out);
+  const doctypes = normalizeDocTypes(loaded.doctypes);
+  const extracted = extractMethods(doctypes, options.cwd);
+  problems.push(...extracted.problems);
+  if (problems.some((p) => p.severity === 'error')) throw new GeneratorProblems(problems);
+  const ctx = createContext(doctypes, options.out, extracted.methods);
   return { doctypeCount: ctx.doctypes.length, files: emitAll(ctx), warnings: problems };
 }
 

@@ -1,5 +1,7 @@
 // The public API of doctype-service: what controllers, API modules and embedding apps import.
 export { Document } from './document/document';
+export { whitelist, type WhitelistOptions, type HttpVerb } from './methods/whitelist';
+export type { MethodCall } from './methods/method-call';
 export {
   AppError,
   ValidationError,

@@ -1,4 +1,4 @@
 // Runtime support imported by generated code (`doctype-service/internal`); not part of the public API.
 export type { DocTypeMeta, FieldMeta, PermissionMeta, NamingRule } from './meta/types';
-export type { V1Operation, V2Operation, BodyValidator, DocTypeEntry } from './registry/registry';
+export type { V1Operation, V2Operation, BodyValidator, DocTypeEntry, MethodEntry } from './registry/registry';
 export { createRegistry } from './registry/registry';

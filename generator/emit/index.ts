@@ -1,6 +1,7 @@
 // The emit phase: every emitter over every DocType, collected into one file map (pure, no disk access).
 import type { GeneratorContext } from '../context';
 import type { FileMap } from '../write/file-map';
+import { emitMethods, methodsPath } from './methods';
 import { emitModel, modelPath } from './model';
 import { emitOpenApi } from './openapi';
 import { emitRegistry } from './registry';
@@ -15,6 +16,7 @@ export function emitAll(ctx: GeneratorContext): FileMap {
     files.set(validatorPath(ir), emitValidator(ir, ctx));
     files.set(routesPath(ir, 1), emitRoutes(ir, ctx, 1));
     files.set(routesPath(ir, 2), emitRoutes(ir, ctx, 2));
+    if (ctx.methods.has(ir.meta.name)) files.set(methodsPath(ir), emitMethods(ir, ctx));
   }
   files.set('index.ts', emitRegistry(ctx));
   for (const [path, text] of emitOpenApi(ctx)) files.set(path, text);

@@ -4,6 +4,7 @@ import type { GeneratorContext } from '../context';
 import { bodyFields, fieldSchema, requiredFields, type JsonSchema } from '../json-schema';
 import { className } from '../naming';
 import type { DocTypeIR } from '../normalize';
+import { BUILTIN_METHOD_DOCS } from '../methods/builtin-methods';
 import { v1Operations, v2Operations } from './routes';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -124,35 +125,97 @@ function v2Paths(ir: DocTypeIR): Record<string, JsonSchema> {
   return paths;
 }
 
-/** The built-in methods every service answers, as [dotted path, verbs, summary, arguments]. */
-const BUILTIN_METHODS: [string, string[], string, JsonSchema][] = [
-  ['ping', ['get', 'post'], 'Liveness check: returns "pong"', { type: 'object', properties: {} }],
-  ['login', ['post'], 'Log in with usr/pwd; sets the sid cookie', { type: 'object', required: ['usr', 'pwd'], properties: { usr: { type: 'string' }, pwd: { type: 'string' } } }],
-  ['logout', ['post'], 'End the current session', { type: 'object', properties: {} }],
-  ['frappe.auth.get_logged_user', ['get'], 'The session user', { type: 'object', properties: {} }],
-  ['frappe.core.doctype.user.user.generate_keys', ['post'], 'Generate API key and secret for a user (System Manager)', { type: 'object', required: ['user'], properties: { user: { type: 'string' } } }],
-];
+const verbErrors = { '405': { description: 'HTTP verb not allowed (see Allow)', content: json(ref('Error')) } };
+const rateErrors = { '429': { description: 'Rate limit exceeded (see Retry-After)', content: json(ref('Error')) } };
 
-function methodPaths(prefix: string, envelope: 'message' | 'data'): Record<string, JsonSchema> {
+/** Query parameters of a GET call: one per argument; structured arguments travel as JSON text. */
+function queryParameters(schema: JsonSchema, jsonArgs: readonly string[]): JsonSchema[] {
+  const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema.required ?? []) as string[]);
+  return Object.entries(props).map(([name, s]) => ({
+    name, in: 'query', required: required.has(name),
+    ...(jsonArgs.includes(name) ? { content: json(s) } : { schema: s }),
+  }));
+}
+
+/** One operation per verb of a method call: GET reads query parameters, the others a JSON (or form) body. */
+function methodOperations(opId: string, summary: string, tags: string[], verbs: string[], schema: JsonSchema, jsonArgs: readonly string[], result: JsonSchema, extra: { params?: JsonSchema[]; rateLimited?: boolean } = {}): JsonSchema {
+  const entry: JsonSchema = {};
+  for (const verb of verbs.map((v) => v.toLowerCase())) {
+    const hasRequired = Array.isArray(schema.required) && schema.required.length > 0;
+    entry[verb] = {
+      tags, operationId: `${opId}_${verb}`, summary,
+      ...(verb === 'get'
+        ? { parameters: [...(extra.params ?? []), ...queryParameters(schema, jsonArgs)] }
+        : { ...(extra.params ? { parameters: extra.params } : {}), requestBody: { required: hasRequired, content: { ...json(schema), 'application/x-www-form-urlencoded': { schema } } } }),
+      responses: { '200': ok('Result', result), ...errors, ...verbErrors, ...(extra.rateLimited ? rateErrors : {}) },
+    };
+  }
+  return entry;
+}
+
+const slugOf = (text: string) => text.replace(/[^A-Za-z0-9]+/g, '_');
+
+/** Paths of the built-in methods and of every whitelisted module function (dotted, and v2's DocType/fn). */
+function methodPaths(version: 1 | 2, ctx: GeneratorContext): Record<string, JsonSchema> {
+  const prefix = version === 1 ? '/api/method' : '/api/v2/method';
+  const envelope = version === 1 ? 'message' : 'data';
+  const result = { type: 'object', properties: { [envelope]: {} } };
   const paths: Record<string, JsonSchema> = {};
-  for (const [dotted, verbs, summary, args] of BUILTIN_METHODS) {
-    const entry: JsonSchema = {};
-    for (const verb of verbs) {
-      entry[verb] = {
-        tags: ['methods'], operationId: `${prefix.includes('v2') ? 'v2' : 'v1'}_${verb}_${dotted.replace(/\./g, '_')}`, summary,
-        ...(verb === 'get' ? {} : { requestBody: { content: json(args) } }),
-        responses: { '200': ok('Result', { type: 'object', properties: { [envelope]: {} } }), ...errors },
-      };
+  for (const b of BUILTIN_METHOD_DOCS) {
+    paths[`${prefix}/${b.path}`] = methodOperations(`v${version}_${slugOf(b.path)}`, b.summary, ['methods'], b.verbs, b.args, [], result);
+  }
+  for (const ir of ctx.doctypes) {
+    for (const m of (ctx.methods.get(ir.meta.name) ?? []).filter((x) => x.kind === 'function')) {
+      const summary = `${ir.meta.name}: ${m.name}${m.allowGuest ? ' (guests allowed)' : ''}`;
+      const extra = { rateLimited: m.rateLimited };
+      paths[`${prefix}/${m.path}`] = methodOperations(`v${version}_${slugOf(m.path)}`, summary, [ir.meta.name], m.verbs, m.schema, m.jsonArgs, result, extra);
+      if (version === 2) {
+        paths[`${prefix}/${encodeURIComponent(ir.meta.name)}/${m.name}`] = methodOperations(`v2_${ir.meta.slug}_${m.name}`, summary, [ir.meta.name], m.verbs, m.schema, m.jsonArgs, result, extra);
+      }
     }
-    paths[`${prefix}/${dotted}`] = entry;
   }
   return paths;
+}
+
+/** Document methods: v2 `/api/v2/document/<DocType>/{name}/method/<m>`; v1 `POST /api/resource/<DocType>/{name}?run_method=<m>`. */
+function documentMethodPaths(version: 1 | 2, ir: DocTypeIR, ctx: GeneratorContext): Record<string, JsonSchema> {
+  if (ir.meta.istable || ir.meta.isVirtual) return {};
+  const methods = (ctx.methods.get(ir.meta.name) ?? []).filter((m) => m.kind === 'document');
+  const builtins = ir.meta.isSubmittable
+    ? ['submit', 'cancel'].filter((b) => !methods.some((m) => m.name === b)).map((name) => ({ name, verbs: ['POST'], schema: { type: 'object', properties: {} }, jsonArgs: [] as string[], rateLimited: false }))
+    : [];
+  const all = [...methods, ...builtins];
+  if (all.length === 0) return {};
+  const seg = encodeURIComponent(ir.meta.name);
+  const params = ir.meta.issingle ? [] : [nameParam];
+  const tags = [ir.meta.name];
+  if (version === 2) {
+    const result = { type: 'object', properties: { data: {}, docs: { type: 'array', items: ref(className(ir.meta.name)) } } };
+    const paths: Record<string, JsonSchema> = {};
+    for (const m of all) {
+      const verbs = m.verbs.filter((v) => v === 'GET' || v === 'POST');
+      if (!verbs.length) continue;
+      const path = `/api/v2/document/${seg}${ir.meta.issingle ? `/${seg}` : '/{name}'}/method/${m.name}`;
+      paths[path] = methodOperations(`v2_${ir.meta.slug}_method_${m.name}`, `Run ${m.name} on a ${ir.meta.name} (GET: read permission, POST: write)`, tags, verbs, m.schema, m.jsonArgs, result, { params, rateLimited: m.rateLimited });
+    }
+    return paths;
+  }
+  const posts = all.filter((m) => m.verbs.includes('POST'));
+  if (!posts.length) return {};
+  const runMethod = { name: 'run_method', in: 'query', required: true, schema: { type: 'string', enum: posts.map((m) => m.name) } };
+  const body = posts.length === 1 ? (posts[0] as { schema: JsonSchema }).schema : { oneOf: posts.map((m) => ({ title: m.name, ...m.schema })) };
+  const op = methodOperations(`v1_${ir.meta.slug}_run_method`, `Run a whitelisted method on a ${ir.meta.name} (write permission)`, tags, ['POST'], body, [], { type: 'object', properties: { data: {} } }, { params: [...params, runMethod], rateLimited: posts.some((m) => m.rateLimited) });
+  return { [`/api/resource/${seg}${ir.meta.issingle ? '' : '/{name}'}`]: op };
 }
 
 function document(version: 1 | 2, ctx: GeneratorContext): JsonSchema {
   const paths: Record<string, JsonSchema> = {};
   for (const ir of ctx.doctypes) Object.assign(paths, version === 1 ? v1Paths(ir) : v2Paths(ir));
-  Object.assign(paths, methodPaths(version === 1 ? '/api/method' : '/api/v2/method', version === 1 ? 'message' : 'data'));
+  for (const ir of ctx.doctypes) {
+    for (const [path, ops] of Object.entries(documentMethodPaths(version, ir, ctx))) paths[path] = { ...paths[path], ...ops };
+  }
+  Object.assign(paths, methodPaths(version, ctx));
   const schemas: Record<string, JsonSchema> = { Error: ERROR_SCHEMA };
   for (const ir of ctx.doctypes) schemas[className(ir.meta.name)] = documentSchema(ir.meta, ctx);
   return {

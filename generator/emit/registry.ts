@@ -5,6 +5,7 @@ import { className, moduleIdentifier } from '../naming';
 import type { DocTypeIR } from '../normalize';
 import { header } from '../ts/header';
 import { printSourceFile } from '../ts/project';
+import { methodsPath } from './methods';
 import { modelPath } from './model';
 import { routesPath } from './routes';
 import { validatorPath } from './validator';
@@ -26,6 +27,10 @@ export function emitRegistry(ctx: GeneratorContext): string {
       { kind: StructureKind.ImportDeclaration, moduleSpecifier: spec(routesPath(ir, 1)), namespaceImport: `${id}_v1` },
       { kind: StructureKind.ImportDeclaration, moduleSpecifier: spec(routesPath(ir, 2)), namespaceImport: `${id}_v2` },
     );
+    const hasMethods = ctx.methods.has(ir.meta.name);
+    if (hasMethods) {
+      imports.push({ kind: StructureKind.ImportDeclaration, moduleSpecifier: spec(methodsPath(ir)), namespaceImport: `${id}_methods` });
+    }
     if (ir.loaded.controller) {
       imports.push({
         kind: StructureKind.ImportDeclaration,
@@ -38,6 +43,7 @@ export function emitRegistry(ctx: GeneratorContext): string {
         `validateCreate: ${id}_validators.validateCreateBody, validateUpdate: ${id}_validators.validateUpdateBody, ` +
         `v1: ${id}_v1.operations, v2: ${id}_v2.operations` +
         (ir.loaded.controller ? `, controller: ${id}_controller` : '') +
+        (hasMethods ? `, methods: ${id}_methods.methods` : '') +
         ' }',
     );
   }

@@ -1,4 +1,4 @@
-// Frappe's built-in methods: ping, login, logout, get_logged_user and generate_keys.
+// Frappe's built-in methods: ping, login, logout, get_logged_user, generate_keys, frappe.client.* and run_doc_method.
 import { regenerateKeys } from '../auth/api-keys';
 import { clientIp, isHttps } from '../auth/client-ip';
 import { ipAllowed } from '../auth/ip-restriction';
@@ -11,6 +11,8 @@ import { AuthenticationError, DoesNotExistError, PermissionError, ValidationErro
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import { ADMINISTRATOR } from '../site';
+import * as client from './frappe-client';
+import { runDocMethod } from './run-doc-method';
 
 /** A built-in method: its verbs, whether guests may call it, and the handler (returns the result). */
 export interface BuiltinMethod {
@@ -19,6 +21,10 @@ export interface BuiltinMethod {
   handler: (ctx: AppContext) => Promise<unknown>;
   /** The result is the whole response body (login answers Frappe's top-level fields). */
   raw?: boolean;
+  /** The canonical name (rate-limit bucket) when the method answers under several names. */
+  path?: string;
+  /** At most `limit` calls per `seconds` per caller. */
+  rateLimit?: { limit: number; seconds: number };
 }
 
 const SESSION_COOKIES = ['sid', 'system_user', 'full_name', 'user_id', 'user_image'];
@@ -82,6 +88,21 @@ async function generateKeys(ctx: AppContext): Promise<unknown> {
   return keys;
 }
 
+/** run_doc_method answers `docs: [doc]` beside the result, as Frappe does. */
+async function runDocMethodBody(ctx: AppContext): Promise<unknown> {
+  const { version, site, user, messages } = ctx.state;
+  const outcome = await runDocMethod(ctx, { site, user, version });
+  const all = [...messages, ...outcome.messages];
+  const body: Record<string, unknown> = {};
+  if (outcome.result !== undefined) body[version === 2 ? 'data' : 'message'] = outcome.result;
+  body.docs = [outcome.doc];
+  if (all.length) {
+    if (version === 2) body.messages = all.map((message) => ({ message }));
+    else body._server_messages = JSON.stringify(all.map((message) => JSON.stringify({ message })));
+  }
+  return body;
+}
+
 /** Built-in methods by every dotted or short name Frappe clients use. */
 export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<string, BuiltinMethod>([
   ['ping', { methods: ['GET', 'POST', 'PUT', 'DELETE'], allowGuest: true, handler: async () => 'pong' }],
@@ -90,5 +111,15 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
   ['logout', { methods: ['POST'], allowGuest: true, handler: logout }],
   ['frappe.auth.get_logged_user', { methods: ['GET', 'POST', 'PUT', 'DELETE'], allowGuest: false, handler: async (ctx) => ctx.state.user.name }],
   ['frappe.core.doctype.user.user.generate_keys', { methods: ['POST'], allowGuest: false, handler: generateKeys }],
-  ['User/generate_keys', { methods: ['POST'], allowGuest: false, handler: generateKeys }],
+  ['User/generate_keys', { methods: ['POST'], allowGuest: false, handler: generateKeys, path: 'frappe.core.doctype.user.user.generate_keys' }],
+  ['frappe.client.get_list', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getList }],
+  ['frappe.client.get_count', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getCount }],
+  ['frappe.client.get', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getDoc }],
+  ['frappe.client.get_value', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getValue }],
+  ['frappe.client.insert', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.insertDoc }],
+  ['frappe.client.save', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.saveDoc }],
+  ['frappe.client.set_value', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.setValue }],
+  ['frappe.client.delete', { methods: ['POST', 'DELETE'], allowGuest: false, handler: client.deleteDoc }],
+  // The document method run decides guests, verbs and limits itself (admitCall inside runDocMethod).
+  ['run_doc_method', { methods: ['GET', 'POST'], allowGuest: true, handler: runDocMethodBody, raw: true }],
 ]);

@@ -16,6 +16,19 @@ export interface BodyValidator {
 /** A controller module: its default export extends Document; other exports may be whitelisted functions. */
 export type ControllerModule = Record<string, unknown> & { default?: unknown };
 
+/** A whitelisted method or function as the generator found it: its argument validator and where it lives. */
+export interface MethodEntry {
+  /** `function`: a module export of the controller file; `document`: a method of the controller class. */
+  kind: 'function' | 'document';
+  name: string;
+  /** Dotted path (`widgets.widget.widget.stock`): the canonical name and rate-limit bucket. */
+  path: string;
+  /** Validates, coerces and strips the argument object in place. */
+  validate: BodyValidator;
+  /** Arguments that may arrive as JSON text in a query string or form. */
+  jsonArgs: readonly string[];
+}
+
 /** What the generator emits for one DocType. */
 export interface DocTypeEntry {
   meta: DocTypeMeta;
@@ -25,6 +38,8 @@ export interface DocTypeEntry {
   v1: readonly V1Operation[];
   v2: readonly V2Operation[];
   controller?: ControllerModule;
+  /** Whitelisted methods found in the controller. */
+  methods?: readonly MethodEntry[];
 }
 
 /** A DocType with its operations as sets, ready for dispatch. */

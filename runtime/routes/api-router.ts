@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { BadRequestError, DoesNotExistError, MethodNotAllowedError } from '../errors/errors';
 import type { AppContext } from '../http/state';
-import { callMethod } from './method-routes';
+import { callDocumentMethod, callMethod } from './method-routes';
 import {
   copyDocument,
   countDocuments,
@@ -16,6 +16,16 @@ import {
 } from './resource-handlers';
 
 type Params = Record<string, string>;
+
+/** v1's `run_method` (query string, or a JSON/form body): the document method a resource request runs instead. */
+function runMethodOf(ctx: AppContext): string | undefined {
+  const fromQuery = ctx.query.run_method;
+  const body = (ctx.request as { body?: unknown }).body as Record<string, unknown> | undefined;
+  const value = fromQuery ?? (body && typeof body === 'object' && !Array.isArray(body) ? body.run_method : undefined);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value === '') throw new BadRequestError('run_method must be one method name');
+  return value;
+}
 const h =
   (fn: (ctx: AppContext, p: Params) => Promise<void>) =>
   (ctx: { params: unknown }) =>
@@ -27,7 +37,21 @@ export function createApiRouter(): Middleware {
   for (const prefix of ['/api', '/api/v1']) {
     router.get(`${prefix}/resource/:doctype`, h((ctx, p) => listDocuments(ctx, p.doctype as string)));
     router.post(`${prefix}/resource/:doctype`, h((ctx, p) => createDocument(ctx, p.doctype as string)));
-    router.get(`${prefix}/resource/:doctype/*name`, h((ctx, p) => getDocument(ctx, p.doctype as string, p.name as string)));
+    router.get(
+      `${prefix}/resource/:doctype/*name`,
+      h((ctx, p) => {
+        const method = runMethodOf(ctx);
+        return method === undefined ? getDocument(ctx, p.doctype as string, p.name as string) : callDocumentMethod(ctx, p.doctype as string, p.name as string, method);
+      }),
+    );
+    router.post(
+      `${prefix}/resource/:doctype/*name`,
+      h((ctx, p) => {
+        const method = runMethodOf(ctx);
+        if (method === undefined) throw new MethodNotAllowedError(`POST needs run_method on ${ctx.path.slice(0, 200)}`, { headers: { Allow: 'GET, PUT, DELETE' } });
+        return callDocumentMethod(ctx, p.doctype as string, p.name as string, method);
+      }),
+    );
     router.put(`${prefix}/resource/:doctype/*name`, h((ctx, p) => updateDocument(ctx, p.doctype as string, p.name as string)));
     router.delete(`${prefix}/resource/:doctype/*name`, h((ctx, p) => deleteDocument(ctx, p.doctype as string, p.name as string)));
     router.all(`${prefix}/method/*method`, h((ctx, p) => callMethod(ctx, p.method as string)));
@@ -35,6 +59,9 @@ export function createApiRouter(): Middleware {
   const v2 = '/api/v2';
   router.get(`${v2}/document/:doctype`, h((ctx, p) => listDocuments(ctx, p.doctype as string)));
   router.post(`${v2}/document/:doctype`, h((ctx, p) => createDocument(ctx, p.doctype as string)));
+  for (const verb of ['get', 'post'] as const) {
+    router[verb](`${v2}/document/:doctype/*name/method/:method`, h((ctx, p) => callDocumentMethod(ctx, p.doctype as string, p.name as string, p.method as string)));
+  }
   router.get(`${v2}/document/:doctype/*name/copy`, h((ctx, p) => copyDocument(ctx, p.doctype as string, p.name as string)));
   router.get(`${v2}/document/:doctype/*name`, h((ctx, p) => getDocument(ctx, p.doctype as string, p.name as string)));
   router.put(`${v2}/document/:doctype/*name`, h((ctx, p) => updateDocument(ctx, p.doctype as string, p.name as string)));

@@ -1,0 +1,127 @@
+// Frappe's `frappe.client.*` methods over the shared operations: every call is permission-checked as the caller.
+import type { DocData } from '../document/store';
+import { DataError, DoesNotExistError } from '../errors/errors';
+import { jsonParam, requestParams } from '../http/params';
+import type { AppContext } from '../http/state';
+import type { Caller } from '../operations/caller';
+import * as documents from '../operations/document-operations';
+import * as lists from '../operations/list-operations';
+
+const callerOf = (ctx: AppContext): Caller => ({ site: ctx.state.site, user: ctx.state.user, version: ctx.state.version });
+/** frappe.client's list parameters are v1's (`limit_page_length`, `limit_start`, list or dict filters). */
+const listCaller = (ctx: AppContext): Caller => ({ ...callerOf(ctx), version: 1 });
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Fields `set_value` may not change: identity and docstatus move only through their own endpoints. */
+const NOT_SETTABLE = new Set(['name', 'owner', 'creation', 'modified', 'modified_by', 'docstatus', 'doctype', 'idx', 'parent', 'parentfield', 'parenttype', 'flags']);
+
+function text(params: Record<string, unknown>, key: string): string {
+  const value = params[key];
+  if (value === undefined || value === null || value === '') throw new DataError(`Missing argument: ${key}`);
+  if (typeof value !== 'string' && typeof value !== 'number') throw new DataError(`Argument ${key}: must be a string`);
+  return String(value);
+}
+
+function docArgument(params: Record<string, unknown>): { doctype: string; fields: Record<string, unknown> } {
+  if (params.doc === undefined) throw new DataError('Missing argument: doc');
+  const doc = jsonParam(params, 'doc');
+  if (!isObject(doc) || typeof doc.doctype !== 'string' || doc.doctype === '') throw new DataError('Argument doc: must be an object with a doctype');
+  const { doctype, ...fields } = doc;
+  return { doctype, fields };
+}
+
+/** Filters given as a name (`"TODO-1"`) or as JSON filters. */
+function filtersArgument(params: Record<string, unknown>): unknown {
+  const filters = jsonParam(params, 'filters');
+  return typeof filters === 'string' || typeof filters === 'number' ? { name: String(filters) } : filters;
+}
+
+/** frappe.client.get_list: a page of documents. */
+export async function getList(ctx: AppContext): Promise<unknown> {
+  const params = requestParams(ctx);
+  return (await lists.listDocuments(listCaller(ctx), text(params, 'doctype'), params)).data;
+}
+
+/** frappe.client.get_count: the number of documents matching `filters`. */
+export async function getCount(ctx: AppContext): Promise<unknown> {
+  const params = requestParams(ctx);
+  return lists.countDocuments(listCaller(ctx), text(params, 'doctype'), params);
+}
+
+/** frappe.client.get: one document by `name`, or the first matching `filters`. */
+export async function getDoc(ctx: AppContext): Promise<unknown> {
+  const params = requestParams(ctx);
+  const doctype = text(params, 'doctype');
+  let name = params.name === undefined || params.name === '' ? undefined : text(params, 'name');
+  if (name === undefined) {
+    if (params.filters === undefined) throw new DataError('Missing argument: name');
+    const [first] = (await lists.listDocuments(listCaller(ctx), doctype, { fields: ['name'], filters: filtersArgument(params), limit_page_length: 1 })).data as DocData[];
+    if (!first) throw new DoesNotExistError(`No ${doctype} matches the filters`);
+    name = String(first.name);
+  }
+  return documents.getDocument(callerOf(ctx), doctype, name);
+}
+
+/** frappe.client.get_value: `{ <fieldname>: <value> }` of the first document matching `filters` (a name or JSON filters). */
+export async function getValue(ctx: AppContext): Promise<unknown> {
+  const params = requestParams(ctx);
+  const doctype = text(params, 'doctype');
+  const raw = jsonParam(params, 'fieldname') ?? 'name';
+  const fields = Array.isArray(raw) ? (raw.length ? raw : ['name']) : [raw];
+  if (!fields.every((f) => typeof f === 'string')) throw new DataError('Argument fieldname: must be a field name or a list of field names');
+  const asDict = params.as_dict === undefined ? true : !['0', 'false', 0, false].includes(params.as_dict as string);
+  const [row] = (await lists.listDocuments(listCaller(ctx), doctype, { fields, filters: filtersArgument(params), limit_page_length: 1 })).data as DocData[];
+  if (!row) return undefined;
+  return asDict ? Object.fromEntries(fields.map((f) => [f, row[f as string] ?? null])) : fields.map((f) => row[f as string] ?? null);
+}
+
+/** frappe.client.insert: inserts `doc` (with its `doctype`); answers 200 like every method. */
+export async function insertDoc(ctx: AppContext): Promise<unknown> {
+  const { doctype, fields } = docArgument(requestParams(ctx));
+  const result = await documents.createDocument(callerOf(ctx), doctype, fields);
+  ctx.state.messages.push(...result.messages);
+  return result.doc;
+}
+
+/** frappe.client.save: saves `doc` (with `doctype` and `name`); a stale `modified` is refused. */
+export async function saveDoc(ctx: AppContext): Promise<unknown> {
+  const { doctype, fields } = docArgument(requestParams(ctx));
+  const name = text(fields, 'name');
+  const result = await documents.updateDocument(callerOf(ctx), doctype, name, fields);
+  ctx.state.messages.push(...result.messages);
+  return result.doc;
+}
+
+/** frappe.client.set_value: sets `fieldname` to `value`, or every field of a `fieldname` object. */
+export async function setValue(ctx: AppContext): Promise<unknown> {
+  const params = requestParams(ctx);
+  const doctype = text(params, 'doctype');
+  const name = text(params, 'name');
+  const fieldname = jsonParam(params, 'fieldname');
+  let values: Record<string, unknown>;
+  if (isObject(fieldname)) values = { ...fieldname };
+  else if (typeof fieldname === 'string' && fieldname !== '') values = { [fieldname]: jsonValue(params.value) };
+  else throw new DataError('Missing argument: fieldname');
+  const refused = Object.keys(values).filter((key) => NOT_SETTABLE.has(key) || key === '__proto__');
+  if (refused.length) throw new DataError(`Argument fieldname: ${refused.join(', ')} cannot be set with set_value`);
+  const result = await documents.updateDocument(callerOf(ctx), doctype, name, values);
+  ctx.state.messages.push(...result.messages);
+  return result.doc;
+}
+
+/** A form or query value that is JSON text for a structured value (child rows, JSON fields) stays text otherwise. */
+function jsonValue(value: unknown): unknown {
+  if (typeof value !== 'string' || !/^\s*[[{]/.test(value)) return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+/** frappe.client.delete: deletes one document; no result. */
+export async function deleteDoc(ctx: AppContext): Promise<unknown> {
+  const params = requestParams(ctx);
+  ctx.state.messages.push(...(await documents.deleteDocument(callerOf(ctx), text(params, 'doctype'), text(params, 'name'))));
+  return undefined;
+}

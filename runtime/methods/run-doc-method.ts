@@ -1,0 +1,65 @@
+// run_doc_method: a whitelisted method run on a document the client sends (`document`, object or JSON text), not
+// loaded from storage; when it names a stored document, that one's permissions decide and a stale `modified` is refused.
+import { checkBody } from '../document/checks';
+import type { Document } from '../document/document';
+import { DocumentTransaction } from '../document/lifecycle';
+import { serializeDoc } from '../document/serialize';
+import { formatDatetime } from '../document/values';
+import { DataError, DoesNotExistError, TimestampMismatchError } from '../errors/errors';
+import { jsonParam, requestParams } from '../http/params';
+import type { AppContext } from '../http/state';
+import type { Right } from '../meta/types';
+import { bindingFor, type Caller } from '../operations/caller';
+import { assertDocTypePermission } from '../permissions/doctype-permission';
+import { assertDocumentPermission } from '../permissions/document-permission';
+import { readableDoc } from '../permissions/field-levels';
+import { admitCall } from './admit-call';
+import { resolveDocumentMethod, type DocumentMethodResult } from './document-methods';
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Reads `method`, `document` (v1: `docs`) and `kwargs` (v1: `args`) from the request; 400 naming what is wrong. */
+function runDocParams(params: Record<string, unknown>): { method: string; document: Record<string, unknown>; kwargs: Record<string, unknown> } {
+  const method = params.method;
+  if (typeof method !== 'string' || method === '') throw new DataError('Missing argument: method');
+  const document = jsonParam(params, params.document !== undefined ? 'document' : 'docs');
+  if (!isObject(document) || typeof document.doctype !== 'string') throw new DataError('Argument document: must be an object with a doctype');
+  const kwargs = jsonParam(params, params.kwargs !== undefined ? 'kwargs' : 'args') ?? {};
+  if (!isObject(kwargs)) throw new DataError('Argument kwargs: must be an object');
+  return { method, document, kwargs };
+}
+
+/** Runs the request's run_doc_method call. */
+export async function runDocMethod(ctx: AppContext, caller: Caller): Promise<DocumentMethodResult> {
+  const { method: methodName, document, kwargs } = runDocParams(requestParams(ctx));
+  const doctype = document.doctype as string;
+  const binding = bindingFor(caller, doctype, 'get');
+  const method = resolveDocumentMethod(caller.site.registry, binding, methodName);
+  await admitCall(ctx, method.path, method.admission);
+  const right: Right = ctx.method === 'GET' ? 'read' : 'write';
+  assertDocTypePermission(caller.user, binding.meta, right);
+  const args = method.args({ ...kwargs });
+  const input = { ...document };
+  delete input.doctype;
+  const data = checkBody(binding.validateUpdate, input, doctype);
+  const tx = new DocumentTransaction(caller.site, caller.user);
+  const name = binding.meta.issingle ? binding.meta.name : typeof data.name === 'string' && data.name ? data.name : undefined;
+  const stored = name ? await tx.getDoc(doctype, name).catch((err: unknown) => (err instanceof DoesNotExistError ? undefined : Promise.reject(err))) : undefined;
+  let doc: Document;
+  if (stored) {
+    // A document naming a stored one is checked against what is stored: a forged owner or name gains nothing.
+    await assertDocumentPermission(caller, binding, { ...stored }, right);
+    if (data.modified && formatDatetime(String(data.modified)) !== stored.modified && !binding.meta.issingle) {
+      throw new TimestampMismatchError(`${doctype} ${stored.name} has been modified after you have opened it. Please refresh to get the latest document.`);
+    }
+    doc = Object.assign(stored, data);
+  } else {
+    delete data.modified;
+    const clientName = typeof data.name === 'string' ? data.name : undefined;
+    delete data.name;
+    doc = tx.newDoc(doctype, data, clientName);
+    await assertDocumentPermission(caller, binding, { ...doc, owner: caller.user.name }, right);
+  }
+  const result = await method.run(doc, args, caller, tx.messages);
+  return { result, doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, { ...doc }, caller.version)), messages: tx.messages };
+}
