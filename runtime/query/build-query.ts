@@ -79,7 +79,11 @@ export function buildListQuery(knex: Knex, plan: ListPlan): Knex.QueryBuilder {
     const column = item.ref ? columnExpression(scope, item.ref) : '*';
     if (item.kind === 'column') q.select({ [alias(i)]: column });
     else if (item.fn === 'count') q[item.distinct ? 'countDistinct' : 'count']({ [alias(i)]: column });
-    else if (item.distinct) q[`${item.fn}Distinct` as 'sumDistinct' | 'avgDistinct']({ [alias(i)]: column });
+    else if (item.fn === 'avg') {
+      // MariaDB rounds AVG to 4 decimals (div_precision_increment): sum and count, divided in JS, agree on both databases.
+      q[item.distinct ? 'sumDistinct' : 'sum']({ [`${alias(i)}_sum`]: column });
+      q[item.distinct ? 'countDistinct' : 'count']({ [`${alias(i)}_count`]: column });
+    } else if (item.distinct && item.fn === 'sum') q.sumDistinct({ [alias(i)]: column });
     else q[item.fn]({ [alias(i)]: column });
   });
   applyFilterTree(q, whereTree(plan), { knex, registry: scope.site.registry, binding: scope.binding, qualifier: main });
@@ -116,7 +120,10 @@ export function decodeRows(plan: ListPlan, rows: Record<string, unknown>[]): Rec
     items.forEach((item, i) => {
       const value = row[alias(i)];
       if (item.kind === 'column') out[item.key] = decodeColumn(item.ref, value);
-      else if (item.fn === 'count' || ((item.fn === 'sum' || item.fn === 'avg') && value !== null)) out[item.key] = value === null ? null : Number(value);
+      else if (item.fn === 'avg') {
+        const count = Number(row[`${alias(i)}_count`]);
+        out[item.key] = count ? Number(row[`${alias(i)}_sum`]) / count : null;
+      } else if (item.fn === 'count' || item.fn === 'sum') out[item.key] = value === null ? null : Number(value);
       else out[item.key] = item.ref ? decodeColumn(item.ref, value) : value;
     });
     return out;
