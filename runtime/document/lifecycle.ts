@@ -146,7 +146,7 @@ export class DocumentTransaction implements DocumentSession {
       }
       const action = this.saveAction(binding, Number(stored?.docstatus ?? 0), docstatus, state.isNew);
       if (action === 'update_after_submit' && stored) this.checkUpdateAfterSubmit(binding, doc, stored);
-      if (!this.ignorePermissions) await assertSavePermission(this.site, this.user, binding, this.data(doc), stored, action);
+      if (!this.ignorePermissions) await assertSavePermission(trx, this.site, this.user, binding, this.data(doc), stored, action);
       if (state.isNew) {
         await runHook(doc, 'before_insert');
         await runHook(doc, 'before_naming');
@@ -171,7 +171,7 @@ export class DocumentTransaction implements DocumentSession {
         normalizeValues(binding.meta, data);
         for (const { meta } of this.childBindings(binding)) for (const row of this.rowsOf(data, meta.name, binding)) normalizeValues(meta, row);
         checkMandatory(binding, registry, data);
-        const userPermissions = this.ignorePermissions ? undefined : await loadUserPermissions(this.site, this.user.name);
+        const userPermissions = this.ignorePermissions ? undefined : await loadUserPermissions(this.site, this.user.name, trx);
         await checkLinks(trx, binding, registry, data, userPermissions);
         await checkUnique(trx, binding, data);
       }
@@ -284,7 +284,7 @@ export class DocumentTransaction implements DocumentSession {
       const state = this.state(doc);
       if (state.isNew) throw new DoesNotExistError(`${state.binding.meta.name} is not saved`);
       if (state.binding.meta.issingle) throw new PermissionError(`${state.binding.meta.name} cannot be deleted`);
-      if (!this.ignorePermissions) await assertDeletePermission(this.site, this.user, state.binding, state.stored ?? this.data(doc));
+      if (!this.ignorePermissions) await assertDeletePermission(this.trx as Knex.Transaction, this.site, this.user, state.binding, state.stored ?? this.data(doc));
       if (Number(doc.docstatus) === 1) throw new ValidationError('Submitted Record cannot be deleted. You must Cancel it first.');
       await runHook(doc, 'on_trash');
       await deleteDoc(this.trx as Knex.Transaction, state.binding, this.site.registry, doc.name);

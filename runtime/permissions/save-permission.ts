@@ -1,7 +1,7 @@
 // The rights a write through the document lifecycle needs: create (and amend, submit) for a new document; write,
 // submit or cancel on the stored one by the docstatus transition; delete; and the field levels of the changed values.
 import type { SaveAction } from '../document/hooks';
-import type { DocData } from '../document/store';
+import type { DocData, Queryable } from '../document/store';
 import type { Right } from '../meta/types';
 import type { DocTypeBinding } from '../registry/registry';
 import { ADMINISTRATOR, type SessionUser, type Site } from '../site';
@@ -20,8 +20,12 @@ const ACTION_RIGHT: Readonly<Record<SaveAction, Right>> = {
   update_after_submit: 'write',
 };
 
-/** Throws 401/403 unless `user` may perform `action` with `data` (`stored`: the document as stored, undefined when new). */
+/**
+ * Throws 401/403 unless `user` may perform `action` with `data` (`stored`: the document as stored, undefined when
+ * new); `q` is the write's transaction.
+ */
 export async function assertSavePermission(
+  q: Queryable,
   site: Site,
   user: SessionUser,
   binding: DocTypeBinding,
@@ -42,15 +46,15 @@ export async function assertSavePermission(
     }
   } else {
     const right = ACTION_RIGHT[action];
-    if (!(await hasDocumentPermission(site, user, binding, stored, right))) {
+    if (!(await hasDocumentPermission(site, user, binding, stored, right, q))) {
       throw refusal(user, `No permission to ${right} ${meta.name} ${String(stored.name)}`);
     }
   }
   checkWriteLevels(user, binding, site.registry, data, stored);
 }
 
-/** Throws 401/403 unless `user` may delete the stored document. */
-export async function assertDeletePermission(site: Site, user: SessionUser, binding: DocTypeBinding, stored: DocData): Promise<void> {
-  if (await hasDocumentPermission(site, user, binding, stored, 'delete')) return;
+/** Throws 401/403 unless `user` may delete the stored document (`q`: the delete's transaction). */
+export async function assertDeletePermission(q: Queryable, site: Site, user: SessionUser, binding: DocTypeBinding, stored: DocData): Promise<void> {
+  if (await hasDocumentPermission(site, user, binding, stored, 'delete', q)) return;
   throw refusal(user, `No permission to delete ${binding.meta.name} ${String(stored.name)}`);
 }

@@ -1,6 +1,6 @@
 // User Permissions (the `User Permission` DocType): a user restricted to some values of a DocType sees only documents
 // whose name (for that DocType) or Link fields (elsewhere) hold one of them. Cached per user for a few seconds.
-import type { DocData } from '../document/store';
+import type { DocData, Queryable } from '../document/store';
 import type { DocTypeMeta } from '../meta/types';
 import { and, cond, or, type FilterNode } from '../query/filter-tree';
 import type { Registry } from '../registry/registry';
@@ -101,8 +101,11 @@ export function forgetUserPermissions(): void {
   generation++;
 }
 
-/** The User Permissions of `user` on `site` (none for Administrator and Guest); cached for a few seconds. */
-export async function loadUserPermissions(site: Site, user: string): Promise<UserPermissions> {
+/**
+ * The User Permissions of `user` on `site` (none for Administrator and Guest); cached for a few seconds. Inside a
+ * write pass the transaction as `q` (SQLite has one connection: a query beside the open transaction would wait on it).
+ */
+export async function loadUserPermissions(site: Site, user: string, q: Queryable = site.db.knex): Promise<UserPermissions> {
   if (user === ADMINISTRATOR || user === 'Guest' || !site.registry.get('User Permission')) return NONE;
   let cache = caches.get(site.db);
   if (!cache || generations.get(site.db) !== generation) {
@@ -111,8 +114,7 @@ export async function loadUserPermissions(site: Site, user: string): Promise<Use
   }
   const hit = cache.get(user);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.perms;
-  const rows = (await site.db
-    .knex('tabUser Permission')
+  const rows = (await q('tabUser Permission')
     .where('user', user)
     .select('allow', 'for_value', 'apply_to_all_doctypes', 'applicable_for')) as Record<string, unknown>[];
   const perms = rows.length
