@@ -131,7 +131,8 @@ export async function copyDocument(caller: Caller, doctype: string, name: string
     }
     return out;
   };
-  return readableDoc(caller, binding, serializeDoc(binding, registry, clean(binding, data, IDENTITY), 2));
+  // Serialized without nulls (as Frappe's copy), so unset fields stay unset when the copy is posted back.
+  return readableDoc(caller, binding, serializeDoc(binding, registry, clean(binding, data, IDENTITY), 1));
 }
 
 /** A DocType's metadata; any signed-in user. */
