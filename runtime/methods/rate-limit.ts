@@ -25,7 +25,9 @@ function limitersOf(site: Site): SiteLimiters {
   if (!entry) {
     entry = { byBucket: new Map() };
     if (site.config.redisUrl) {
-      entry.redis = new Redis(site.config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+      // Commands wait for the first connection (so the first calls count in Redis too); a Redis that stays away makes
+      // them fail after one retry, and the in-memory insurance limiter counts instead.
+      entry.redis = new Redis(site.config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
       entry.redis.on('error', () => undefined); // a failing Redis falls back to the in-memory insurance limiter
     }
     perSite.set(site, entry);

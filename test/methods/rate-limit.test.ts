@@ -1,0 +1,87 @@
+// Per-method rate limits: one bucket per canonical path and caller (v1, v2 and DocType/fn share it; case, trailing
+// slashes and extra arguments cannot dodge it), IP for guests (X-Forwarded-For only from trusted proxies), 429 + Retry-After.
+import { closeRateLimits } from '../../runtime/methods/rate-limit';
+import { fixtureRegistry } from '../helpers/fixture-registry';
+import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
+
+let t: TestSite;
+beforeAll(async () => {
+  t = await createTestSite({ registry: await fixtureRegistry() });
+});
+afterAll(async () => {
+  await closeRateLimits(t.site);
+  await t.close();
+});
+
+const tooMany = (res: { status: number; body: { exc_type?: string }; headers: Record<string, string> }) => {
+  expect(res.status).toBe(429);
+  expect(res.body.exc_type).toBe('TooManyRequestsError');
+  expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
+};
+
+test('#12 every path variant of one function counts against one bucket', async () => {
+  const token = await createUser(t, 'hammer@example.com', []);
+  const variants = [
+    '/api/method/widgets.widget.widget.limited',
+    '/api/v2/method/Widget/limited/',
+    `/api/v1/method/widgets.widget.widget.limited%2F?email=${Math.random()}`,
+  ];
+  for (const path of variants) {
+    const res = await t.http.post(path).set('Authorization', token).send({ email: `${Math.random()}@x.com` });
+    expect([path, res.status]).toEqual([path, 200]);
+  }
+  for (const path of [...variants, '/api/v2/method/widgets.widget.widget.limited', '/api/v2/method/Widget/limited//']) {
+    tooMany(await t.http.post(path).set('Authorization', token).send({ email: `${Math.random()}@x.com` }));
+  }
+  // A case variant names no function at all: 404, the function does not run.
+  expect((await t.http.post('/api/method/Widgets.Widget.Widget.limited').set('Authorization', token)).status).toBe(404);
+});
+
+test('callers have separate buckets: another user is not limited by the first', async () => {
+  const a = await createUser(t, 'bucket-a@example.com', []);
+  const b = await createUser(t, 'bucket-b@example.com', []);
+  for (let i = 0; i < 3; i++) expect((await t.http.get('/api/v2/method/Widget/limited').set('Authorization', a)).status).toBe(200);
+  tooMany(await t.http.get('/api/v2/method/Widget/limited').set('Authorization', a));
+  expect((await t.http.get('/api/v2/method/Widget/limited').set('Authorization', b)).status).toBe(200);
+});
+
+test('guests are counted by IP; X-Forwarded-For from an untrusted peer cannot rotate the bucket', async () => {
+  for (let i = 0; i < 3; i++) {
+    const res = await t.http.get('/api/v2/method/Widget/limited').set('X-Forwarded-For', `10.0.0.${i}`);
+    expect(res.status).toBe(200);
+  }
+  tooMany(await t.http.get('/api/v2/method/Widget/limited').set('X-Forwarded-For', '10.9.9.9'));
+  tooMany(await t.http.get('/api/method/widgets.widget.widget.limited'));
+});
+
+test('a rate-limited document method: limit per caller, 429 with Retry-After', async () => {
+  await t.http.post('/api/v2/document/Method Probe').set('Authorization', t.adminToken).send({ title: 'rl-probe' }).expect(201);
+  const url = '/api/v2/document/Method Probe/rl-probe/method/limited_touch';
+  expect((await t.http.post(url).set('Authorization', t.adminToken)).status).toBe(200);
+  expect((await t.http.post('/api/resource/Method Probe/rl-probe?run_method=limited_touch').set('Authorization', t.adminToken)).status).toBe(200);
+  tooMany(await t.http.post(url).set('Authorization', t.adminToken));
+  tooMany(await t.http.post('/api/v2/method/run_doc_method').set('Authorization', t.adminToken).send({ method: 'limited_touch', document: { doctype: 'Method Probe', title: 'rl-probe' } }));
+});
+
+test('with REDIS_URL the counters live in Redis (shared by every process of the site)', async () => {
+  const other = await createTestSite({ registry: await fixtureRegistry() });
+  const shared = await createTestSite({ registry: await fixtureRegistry() });
+  const user = `redis-${process.pid}-${Date.now()}@example.com`;
+  try {
+    for (const s of [other, shared]) s.site.config.redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const tokenA = await createUser(other, user, []);
+    const tokenB = await createUser(shared, user, []);
+    // Two sites (think: two app processes) share one Redis bucket for the same user and method.
+    for (let i = 0; i < 3; i++) {
+      const s = i % 2 === 0 ? other : shared;
+      expect((await s.http.get('/api/v2/method/Widget/limited').set('Authorization', i % 2 === 0 ? tokenA : tokenB)).status).toBe(200);
+    }
+    tooMany(await shared.http.get('/api/v2/method/Widget/limited').set('Authorization', tokenB));
+  } finally {
+    await closeRateLimits(other.site);
+    await closeRateLimits(shared.site);
+    await other.close();
+    await shared.close();
+  }
+});
