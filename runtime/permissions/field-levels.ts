@@ -99,6 +99,27 @@ function changedField(meta: DocTypeMeta, rights: DocTypeRights, registry: Regist
 }
 
 /**
+ * Child rows the client sent back without a field it may not write (it may not even see it) keep that field's
+ * stored value, so re-sending rows as they were read never wipes what the user cannot see. Mutates the rows.
+ */
+export function keepUnwritableRowValues(user: SessionUser, binding: DocTypeBinding, registry: Registry, data: DocData, stored: DocData): void {
+  const rights = rightsFor(user, binding.meta);
+  if (rights.all) return;
+  for (const field of binding.meta.fields) {
+    const rows = data[field.fieldname];
+    const child = isTableType(field.fieldtype) && field.options && Array.isArray(rows) ? registry.get(field.options) : undefined;
+    if (!child) continue;
+    const hidden = child.meta.fields.filter((f) => storesValue(f.fieldtype) && !writesLevel(rights, f.permlevel));
+    if (!hidden.length) continue;
+    const before = new Map(((stored[field.fieldname] as DocData[] | undefined) ?? []).map((row) => [String(row.name), row]));
+    for (const row of rows as DocData[]) {
+      const old = row.name === undefined || row.name === null ? undefined : before.get(String(row.name));
+      if (old) for (const f of hidden) if (!(f.fieldname in row)) row[f.fieldname] = old[f.fieldname];
+    }
+  }
+}
+
+/**
  * Refuses (403 naming the field) a value of `data` above the user's write levels that differs from `stored` (an
  * existing document) or from the field's default (a new one). Child rows are compared by name.
  */

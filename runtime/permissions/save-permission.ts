@@ -9,7 +9,7 @@ import { controllerAllows } from './controller-permission';
 import { hasDocumentPermission } from './document-permission';
 import { refusal } from './doctype-permission';
 import { rightsFor } from './doctype-rights';
-import { checkWriteLevels } from './field-levels';
+import { checkWriteLevels, keepUnwritableRowValues } from './field-levels';
 
 /** The right each save action needs on the stored document (a new document needs `create`). */
 const ACTION_RIGHT: Readonly<Record<SaveAction, Right>> = {
@@ -50,6 +50,7 @@ export async function assertSavePermission(
       throw refusal(user, `No permission to ${right} ${meta.name} ${String(stored.name)}`);
     }
   }
+  if (stored) keepUnwritableRowValues(user, binding, site.registry, data, stored);
   checkWriteLevels(user, binding, site.registry, data, stored);
 }
 
