@@ -23,7 +23,7 @@ export function emitMethods(ir: DocTypeIR, ctx: GeneratorContext): string {
     .map((m) => `  { kind: ${JSON.stringify(m.kind)}, name: ${JSON.stringify(m.name)}, path: ${JSON.stringify(m.path)}, validate: ${validatorName(m)}, jsonArgs: ${JSON.stringify(m.jsonArgs)} },\n`)
     .join('');
   return [
-    header('generator/emit/methods.ts', ir.loaded.controller ?? ir.loaded.file),
+    header('generator/emit/methods.ts', ir.loaded.file),
     '// @ts-nocheck: ajv standalone output is plain JavaScript.\n',
     code.endsWith('\n') ? code : `${code}\n`,
     `\n/** The whitelisted methods of ${ir.meta.name}: argument validators (coerce and strip in place) by kind and name. */\n`,

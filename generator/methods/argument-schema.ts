@@ -11,6 +11,7 @@ const MAX_DEPTH = 8;
 /** Thrown for a type that has no JSON form (functions, classes such as Date, symbols, bigints). */
 export class UnsupportedArgumentType extends Error {}
 
+const PRIMITIVE_ORDER = ['string', 'number', 'boolean', 'null'];
 const isPrimitive = (t: Type) => t.isString() || t.isNumber() || t.isBoolean() || t.isNull();
 const primitiveName = (t: Type): string => (t.isString() ? 'string' : t.isNumber() ? 'number' : t.isNull() ? 'null' : 'boolean');
 const isLiteral = (t: Type) => t.isStringLiteral() || t.isNumberLiteral() || t.isBooleanLiteral() || t.isNull();
@@ -25,10 +26,13 @@ function unionSchema(type: Type, at: Node, depth: number): JsonSchema {
   const plain: string[] = hasTrue && hasFalse ? ['boolean'] : [];
   if (folded.length === 1 && plain.length === 0) return typeSchema(folded[0] as Type, at, depth);
   if (folded.every(isPrimitive)) {
-    const types = [...new Set([...plain, ...folded.map(primitiveName)])];
+    // A fixed order, whatever order the checker keeps union members in.
+    const types = PRIMITIVE_ORDER.filter((name) => plain.includes(name) || folded.some((t) => primitiveName(t) === name));
     return { type: types.length === 1 ? types[0] : types };
   }
-  if (plain.length === 0 && folded.every(isLiteral)) return { enum: folded.map(literalValue) };
+  if (plain.length === 0 && folded.every(isLiteral)) {
+    return { enum: folded.map(literalValue).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : JSON.stringify(a) > JSON.stringify(b) ? 1 : 0)) };
+  }
   const schemas = folded.map((t) => typeSchema(t, at, depth));
   if (plain.length) schemas.unshift({ type: 'boolean' });
   return { anyOf: schemas };
@@ -75,6 +79,7 @@ export function typeSchema(type: Type, at: Node, depth = 0): JsonSchema {
     return { type: 'array', prefixItems: items, minItems: items.length, maxItems: items.length };
   }
   if (type.isIntersection() || type.isObject()) return objectSchema(type, at, depth);
+  if (type.getText() === 'object') return { type: 'object' };
   throw new UnsupportedArgumentType(`${type.getText(at)} has no JSON form`);
 }
 
