@@ -193,6 +193,20 @@ describe('writes', () => {
     expect(await storedRow(t, 'Perm Case', outside.name)).toBeDefined();
   });
 
+  test('#36 a child row naming another parent is written under this case, never under the other parent', async () => {
+    const doc = await fresh();
+    const other = await fresh();
+    const res = await t.http
+      .put(`/api/v2/document/Perm Case/${doc.name}`)
+      .set('Authorization', users.writer)
+      .send({ items: [{ item: 'smuggled', parent: other.name, parenttype: 'User', parentfield: 'roles' }] });
+    expect(res.status).toBe(200);
+    const rows = await t.site.db.knex('tabPerm Case Item').where({ item: 'smuggled' });
+    expect(rows.map((r: Record<string, unknown>) => [r.parent, r.parenttype, r.parentfield])).toEqual([[doc.name, 'Perm Case', 'items']]);
+    expect(await t.site.db.knex('tabPerm Case Item').where({ parent: other.name })).toHaveLength(0);
+    expect(await t.site.db.knex('tabHas Role').where({ role: 'System Manager', parent: USER_IDS.writer })).toHaveLength(0);
+  });
+
   const CREATE_STATUS: Record<UserKey, number> = {
     nobody: 403,
     reader: 403,
