@@ -30,7 +30,10 @@ export interface BuiltinMethod {
 const SESSION_COOKIES = ['sid', 'system_user', 'full_name', 'user_id', 'user_image'];
 
 function setLoginCookies(ctx: AppContext, sid: string, user: { name: string; fullName: string; userType: string }, maxAge: number): void {
-  const base = { sameSite: 'lax' as const, secure: isHttps(ctx), overwrite: true, maxAge, httpOnly: false };
+  const secure = isHttps(ctx);
+  // Koa trusts only TLS sockets; behind a trusted proxy that terminated https, tell the cookie jar so.
+  if (secure) (ctx.cookies as unknown as { secure: boolean }).secure = true;
+  const base = { sameSite: 'lax' as const, secure, overwrite: true, maxAge, httpOnly: false };
   ctx.cookies.set('sid', sid, { ...base, httpOnly: true });
   ctx.cookies.set('system_user', user.userType === 'System User' ? 'yes' : 'no', base);
   ctx.cookies.set('full_name', encodeURIComponent(user.fullName), base);
@@ -74,6 +77,7 @@ async function login(ctx: AppContext): Promise<unknown> {
 async function logout(ctx: AppContext): Promise<unknown> {
   if (ctx.state.session) await endSession(ctx.state.site, ctx.state.session.sid);
   const secure = isHttps(ctx);
+  if (secure) (ctx.cookies as unknown as { secure: boolean }).secure = true;
   for (const name of SESSION_COOKIES) ctx.cookies.set(name, null, { secure, sameSite: 'lax', overwrite: true });
   return undefined;
 }
