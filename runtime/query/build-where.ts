@@ -94,7 +94,7 @@ function applyCondition(q: Knex.QueryBuilder, target: WhereTarget, node: FilterC
     q.whereRaw('1 = 0');
     return;
   }
-  if (c.op === 'not in' && c.value.length === 0) return;
+  if (c.op === 'not in' && c.value.length === 0) return; // only inside a child-table subquery: top-level ones are folded
   const base = (b: Knex.QueryBuilder) => {
     switch (c.op) {
       case 'in':
@@ -128,29 +128,46 @@ function applyChildConditions(q: Knex.QueryBuilder, target: WhereTarget, table: 
   q.whereIn(`${target.qualifier}.name`, sub);
 }
 
-/** Adds the filter tree to `q` (ANDed with whatever `q` already has). */
-export function applyFilterTree(q: Knex.QueryBuilder, node: FilterNode, target: WhereTarget): void {
+/**
+ * The constant truth of a node when it has one (`in []` is false, `not in []` true, groups folded), so an OR never
+ * loses a true member to an empty clause; undefined when the rows decide.
+ */
+function constant(node: FilterNode, target: WhereTarget): boolean | undefined {
+  if (node.kind === 'condition') {
+    if (node.table !== undefined || (node.op !== 'in' && node.op !== 'not in')) return undefined;
+    const c = normalizeCondition(columnKind(target.binding, node.field), node.op, node.value, node.field);
+    return (c.value as unknown[]).length === 0 ? c.op === 'not in' : undefined;
+  }
+  const values = node.children.map((c) => constant(c, target));
+  if (node.kind === 'and') return values.includes(false) ? false : values.every((v) => v === true) ? true : undefined;
+  return values.includes(true) ? true : values.every((v) => v === false) ? false : undefined;
+}
+
+function applyNode(q: Knex.QueryBuilder, node: FilterNode, target: WhereTarget): void {
   if (node.kind === 'condition') {
     if (node.table !== undefined) applyChildConditions(q, target, node.table, [node]);
     else applyCondition(q, target, node);
     return;
   }
+  // Members with a constant truth were folded by `constant`: an AND skips true ones, an OR false ones.
+  const members = node.children.filter((c) => constant(c, target) !== (node.kind === 'and'));
   if (node.kind === 'or') {
-    if (node.children.length === 0) {
-      q.whereRaw('1 = 0');
-      return;
-    }
-    // An empty AND is true, so the whole OR is: nothing to add.
-    if (node.children.some((c) => c.kind === 'and' && c.children.length === 0)) return;
     q.where((b) => {
-      for (const child of node.children) b.orWhere((inner) => applyFilterTree(inner, child, target));
+      for (const child of members) b.orWhere((inner) => applyNode(inner, child, target));
     });
     return;
   }
   const byTable = new Map<string, FilterCondition[]>();
-  for (const child of node.children) {
+  for (const child of members) {
     if (child.kind === 'condition' && child.table !== undefined) byTable.set(child.table, [...(byTable.get(child.table) ?? []), child]);
-    else q.where((inner) => applyFilterTree(inner, child, target));
+    else q.where((inner) => applyNode(inner, child, target));
   }
   for (const [table, conditions] of byTable) applyChildConditions(q, target, table, conditions);
+}
+
+/** Adds the filter tree to `q` (ANDed with whatever `q` already has). */
+export function applyFilterTree(q: Knex.QueryBuilder, node: FilterNode, target: WhereTarget): void {
+  const truth = constant(node, target);
+  if (truth === false) q.whereRaw('1 = 0');
+  else if (truth === undefined) applyNode(q, node, target);
 }
