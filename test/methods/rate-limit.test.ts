@@ -55,6 +55,19 @@ test('guests are counted by IP; X-Forwarded-For from an untrusted peer cannot ro
   tooMany(await t.http.get('/api/method/widgets.widget.widget.limited'));
 });
 
+test('behind a trusted proxy, guests are counted by the forwarded client address', async () => {
+  const proxied = await createTestSite({ registry: await fixtureRegistry(), site: { trusted_proxies: ['127.0.0.1', '::1'] } });
+  try {
+    const from = (ip: string) => proxied.http.get('/api/v2/method/Widget/limited').set('X-Forwarded-For', ip);
+    for (let i = 0; i < 3; i++) expect((await from('203.0.113.7')).status).toBe(200);
+    tooMany(await from('203.0.113.7'));
+    expect((await from('203.0.113.8')).status).toBe(200);
+  } finally {
+    await closeRateLimits(proxied.site);
+    await proxied.close();
+  }
+});
+
 test('a rate-limited document method: limit per caller, 429 with Retry-After', async () => {
   await t.http.post('/api/v2/document/Method Probe').set('Authorization', t.adminToken).send({ title: 'rl-probe' }).expect(201);
   const url = '/api/v2/document/Method Probe/rl-probe/method/limited_touch';
