@@ -1,0 +1,84 @@
+// Password login: one answer for every failure (no enumeration), similar latency, hostile inputs refused.
+import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
+import { countRows, setSettings } from './auth-helpers';
+
+let t: TestSite;
+const USER = 'login-user@example.com';
+const DISABLED = 'login-disabled@example.com';
+const PASSWORD = 'login-password-1';
+beforeAll(async () => {
+  t = await createTestSite();
+  await createUser(t, USER, ['System Manager'], PASSWORD);
+  await createUser(t, DISABLED, ['System Manager'], PASSWORD);
+  await t.http.put(`/api/resource/User/${DISABLED}`).set('Authorization', t.adminToken).send({ enabled: 0 }).expect(200);
+  // Many failures from one address follow; the lockout has its own test file.
+  await setSettings(t, { allow_consecutive_login_attempts: 1000 });
+});
+afterAll(() => t.close());
+
+const post = (body: Record<string, unknown>, path = '/api/method/login') => t.http.post(path).send(body);
+
+test.each(['/api/method/login', '/api/v2/method/login'])('%s logs in', async (path) => {
+  const res = await post({ usr: USER, pwd: PASSWORD }, path);
+  expect(res.status).toBe(200);
+  expect(res.body.csrf_token).toEqual(expect.any(String));
+});
+
+test('an unknown user, a wrong password and a disabled user get the identical answer', async () => {
+  const answers = await Promise.all([
+    post({ usr: 'no-such-user@example.com', pwd: PASSWORD }),
+    post({ usr: USER, pwd: 'wrong-password' }),
+    post({ usr: DISABLED, pwd: PASSWORD }),
+  ]);
+  for (const res of answers) {
+    expect(res.status).toBe(401);
+    expect(res.headers['set-cookie']).toBeUndefined();
+  }
+  const [a, b, c] = answers.map((r) => JSON.stringify(r.body));
+  expect(b).toBe(a);
+  expect(c).toBe(a);
+  expect(answers[0]!.body.exc_type).toBe('AuthenticationError');
+});
+
+test('an unknown user takes about as long as a wrong password (a dummy hash is checked)', async () => {
+  const median = async (usr: string) => {
+    const times: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const started = process.hrtime.bigint();
+      await post({ usr, pwd: 'wrong-password' });
+      times.push(Number(process.hrtime.bigint() - started));
+    }
+    times.sort((x, y) => x - y);
+    return times[3] as number;
+  };
+  const known = await median(USER);
+  const unknown = await median('nobody-here@example.com');
+  expect(unknown / known).toBeGreaterThan(0.5);
+  expect(unknown / known).toBeLessThan(2);
+});
+
+test.each([
+  ['no usr', { pwd: PASSWORD }],
+  ['no pwd', { usr: USER }],
+  ['usr as an object', { usr: { $ne: '' }, pwd: PASSWORD }],
+  ['pwd as an array', { usr: USER, pwd: [PASSWORD] }],
+  ['a 600-character password', { usr: USER, pwd: 'x'.repeat(600) }],
+  ['a 200-character user', { usr: 'u'.repeat(200), pwd: PASSWORD }],
+  ['SQL in usr', { usr: "' OR '1'='1", pwd: "' OR '1'='1" }],
+])('%s → 401, no session created', async (_label, body) => {
+  const before = await countRows(t, 'tabSessions');
+  const res = await post(body);
+  expect(res.status).toBe(401);
+  expect(res.body.exc_type).toBe('AuthenticationError');
+  expect(await countRows(t, 'tabSessions')).toBe(before);
+});
+
+test('login is POST only', async () => {
+  const res = await t.http.get('/api/method/login').query({ usr: USER, pwd: PASSWORD });
+  expect(res.status).toBe(405);
+});
+
+test('login ignores the Authorization header', async () => {
+  const res = await t.http.post('/api/method/login').set('Authorization', 'token bad:bad').send({ usr: USER, pwd: PASSWORD });
+  expect(res.status).toBe(401);
+});
