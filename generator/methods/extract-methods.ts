@@ -134,6 +134,11 @@ export function extractMethods(doctypes: DocTypeIR[], cwd = process.cwd()): { me
     const base = modulePath(ir);
     const add = (kind: MethodIR['kind'], name: string, call: CallExpression, param: ParameterDeclaration | undefined) => {
       const where = `${kind === 'document' ? 'method' : 'function'} ${name}`;
+      const options = call.getArguments()[0];
+      if (options && !Node.isObjectLiteralExpression(options)) {
+        const message = `${where}: whitelist options are not an object literal, so the OpenAPI documents show the defaults (the runtime uses the real options)`;
+        problems.push({ file: ir.loaded.controller as string, pointer: `/${name}`, message, severity: 'warning' });
+      }
       try {
         const schema = argumentSchema(param, where);
         found.push({ kind, name, path: `${base}.${name}`, ...literalOptions(call.getArguments()[0]), schema, jsonArgs: jsonArguments(schema) });

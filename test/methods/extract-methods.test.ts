@@ -96,3 +96,10 @@ export const plain = async () => 1;
   const again = (await build()).files;
   for (const key of ['methods/probe.ts', 'openapi/v1.json', 'openapi/v2.json', 'index.ts']) expect(again.get(key)).toBe(files.get(key));
 });
+
+test('options that are not a literal still generate, with a warning naming the method', async () => {
+  probe("const POST_ONLY = { methods: ['POST' as const] };\nexport const fn = whitelist(POST_ONLY, async (a: { x?: string }) => a);\n");
+  const built = await build();
+  expect(built.files.has('methods/probe.ts')).toBe(true);
+  expect(built.warnings.map((w) => w.message).join('\n')).toContain('function fn: whitelist options are not an object literal');
+});
