@@ -80,6 +80,8 @@ export async function createSession(site: Site, user: string, ip: string, expiry
   if (denyMultiple) await endUserSessions(site, user);
   const store = storeOf(site);
   const session: SessionData = { sid: randomBytes(28).toString('hex'), user, csrfToken: randomBytes(24).toString('hex'), ip, lastUpdated: Date.now() };
+  // Redis first: when it is down the login fails (503) before any row is written.
+  await share(store, session, expiryMs);
   await site.db.knex(SYSTEM_TABLES.sessions).insert({
     sid: session.sid,
     user,
@@ -87,7 +89,6 @@ export async function createSession(site: Site, user: string, ip: string, expiry
     ipaddress: ip.slice(0, 64),
     lastupdate: now(),
   });
-  await share(store, session, expiryMs);
   remember(store, session);
   return session;
 }

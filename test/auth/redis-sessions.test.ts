@@ -1,0 +1,89 @@
+// With REDIS_URL, sessions live in Redis: two app processes (here: two sites on one database) share them.
+import Redis from 'ioredis';
+import request from 'supertest';
+import { createApp } from '../../runtime/app';
+import { closeSessionStore } from '../../runtime/auth/sessions';
+import { openSite } from '../../runtime/bootstrap';
+import type { Site } from '../../runtime/site';
+import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
+import { login } from './auth-helpers';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const USER = 'shared-session@example.com';
+const PASSWORD = 'shared-password-1';
+
+let t: TestSite;
+let siteA: Site;
+let siteB: Site;
+let a: ReturnType<typeof request>;
+let b: ReturnType<typeof request>;
+let redis: Redis;
+const opened: Site[] = [];
+
+async function open(redisUrl: string): Promise<Site> {
+  const site = await openSite({ ...t.site.config, redisUrl }, t.site.registry);
+  opened.push(site);
+  return site;
+}
+
+beforeAll(async () => {
+  t = await createTestSite();
+  await createUser(t, USER, ['System Manager'], PASSWORD);
+  siteA = await open(REDIS_URL);
+  siteB = await open(REDIS_URL);
+  a = request(createApp(siteA, { authHooks: [], onServerError: () => undefined }).callback());
+  b = request(createApp(siteB, { authHooks: [], onServerError: () => undefined }).callback());
+  redis = new Redis(REDIS_URL);
+});
+afterAll(async () => {
+  for (const site of opened) {
+    await closeSessionStore(site);
+    await site.db.close();
+  }
+  await redis.quit();
+  await t.close();
+});
+
+const whoAmI = (http: ReturnType<typeof request>, cookie: string) => http.get('/api/method/frappe.auth.get_logged_user').set('Cookie', cookie);
+
+test('a session started on one process is known to the other, and is kept in Redis under the site\'s prefix', async () => {
+  const s = await login({ ...t, http: a }, USER, PASSWORD);
+  const res = await whoAmI(b, s.cookie);
+  expect(res.status).toBe(200);
+  expect(res.body.message).toBe(USER);
+  const keys = await redis.keys(`svc:*:sid:${s.sid}`);
+  expect(keys).toHaveLength(1);
+  expect(await redis.pttl(keys[0]!)).toBeGreaterThan(0);
+});
+
+test('a CSRF token from one process is valid on the other', async () => {
+  const s = await login({ ...t, http: a }, USER, PASSWORD);
+  const res = await b.post('/api/resource/ToDo').set('Cookie', s.cookie).set('X-Svc-CSRF-Token', s.csrf).send({ description: 'shared' });
+  expect(res.status).toBe(201);
+});
+
+test('logging out on one process ends the session on the other (within the short memory cache)', async () => {
+  const s = await login({ ...t, http: a }, USER, PASSWORD);
+  expect((await whoAmI(b, s.cookie)).status).toBe(200);
+  expect((await a.post('/api/method/logout').set('Cookie', s.cookie).set('X-Svc-CSRF-Token', s.csrf)).status).toBe(200);
+  expect(await redis.keys(`svc:*:sid:${s.sid}`)).toEqual([]);
+  await new Promise((r) => setTimeout(r, 2_100));
+  expect((await whoAmI(b, s.cookie)).status).toBe(401);
+});
+
+test('a session missing from Redis is read back from the Sessions table', async () => {
+  const s = await login({ ...t, http: a }, USER, PASSWORD);
+  await redis.del(...(await redis.keys(`svc:*:sid:${s.sid}`)));
+  const fresh = request(createApp(await open(REDIS_URL), { authHooks: [], onServerError: () => undefined }).callback());
+  expect((await whoAmI(fresh, s.cookie)).status).toBe(200);
+  expect(await redis.keys(`svc:*:sid:${s.sid}`)).toHaveLength(1);
+});
+
+test('an unreachable Redis answers 503, not 500, and logs nobody in', async () => {
+  const broken = request(createApp(await open('redis://127.0.0.1:1'), { authHooks: [], onServerError: () => undefined }).callback());
+  const before = await t.site.db.knex('tabSessions').where('user', USER).count({ n: '*' }).first();
+  const res = await broken.post('/api/method/login').send({ usr: USER, pwd: PASSWORD });
+  expect(res.status).toBe(503);
+  expect(await t.site.db.knex('tabSessions').where('user', USER).count({ n: '*' }).first()).toEqual(before);
+  expect(res.body.exc_type).toBe('ServiceUnavailableError');
+}, 20_000);
