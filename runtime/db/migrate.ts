@@ -72,6 +72,9 @@ function fieldColumn(field: FieldMeta): ColumnSpec['add'] {
   };
 }
 
+/** Column kinds an index can cover without a prefix length (MariaDB cannot index TEXT whole). */
+const SORT_INDEXABLE: ReadonlySet<string> = new Set(['varchar', 'int', 'bigint', 'decimal', 'rating', 'check', 'date', 'datetime', 'time']);
+
 /** The columns of a DocType's table, standard ones first. */
 export function columnSpecs(meta: DocTypeMeta): ColumnSpec[] {
   const columns: ColumnSpec[] = [
@@ -96,6 +99,8 @@ export function columnSpecs(meta: DocTypeMeta): ColumnSpec[] {
     const indexable = FIELD_TYPE_INFO[field.fieldtype].column === 'varchar';
     let index: ColumnSpec['index'];
     if (field.unique && indexable) index = 'unique';
+    // The default list order (sort_field) is read on every list without order_by: index it when its column can be.
+    else if (field.fieldname === meta.sortField && !meta.istable && SORT_INDEXABLE.has(FIELD_TYPE_INFO[field.fieldtype].column)) index = 'plain';
     else if (indexable && (field.searchIndex || field.fieldtype === 'Link') && linkIndexes < 40) {
       index = 'plain';
       linkIndexes++;
@@ -139,17 +144,28 @@ async function syncTable(knex: Knex, dialect: Database['dialect'], meta: DocType
   }
   const have = await existingColumns(knex, table);
   const missing = specs.filter((s) => !have.has(s.name));
-  if (missing.length === 0) return;
-  await knex.schema.alterTable(table, (t) => {
-    for (const spec of missing) spec.add(t);
-  });
-  for (const spec of missing) {
-    if (!spec.index) continue;
+  if (missing.length) {
+    await knex.schema.alterTable(table, (t) => {
+      for (const spec of missing) spec.add(t);
+    });
+  }
+  // Indexes a newer definition adds to existing columns (sort_field, a new Link) are created too.
+  const indexes = await existingIndexes(knex, dialect, table);
+  for (const spec of specs) {
+    if (!spec.index || indexes.has(indexName(table, spec.name))) continue;
     await knex.schema.alterTable(table, (t) => {
       if (spec.index === 'unique') t.unique([spec.name], { indexName: indexName(table, spec.name) });
       else t.index([spec.name], indexName(table, spec.name));
     });
   }
+}
+
+async function existingIndexes(knex: Knex, dialect: Database['dialect'], table: string): Promise<Set<string>> {
+  const rows =
+    dialect === 'sqlite'
+      ? await knex('sqlite_master').select({ name: 'name' }).where({ type: 'index', tbl_name: table })
+      : await knex('information_schema.statistics').select({ name: 'index_name' }).where('table_name', table).andWhere('table_schema', knex.raw('database()'));
+  return new Set((rows as { name: string }[]).map((r) => r.name));
 }
 
 async function ensureSystemTables(knex: Knex): Promise<void> {

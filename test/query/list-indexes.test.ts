@@ -1,0 +1,43 @@
+// Indexes that keep lists fast as tables grow: creation, modified, Link fields, the DocType's sort_field and child
+// tables' parent; a migration adds an index a table is missing.
+import { migrate, indexName, SYSTEM_TABLES } from '../../runtime/db/migrate';
+import { fixtureRegistry } from '../helpers/fixture-registry';
+import { createTestSite, DB_KIND, type TestSite } from '../helpers/test-site';
+
+let t: TestSite;
+beforeAll(async () => {
+  t = await createTestSite({ registry: await fixtureRegistry() });
+});
+afterAll(() => t.close());
+
+async function indexes(table: string): Promise<string[]> {
+  const knex = t.site.db.knex;
+  const rows =
+    DB_KIND === 'sqlite'
+      ? await knex('sqlite_master').select({ name: 'name' }).where({ type: 'index', tbl_name: table })
+      : await knex('information_schema.statistics').select({ name: 'index_name' }).where('table_name', table).andWhere('table_schema', knex.raw('database()'));
+  return [...new Set((rows as { name: string }[]).map((r) => r.name))];
+}
+
+test('a parent table indexes creation, modified, its Link fields and its sort_field', async () => {
+  const have = await indexes('tabQuery Order');
+  for (const column of ['creation', 'modified', 'customer', 'assigned_to', 'amount']) expect(have).toContain(indexName('tabQuery Order', column));
+  expect(await indexes('tabToDo')).toEqual(expect.arrayContaining(['creation', 'modified', 'allocated_to'].map((c) => indexName('tabToDo', c))));
+});
+
+test('a child table indexes parent', async () => {
+  expect(await indexes('tabQuery Order Line')).toContain(indexName('tabQuery Order Line', 'parent'));
+});
+
+test('migrating an existing table adds a missing index', async () => {
+  const knex = t.site.db.knex;
+  const name = indexName('tabQuery Order', 'amount');
+  await knex.schema.alterTable('tabQuery Order', (table) => table.dropIndex(['amount'], name));
+  expect(await indexes('tabQuery Order')).not.toContain(name);
+  await knex(SYSTEM_TABLES.schema).where({ doctype: 'Query Order' }).delete();
+  const meta = t.site.registry.get('Query Order')?.meta;
+  if (!meta) throw new Error('Query Order missing');
+  const result = await migrate(t.site.db, [meta]);
+  expect(result.changed).toEqual(['Query Order']);
+  expect(await indexes('tabQuery Order')).toContain(name);
+});
