@@ -1,5 +1,6 @@
 // The permission matrix: each kind of user × every document surface (v1, v2: get, copy, list, count, create,
-// update, delete, submit) on both databases; statuses, what each user sees, and nothing changed after a refused write.
+// update, delete; frappe.client get, get_list, get_count, get_value, insert, set_value, save, delete) on both
+// databases; statuses, what each user sees, and nothing changed after a refused write.
 import type { TestSite } from '../helpers/test-site';
 import { adminPost, createPermissionSite, postAs, storedRow, USER_IDS, type PermissionUsers } from './helpers/permission-site';
 
@@ -30,6 +31,11 @@ const READS: Record<string, (name: string, auth: string) => Promise<{ status: nu
   'v1 get': (name, auth) => t.http.get(`/api/resource/Perm Case/${enc(name)}`).set('Authorization', auth),
   'v2 get': (name, auth) => t.http.get(`/api/v2/document/Perm Case/${enc(name)}`).set('Authorization', auth),
   'v2 copy': (name, auth) => t.http.get(`/api/v2/document/Perm Case/${enc(name)}/copy`).set('Authorization', auth),
+  'frappe.client.get (v1)': (name, auth) => t.http.post('/api/method/frappe.client.get').set('Authorization', auth).send({ doctype: 'Perm Case', name }),
+  'frappe.client.get (v2)': (name, auth) => t.http.get('/api/v2/method/frappe.client.get').query({ doctype: 'Perm Case', name }).set('Authorization', auth),
+  'v2 document method (GET)': (name, auth) => t.http.get(`/api/v2/document/Perm Case/${enc(name)}/method/peek`).set('Authorization', auth),
+  'run_doc_method (stored document)': (name, auth) =>
+    t.http.get('/api/v2/method/run_doc_method').query({ method: 'peek', document: JSON.stringify({ doctype: 'Perm Case', name }) }).set('Authorization', auth),
 };
 
 /** Who may read which case: 200 or 403 (the DocType is readable by all but `nobody`, so the document answer is 403). */
@@ -55,7 +61,9 @@ describe.each(Object.keys(READS))('%s', (surface) => {
 });
 
 test('a missing case answers 403 to a user who may not read the DocType and 404 to one who may', async () => {
-  for (const surface of Object.values(READS)) {
+  for (const [what, surface] of Object.entries(READS)) {
+    // run_doc_method takes a name it cannot find as an in-memory document, not as a lookup.
+    if (what.startsWith('run_doc_method')) continue;
     expect((await surface('no-such-case', users.nobody)).status).toBe(403);
     expect((await surface('no-such-case', users.reader)).status).toBe(404);
   }
@@ -105,11 +113,25 @@ describe('lists and counts', () => {
     expect(probe.body.data).toBe(expected.includes(west.name) ? 1 : 0);
   });
 
+  test.each(Object.keys(VISIBLE) as (keyof typeof VISIBLE)[])('as %s: frappe.client get_list, get_count and get_value reach the same cases', async (user) => {
+    const expected = VISIBLE[user]().sort();
+    const list = await t.http.post('/api/method/frappe.client.get_list').set('Authorization', users[user]).send({ doctype: 'Perm Case', fields: ['name'], limit_page_length: 0 });
+    expect(list.status).toBe(200);
+    expect(mine(list.body.message.map((r: { name: string }) => r.name))).toEqual(expected);
+    const count = await t.http.post('/api/method/frappe.client.get_count').set('Authorization', users[user]).send({ doctype: 'Perm Case' });
+    expect(count.body.message).toBe(list.body.message.length);
+    const value = await t.http.post('/api/method/frappe.client.get_value').set('Authorization', users[user]).send({ doctype: 'Perm Case', fieldname: 'title', filters: west.name });
+    expect(value.status).toBe(200);
+    expect(value.body.message ?? null).toEqual(expected.includes(west.name) ? { title: 'west' } : null);
+  });
+
   test('a user without read gets 403 on list and count', async () => {
     for (const res of [
       await t.http.get('/api/resource/Perm Case').set('Authorization', users.nobody),
       await t.http.get('/api/v2/document/Perm Case').set('Authorization', users.nobody),
       await t.http.get('/api/v2/doctype/Perm Case/count').set('Authorization', users.nobody),
+      await t.http.post('/api/method/frappe.client.get_list').set('Authorization', users.nobody).send({ doctype: 'Perm Case' }),
+      await t.http.post('/api/method/frappe.client.get_count').set('Authorization', users.nobody).send({ doctype: 'Perm Case' }),
     ]) {
       expect(res.status).toBe(403);
       expect(res.body.exc_type).toBe('PermissionError');
@@ -124,6 +146,12 @@ describe('writes', () => {
     'v1 PUT': (name, auth) => t.http.put(`/api/resource/Perm Case/${name}`).set('Authorization', auth).send({ amount: 42 }),
     'v2 PUT': (name, auth) => t.http.put(`/api/v2/document/Perm Case/${name}`).set('Authorization', auth).send({ amount: 42 }),
     'v2 PATCH': (name, auth) => t.http.patch(`/api/v2/document/Perm Case/${name}`).set('Authorization', auth).send({ amount: 42 }),
+    'frappe.client.set_value': (name, auth) =>
+      t.http.post('/api/method/frappe.client.set_value').set('Authorization', auth).send({ doctype: 'Perm Case', name, fieldname: 'amount', value: 42 }),
+    'v1 run_method': (name, auth) => t.http.post(`/api/resource/Perm Case/${name}`).query({ run_method: 'set_answer' }).set('Authorization', auth).send({}),
+    'v2 document method (POST)': (name, auth) => t.http.post(`/api/v2/document/Perm Case/${name}/method/set_answer`).set('Authorization', auth).send({}),
+    'frappe.client.save': (name, auth) =>
+      t.http.post('/api/v2/method/frappe.client.save').set('Authorization', auth).send({ doc: { doctype: 'Perm Case', name, amount: 42 } }),
   };
   const UPDATE_STATUS: Record<UserKey, number> = {
     nobody: 403,
@@ -161,6 +189,11 @@ describe('writes', () => {
   const DELETES: Record<string, (name: string, auth: string) => Promise<{ status: number; body: any }>> = {
     'v1 DELETE': (name, auth) => t.http.delete(`/api/resource/Perm Case/${name}`).set('Authorization', auth),
     'v2 DELETE': (name, auth) => t.http.delete(`/api/v2/document/Perm Case/${name}`).set('Authorization', auth),
+    'frappe.client.delete': async (name, auth) => {
+      const res = await t.http.post('/api/method/frappe.client.delete').set('Authorization', auth).send({ doctype: 'Perm Case', name });
+      // A method call answers 200 where the resource endpoint answers 202.
+      return { status: res.status === 200 ? 202 : res.status, body: res.body };
+    },
   };
   const DELETE_STATUS: Record<UserKey, number> = {
     nobody: 403,
@@ -218,14 +251,17 @@ describe('writes', () => {
     submitter: 201,
   };
 
-  test.each(['/api/resource/Perm Case', '/api/v2/document/Perm Case'])('POST %s: create needs the create right; nothing is stored when refused', async (path) => {
+  test.each(['/api/resource/Perm Case', '/api/v2/document/Perm Case', '/api/method/frappe.client.insert'])('POST %s: create needs the create right; nothing is stored when refused', async (path) => {
     for (const user of USERS) {
       const title = `created by ${user} at ${path}`;
-      const res = await t.http.post(path).set('Authorization', users[user]).send({ title, region: 'North' });
-      expect([user, res.status]).toEqual([user, CREATE_STATUS[user]]);
+      const body = { title, region: 'North' };
+      const res = await t.http.post(path).set('Authorization', users[user]).send(path.includes('frappe.client') ? { doc: { doctype: 'Perm Case', ...body } } : body);
+      // A method call answers 200 where the resource endpoint answers 201.
+      expect([user, res.status === 200 ? 201 : res.status]).toEqual([user, CREATE_STATUS[user]]);
       const rows = await t.site.db.knex('tabPerm Case').where({ title });
-      expect(rows).toHaveLength(res.status === 201 ? 1 : 0);
-      if (res.status === 201) expect(rows[0].owner).toBe(USER_IDS[user]);
+      const created = res.status === 200 || res.status === 201;
+      expect(rows).toHaveLength(created ? 1 : 0);
+      if (created) expect(rows[0].owner).toBe(USER_IDS[user]);
     }
   });
 });
