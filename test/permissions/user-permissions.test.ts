@@ -83,6 +83,17 @@ describe('restrictions on the DocType itself (name) and applicable_for', () => {
     expect(created.status).toBe(201);
   });
 
+  test('link expansion shows only the linked documents inside the User Permissions; others stay plain names', async () => {
+    const west = await adminPost(t, 'Perm Case', { title: 'expand west', region: 'West' });
+    const south = await adminPost(t, 'Perm Case', { title: 'expand south', region: 'South' });
+    const plain = await t.http.get(`/api/resource/Perm Case/${west.name}`).query({ expand_links: 1 }).set('Authorization', regionUser);
+    expect(plain.status).toBe(200);
+    expect(plain.body.data.region).toBe('West');
+    const expanded = await t.http.get(`/api/resource/Perm Case/${south.name}`).query({ expand_links: 1 }).set('Authorization', regionUser);
+    expect(expanded.status).toBe(200);
+    expect(expanded.body.data.region).toMatchObject({ name: 'South', region_name: 'South' });
+  });
+
   test('the all-DocTypes rows of the restricted user restrict the Perm Region list as well', async () => {
     const list = await t.http.get('/api/v2/document/Perm Region').set('Authorization', users.restricted);
     expect(names(list)).toEqual(['North', 'South']);
