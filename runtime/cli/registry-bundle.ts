@@ -3,7 +3,7 @@
 // (node_modules/.cache/doctype-service), rebuilt whenever any file it was built from changed; controllers and packages
 // stay outside it, so they are the same module instances the rest of the process sees.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const PACKAGE_ROOT = path.resolve(__dirname, '..', '..');
@@ -80,7 +80,9 @@ export async function ensureRegistryBundle(generatedDir: string): Promise<string
             if (args.kind === 'entry-point') return undefined;
             if (!args.path.startsWith('.')) return { external: true, path: require.resolve(args.path, { paths: [PACKAGE_ROOT] }) };
             const abs = path.resolve(args.resolveDir, args.path);
-            return abs.startsWith(genDir + path.sep) ? undefined : { external: true, path: abs };
+            if (abs.startsWith(genDir + path.sep)) return undefined;
+            // A controller is imported without extension; Node would pick the DocType's `.json` beside it, so name the `.ts`.
+            return { external: true, path: !path.extname(abs) && existsSync(`${abs}.ts`) ? `${abs}.ts` : abs };
           });
         },
       },
