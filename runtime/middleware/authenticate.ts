@@ -125,7 +125,7 @@ export function createAuthenticate(options: AuthenticateOptions): Middleware {
     if (userName) {
       const user = await loadUser(site.db.knex, userName);
       if (!user || !user.enabled) throw new AuthenticationError('User disabled or missing', state.auth === 'bearer' ? { headers: INVALID_BEARER } : undefined);
-      if (!ipAllowed(user.restrictIp, clientIp(ctx))) throw new AuthenticationError('Access not allowed from this IP Address');
+      if (user.restrictIp && !ipAllowed(user.restrictIp, clientIp(ctx))) throw new AuthenticationError('Access not allowed from this IP Address');
       state.user = user;
     } else {
       state.user = GUEST;

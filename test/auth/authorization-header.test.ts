@@ -151,3 +151,16 @@ test('wrong secrets sharing a correct prefix take no longer than unrelated ones 
   expect(prefixed / unrelated).toBeLessThan(3);
   expect(unrelated / prefixed).toBeLessThan(3);
 });
+
+test('an oversized Authorization header is refused before any work (431 from the HTTP parser)', async () => {
+  const res = await t.http.get('/api/resource/ToDo').set('Authorization', `token ${'k'.repeat(20_000)}:${secret}`);
+  expect([400, 431]).toContain(res.status);
+});
+
+test('200 extra headers with a valid token still authenticate only the token\'s user', async () => {
+  const req = t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', userToken);
+  for (let i = 0; i < 200; i++) req.set(`X-Filler-${i}`, 'x');
+  const res = await req;
+  expect(res.status).toBe(200);
+  expect(res.body.message).toBe(USER);
+});
