@@ -25,24 +25,52 @@ export interface MethodCall {
   deleteDoc(doctype: string, name: string): Promise<void>;
 }
 
+/** The MethodCall of one request: a small object per call, its operations on the prototype. */
+class RequestMethodCall implements MethodCall {
+  constructor(
+    private readonly caller: Caller,
+    private readonly messages: string[],
+  ) {}
+
+  get user(): SessionUser {
+    return this.caller.user;
+  }
+
+  get version(): 1 | 2 {
+    return this.caller.version;
+  }
+
+  msgprint(message: string): void {
+    this.messages.push(String(message));
+  }
+
+  getDoc(doctype: string, name: string): Promise<DocData> {
+    return documents.getDocument(this.caller, doctype, name);
+  }
+
+  async getList(doctype: string, params: Record<string, unknown> = {}): Promise<DocData[]> {
+    // Frappe's list parameters are v1's (limit_page_length, list or dict filters), whatever the request's version.
+    return (await lists.listDocuments({ ...this.caller, version: 1 }, doctype, params)).data as DocData[];
+  }
+
+  async insert({ doctype, ...fields }: { doctype: string } & Record<string, unknown>): Promise<DocData> {
+    const result = await documents.createDocument(this.caller, doctype, fields);
+    this.messages.push(...result.messages);
+    return result.doc;
+  }
+
+  async setValue(doctype: string, name: string, values: Record<string, unknown>): Promise<DocData> {
+    const result = await documents.updateDocument(this.caller, doctype, name, values);
+    this.messages.push(...result.messages);
+    return result.doc;
+  }
+
+  async deleteDoc(doctype: string, name: string): Promise<void> {
+    this.messages.push(...(await documents.deleteDocument(this.caller, doctype, name)));
+  }
+}
+
 /** A MethodCall for `caller`; the messages it collects are returned with the response. */
 export function createMethodCall(caller: Caller, messages: string[]): MethodCall {
-  return {
-    user: caller.user,
-    version: caller.version,
-    msgprint: (message) => void messages.push(String(message)),
-    getDoc: (doctype, name) => documents.getDocument(caller, doctype, name),
-    getList: async (doctype, params = {}) => (await lists.listDocuments({ ...caller, version: 1 }, doctype, params)).data as DocData[],
-    insert: async ({ doctype, ...fields }) => {
-      const result = await documents.createDocument(caller, doctype, fields);
-      messages.push(...result.messages);
-      return result.doc;
-    },
-    setValue: async (doctype, name, values) => {
-      const result = await documents.updateDocument(caller, doctype, name, values);
-      messages.push(...result.messages);
-      return result.doc;
-    },
-    deleteDoc: async (doctype, name) => void messages.push(...(await documents.deleteDocument(caller, doctype, name))),
-  };
+  return new RequestMethodCall(caller, messages);
 }
