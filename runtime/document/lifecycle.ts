@@ -35,6 +35,7 @@ export class DocumentTransaction implements DocumentSession {
   trx?: Knex.Transaction;
   /** Skip the user's permission checks (writes the service makes on its own behalf). */
   ignorePermissions = false;
+  private wroteUserPermissions = false;
   private readonly states = new WeakMap<Document, DocState>();
 
   constructor(
@@ -45,14 +46,19 @@ export class DocumentTransaction implements DocumentSession {
   /** Runs `work` inside one database transaction; any error rolls everything back. */
   async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.trx) return work();
-    return this.site.db.knex.transaction(async (trx) => {
-      this.trx = trx;
-      try {
-        return await work();
-      } finally {
-        this.trx = undefined;
-      }
-    });
+    try {
+      return await this.site.db.knex.transaction(async (trx) => {
+        this.trx = trx;
+        try {
+          return await work();
+        } finally {
+          this.trx = undefined;
+        }
+      });
+    } finally {
+      // Again after the commit: a request that read the old rows in between must not keep them cached.
+      if (this.wroteUserPermissions) forgetUserPermissions();
+    }
   }
 
   private binding(doctype: string): DocTypeBinding {
@@ -188,7 +194,7 @@ export class DocumentTransaction implements DocumentSession {
       state.lockedIn = trx;
       for (const hook of AFTER_WRITE[action]) await runHook(doc, hook);
       forgetCredentials(binding.meta.name);
-      if (binding.meta.name === 'User Permission') forgetUserPermissions();
+      if (binding.meta.name === 'User Permission') this.wroteUserPermissions = true;
     });
   }
 
@@ -290,7 +296,7 @@ export class DocumentTransaction implements DocumentSession {
       await deleteDoc(this.trx as Knex.Transaction, state.binding, this.site.registry, doc.name);
       await runHook(doc, 'after_delete');
       forgetCredentials(state.binding.meta.name);
-      if (state.binding.meta.name === 'User Permission') forgetUserPermissions();
+      if (state.binding.meta.name === 'User Permission') this.wroteUserPermissions = true;
     });
   }
 }

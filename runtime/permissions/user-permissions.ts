@@ -114,6 +114,7 @@ export async function loadUserPermissions(site: Site, user: string, q: Queryable
   }
   const hit = cache.get(user);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.perms;
+  const readIn = generation;
   const rows = (await q('tabUser Permission')
     .where('user', user)
     .select('allow', 'for_value', 'apply_to_all_doctypes', 'applicable_for')) as Record<string, unknown>[];
@@ -125,6 +126,7 @@ export async function loadUserPermissions(site: Site, user: string, q: Queryable
         }),
       )
     : NONE;
-  cache.set(user, { perms, at: Date.now() });
+  // Rows read while a User Permission was being written may be stale: use them, but do not keep them.
+  if (readIn === generation) cache.set(user, { perms, at: Date.now() });
   return perms;
 }
