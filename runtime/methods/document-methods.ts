@@ -9,6 +9,7 @@ import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import type { Right } from '../meta/types';
 import { bindingFor, type Caller } from '../operations/caller';
+import { cancelDocument, submitDocument } from '../operations/document-operations';
 import { assertDocTypePermission } from '../permissions/doctype-permission';
 import { assertDocumentPermission } from '../permissions/document-permission';
 import { readableDoc } from '../permissions/field-levels';
@@ -32,16 +33,23 @@ interface ResolvedDocumentMethod {
   admission: Admission;
   args(params: Record<string, unknown>): Record<string, unknown>;
   run(doc: Document, args: Record<string, unknown>, caller: Caller, messages: string[]): Promise<unknown>;
+  /** The right checked before the call (default: read for GET, write for POST). */
+  right?: Right;
+  /** A built-in on a stored document: the shared operation, which checks the exact right itself. */
+  operation?: (caller: Caller, doctype: string, name: string) => Promise<{ doc: DocData; messages: string[] }>;
 }
 
-const moveTo = (docstatus: 1 | 2) => async (doc: Document) => {
-  doc.docstatus = docstatus;
-  await doc.save();
-  return undefined;
-};
+interface BuiltinDocumentMethod {
+  docstatus: 1 | 2;
+  right: Right;
+  operation: NonNullable<ResolvedDocumentMethod['operation']>;
+}
 
 /** Frappe's built-in whitelisted document methods (on submittable DocTypes); POST only. */
-const BUILTIN: Readonly<Record<string, (doc: Document) => Promise<unknown>>> = { submit: moveTo(1), cancel: moveTo(2) };
+const BUILTIN: Readonly<Record<string, BuiltinDocumentMethod>> = {
+  submit: { docstatus: 1, right: 'submit', operation: submitDocument },
+  cancel: { docstatus: 2, right: 'cancel', operation: cancelDocument },
+};
 
 /** The method `name` of `binding`'s documents; 404 when it is missing or not whitelisted. */
 export function resolveDocumentMethod(registry: Registry, binding: DocTypeBinding, name: string): ResolvedDocumentMethod {
@@ -58,7 +66,19 @@ export function resolveDocumentMethod(registry: Registry, binding: DocTypeBindin
   }
   const builtin = Object.hasOwn(BUILTIN, name) && binding.meta.isSubmittable ? BUILTIN[name] : undefined;
   if (!builtin) throw new DoesNotExistError(`Method ${name.slice(0, 140)} of ${doctype} not found`);
-  return { path: `${doctype}/${name}`, admission: { methods: ['POST'], allowGuest: false }, args: () => ({}), run: (doc) => builtin(doc) };
+  return {
+    path: `${doctype}/${name}`,
+    admission: { methods: ['POST'], allowGuest: false },
+    args: () => ({}),
+    // On a document sent to run_doc_method: the lifecycle moves its docstatus and checks the right the move needs.
+    run: async (doc) => {
+      doc.docstatus = builtin.docstatus;
+      await doc.save();
+      return undefined;
+    },
+    right: builtin.right,
+    operation: builtin.operation,
+  };
 }
 
 /** Loads the document, checks `right` on it, runs the method and returns its result with the document after it. */
@@ -78,6 +98,10 @@ export async function runDocumentMethod(ctx: AppContext, caller: Caller, doctype
   const binding = bindingFor(caller, doctype, 'get');
   const method = resolveDocumentMethod(caller.site.registry, binding, methodName);
   await admitCall(ctx, method.path, method.admission);
+  if (method.operation) {
+    const outcome = await method.operation(caller, doctype, name);
+    return { result: undefined, doc: outcome.doc, messages: outcome.messages };
+  }
   const right: Right = ctx.method === 'GET' ? 'read' : 'write';
   assertDocTypePermission(caller.user, binding.meta, right);
   return runOn(caller, binding, name, method, method.args(requestParams(ctx)), right);

@@ -36,7 +36,7 @@ export async function runDocMethod(ctx: AppContext, caller: Caller): Promise<Doc
   const binding = bindingFor(caller, doctype, 'get');
   const method = resolveDocumentMethod(caller.site.registry, binding, methodName);
   await admitCall(ctx, method.path, method.admission);
-  const right: Right = ctx.method === 'GET' ? 'read' : 'write';
+  const right: Right = method.right ?? (ctx.method === 'GET' ? 'read' : 'write');
   assertDocTypePermission(caller.user, binding.meta, right);
   const args = method.args({ ...kwargs });
   const input = { ...document };
