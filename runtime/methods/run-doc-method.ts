@@ -19,19 +19,21 @@ import { resolveDocumentMethod, type DocumentMethodResult } from './document-met
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Reads `method`, `document` (v1: `docs`) and `kwargs` (v1: `args`) from the request; 400 naming what is wrong. */
-function runDocParams(params: Record<string, unknown>): { method: string; document: Record<string, unknown>; kwargs: Record<string, unknown> } {
+function runDocParams(params: Record<string, unknown>): { method: string; document: Record<string, unknown>; kwargs: Record<string, unknown>; mustExist: boolean } {
   const method = params.method;
   if (typeof method !== 'string' || method === '') throw new DataError('Missing argument: method');
-  const document = jsonParam(params, params.document !== undefined ? 'document' : 'docs');
+  // v1 may name a stored document by `dt` and `dn` instead of sending it (`dn` defaults to `dt` for a Single).
+  const named = params.document === undefined && params.docs === undefined && typeof params.dt === 'string' ? { doctype: params.dt, name: typeof params.dn === 'string' ? params.dn : params.dt } : undefined;
+  const document = named ?? jsonParam(params, params.document !== undefined ? 'document' : 'docs');
   if (!isObject(document) || typeof document.doctype !== 'string') throw new DataError('Argument document: must be an object with a doctype');
   const kwargs = jsonParam(params, params.kwargs !== undefined ? 'kwargs' : 'args') ?? {};
   if (!isObject(kwargs)) throw new DataError('Argument kwargs: must be an object');
-  return { method, document, kwargs };
+  return { method, document, kwargs, mustExist: named !== undefined };
 }
 
 /** Runs the request's run_doc_method call. */
 export async function runDocMethod(ctx: AppContext, caller: Caller): Promise<DocumentMethodResult> {
-  const { method: methodName, document, kwargs } = runDocParams(requestParams(ctx));
+  const { method: methodName, document, kwargs, mustExist } = runDocParams(requestParams(ctx));
   const doctype = document.doctype as string;
   const binding = bindingFor(caller, doctype, 'get');
   const method = resolveDocumentMethod(caller.site.registry, binding, methodName);
@@ -45,6 +47,7 @@ export async function runDocMethod(ctx: AppContext, caller: Caller): Promise<Doc
   const tx = new DocumentTransaction(caller.site, caller.user);
   const name = binding.meta.issingle ? binding.meta.name : typeof data.name === 'string' && data.name ? data.name : undefined;
   const stored = name ? await tx.getDoc(doctype, name).catch((err: unknown) => (err instanceof DoesNotExistError ? undefined : Promise.reject(err))) : undefined;
+  if (!stored && mustExist) throw new DoesNotExistError(`${doctype} ${String(name ?? '').slice(0, 140)} not found`);
   let doc: Document;
   if (stored) {
     // A document naming a stored one is checked against what is stored: a forged owner or name gains nothing.

@@ -187,6 +187,19 @@ describe('run_doc_method', () => {
     expect(get.status).toBe(405);
   });
 
+  test('v1 /api/method/run_doc_method: a stored document by dt and dn, the result in `message` beside `docs`', async () => {
+    const name = await probe('rdm-v1');
+    const res = await t.http.post('/api/method/run_doc_method').set(admin()).send({ method: 'increment', dt: 'Method Probe', dn: name, args: { step: 3 } });
+    expect(res.status).toBe(200);
+    expect(res.body.message).toBe(3);
+    expect(res.body.docs[0]).toMatchObject({ name, counter: 3 });
+    const missing = await t.http.post('/api/method/run_doc_method').set(admin()).send({ method: 'increment', dt: 'Method Probe', dn: 'no-such-probe' });
+    expect(missing.status).toBe(404);
+    const forged = await t.http.post('/api/method/run_doc_method').set('Authorization', reader).send({ method: 'increment', dt: 'Method Probe', dn: name });
+    expect(forged.status).toBe(403);
+    expect(await counter(name)).toBe(3);
+  });
+
   test('guests are refused with 401', async () => {
     const res = await t.http.post('/api/v2/method/run_doc_method').send({ method: 'peek', document: { doctype: 'Method Probe', title: 'x' } });
     expect(res.status).toBe(401);
