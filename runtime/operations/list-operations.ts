@@ -8,7 +8,9 @@ import { attachChildRows } from '../query/child-rows';
 import type { QueryScope } from '../query/columns';
 import { expandLinks } from '../query/expand-links';
 import type { FilterNode } from '../query/filter-tree';
-import { parseListRequest, parseWhere } from '../query/list-plan';
+import { parseListRequest, parseWhere, type ListRequest } from '../query/list-plan';
+import { cachedPlan, planKey } from '../query/plan-cache';
+import { runCount, runSelect, type CompiledSlot } from '../query/run-query';
 import { bindingFor, type Caller } from './caller';
 
 /** A page of a list. */
@@ -21,15 +23,20 @@ export interface ListPage {
   count?: number;
 }
 
+/** A checked filter tree with its compiled COUNT. */
+interface CountPlan {
+  filters: FilterNode;
+  slot: CompiledSlot;
+}
+
 async function scopeFor(caller: Caller, doctype: string, op: 'list' | 'count'): Promise<QueryScope> {
   const binding = bindingFor(caller, doctype, op);
   const access = await queryAccess(caller.site, caller.user, binding.meta, 'read');
   return { site: caller.site, user: caller.user, binding, access };
 }
 
-async function count(scope: QueryScope, filters: FilterNode): Promise<number> {
-  const [row] = (await buildCountQuery(scope.site.db.knex, { scope, filters })) as { count: number | string }[];
-  const n = Number(row?.count ?? 0);
+async function count(scope: QueryScope, plan: CountPlan): Promise<number> {
+  const n = await runCount(scope.site, () => buildCountQuery(scope.site.db.knex, { scope, filters: plan.filters }), plan.slot);
   if (!Number.isSafeInteger(n)) throw new DataError('count out of range');
   return n;
 }
@@ -40,24 +47,32 @@ async function count(scope: QueryScope, filters: FilterNode): Promise<number> {
  */
 export async function listDocuments(caller: Caller, doctype: string, params: Record<string, unknown>): Promise<ListPage> {
   const scope = await scopeFor(caller, doctype, 'list');
-  const request = await parseListRequest(scope, params, caller.version);
-  const { plan } = request;
-  const knex = caller.site.db.knex;
+  const cached = await cachedPlan(
+    caller.site,
+    planKey('list', caller, doctype, scope.access, params),
+    async () => ({ request: await parseListRequest(scope, params, caller.version), slot: {} as CompiledSlot, count: undefined as CountPlan | undefined }),
+    // Link-target columns carry the target DocType's access from parse time: such plans are parsed per request.
+    ({ request }) => !request.plan.selection.items.some((i) => i.ref?.source.kind === 'link'),
+  );
+  const request: ListRequest = cached.request;
+  const plan = { ...request.plan, scope };
   let rows: DocData[] = [];
-  if (request.pageLength > 0) rows = decodeRows(plan, (await buildListQuery(knex, plan)) as Record<string, unknown>[]);
+  if (request.pageLength > 0) rows = decodeRows(plan, await runSelect(caller.site, () => buildListQuery(caller.site.db.knex, plan), cached.slot));
   const hasNextPage = rows.length > request.pageLength;
   if (hasNextPage) rows = rows.slice(0, request.pageLength);
+  const knex = caller.site.db.knex;
   for (const select of plan.selection.children) await attachChildRows(knex, scope.binding.meta.name, select, rows);
   for (const key of request.hiddenKeys) for (const row of rows) delete row[key];
   if (request.expand.length) await expandLinks(caller.site, caller.user, scope.binding, rows, { only: request.expand, version: caller.version });
   const page: ListPage = { data: request.asDict ? rows : rows.map((r) => Object.values(r)) };
   if (caller.version === 2) page.hasNextPage = hasNextPage;
-  if (request.includeCount) page.count = await count(scope, plan.filters);
+  if (request.includeCount) page.count = await count(scope, (cached.count ??= { filters: plan.filters, slot: {} }));
   return page;
 }
 
 /** Counts the documents matching `filters` (and `or_filters`). */
 export async function countDocuments(caller: Caller, doctype: string, params: Record<string, unknown>): Promise<number> {
   const scope = await scopeFor(caller, doctype, caller.version === 1 ? 'list' : 'count');
-  return count(scope, parseWhere(scope, params));
+  const plan = await cachedPlan(caller.site, planKey('count', caller, doctype, scope.access, params), async (): Promise<CountPlan> => ({ filters: parseWhere(scope, params), slot: {} }));
+  return count(scope, plan);
 }

@@ -7,6 +7,7 @@ import { applyFilterTree } from './build-where';
 import { and, type FilterNode } from './filter-tree';
 import type { FieldSelection } from './parse-fields';
 import type { OrderTerm } from './parse-order';
+import type { RowSet } from './run-query';
 
 /** A list request parsed and checked, ready to build. */
 export interface ListPlan {
@@ -89,7 +90,10 @@ export function buildListQuery(knex: Knex, plan: ListPlan): Knex.QueryBuilder {
   applyFilterTree(q, whereTree(plan), { knex, registry: scope.site.registry, binding: scope.binding, qualifier: main });
   if (plan.groupBy.length) q.groupBy(plan.groupBy.map((ref) => columnExpression(scope, ref)));
   for (const term of plan.order) {
-    q.orderBy(term.item !== undefined ? alias(term.item) : columnExpression(scope, term.ref as ColumnRef), term.direction);
+    // A selected plain column sorts by its column (an index can serve it); aggregates and aliases by their alias.
+    const item = term.item === undefined ? undefined : plan.selection.items[term.item];
+    const ref = item?.kind === 'column' ? item.ref : term.ref;
+    q.orderBy(ref ? columnExpression(scope, ref) : alias(term.item as number), term.direction);
   }
   if (plan.limit !== undefined) q.limit(plan.limit);
   if (plan.offset > 0) q.offset(plan.offset);
@@ -104,28 +108,54 @@ export function buildCountQuery(knex: Knex, plan: { scope: QueryScope; filters: 
   return q;
 }
 
-function decodeColumn(ref: ColumnRef, value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  if (ref.meta) return decodeValue(ref.meta, value);
-  if (ref.kind === 'datetime') return formatDatetime(String(value));
-  if (ref.kind === 'integer') return Number(value);
-  return value;
+type Decoder = (value: unknown) => unknown;
+
+const asNumber: Decoder = (v) => (v === null || v === undefined ? null : typeof v === 'number' ? v : Number(v));
+const asIs: Decoder = (v) => (v === undefined ? null : v);
+/** Frappe's datetime text; a stored `YYYY-MM-DD HH:MM:SS.ffffff` with a non-zero fraction is already in that form. */
+const asDatetime: Decoder = (v) => {
+  if (v === null || v === undefined) return null;
+  const text = String(v);
+  return text.length === 26 && text[10] === ' ' && text[19] === '.' && !text.endsWith('000000') ? text : formatDatetime(text);
+};
+
+/** The decoder of one column's values (chosen once per page, not per value). */
+function columnDecoder(ref: ColumnRef): Decoder {
+  const { meta } = ref;
+  if (ref.kind === 'string') return asIs;
+  if (ref.kind === 'integer' || ref.kind === 'number' || ref.kind === 'check') return asNumber;
+  if (ref.kind === 'datetime') return asDatetime;
+  return meta ? (v) => (v === null || v === undefined ? null : decodeValue(meta, v)) : asIs;
 }
 
-/** Turns result rows (aliased `f0`, `f1`, ...) into objects keyed as the user asked, values decoded per field type. */
-export function decodeRows(plan: ListPlan, rows: Record<string, unknown>[]): Record<string, unknown>[] {
-  const { items } = plan.selection;
-  return rows.map((row) => {
+type RowDecoder = (row: unknown[]) => unknown;
+
+function itemDecoder(plan: ListPlan, i: number, column: (name: string) => number): RowDecoder {
+  const item = plan.selection.items[i] as ListPlan['selection']['items'][number];
+  const at = column(alias(i));
+  if (item.kind === 'column') {
+    const decode = columnDecoder(item.ref);
+    return (row) => decode(row[at]);
+  }
+  if (item.fn === 'avg') {
+    const [sum, count] = [column(`${alias(i)}_sum`), column(`${alias(i)}_count`)];
+    return (row) => (Number(row[count]) ? Number(row[sum]) / Number(row[count]) : null);
+  }
+  if (item.fn === 'count' || item.fn === 'sum') return (row) => asNumber(row[at]);
+  const decode = item.ref ? columnDecoder(item.ref) : asIs;
+  return (row) => decode(row[at]);
+}
+
+/** Turns result rows (columns aliased `f0`, `f1`, ...) into objects keyed as the user asked, values decoded per field type. */
+export function decodeRows(plan: ListPlan, result: RowSet): Record<string, unknown>[] {
+  if (result.rows.length === 0) return [];
+  const index = new Map(result.columns.map((c, i) => [c, i]));
+  const column = (name: string) => index.get(name) ?? -1;
+  const keys = plan.selection.items.map((item) => item.key);
+  const decoders = keys.map((_, i) => itemDecoder(plan, i, column));
+  return result.rows.map((row) => {
     const out: Record<string, unknown> = {};
-    items.forEach((item, i) => {
-      const value = row[alias(i)];
-      if (item.kind === 'column') out[item.key] = decodeColumn(item.ref, value);
-      else if (item.fn === 'avg') {
-        const count = Number(row[`${alias(i)}_count`]);
-        out[item.key] = count ? Number(row[`${alias(i)}_sum`]) / count : null;
-      } else if (item.fn === 'count' || item.fn === 'sum') out[item.key] = value === null ? null : Number(value);
-      else out[item.key] = item.ref ? decodeColumn(item.ref, value) : value;
-    });
+    for (let i = 0; i < keys.length; i++) out[keys[i] as string] = (decoders[i] as RowDecoder)(row);
     return out;
   });
 }

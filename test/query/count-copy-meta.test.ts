@@ -25,6 +25,19 @@ describe('count', () => {
     expect(res.body).toEqual({ data: expected });
   });
 
+  test('a count after a write (create, update, delete) is fresh', async () => {
+    const open = async () => (await count({ filters: { status: 'Open' } })).body.data;
+    expect(await open()).toBe(3);
+    const created = await s.t.http.post('/api/v2/document/Query%20Order').set('Authorization', s.t.adminToken).send({ title: 'fresh', status: 'Open' });
+    expect(await open()).toBe(4);
+    await s.t.http.put(`/api/v2/document/Query%20Order/${created.body.data.name}`).set('Authorization', s.t.adminToken).send({ status: 'Closed' });
+    expect(await open()).toBe(3);
+    await s.t.http.put(`/api/v2/document/Query%20Order/${created.body.data.name}`).set('Authorization', s.t.adminToken).send({ status: 'Open' });
+    expect(await open()).toBe(4);
+    await s.t.http.delete(`/api/v2/document/Query%20Order/${created.body.data.name}`).set('Authorization', s.t.adminToken);
+    expect(await open()).toBe(3);
+  });
+
   test('a bad filter is a 400 and an unreadable one a 403', async () => {
     expect((await count({ filters: [['nope', '=', 1]] })).status).toBe(400);
     expect((await count({ filters: [['pin', 'like', '1%']] })).status).toBe(403);

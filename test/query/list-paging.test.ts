@@ -19,7 +19,7 @@ describe('order_by', () => {
   test.each([
     ['the DocType default (sort_field amount, sort_order DESC)', {}, ['epsilon', 'beta', 'alpha', 'delta']],
     ['a field with no direction is ascending', { order_by: 'amount' }, ['gamma', 'zeta', 'delta', 'alpha']],
-    ['desc', { order_by: 'qty desc' }, ['beta', 'delta', 'epsilon', 'zeta']],
+    ['desc', { order_by: 'title desc' }, ['zeta', 'gamma', 'epsilon', 'delta']],
     ['a comma list', { order_by: 'qty desc, title desc' }, ['beta', 'delta', 'zeta', 'epsilon']],
     ['a backticked qualified name', { order_by: '`tabQuery Order`.`title` DESC' }, ['zeta', 'gamma', 'epsilon', 'delta']],
     ['a selected alias', { fields: ['title', 'amount as a'], order_by: 'a asc' }, ['gamma', 'zeta', 'delta', 'alpha']],

@@ -1,0 +1,33 @@
+// Parsed and compiled list plans kept per site, keyed by everything that decides them: the DocType, the API version,
+// the reader (name, roles, row restriction), the day (timespans) and the request's parameters. A hit skips parsing,
+// metadata checks and knex compilation; results are always read fresh.
+import { today } from '../document/values';
+import type { QueryAccess } from '../permissions/query-access';
+import type { Caller } from '../operations/caller';
+import type { Site } from '../site';
+
+const MAX_ENTRIES = 500;
+const MAX_KEY = 8192;
+const caches = new WeakMap<Site, Map<string, unknown>>();
+
+/** The cache key of a plan, or undefined when the request is too large to key. */
+export function planKey(kind: string, caller: Caller, doctype: string, access: QueryAccess, params: Record<string, unknown>): string | undefined {
+  const { user } = caller;
+  const key = [kind, doctype, caller.version, user.name, [...user.roles].sort().join(','), JSON.stringify(access.restriction ?? null), today(), JSON.stringify(params)].join('\u0000');
+  return key.length > MAX_KEY ? undefined : key;
+}
+
+/** The cached value for `key`, made by `make` on a miss (nothing is kept when `make` throws or `keep` says no). */
+export async function cachedPlan<T>(site: Site, key: string | undefined, make: () => Promise<T>, keep: (value: T) => boolean = () => true): Promise<T> {
+  if (key === undefined) return make();
+  let cache = caches.get(site);
+  if (!cache) caches.set(site, (cache = new Map()));
+  const hit = cache.get(key) as T | undefined;
+  if (hit !== undefined) return hit;
+  const value = await make();
+  if (keep(value)) {
+    if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
+    cache.set(key, value);
+  }
+  return value;
+}
