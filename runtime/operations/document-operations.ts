@@ -6,7 +6,7 @@ import { readDoc } from '../document/reader';
 import { serializeDoc } from '../document/serialize';
 import type { DocData } from '../document/store';
 import { DoesNotExistError } from '../errors/errors';
-import type { DocTypeMeta } from '../meta/types';
+import { frappeMeta } from '../meta/frappe-meta';
 import { assertDocumentPermission } from '../permissions/document-permission';
 import { assertDocTypePermission, hasDocTypePermission, refusal } from '../permissions/doctype-permission';
 import { readableDoc } from '../permissions/field-levels';
@@ -135,9 +135,9 @@ export async function copyDocument(caller: Caller, doctype: string, name: string
   return readableDoc(caller, binding, serializeDoc(binding, registry, clean(binding, data, IDENTITY), 1));
 }
 
-/** A DocType's metadata; any signed-in user. */
-export function docTypeMeta(caller: Caller, doctype: string): DocTypeMeta {
+/** A DocType's metadata in Frappe's shape; any signed-in user. */
+export function docTypeMeta(caller: Caller, doctype: string): Record<string, unknown> {
   const binding = bindingFor(caller, doctype, 'meta');
   if (caller.user.name === 'Guest') assertDocTypePermission(caller.user, binding.meta, 'read');
-  return binding.meta;
+  return frappeMeta(binding.meta);
 }

@@ -81,9 +81,20 @@ describe('copy', () => {
   });
 });
 
-test('meta answers the DocType metadata', async () => {
+test('meta answers the DocType metadata in Frappe\'s shape', async () => {
   const res = await s.t.http.get('/api/v2/doctype/Query%20Order/meta').set('Authorization', s.t.adminToken);
   expect(res.status).toBe(200);
-  expect(res.body.data).toMatchObject({ name: 'Query Order', sortField: 'amount', sortOrder: 'desc' });
-  expect(res.body.data.fields.map((f: { fieldname: string }) => f.fieldname)).toContain('lines');
+  expect(res.body.data).toMatchObject({ doctype: 'DocType', name: 'Query Order', module: 'Test', istable: 0, issingle: 0, autoname: 'hash', sort_field: 'amount', sort_order: 'DESC' });
+  const fields = res.body.data.fields as Record<string, unknown>[];
+  expect(fields.find((f) => f.fieldname === 'customer')).toMatchObject({ doctype: 'DocField', fieldtype: 'Link', options: 'Query Customer', reqd: 0, permlevel: 0 });
+  expect(fields.find((f) => f.fieldname === 'note')).toMatchObject({ fieldtype: 'Small Text', no_copy: 1 });
+  expect(fields.find((f) => f.fieldname === 'cost')).toMatchObject({ permlevel: 1 });
+  expect(res.body.data.permissions).toContainEqual(expect.objectContaining({ role: 'Query Owner Reader', if_owner: 1, read: 1, delete: 0 }));
+  const child = await s.t.http.get('/api/v2/doctype/Query%20Customer/meta').set('Authorization', s.t.adminToken);
+  expect(child.body.data).toMatchObject({ autoname: 'field:customer_name', title_field: 'customer_name', sort_order: 'ASC' });
+});
+
+test('meta of an unknown DocType is a 404 and needs a signed-in user', async () => {
+  expect((await s.t.http.get('/api/v2/doctype/Nope/meta').set('Authorization', s.t.adminToken)).status).toBe(404);
+  expect((await s.t.http.get('/api/v2/doctype/Query%20Order/meta')).status).toBe(401);
 });
