@@ -1,5 +1,6 @@
 // Per-method rate limits (`rateLimit: { limit, seconds }`): one bucket per canonical method path and caller, counted in
 // memory, or in Redis when REDIS_URL is set (rate-limiter-flexible; memory insures against Redis failures).
+import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { clientIp } from '../auth/client-ip';
@@ -15,6 +16,8 @@ export interface RateLimit {
 
 interface SiteLimiters {
   redis?: Redis;
+  /** Sites sharing one Redis keep their counters apart: the key space is per site database. */
+  prefix: string;
   byBucket: Map<string, RateLimiterAbstract>;
 }
 
@@ -23,7 +26,7 @@ const perSite = new WeakMap<Site, SiteLimiters>();
 function limitersOf(site: Site): SiteLimiters {
   let entry = perSite.get(site);
   if (!entry) {
-    entry = { byBucket: new Map() };
+    entry = { byBucket: new Map(), prefix: `svc-rl:${createHash('sha256').update(site.config.databaseUrl).digest('hex').slice(0, 16)}:` };
     if (site.config.redisUrl) {
       // Commands wait for the first connection (so the first calls count in Redis too); a Redis that stays away makes
       // them fail after one retry, and the in-memory insurance limiter counts instead.
@@ -40,7 +43,7 @@ function limiterFor(site: Site, path: string, limit: RateLimit): RateLimiterAbst
   const bucket = `${path}|${limit.limit}/${limit.seconds}`;
   let limiter = entry.byBucket.get(bucket);
   if (!limiter) {
-    const options = { points: limit.limit, duration: limit.seconds, keyPrefix: `svc-rl:${bucket}` };
+    const options = { points: limit.limit, duration: limit.seconds, keyPrefix: `${entry.prefix}${bucket}` };
     const memory = new RateLimiterMemory(options);
     limiter = entry.redis ? new RateLimiterRedis({ ...options, storeClient: entry.redis, insuranceLimiter: memory }) : memory;
     entry.byBucket.set(bucket, limiter);

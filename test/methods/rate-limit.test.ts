@@ -1,5 +1,7 @@
 // Per-method rate limits: one bucket per canonical path and caller (v1, v2 and DocType/fn share it; case, trailing
 // slashes and extra arguments cannot dodge it), IP for guests (X-Forwarded-For only from trusted proxies), 429 + Retry-After.
+import request from 'supertest';
+import { createApp } from '../../runtime/app';
 import { closeRateLimits } from '../../runtime/methods/rate-limit';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
@@ -77,24 +79,28 @@ test('a rate-limited document method: limit per caller, 429 with Retry-After', a
   tooMany(await t.http.post('/api/v2/method/run_doc_method').set('Authorization', t.adminToken).send({ method: 'limited_touch', document: { doctype: 'Method Probe', title: 'rl-probe' } }));
 });
 
-test('with REDIS_URL the counters live in Redis (shared by every process of the site)', async () => {
-  const other = await createTestSite({ registry: await fixtureRegistry() });
-  const shared = await createTestSite({ registry: await fixtureRegistry() });
+test('with REDIS_URL the counters live in Redis: shared by the processes of one site, apart from other sites', async () => {
+  const site = await createTestSite({ registry: await fixtureRegistry() });
+  const otherSite = await createTestSite({ registry: await fixtureRegistry() });
+  // A second process of the same site: its own Site object and app over the same database and configuration.
+  const secondProcess = { ...site.site };
+  const secondHttp = request(createApp(secondProcess, { onServerError: () => undefined }).callback());
   const user = `redis-${process.pid}-${Date.now()}@example.com`;
   try {
-    for (const s of [other, shared]) s.site.config.redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-    const tokenA = await createUser(other, user, []);
-    const tokenB = await createUser(shared, user, []);
-    // Two sites (think: two app processes) share one Redis bucket for the same user and method.
+    for (const s of [site, otherSite]) s.site.config.redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const token = await createUser(site, user, []);
+    const otherToken = await createUser(otherSite, user, []);
     for (let i = 0; i < 3; i++) {
-      const s = i % 2 === 0 ? other : shared;
-      expect((await s.http.get('/api/v2/method/Widget/limited').set('Authorization', i % 2 === 0 ? tokenA : tokenB)).status).toBe(200);
+      const http = i % 2 === 0 ? site.http : secondHttp;
+      expect((await http.get('/api/v2/method/Widget/limited').set('Authorization', token)).status).toBe(200);
     }
-    tooMany(await shared.http.get('/api/v2/method/Widget/limited').set('Authorization', tokenB));
+    tooMany(await secondHttp.get('/api/v2/method/Widget/limited').set('Authorization', token));
+    tooMany(await site.http.get('/api/v2/method/Widget/limited').set('Authorization', token));
+    // The same user name on another site (another database) has a bucket of its own.
+    expect((await otherSite.http.get('/api/v2/method/Widget/limited').set('Authorization', otherToken)).status).toBe(200);
   } finally {
-    await closeRateLimits(other.site);
-    await closeRateLimits(shared.site);
-    await other.close();
-    await shared.close();
+    for (const s of [site.site, secondProcess, otherSite.site]) await closeRateLimits(s);
+    await site.close();
+    await otherSite.close();
   }
 });
