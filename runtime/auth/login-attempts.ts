@@ -1,6 +1,8 @@
 // Login lockout: consecutive failed logins per user and per client IP (System Settings), refused with 429 while locked.
+// Counters live in memory, or in Redis when REDIS_URL is set (then every process of the site sees the same locks).
 import { TooManyRequestsError } from '../errors/errors';
 import type { Site } from '../site';
+import { redisCall, siteRedis } from './site-redis';
 
 /** The lockout settings: failures allowed in a row, and how long a lock lasts. */
 export interface LockoutPolicy {
@@ -35,21 +37,30 @@ function countersOf(site: Site): Map<string, Counter> {
 
 /** The keys a login attempt counts against: the user name as typed (known or not) and the client IP. */
 export function attemptKeys(user: string, ip: string): string[] {
-  return [`user:${user.trim().toLowerCase()}`, `ip:${ip}`];
+  // Names longer than any valid one (140) all fail anyway; truncating keeps hostile input from growing the keys.
+  return [`user:${user.trim().toLowerCase().slice(0, 141)}`, `ip:${ip}`];
+}
+
+function lockedError(ms: number): TooManyRequestsError {
+  const seconds = Math.max(1, Math.ceil(ms / 1000));
+  return new TooManyRequestsError(`Too many failed logins. Your account has been locked and will resume after ${seconds} seconds`, {
+    headers: { 'Retry-After': String(seconds) },
+  });
 }
 
 /** Throws 429 TooManyRequestsError with Retry-After while any of the keys is locked. */
-export function assertNotLocked(site: Site, keys: readonly string[]): void {
-  const map = countersOf(site);
-  const nowMs = Date.now();
-  let until = 0;
-  for (const key of keys) until = Math.max(until, map.get(key)?.lockedUntil ?? 0);
-  if (until > nowMs) {
-    const seconds = Math.ceil((until - nowMs) / 1000);
-    throw new TooManyRequestsError(`Too many failed logins. Your account has been locked and will resume after ${seconds} seconds`, {
-      headers: { 'Retry-After': String(seconds) },
-    });
+export async function assertNotLocked(site: Site, keys: readonly string[]): Promise<void> {
+  const shared = siteRedis(site);
+  let remaining = 0;
+  if (shared) {
+    const ttls = await redisCall(() => Promise.all(keys.map((key) => shared.redis.pttl(`${shared.prefix}login:lock:${key}`))));
+    remaining = Math.max(0, ...ttls);
+  } else {
+    const map = countersOf(site);
+    const nowMs = Date.now();
+    for (const key of keys) remaining = Math.max(remaining, (map.get(key)?.lockedUntil ?? 0) - nowMs);
   }
+  if (remaining > 0) throw lockedError(remaining);
 }
 
 /** A streak ends when its lock has run out, or (unlocked) when the last failure is older than one lock period. */
@@ -60,7 +71,18 @@ function streakOver(counter: Counter | undefined, nowMs: number, policy: Lockout
 }
 
 /** Counts a failed login; a key reaching `maxAttempts` failures in a row is locked for `lockMs`. */
-export function recordFailure(site: Site, keys: readonly string[], policy: LockoutPolicy): void {
+export async function recordFailure(site: Site, keys: readonly string[], policy: LockoutPolicy): Promise<void> {
+  const shared = siteRedis(site);
+  if (shared) {
+    for (const key of keys) {
+      const streak = `${shared.prefix}login:fail:${key}`;
+      const [[, failures]] = (await redisCall(() => shared.redis.multi().incr(streak).pexpire(streak, policy.lockMs).exec())) as [[unknown, number]];
+      if (failures >= policy.maxAttempts) {
+        await redisCall(() => shared.redis.multi().set(`${shared.prefix}login:lock:${key}`, '1', 'PX', policy.lockMs).del(streak).exec());
+      }
+    }
+    return;
+  }
   const map = countersOf(site);
   const nowMs = Date.now();
   for (const key of keys) {
@@ -77,6 +99,8 @@ export function recordFailure(site: Site, keys: readonly string[], policy: Locko
 }
 
 /** A successful login clears the user's streak (the IP's streak runs out on its own, so one account cannot reset it). */
-export function recordSuccess(site: Site, userKey: string): void {
-  countersOf(site).delete(userKey);
+export async function recordSuccess(site: Site, userKey: string): Promise<void> {
+  const shared = siteRedis(site);
+  if (shared) await redisCall(() => shared.redis.del(`${shared.prefix}login:fail:${userKey}`));
+  else countersOf(site).delete(userKey);
 }

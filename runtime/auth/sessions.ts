@@ -1,10 +1,10 @@
 // Server-side sessions: rows of `tabSessions` with idle expiry, fronted by memory, or by Redis when REDIS_URL is set.
-import { createHash, randomBytes } from 'node:crypto';
-import Redis from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import type Redis from 'ioredis';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { now } from '../document/values';
-import { ServiceUnavailableError } from '../errors/errors';
 import type { Site } from '../site';
+import { closeSiteRedis, redisCall, siteRedis } from './site-redis';
 
 /** What a session holds. */
 export interface SessionData {
@@ -36,25 +36,12 @@ const stores = new WeakMap<Site, SessionStore>();
 function storeOf(site: Site): SessionStore {
   let store = stores.get(site);
   if (!store) {
-    const url = site.config.redisUrl;
-    // One key space per site database, so processes serving the same site share sessions and other sites do not.
-    const prefix = `svc:${createHash('sha256').update(site.config.databaseUrl).digest('hex').slice(0, 16)}:sid:`;
-    store = { memory: new Map(), memoryTtl: url ? SHARED_MEMORY_TTL_MS : Infinity, prefix };
-    if (url) {
-      store.redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: false });
-      store.redis.on('error', () => undefined); // failures surface on the commands, as 503
-    }
+    const shared = siteRedis(site);
+    store = { memory: new Map(), memoryTtl: shared ? SHARED_MEMORY_TTL_MS : Infinity, prefix: `${shared?.prefix ?? ''}sid:` };
+    if (shared) store.redis = shared.redis;
     stores.set(site, store);
   }
   return store;
-}
-
-async function redisCall<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    throw new ServiceUnavailableError('The session store is unavailable', { cause: err });
-  }
 }
 
 function remember(store: SessionStore, session: SessionData): void {
@@ -163,7 +150,6 @@ export async function endUserSessions(site: Site, user: string): Promise<void> {
 
 /** Closes the site's Redis connection, if any (tests and shutdown). */
 export async function closeSessionStore(site: Site): Promise<void> {
-  const store = stores.get(site);
   stores.delete(site);
-  if (store?.redis) await store.redis.quit().catch(() => undefined);
+  await closeSiteRedis(site);
 }

@@ -51,10 +51,10 @@ async function login(ctx: AppContext): Promise<unknown> {
   const { site } = ctx.state;
   const ip = clientIp(ctx);
   const keys = attemptKeys(usr, ip);
-  assertNotLocked(site, keys);
+  await assertNotLocked(site, keys);
   const settings = await loadSettings(site);
   if (pwd.length > 512 || usr.length > 140) {
-    recordFailure(site, keys, lockoutPolicy(settings));
+    await recordFailure(site, keys, lockoutPolicy(settings));
     throw new AuthenticationError(INVALID_LOGIN);
   }
   const q = site.db.knex;
@@ -63,10 +63,10 @@ async function login(ctx: AppContext): Promise<unknown> {
   // Unknown users are checked against a dummy hash, so both failures answer alike and take alike.
   const ok = await verifyPassword(pwd, hash);
   if (!ok || !user || !user.enabled) {
-    recordFailure(site, keys, lockoutPolicy(settings));
+    await recordFailure(site, keys, lockoutPolicy(settings));
     throw new AuthenticationError(INVALID_LOGIN);
   }
-  recordSuccess(site, keys[0] as string);
+  await recordSuccess(site, keys[0] as string);
   if (!ipAllowed(user.restrictIp, ip)) throw new AuthenticationError('Access not allowed from this IP Address');
   const expiryMs = parseSessionExpiry(settings.session_expiry);
   const session = await createSession(site, user.name, ip, expiryMs, Number(settings.deny_multiple_sessions) === 1);

@@ -6,7 +6,7 @@ import { closeSessionStore } from '../../runtime/auth/sessions';
 import { openSite } from '../../runtime/bootstrap';
 import type { Site } from '../../runtime/site';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
-import { login } from './auth-helpers';
+import { login, setSettings } from './auth-helpers';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const USER = 'shared-session@example.com';
@@ -77,6 +77,22 @@ test('a session missing from Redis is read back from the Sessions table', async 
   const fresh = request(createApp(await open(REDIS_URL), { authHooks: [], onServerError: () => undefined }).callback());
   expect((await whoAmI(fresh, s.cookie)).status).toBe(200);
   expect(await redis.keys(`svc:*:sid:${s.sid}`)).toHaveLength(1);
+});
+
+test('login lockout counters are shared: failures on one process lock the user on the other', async () => {
+  await setSettings(t, { allow_consecutive_login_attempts: 3, allow_login_after_fail: 60 });
+  const usr = 'locked-everywhere@example.com';
+  await createUser(t, usr, ['System Manager'], PASSWORD);
+  for (let i = 0; i < 3; i++) expect((await a.post('/api/method/login').send({ usr, pwd: 'wrong' })).status).toBe(401);
+  const res = await b.post('/api/method/login').send({ usr, pwd: PASSWORD });
+  expect(res.status).toBe(429);
+  expect(Number(res.headers['retry-after'])).toBeGreaterThan(55);
+  const locks = await redis.keys(`svc:*:login:lock:user:${usr}`);
+  expect(locks).toHaveLength(1);
+  // The client address was locked too; unlock it (this site's keys only) for the tests that follow.
+  const prefix = locks[0]!.slice(0, locks[0]!.indexOf('login:'));
+  await redis.del(...(await redis.keys(`${prefix}login:*`)));
+  await setSettings(t, { allow_consecutive_login_attempts: 1000 });
 });
 
 test('an unreachable Redis answers 503, not 500, and logs nobody in', async () => {
