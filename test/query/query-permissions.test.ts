@@ -89,6 +89,28 @@ describe('if_owner', () => {
   });
 });
 
+describe('the reader\'s row restriction on a Link target', () => {
+  test('a joined column of a linked row the reader may not see is null; an expansion keeps the plain name', async () => {
+    const own = await s.t.http.post('/api/v2/document/Query%20Customer').set('Authorization', s.t.adminToken).send({ customer_name: 'Own Co', region: 'East' });
+    expect(own.status).toBe(201);
+    await s.t.site.db.knex('tabQuery Customer').where({ name: 'Own Co' }).update({ owner: 'query-owner@example.com' });
+    for (const [title, customer] of [['linked to Acme', 'Acme'], ['linked to Own Co', 'Own Co']]) {
+      const res = await s.t.http.post('/api/v2/document/Query%20Order').set('Authorization', ownerReader).send({ title, customer });
+      expect(res.status).toBe(201);
+    }
+    const filters = { title: ['like', 'linked to%'] };
+    const joined = await list(ownerReader, { fields: ['title', 'customer.region'], filters, order_by: 'title' });
+    expect(joined.status).toBe(200);
+    expect(joined.body.data).toEqual([
+      { title: 'linked to Acme', 'customer.region': null },
+      { title: 'linked to Own Co', 'customer.region': 'East' },
+    ]);
+    const expanded = await list(ownerReader, { fields: ['title', 'customer'], filters, order_by: 'title', expand: ['customer'] });
+    expect(expanded.body.data[0].customer).toBe('Acme');
+    expect(expanded.body.data[1].customer).toMatchObject({ name: 'Own Co', region: 'East' });
+  });
+});
+
 describe('link expansion', () => {
   test('v1 get expand_links=1 replaces Link values, child rows too (Administrator)', async () => {
     const res = await s.t.http.get(`/api/resource/Query%20Order/${s.names.alpha}`).query({ expand_links: 1 }).set('Authorization', s.t.adminToken);
