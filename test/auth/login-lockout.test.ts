@@ -107,3 +107,14 @@ test('failures for many users from one IP lock that IP, not other addresses', as
   expect(res.headers['retry-after']).toBeDefined();
   expect((await attempt(usr, PASSWORD, '10.2.0.1')).status).toBe(200);
 });
+
+test('every spelling of the login path and any extra body field count against the same streak', async () => {
+  await setSettings(t, { allow_consecutive_login_attempts: 4, allow_login_after_fail: 60 });
+  const usr = await freshUser();
+  const paths = ['/api/method/login', '/api/v2/method/login', '/api/method/login/', '/api/v1/method/login'];
+  for (const [i, path] of paths.entries()) {
+    const res = await t.http.post(path).set('X-Forwarded-For', `10.4.0.${i}`).send({ usr, pwd: 'wrong', email: `fresh-${i}@example.com` });
+    expect([path, res.status]).toEqual([path, 401]);
+  }
+  expect((await attempt(usr, PASSWORD, '10.4.0.99')).status).toBe(429);
+});
