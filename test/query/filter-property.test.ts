@@ -1,4 +1,5 @@
-// Property: for random valid filter trees over Query Order (every operator, nested AND/OR groups, or_filters, NULLs),
+// Property: for random valid filter trees over Query Order (every operator, nested AND/OR groups, or_filters, NULLs,
+// child-table conditions that hold for one child row together),
 // the engine returns exactly the rows an in-memory evaluation of the same filters selects, on SQLite and MariaDB.
 import fc from 'fast-check';
 import { countDocuments, listDocuments } from '../../runtime/operations/list-operations';
@@ -25,10 +26,16 @@ const FIELDS: Record<string, FieldSpec> = {
   order_date: { kind: 'date', ops: ['=', '!=', '>', '<', '>=', '<=', 'between', 'is'], values: ['2024-01-01', '2024-02-15', '2024-03-01', '2024-06-30'] },
 };
 const LIKE_PATTERNS = ['%a%', 'a%', '%', '_eta', '%\\%%', 'b%c', '', 'B%'];
+/** Fields of the child table (`lines.<field>` in filters): a parent matches when one of its rows does. */
+const CHILD_FIELDS: Record<string, FieldSpec> = {
+  'lines.item': { kind: 'text', ops: ['=', '!=', 'like', 'in'], values: ['bolt', 'nut', 'gear'] },
+  'lines.qty': { kind: 'number', ops: ['=', '!=', '>', '<', 'between'], values: [0, 1, 2, 5, 10] },
+};
 
 let s: Seeded;
 let caller: Caller;
 let rows: Record<string, Value>[];
+let lines: Map<string, Record<string, Value>[]>;
 
 beforeAll(async () => {
   s = await seededSite();
@@ -48,6 +55,7 @@ beforeAll(async () => {
     if (customer !== null) body.customer = customer;
     const date = pick<Value>(['2024-01-01', '2024-02-15', null, '2024-03-01', '2023-12-31'], i * 17);
     if (date !== null) body.order_date = date;
+    body.lines = Array.from({ length: i % 4 }, (_, j) => ({ item: pick(['bolt', 'nut', 'gear'], i + j), qty: pick([0, 1, 2, 5, 10, 3], i * 7 + j) }));
     const res = await s.t.http.post('/api/v2/document/Query%20Order').set('Authorization', s.t.adminToken).send(body);
     if (res.status !== 201) throw new Error(JSON.stringify(res.body));
   }
@@ -60,6 +68,12 @@ beforeAll(async () => {
     }
     return out;
   });
+  lines = new Map();
+  for (const line of (await s.t.site.db.knex('tabQuery Order Line').select('parent', 'item', 'qty')) as Record<string, unknown>[]) {
+    const list = lines.get(String(line.parent)) ?? [];
+    list.push({ 'lines.item': line.item as string, 'lines.qty': line.qty === null ? null : Number(line.qty) });
+    lines.set(String(line.parent), list);
+  }
 });
 afterAll(() => s.t.close());
 
@@ -78,7 +92,7 @@ function like(text: string, pattern: string): boolean {
 }
 
 function holds([field, op, value]: Cond, row: Record<string, Value>): boolean {
-  const spec = FIELDS[field] as FieldSpec;
+  const spec = (FIELDS[field] ?? CHILD_FIELDS[field]) as FieldSpec;
   const raw = row[field] as Value;
   const fallback = spec.kind === 'number' ? 0 : spec.kind === 'date' ? '0001-01-01' : '';
   const v = raw ?? fallback;
@@ -115,9 +129,19 @@ function holds([field, op, value]: Cond, row: Record<string, Value>): boolean {
   }
 }
 
+const isChild = (c: Tree): c is Cond => Array.isArray(c) && c[0] in CHILD_FIELDS;
+/** Child conditions of one AND group hold together for one child row (as Frappe's join); alone, for some row. */
+const someLine = (conds: Cond[], row: Record<string, Value>) => (lines.get(row.name as string) ?? []).some((l) => conds.every((c) => holds(c, l)));
+
 function evaluate(tree: Tree, row: Record<string, Value>): boolean {
-  if (Array.isArray(tree)) return holds(tree, row);
-  return tree.op === 'and' ? tree.children.every((c) => evaluate(c, row)) : tree.children.some((c) => evaluate(c, row));
+  if (Array.isArray(tree)) return isChild(tree) ? someLine([tree], row) : holds(tree, row);
+  if (tree.op === 'or') return tree.children.some((c) => evaluate(c, row));
+  return evaluateAnd(tree.children, row);
+}
+
+function evaluateAnd(children: Tree[], row: Record<string, Value>): boolean {
+  const child = children.filter(isChild);
+  return children.filter((c) => !isChild(c)).every((c) => evaluate(c, row)) && (child.length === 0 || someLine(child, row));
 }
 
 /** Frappe's nested syntax: `[a, "or", b, "or", c]`. */
@@ -126,8 +150,8 @@ function encode(tree: Tree): unknown {
   return tree.children.flatMap((c, i) => (i === 0 ? [encode(c)] : [tree.op, encode(c)]));
 }
 
-const condition: fc.Arbitrary<Cond> = fc.constantFrom(...Object.keys(FIELDS)).chain((field) => {
-  const spec = FIELDS[field] as FieldSpec;
+const condition: fc.Arbitrary<Cond> = fc.constantFrom(...Object.keys(FIELDS), ...Object.keys(CHILD_FIELDS)).chain((field) => {
+  const spec = (FIELDS[field] ?? CHILD_FIELDS[field]) as FieldSpec;
   const value = fc.constantFrom(...spec.values);
   return fc.constantFrom(...spec.ops).chain((op): fc.Arbitrary<Cond> => {
     if (op === 'in' || op === 'not in') return fc.uniqueArray(value, { maxLength: 3 }).map((v) => [field, op, v]);
@@ -153,7 +177,7 @@ test('the engine selects exactly the rows the filters select in memory (filters 
       const page = await listDocuments(caller, 'Query Order', params);
       const got = (page.data as { name: string }[]).map((r) => r.name).sort();
       const want = rows
-        .filter((row) => filters.every((t) => evaluate(t, row)) && (orFilters.length === 0 || orFilters.some((c) => holds(c, row))))
+        .filter((row) => evaluateAnd(filters, row) && (orFilters.length === 0 || orFilters.some((c) => evaluate(c, row))))
         .map((r) => r.name as string)
         .sort();
       expect(got).toEqual(want);
