@@ -17,7 +17,7 @@ const args = (properties: Record<string, JsonSchema>, required: string[] = []): 
 const doctype = { type: 'string', description: 'DocType name' };
 const jsonText = (description: string): JsonSchema => ({ description: `${description} (JSON text in a query string)` });
 
-/** Every built-in method, sorted by path. */
+/** Every built-in method (the documents sort their paths). */
 export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
   { path: 'frappe.auth.get_logged_user', verbs: ['get'], summary: 'The session user', args: args({}) },
   { path: 'frappe.client.delete', verbs: ['post', 'delete'], summary: 'Delete a document', args: args({ doctype, name: { type: 'string' } }, ['doctype', 'name']) },
@@ -35,8 +35,11 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
     path: 'frappe.client.get_value', verbs: ['get', 'post'], summary: '{ <fieldname>: <value> } of the first matching document',
     args: args({ doctype, fieldname: jsonText('a field name or a list of them'), filters: jsonText('a name, or filters'), as_dict: { type: 'boolean', default: true } }, ['doctype']),
   },
+  { path: 'frappe.client.cancel', verbs: ['post', 'put'], summary: 'Cancel a submitted document', args: args({ doctype, name: { type: 'string' } }, ['doctype', 'name']) },
+  { path: 'frappe.client.get_single_value', verbs: ['get', 'post'], summary: 'One field of a Single DocType', args: args({ doctype, field: { type: 'string' } }, ['doctype', 'field']) },
   { path: 'frappe.client.insert', verbs: ['post', 'put'], summary: 'Insert a document (200, like every method)', args: args({ doc: { type: 'object', required: ['doctype'] } }, ['doc']) },
   { path: 'frappe.client.save', verbs: ['post', 'put'], summary: 'Save a document (doc with doctype and name)', args: args({ doc: { type: 'object', required: ['doctype', 'name'] } }, ['doc']) },
+  { path: 'frappe.client.submit', verbs: ['post', 'put'], summary: 'Save a document (doc with doctype and name) and submit it', args: args({ doc: { type: 'object', required: ['doctype', 'name'] } }, ['doc']) },
   {
     path: 'frappe.client.set_value', verbs: ['post', 'put'], summary: 'Set one field, or several with a fieldname object',
     args: args({ doctype, name: { type: 'string' }, fieldname: { type: ['string', 'object'] }, value: {} }, ['doctype', 'name', 'fieldname']),

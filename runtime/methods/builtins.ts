@@ -124,6 +124,9 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
   ['frappe.client.save', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.saveDoc }],
   ['frappe.client.set_value', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.setValue }],
   ['frappe.client.delete', { methods: ['POST', 'DELETE'], allowGuest: false, handler: client.deleteDoc }],
+  ['frappe.client.submit', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.submitDoc }],
+  ['frappe.client.cancel', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.cancelDoc }],
+  ['frappe.client.get_single_value', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getSingleValue }],
   // The document method run decides guests, verbs and limits itself (admitCall inside runDocMethod).
   ['run_doc_method', { methods: ['GET', 'POST'], allowGuest: true, handler: runDocMethodBody, raw: true }],
 ]);

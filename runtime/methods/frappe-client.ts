@@ -125,3 +125,29 @@ export async function deleteDoc(ctx: AppContext): Promise<unknown> {
   ctx.state.messages.push(...(await documents.deleteDocument(callerOf(ctx), text(params, 'doctype'), text(params, 'name'))));
   return undefined;
 }
+
+/** frappe.client.submit: saves `doc` with docstatus 1 (the lifecycle checks the submit right); answers the document. */
+export async function submitDoc(ctx: AppContext): Promise<unknown> {
+  const { doctype, fields } = docArgument(requestParams(ctx));
+  const result = await documents.updateDocument(callerOf(ctx), doctype, text(fields, 'name'), { ...fields, docstatus: 1 });
+  ctx.state.messages.push(...result.messages);
+  return result.doc;
+}
+
+/** frappe.client.cancel: cancels the submitted document `doctype`/`name`. */
+export async function cancelDoc(ctx: AppContext): Promise<unknown> {
+  const params = requestParams(ctx);
+  const result = await documents.cancelDocument(callerOf(ctx), text(params, 'doctype'), text(params, 'name'));
+  ctx.state.messages.push(...result.messages);
+  return undefined;
+}
+
+/** frappe.client.get_single_value: one field of a Single DocType. */
+export async function getSingleValue(ctx: AppContext): Promise<unknown> {
+  const params = requestParams(ctx);
+  const doctype = text(params, 'doctype');
+  const field = text(params, 'field');
+  const doc = await documents.getDocument(callerOf(ctx), doctype, doctype);
+  if (!Object.hasOwn(doc, field)) throw new DataError(`Argument field: ${doctype} has no field ${field.slice(0, 140)}`);
+  return doc[field] ?? null;
+}

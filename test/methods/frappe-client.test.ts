@@ -80,3 +80,19 @@ test('missing or malformed arguments are 400 naming them; writes refuse GET (405
   expect(get.status).toBe(405);
   expect(await t.site.db.knex('tabMethod Probe').where({ name: 'fc-a' }).count({ n: '*' }).first()).toEqual({ n: 1 });
 });
+
+test('submit, cancel and get_single_value (frappe-js-sdk calls them too)', async () => {
+  const created = await t.http.post('/api/v2/document/Gadget Order').set(admin()).send({ customer: 'fc-submit', qty: 1, parts: [{ part_name: 'p' }] });
+  const name = created.body.data.name as string;
+  const submitted = await t.http.post(m('submit')).set(admin()).send({ doc: { doctype: 'Gadget Order', name, remarks: 'sent with submit' } });
+  expect(submitted.status).toBe(200);
+  expect(submitted.body.message).toMatchObject({ name, docstatus: 1, remarks: 'sent with submit' });
+  const cancelled = await t.http.post(m('cancel')).set(admin()).send({ doctype: 'Gadget Order', name });
+  expect(cancelled.status).toBe(200);
+  expect((await t.site.db.knex('tabGadget Order').where({ name }).first('docstatus')).docstatus).toBe(2);
+  await t.http.put('/api/v2/document/Widget Settings/Widget Settings').set(admin()).send({ site_label: 'Shop', default_qty: 4 }).expect(200);
+  expect((await t.http.get(m('get_single_value')).query({ doctype: 'Widget Settings', field: 'default_qty' }).set(admin())).body).toEqual({ message: 4 });
+  expect((await t.http.get(m('get_single_value')).query({ doctype: 'Widget Settings', field: 'nope' }).set(admin())).status).toBe(400);
+  expect((await t.http.get(m('get_single_value')).query({ doctype: 'Widget Settings', field: 'api_password' }).set(admin())).status).toBe(400);
+  expect((await t.http.post(m('cancel')).set('Authorization', reader).send({ doctype: 'Gadget Order', name })).status).toBe(403);
+});
