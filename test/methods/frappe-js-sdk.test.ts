@@ -62,3 +62,14 @@ test('call: get and post reach whitelisted functions with their arguments', asyn
   expect(await call.get('ping')).toEqual({ message: 'pong' });
   await expect(call.post('widgets.widget.widget.stock', { sku: 'S1' })).rejects.toMatchObject({ httpStatus: 405 });
 });
+
+test('db: submit, cancel and getSingleValue', async () => {
+  const db = tokenApp().db();
+  const order = await db.createDoc('Gadget Order', { customer: 'sdk-order', qty: 1, parts: [{ part_name: 'p' }] });
+  const submitted = await db.submit({ doctype: 'Gadget Order', name: order.name });
+  expect(submitted).toMatchObject({ name: order.name, docstatus: 1 });
+  expect(await db.cancel('Gadget Order', order.name)).toEqual({});
+  expect((await db.getDoc('Gadget Order', order.name)).docstatus).toBe(2);
+  await db.updateDoc('Widget Settings', 'Widget Settings', { default_qty: 7 });
+  expect(await db.getSingleValue('Widget Settings', 'default_qty')).toEqual({ message: 7 });
+});
