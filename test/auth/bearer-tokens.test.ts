@@ -112,6 +112,16 @@ describe('scopes', () => {
     expect(await countRows(t, 'tabToDo')).toBe(before);
   });
 
+  test.each(['/api/method/frappe.auth.get_logged_user', '/api/v2/method/frappe.auth.get_logged_user'])(
+    'methods require the all scope by default: %s with an openid-only token → 403',
+    async (path) => {
+      const res = await t.http.get(path).set('Authorization', await token({ scopes: 'openid' }));
+      expect(res.status).toBe(403);
+      expect(res.body.exc_type).toBe('InsufficientScopeError');
+      expect((await t.http.get(path).set('Authorization', await token({ scopes: 'all' }))).status).toBe(200);
+    },
+  );
+
   test('a token with the all scope reaches the resource endpoints', async () => {
     expect((await t.http.get('/api/v2/document/ToDo').set('Authorization', await token({ scopes: 'openid all' }))).status).toBe(200);
   });
