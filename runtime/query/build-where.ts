@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import { DataError } from '../errors/errors';
 import { isTableType } from '../meta/field-types';
 import type { DocTypeBinding, Registry } from '../registry/registry';
-import { NEVER_NULL, fieldKind, isStandardColumn, type ColumnKind } from './columns';
+import { NEVER_NULL, fieldKind, isStandardColumn, standardKind, type ColumnKind } from './columns';
 import type { FilterCondition, FilterNode } from './filter-tree';
 import { normalizeCondition, nullFallback, type NormalizedCondition } from './filter-values';
 import { clip } from './tokenize';
@@ -19,11 +19,9 @@ export interface WhereTarget {
   qualifier: string;
 }
 
-const STANDARD_KINDS: Record<string, ColumnKind> = { creation: 'datetime', modified: 'datetime', docstatus: 'integer', idx: 'integer' };
-
 /** The value kind of a column of `binding`; 400 when it is not a column. */
 export function columnKind(binding: DocTypeBinding, fieldname: string): ColumnKind {
-  if (isStandardColumn(binding.meta, fieldname)) return STANDARD_KINDS[fieldname] ?? 'string';
+  if (isStandardColumn(binding.meta, fieldname)) return standardKind(fieldname);
   const field = binding.fieldMap.get(fieldname);
   if (!field || isTableType(field.fieldtype)) throw new DataError(`filters: Field not permitted in query: ${clip(fieldname)}`);
   return fieldKind(field);

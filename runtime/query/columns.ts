@@ -63,10 +63,15 @@ export function fieldKind(field: FieldMeta): ColumnKind {
   return value === 'rows' || value === 'none' ? 'string' : value;
 }
 
+/** The value kind of a standard column (`string` for the name-like ones). */
+export function standardKind(fieldname: string): ColumnKind {
+  return STANDARD_KINDS[fieldname] ?? 'string';
+}
+
 /** Checks that `fieldname` is a column of `binding` the reader may read; 400 when unknown, 403 when not readable. */
 export function readableColumn(binding: DocTypeBinding, access: QueryAccess, fieldname: string, where: string): { kind: ColumnKind; meta?: FieldMeta } {
   const { meta } = binding;
-  if (isStandardColumn(meta, fieldname)) return { kind: STANDARD_KINDS[fieldname] as ColumnKind };
+  if (isStandardColumn(meta, fieldname)) return { kind: standardKind(fieldname) };
   const field = binding.fieldMap.get(fieldname);
   if (!field || !storesValue(field.fieldtype)) throw new DataError(`${where}: Field not permitted in query: ${clip(fieldname)}`);
   if (field.fieldtype === 'Password' || !access.canReadField(meta, fieldname)) {
