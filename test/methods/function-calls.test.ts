@@ -65,10 +65,15 @@ test.each([
   ['/api/v2/method/Nothing/stock', 'an unknown DocType'],
   ['/api/v2/method/constructor', 'an Object.prototype name'],
   ['/api/v2/method/__proto__', '__proto__'],
+  ['/api/method/..%2F..%2Fetc%2Fpasswd', 'a path traversal'],
+  ['/api/v2/method/Widget%2F..%2Fstock?sku=x', 'a traversal inside the short path'],
+  ['/api/method/widgets.widget.widget.stock%00?sku=x', 'a NUL byte'],
+  [`/api/v2/method/${'x.'.repeat(3000)}y`, 'a 6,000-character name'],
 ])('%s is 404 (%s)', async (path) => {
   const res = await t.http.get(path).set(admin());
   expect(res.status).toBe(404);
   expect(res.body.exc_type).toBe('DoesNotExistError');
+  expect(res.body.exception.length).toBeLessThan(300);
 });
 
 test('a verb outside the list is 405 with Allow, and the function does not run', async () => {
