@@ -66,9 +66,11 @@ function parseExpand(scope: QueryScope, params: Record<string, unknown>): string
   return names;
 }
 
+/** v2 `include` (only `count` is known); v1 has no such parameter and ignores it, as Frappe's v1 does. */
 function parseInclude(params: Record<string, unknown>, version: 1 | 2): boolean {
+  if (version === 1) return false;
   const parts = listParam(params, 'include');
-  for (const part of parts) if (part !== 'count' || version === 1) throw new DataError(`include: unknown part ${part.slice(0, 80)}`);
+  for (const part of parts) if (part !== 'count') throw new DataError(`include: unknown part ${part.slice(0, 80)}`);
   return parts.length > 0;
 }
 

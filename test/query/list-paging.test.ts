@@ -108,6 +108,12 @@ describe('include=count', () => {
   test('an unknown part is a 400', async () => {
     expect((await list('v2', { include: 'everything' })).status).toBe(400);
   });
+
+  test('v1 has no include parameter: it is ignored', async () => {
+    const res = await list('v1', { include: 'count', limit_page_length: 1 });
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body)).toEqual(['data']);
+  });
 });
 
 test('parameters as a JSON body on GET (as Frappe clients send them)', async () => {
