@@ -54,8 +54,13 @@ export async function runSelect(site: Site, build: () => Knex.QueryBuilder, slot
   }
   slot.compiled ??= compile(build());
   const stmt = statement(reader, slot.compiled.sql);
-  return { columns: stmt.columns().map((c) => c.name), rows: stmt.raw(true).all(...slot.compiled.bindings) as unknown[][] };
+  let columns = columnNames.get(stmt);
+  if (!columns) columnNames.set(stmt, (columns = stmt.columns().map((c) => c.name)));
+  return { columns, rows: stmt.raw(true).all(...slot.compiled.bindings) as unknown[][] };
 }
+
+/** Column names per prepared statement (better-sqlite3 builds them anew on every `columns()` call). */
+const columnNames = new WeakMap<Statement, string[]>();
 
 interface CountCache {
   version: unknown;
