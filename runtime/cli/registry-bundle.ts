@@ -9,10 +9,13 @@ import path from 'node:path';
 const PACKAGE_ROOT = path.resolve(__dirname, '..', '..');
 const CACHE_ROOT = path.join(PACKAGE_ROOT, 'node_modules', '.cache', 'doctype-service');
 
+/** Bumped when the way bundles are built changes, so bundles built the old way are not reused. */
+const BUNDLE_FORMAT = 2;
+
 /** Where the bundle of one generated folder lives, and its manifest of inputs. */
 function bundlePaths(generatedDir: string): { dir: string; bundle: string; manifest: string } {
   const abs = path.resolve(generatedDir);
-  const dir = path.join(CACHE_ROOT, createHash('sha256').update(abs).digest('hex').slice(0, 16));
+  const dir = path.join(CACHE_ROOT, createHash('sha256').update(`${BUNDLE_FORMAT}:${abs}`).digest('hex').slice(0, 16));
   return { dir, bundle: path.join(dir, 'index.js'), manifest: path.join(dir, 'manifest.json') };
 }
 
