@@ -20,13 +20,15 @@ interface LogQueue {
   timer?: NodeJS.Timeout;
   /** The write in progress, awaited by flushRequestLog. */
   writing: Promise<void>;
+  /** Requests whose row is still being prepared (settings read), awaited by flushRequestLog. */
+  preparing: Set<Promise<void>>;
 }
 
 const queues = new WeakMap<Site, LogQueue>();
 
 function queueOf(site: Site): LogQueue {
   let queue = queues.get(site);
-  if (!queue) queues.set(site, (queue = { rows: [], writing: Promise.resolve() }));
+  if (!queue) queues.set(site, (queue = { rows: [], writing: Promise.resolve(), preparing: new Set() }));
   return queue;
 }
 
@@ -45,7 +47,9 @@ function write(site: Site, queue: LogQueue): Promise<void> {
 /** Writes every queued log row of the site now (tests, shutdown). */
 export async function flushRequestLog(site: Site): Promise<void> {
   const queue = queues.get(site);
-  if (queue) await write(site, queue);
+  if (!queue) return;
+  await Promise.all(queue.preparing);
+  await write(site, queue);
 }
 
 function enqueue(site: Site, row: Record<string, unknown>): void {
@@ -89,7 +93,11 @@ export function createRequestLog(): Middleware {
     try {
       await next();
     } finally {
-      record(ctx as AppContext, started).catch(() => undefined);
+      const { preparing } = queueOf((ctx as AppContext).state.site);
+      const pending = record(ctx as AppContext, started)
+        .catch(() => undefined)
+        .finally(() => preparing.delete(pending));
+      preparing.add(pending);
     }
   };
 }
