@@ -18,7 +18,7 @@ export interface SessionData {
 
 interface SessionStore {
   memory: Map<string, { session: SessionData; at: number }>;
-  /** How long a memory entry is believed: for ever in one process, briefly when Redis shares sessions. */
+  /** How long a memory entry is believed before it is read again (another process may have ended the session). */
   memoryTtl: number;
   redis?: Redis;
   prefix: string;
@@ -26,8 +26,9 @@ interface SessionStore {
 
 /** How often `lastupdate` is written back (Frappe: at most every 600 s). */
 const TOUCH_MS = 60_000;
-/** With Redis, another process may end a session: memory entries are re-read after this long. */
+/** Memory entries are re-read after this long: from Redis (cheap, so often), else from the Sessions table. */
 const SHARED_MEMORY_TTL_MS = 2_000;
+const LOCAL_MEMORY_TTL_MS = 30_000;
 const MAX_MEMORY_ENTRIES = 100_000;
 /** Session ids are 28 random bytes in hex; anything else is unknown without a lookup. */
 const SID = /^[0-9a-f]{56}$/;
@@ -37,7 +38,7 @@ function storeOf(site: Site): SessionStore {
   let store = stores.get(site);
   if (!store) {
     const shared = siteRedis(site);
-    store = { memory: new Map(), memoryTtl: shared ? SHARED_MEMORY_TTL_MS : Infinity, prefix: `${shared?.prefix ?? ''}sid:` };
+    store = { memory: new Map(), memoryTtl: shared ? SHARED_MEMORY_TTL_MS : LOCAL_MEMORY_TTL_MS, prefix: `${shared?.prefix ?? ''}sid:` };
     if (shared) store.redis = shared.redis;
     stores.set(site, store);
   }
