@@ -1,8 +1,11 @@
 // Opening a site: connect, sync the schema, and on first start create the roles and the Administrator.
 import { hashPassword, readAuth, writeAuth } from './auth/passwords';
+import { closeSiteRedis } from './auth/site-redis';
 import type { ServiceConfig } from './config/config';
 import { connect } from './db/connect';
 import { migrate } from './db/migrate';
+import { closeRateLimits } from './methods/rate-limit';
+import { flushRequestLog } from './middleware/request-log';
 import { now } from './document/values';
 import type { Registry } from './registry/registry';
 import { ADMINISTRATOR, type Site } from './site';
@@ -57,4 +60,12 @@ export async function openSite(config: ServiceConfig, registry: Registry): Promi
   await ensureRoles(site);
   const created = await ensureAdministrator(site);
   return { ...site, created, migrated: changed };
+}
+
+/** Closes a site: writes the pending request-log rows, closes its Redis connections, then the database. */
+export async function closeSite(site: Site): Promise<void> {
+  await flushRequestLog(site).catch(() => undefined);
+  await closeRateLimits(site);
+  await closeSiteRedis(site);
+  await site.db.close();
 }

@@ -1,6 +1,6 @@
 // `svc`: the command line — generate, migrate, serve, add-user, set-password, generate-keys.
 import { createApp } from '../app';
-import { openSite } from '../bootstrap';
+import { closeSite, openSite } from '../bootstrap';
 import { loadConfig } from '../config/config';
 import { addUser, generateKeysFor, setPassword } from './user-commands';
 import { loadRegistry } from './load-registry';
@@ -30,7 +30,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
       const server = createApp(site, { generatedDir: process.env.SVC_GENERATED ?? 'generated' }).listen(config.port, config.host, () => {
         console.log(`serving ${site.registry.all().length} DocTypes on http://${config.host}:${config.port} (${config.databaseUrl.split(':')[0]}, ready in ${Date.now() - started} ms)`);
       });
-      const stop = () => server.close(() => void site.db.close().then(() => process.exit(0)));
+      const stop = () => server.close(() => void closeSite(site).then(() => process.exit(0)));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
       return new Promise<number>(() => undefined);

@@ -35,7 +35,8 @@ export class DocumentTransaction implements DocumentSession {
   trx?: Knex.Transaction;
   /** Skip the user's permission checks (writes the service makes on its own behalf). */
   ignorePermissions = false;
-  private wroteUserPermissions = false;
+  /** DocTypes written in this transaction: their caches are dropped again after the commit. */
+  private readonly written = new Set<string>();
   private readonly states = new WeakMap<Document, DocState>();
 
   constructor(
@@ -57,7 +58,9 @@ export class DocumentTransaction implements DocumentSession {
       });
     } finally {
       // Again after the commit: a request that read the old rows in between must not keep them cached.
-      if (this.wroteUserPermissions) forgetUserPermissions();
+      for (const doctype of this.written) forgetCredentials(doctype);
+      if (this.written.has('User Permission')) forgetUserPermissions();
+      this.written.clear();
     }
   }
 
@@ -194,7 +197,7 @@ export class DocumentTransaction implements DocumentSession {
       state.lockedIn = trx;
       for (const hook of AFTER_WRITE[action]) await runHook(doc, hook);
       forgetCredentials(binding.meta.name);
-      if (binding.meta.name === 'User Permission') this.wroteUserPermissions = true;
+      this.written.add(binding.meta.name);
     });
   }
 
@@ -296,7 +299,7 @@ export class DocumentTransaction implements DocumentSession {
       await deleteDoc(this.trx as Knex.Transaction, state.binding, this.site.registry, doc.name);
       await runHook(doc, 'after_delete');
       forgetCredentials(state.binding.meta.name);
-      if (state.binding.meta.name === 'User Permission') this.wroteUserPermissions = true;
+      this.written.add(state.binding.meta.name);
     });
   }
 }

@@ -6,7 +6,7 @@ import knexFactory from 'knex';
 import request from 'supertest';
 import type Koa from 'koa';
 import { createApp } from '../../runtime/app';
-import { openSite } from '../../runtime/bootstrap';
+import { closeSite, openSite } from '../../runtime/bootstrap';
 import { DEFAULT_SITE_CONFIG, type ServiceConfig, type SiteConfig } from '../../runtime/config/config';
 import type { Registry } from '../../runtime/registry/registry';
 import type { Site } from '../../runtime/site';
@@ -78,7 +78,7 @@ export async function createTestSite(options: { site?: Partial<SiteConfig>; regi
     http: request(app.callback()),
     adminToken: `token ${keys.api_key}:${keys.api_secret}`,
     close: async () => {
-      await site.db.close();
+      await closeSite(site);
       await drop();
     },
   };
