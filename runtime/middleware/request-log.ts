@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { clientIp } from '../auth/client-ip';
 import { loadSettings } from '../auth/settings';
+import { insertRow, sqliteConnection } from '../db/sqlite-statements';
 import { now } from '../document/values';
 import type { AppContext } from '../http/state';
 import type { Site } from '../site';
@@ -32,6 +33,15 @@ function queueOf(site: Site): LogQueue {
   return queue;
 }
 
+/** One transaction per batch: prepared statements on SQLite (no query building per row), a batch insert elsewhere. */
+async function insertRows(site: Site, table: string, rows: Record<string, unknown>[]): Promise<void> {
+  await site.db.knex.transaction(async (trx) => {
+    const conn = await sqliteConnection(trx);
+    if (conn) for (const row of rows) insertRow(conn, table, row);
+    else await trx.batchInsert(table, rows, BATCH_SIZE);
+  });
+}
+
 function write(site: Site, queue: LogQueue): Promise<void> {
   if (queue.timer) clearTimeout(queue.timer);
   queue.timer = undefined;
@@ -39,7 +49,7 @@ function write(site: Site, queue: LogQueue): Promise<void> {
   if (!rows.length) return queue.writing;
   const table = site.registry.get(LOG_DOCTYPE)?.meta.tableName;
   queue.writing = queue.writing
-    .then(() => (table ? site.db.knex.batchInsert(table, rows, BATCH_SIZE).then(() => undefined) : undefined))
+    .then(() => (table ? insertRows(site, table, rows) : undefined))
     .catch(() => undefined); // logging never fails a request, nor takes the process down
   return queue.writing;
 }
