@@ -17,6 +17,12 @@ export async function loadSettings(site: Site): Promise<Record<string, unknown>>
   return values;
 }
 
+/** The cached settings when they are fresh, without waiting (hot paths check this before calling loadSettings). */
+export function cachedSettings(site: Site): Record<string, unknown> | undefined {
+  const hit = cache.get(site);
+  return hit && hit.generation === generation && Date.now() - hit.at < TTL_MS ? hit.values : undefined;
+}
+
 /** Drops the cached settings of a site, or of every site (after System Settings is saved). */
 export function forgetSettings(site?: Site): void {
   if (site) cache.delete(site);

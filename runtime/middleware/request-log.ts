@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { clientIp } from '../auth/client-ip';
-import { loadSettings } from '../auth/settings';
+import { cachedSettings, loadSettings } from '../auth/settings';
 import { insertRow, sqliteConnection } from '../db/sqlite-statements';
 import { now } from '../document/values';
 import type { AppContext } from '../http/state';
@@ -73,13 +73,16 @@ function enqueue(site: Site, row: Record<string, unknown>): void {
   }
 }
 
-async function record(ctx: AppContext, started: number): Promise<void> {
+/** Names of log rows: unique per process start, cheaper than random bytes per request. */
+const NAME_PREFIX = randomBytes(6).toString('hex');
+let counter = 0;
+
+function enqueueRow(ctx: AppContext, started: number): void {
   const { site } = ctx.state;
-  if (!site.registry.get(LOG_DOCTYPE) || Number((await loadSettings(site)).log_api_requests) !== 1) return;
   const user = ctx.state.user?.name ?? 'Guest';
   const stamp = now();
   enqueue(site, {
-    name: randomBytes(8).toString('hex'),
+    name: `${NAME_PREFIX}${(counter++).toString(36).padStart(8, '0')}`,
     owner: user,
     modified_by: user,
     creation: stamp,
@@ -95,6 +98,12 @@ async function record(ctx: AppContext, started: number): Promise<void> {
   });
 }
 
+const isOn = (settings: Record<string, unknown>) => Number(settings.log_api_requests) === 1;
+
+async function record(ctx: AppContext, started: number): Promise<void> {
+  if (isOn(await loadSettings(ctx.state.site))) enqueueRow(ctx, started);
+}
+
 /** Logs every `/api/` request when `log_api_requests` is on; the write is queued, never awaited by the response. */
 export function createRequestLog(): Middleware {
   return async function requestLog(ctx, next) {
@@ -103,11 +112,24 @@ export function createRequestLog(): Middleware {
     try {
       await next();
     } finally {
-      const { preparing } = queueOf((ctx as AppContext).state.site);
-      const pending = record(ctx as AppContext, started)
-        .catch(() => undefined)
-        .finally(() => preparing.delete(pending));
-      preparing.add(pending);
+      const state = (ctx as AppContext).state;
+      if (state.site.registry.get(LOG_DOCTYPE)) {
+        // Settings are nearly always cached: decide at once; only a cache miss waits for the read, off the response.
+        const settings = cachedSettings(state.site);
+        if (settings) {
+          try {
+            if (isOn(settings)) enqueueRow(ctx as AppContext, started);
+          } catch {
+            // logging never fails a request
+          }
+        } else {
+          const { preparing } = queueOf(state.site);
+          const pending = record(ctx as AppContext, started)
+            .catch(() => undefined)
+            .finally(() => preparing.delete(pending));
+          preparing.add(pending);
+        }
+      }
     }
   };
 }
