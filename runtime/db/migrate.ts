@@ -128,10 +128,10 @@ async function existingColumns(knex: Knex, table: string): Promise<Set<string>> 
   return new Set(Object.keys(info));
 }
 
-async function syncTable(knex: Knex, dialect: Database['dialect'], meta: DocTypeMeta): Promise<void> {
+async function syncTable(knex: Knex, dialect: Database['dialect'], meta: DocTypeMeta, exists: boolean): Promise<void> {
   const specs = columnSpecs(meta);
   const table = meta.tableName;
-  if (!(await knex.schema.hasTable(table))) {
+  if (!exists) {
     await knex.schema.createTable(table, (t) => {
       for (const spec of specs) spec.add(t);
       for (const spec of specs) {
@@ -158,6 +158,15 @@ async function syncTable(knex: Knex, dialect: Database['dialect'], meta: DocType
       else t.index([spec.name], indexName(table, spec.name));
     });
   }
+}
+
+/** Every table of the database, read once (asking per table scans the catalogue once per DocType). */
+async function existingTables(knex: Knex, dialect: Database['dialect']): Promise<Set<string>> {
+  const rows =
+    dialect === 'sqlite'
+      ? await knex('sqlite_master').select({ name: 'name' }).where({ type: 'table' })
+      : await knex('information_schema.tables').select({ name: 'table_name' }).where('table_schema', knex.raw('database()'));
+  return new Set((rows as { name: string }[]).map((r) => r.name));
 }
 
 async function existingIndexes(knex: Knex, dialect: Database['dialect'], table: string): Promise<Set<string>> {
@@ -216,11 +225,13 @@ export async function migrate(db: Database, doctypes: DocTypeMeta[]): Promise<Mi
   );
   const changed: string[] = [];
   const sync = async (knex: Knex) => {
+    let tables: Set<string> | undefined;
     for (const meta of doctypes) {
       if (meta.issingle || meta.isVirtual) continue;
       const hash = schemaHash(meta);
       if (known.get(meta.name) === hash) continue;
-      await syncTable(knex, db.dialect, meta);
+      tables ??= await existingTables(knex, db.dialect);
+      await syncTable(knex, db.dialect, meta, tables.has(meta.tableName));
       if (known.has(meta.name)) await knex(SYSTEM_TABLES.schema).where({ doctype: meta.name }).update({ hash });
       else await knex(SYSTEM_TABLES.schema).insert({ doctype: meta.name, hash });
       changed.push(meta.name);
