@@ -1,6 +1,6 @@
 // `fields`: defaults, `*`, aliases, backticked names, child-table and Link-target columns through joins, aggregates in
 // the string grammar and the v2 dict form with group_by, nested child rows, v1 as_dict; unknown fields are a 400.
-import { query, seededSite, type Seeded } from './query-site';
+import { PATHS, query, seededSite, type Seeded } from './query-site';
 
 let s: Seeded;
 beforeAll(async () => {
@@ -8,7 +8,6 @@ beforeAll(async () => {
 });
 afterAll(() => s.t.close());
 
-const PATHS = { v1: '/api/resource/Query%20Order', v2: '/api/v2/document/Query%20Order' };
 const list = (version: 'v1' | 'v2', params: Record<string, unknown>) =>
   s.t.http.get(PATHS[version]).query(query({ limit_page_length: 0, limit: 100, ...params })).set('Authorization', s.t.adminToken);
 const both = async (params: Record<string, unknown>) => {

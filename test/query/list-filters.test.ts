@@ -1,6 +1,6 @@
 // Every filter operator and syntax (v1 lists, dicts, v2 nested groups, or_filters, child-table conditions) on v1 and v2,
 // with Frappe's NULL rules; the same answers on SQLite and MariaDB.
-import { ALL, query, seededSite, titles, type Seeded } from './query-site';
+import { PATHS, ALL, query, seededSite, titles, type Seeded } from './query-site';
 
 let s: Seeded;
 beforeAll(async () => {
@@ -8,7 +8,6 @@ beforeAll(async () => {
 });
 afterAll(() => s.t.close());
 
-const PATHS = { v1: '/api/resource/Query%20Order', v2: '/api/v2/document/Query%20Order' };
 const list = (version: 'v1' | 'v2', params: Record<string, unknown>) =>
   s.t.http.get(PATHS[version]).query(query({ fields: ['title'], limit_page_length: 0, limit: 100, ...params })).set('Authorization', s.t.adminToken);
 

@@ -2,7 +2,7 @@
 // start/limit/has_next_page), max_page_length, include=count, and parameters sent as a JSON body on GET.
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite } from '../helpers/test-site';
-import { query, seededSite, type Seeded } from './query-site';
+import { PATHS, query, seededSite, type Seeded } from './query-site';
 
 let s: Seeded;
 beforeAll(async () => {
@@ -10,7 +10,6 @@ beforeAll(async () => {
 });
 afterAll(() => s.t.close());
 
-const PATHS = { v1: '/api/resource/Query%20Order', v2: '/api/v2/document/Query%20Order' };
 const list = (version: 'v1' | 'v2', params: Record<string, unknown>) =>
   s.t.http.get(PATHS[version]).query(query({ fields: ['title'], ...params })).set('Authorization', s.t.adminToken);
 const titlesOf = (res: { body: { data: { title: string }[] } }) => res.body.data.map((r) => r.title);

@@ -27,6 +27,9 @@ export const ORDERS: Record<string, unknown>[] = [
 /** Every seeded title. */
 export const ALL = ORDERS.map((o) => o.title as string).sort();
 
+/** The v1 and v2 list paths of Query Order. */
+export const PATHS = { v1: '/api/resource/Query%20Order', v2: '/api/v2/document/Query%20Order' } as const;
+
 /** Opens a site with the customers and orders seeded by Administrator. */
 export async function seededSite(site: Partial<SiteConfig> = {}): Promise<Seeded> {
   const t = await createTestSite({ registry: await fixtureRegistry(), site });
