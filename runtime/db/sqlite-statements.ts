@@ -1,6 +1,6 @@
-// SQLite fast path for the write statements of the document store: prepared once per connection and SQL text, run on
-// the connection of the knex transaction they belong to (so they commit and roll back with it). Only the store's own
-// SQL, built from DocType metadata with quoted identifiers, goes through here; values are always bound.
+// SQLite prepared statements, cached per connection and SQL text: the document store's writes (run on the connection of
+// the knex transaction they belong to, so they commit and roll back with it) and the read connection's document reads
+// and list queries. The SQL is built from DocType metadata with quoted identifiers or compiled by knex; values are bound.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 
@@ -13,7 +13,14 @@ export async function sqliteConnection(trx: Knex.Transaction): Promise<BetterSql
   return (await client.acquireConnection()) as BetterSqlite3.Database;
 }
 
-/** A prepared statement for `sql` on `conn`, cached. */
+/** Statements kept per connection; past this, the least recently prepared one is dropped. */
+const MAX_STATEMENTS = 2000;
+
+/**
+ * A prepared statement for `sql` on `conn`, cached per connection (the write path, document reads and list queries).
+ * The statement is shared by every caller of the same SQL text: a caller that needs raw or pluck mode sets it on each
+ * use (list queries compiled by knex do), and the hand-written document reads use text knex never produces.
+ */
 export function prepared(conn: BetterSqlite3.Database, sql: string): BetterSqlite3.Statement {
   let cache = statements.get(conn);
   if (!cache) {
@@ -22,8 +29,8 @@ export function prepared(conn: BetterSqlite3.Database, sql: string): BetterSqlit
   }
   let statement = cache.get(sql);
   if (!statement) {
+    if (cache.size >= MAX_STATEMENTS) cache.delete(cache.keys().next().value as string);
     statement = conn.prepare(sql);
-    if (cache.size > 2000) cache.clear();
     cache.set(sql, statement);
   }
   return statement;

@@ -2,21 +2,8 @@
 // any transaction, like document reads); on MariaDB through knex. The SQL is knex's compilation of a checked plan.
 import type { Statement } from 'better-sqlite3';
 import type { Knex } from 'knex';
+import { prepared } from '../db/sqlite-statements';
 import type { Site } from '../site';
-
-const statements = new WeakMap<object, Map<string, Statement>>();
-const MAX_STATEMENTS = 500;
-
-function statement(reader: NonNullable<Site['db']['reader']>, sql: string): Statement {
-  let bySql = statements.get(reader);
-  if (!bySql) statements.set(reader, (bySql = new Map()));
-  let stmt = bySql.get(sql);
-  if (!stmt) {
-    if (bySql.size >= MAX_STATEMENTS) bySql.delete(bySql.keys().next().value as string);
-    bySql.set(sql, (stmt = reader.prepare(sql)));
-  }
-  return stmt;
-}
 
 /** A compiled query: SQL text from knex and its bound values. */
 export interface CompiledQuery {
@@ -53,7 +40,7 @@ export async function runSelect(site: Site, build: () => Knex.QueryBuilder, slot
     return { columns, rows: objects.map((o) => columns.map((c) => o[c])) };
   }
   slot.compiled ??= compile(build());
-  const stmt = statement(reader, slot.compiled.sql);
+  const stmt = prepared(reader, slot.compiled.sql);
   let columns = columnNames.get(stmt);
   if (!columns) columnNames.set(stmt, (columns = stmt.columns().map((c) => c.name)));
   return { columns, rows: stmt.raw(true).all(...slot.compiled.bindings) as unknown[][] };
@@ -92,7 +79,7 @@ export async function runCount(site: Site, build: () => Knex.QueryBuilder, slot:
   const key = `${slot.compiled.sql}\u0000${JSON.stringify(slot.compiled.bindings)}`;
   let count = cache.counts.get(key);
   if (count === undefined) {
-    count = Number(statement(reader, slot.compiled.sql).pluck().get(...slot.compiled.bindings) ?? 0);
+    count = Number(prepared(reader, slot.compiled.sql).pluck().get(...slot.compiled.bindings) ?? 0);
     if (cache.counts.size >= MAX_COUNTS) cache.counts.clear();
     cache.counts.set(key, count);
   }
