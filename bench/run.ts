@@ -166,15 +166,28 @@ async function serviceWithToken(
 
 const mb = (kb: number | undefined) => (kb === undefined ? undefined : kb / 1024);
 
-/** The mean req/s and CPU per request of several runs of one scenario (undefined when one failed). */
+/** Several runs of one scenario as one: means of rates, latencies and CPU, sums of counts (undefined when one failed). */
 function meanOf(runs: (Measured | undefined)[]): Measured | undefined {
   if (!runs.length || runs.some((r) => !r)) return undefined;
   const all = runs as Measured[];
-  const avg = (f: (r: Measured) => number | undefined) => {
-    const xs = all.map(f).filter((x): x is number => x !== undefined);
-    return xs.length === all.length ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined;
+  const mean = (xs: (number | undefined)[]) => {
+    const ok = xs.filter((x): x is number => x !== undefined);
+    return ok.length === xs.length && ok.length ? ok.reduce((a, b) => a + b, 0) / ok.length : undefined;
   };
-  return { ...(all[0] as Measured), rps: avg((r) => r.rps) as number, cpuUsPerReq: avg((r) => r.cpuUsPerReq) };
+  return {
+    rps: mean(all.map((r) => r.rps)) as number,
+    total: all.reduce((a, r) => a + r.total, 0),
+    durationS: all.reduce((a, r) => a + r.durationS, 0),
+    p50: mean(all.map((r) => r.p50)) as number,
+    p99: mean(all.map((r) => r.p99)) as number,
+    avgMs: mean(all.map((r) => r.avgMs)) as number,
+    non2xx: all.reduce((a, r) => a + r.non2xx, 0),
+    errors: all.reduce((a, r) => a + r.errors, 0),
+    timeouts: all.reduce((a, r) => a + r.timeouts, 0),
+    cpuUsPerReq: mean(all.map((r) => r.cpuUsPerReq)),
+    cpuPct: mean(all.map((r) => r.cpuPct)),
+    loadavg: mean(all.map((r) => r.loadavg)) as number,
+  };
 }
 
 async function coreScenarios(): Promise<void> {
@@ -514,30 +527,8 @@ async function fixtureScenarios(): Promise<void> {
         fixtures: await one('fixtures', warm, auth, fixturesName),
       });
     }
-    const mean = (xs: (number | undefined)[]) => {
-      const ok = xs.filter((x): x is number => x !== undefined);
-      return ok.length === xs.length && ok.length ? ok.reduce((a, b) => a + b, 0) / ok.length : undefined;
-    };
-    const combine = (rs: (Measured | undefined)[]): Measured | undefined => {
-      if (rs.some((r) => !r)) return undefined;
-      const all = rs as Measured[];
-      return {
-        rps: mean(all.map((r) => r.rps)) as number,
-        total: all.reduce((a, r) => a + r.total, 0),
-        durationS: all.reduce((a, r) => a + r.durationS, 0),
-        p50: mean(all.map((r) => r.p50)) as number,
-        p99: mean(all.map((r) => r.p99)) as number,
-        avgMs: mean(all.map((r) => r.avgMs)) as number,
-        non2xx: all.reduce((a, r) => a + r.non2xx, 0),
-        errors: all.reduce((a, r) => a + r.errors, 0),
-        timeouts: all.reduce((a, r) => a + r.timeouts, 0),
-        cpuUsPerReq: mean(all.map((r) => r.cpuUsPerReq)),
-        cpuPct: mean(all.map((r) => r.cpuPct)),
-        loadavg: mean(all.map((r) => r.loadavg)) as number,
-      };
-    };
-    const coreR = combine(runs.map((r) => r.core));
-    const fixR = combine(runs.map((r) => r.fixtures));
+    const coreR = meanOf(runs.map((r) => r.core));
+    const fixR = meanOf(runs.map((r) => r.fixtures));
     const perRound = runs
       .map((r) => (r.core && r.fixtures ? `${Math.round(r.core.rps)}/${Math.round(r.fixtures.rps)}` : '-'))
       .join(', ');
