@@ -3,11 +3,10 @@ import type { DocData } from '../document/store';
 import { DataError, DoesNotExistError } from '../errors/errors';
 import { jsonParam, requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
-import type { Caller } from '../operations/caller';
+import { callerOf, type Caller } from '../operations/caller';
 import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';
 
-const callerOf = (ctx: AppContext): Caller => ({ site: ctx.state.site, user: ctx.state.user, version: ctx.state.version });
 /** frappe.client's list parameters are v1's (`limit_page_length`, `limit_start`, list or dict filters). */
 const listCaller = (ctx: AppContext): Caller => ({ ...callerOf(ctx), version: 1 });
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,6 +1,7 @@
 // Who is asking: the site, the user and the API version. Every document and list operation takes one, so the same
 // operation serves the REST routes, the frappe.client methods and server scripts.
 import { DoesNotExistError, MethodNotAllowedError } from '../errors/errors';
+import type { AppContext } from '../http/state';
 import type { DocTypeBinding, V2Operation } from '../registry/registry';
 import type { SessionUser, Site } from '../site';
 
@@ -10,6 +11,11 @@ export interface Caller {
   user: SessionUser;
   /** The API version whose shapes the result takes (v1 drops nulls, v2 fills them). */
   version: 1 | 2;
+}
+
+/** The caller of a request's operation: its site, user and API version. */
+export function callerOf(ctx: AppContext): Caller {
+  return { site: ctx.state.site, user: ctx.state.user, version: ctx.state.version };
 }
 
 /** The DocType of the request, checked to answer the operation in the caller's API version (404 / 405 otherwise). */

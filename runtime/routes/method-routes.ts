@@ -8,7 +8,8 @@ import { runDocumentMethod, type DocumentMethodResult } from '../methods/documen
 import { methodArguments } from '../methods/method-arguments';
 import { createMethodCall } from '../methods/method-call';
 import { methodTable } from '../methods/method-table';
-import { callerOf, respond } from './resource-handlers';
+import { callerOf } from '../operations/caller';
+import { respond } from './resource-handlers';
 
 /**
  * The method name a path names: trailing slashes never matter; v1 keeps the part before the first `/` (as Frappe),

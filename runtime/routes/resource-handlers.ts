@@ -2,14 +2,9 @@
 // result in the version's envelope.
 import { boolParam, requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
-import type { Caller } from '../operations/caller';
+import { callerOf } from '../operations/caller';
 import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';
-
-/** The caller of the request's operation. */
-export function callerOf(ctx: AppContext): Caller {
-  return { site: ctx.state.site, user: ctx.state.user, version: ctx.state.version };
-}
 
 /** Sends a success body with the request's user messages beside it. */
 export function respond(ctx: AppContext, status: number, key: 'data' | 'message', value: unknown, messages: string[] = []): void {
