@@ -3,7 +3,7 @@
 import type { DocData } from '../document/store';
 import { DataError } from '../errors/errors';
 import { queryAccess } from '../permissions/query-access';
-import { buildCountQuery, buildListQuery, decodeRows } from '../query/build-query';
+import { buildCountQuery, buildListQuery, packedColumns, pageDecoder, type PageDecoder } from '../query/build-query';
 import { attachChildRows } from '../query/child-rows';
 import type { QueryScope } from '../query/columns';
 import { expandLinks } from '../query/expand-links';
@@ -29,6 +29,15 @@ interface CountPlan {
   slot: CompiledSlot;
 }
 
+/** A cached list request with its compiled SELECT, row decoder and COUNT. */
+interface ListEntry {
+  request: ListRequest;
+  slot: CompiledSlot;
+  /** The decoder of the result columns it was made for. */
+  decoder?: { columns: string[]; decode: PageDecoder };
+  count?: CountPlan;
+}
+
 async function scopeFor(caller: Caller, doctype: string, op: 'list' | 'count'): Promise<QueryScope> {
   const binding = bindingFor(caller, doctype, op);
   const access = await queryAccess(caller.site, caller.user, binding.meta, 'read');
@@ -50,14 +59,19 @@ export async function listDocuments(caller: Caller, doctype: string, params: Rec
   const cached = await cachedPlan(
     caller.site,
     planKey('list', caller, doctype, scope.access, params),
-    async () => ({ request: await parseListRequest(scope, params, caller.version), slot: {} as CompiledSlot, count: undefined as CountPlan | undefined }),
+    async (): Promise<ListEntry> => ({ request: await parseListRequest(scope, params, caller.version), slot: {} }),
     // Link-target columns carry the target DocType's access from parse time: such plans are parsed per request.
     ({ request }) => !request.plan.selection.items.some((i) => i.ref?.source.kind === 'link'),
   );
   const request: ListRequest = cached.request;
   const plan = { ...request.plan, scope };
   let rows: DocData[] = [];
-  if (request.pageLength > 0) rows = decodeRows(plan, await runSelect(caller.site, () => buildListQuery(caller.site.db.knex, plan), cached.slot));
+  if (request.pageLength > 0) {
+    const knex = caller.site.db.knex;
+    const set = await runSelect(caller.site, { build: (packed) => buildListQuery(knex, plan, packed), packedColumns: packedColumns(plan) }, cached.slot);
+    if (cached.decoder?.columns !== set.columns) cached.decoder = { columns: set.columns, decode: pageDecoder(plan, set.columns) };
+    rows = cached.decoder.decode(set.rows);
+  }
   const hasNextPage = rows.length > request.pageLength;
   if (hasNextPage) rows = rows.slice(0, request.pageLength);
   const knex = caller.site.db.knex;

@@ -20,6 +20,8 @@ export function compile(query: Knex.QueryBuilder): CompiledQuery {
 /** Where a compiled query is kept between runs of the same plan. */
 export interface CompiledSlot {
   compiled?: CompiledQuery;
+  /** The result columns when the compiled SELECT is packed (one JSON array per row). */
+  packed?: string[];
 }
 
 /** Result rows as value lists, with the column names in select order. */
@@ -28,23 +30,35 @@ export interface RowSet {
   rows: unknown[][];
 }
 
+/** How to build a SELECT: plain, or packed into one JSON array per row when `packedColumns` names its columns. */
+export interface SelectSource {
+  build(packed: boolean): Knex.QueryBuilder;
+  packedColumns?: string[];
+}
+
 /**
- * Runs a SELECT built by `build`; on SQLite the compilation is kept in `slot` for the next run, and rows come back as
- * value lists (better-sqlite3 builds an object per row several times slower than an array).
+ * Runs a SELECT; on SQLite the compilation is kept in `slot` for the next run, and rows come back as value lists
+ * (better-sqlite3 builds an object per row several times slower than an array), or packed when the source allows.
  */
-export async function runSelect(site: Site, build: () => Knex.QueryBuilder, slot: CompiledSlot = {}): Promise<RowSet> {
+export async function runSelect(site: Site, source: SelectSource, slot: CompiledSlot = {}): Promise<RowSet> {
   const { reader } = site.db;
   if (!reader) {
-    const objects = (await build()) as Record<string, unknown>[];
+    const objects = (await source.build(false)) as Record<string, unknown>[];
     const columns = objects[0] ? Object.keys(objects[0]) : [];
     return { columns, rows: objects.map((o) => columns.map((c) => o[c])) };
   }
-  slot.compiled ??= compile(build());
+  if (!slot.compiled) {
+    slot.packed = source.packedColumns;
+    slot.compiled = compile(source.build(slot.packed !== undefined));
+  }
   const stmt = prepared(reader, slot.compiled.sql);
+  if (slot.packed) return { columns: slot.packed, rows: (stmt.pluck(true).all(...slot.compiled.bindings) as string[]).map(parseRow) };
   let columns = columnNames.get(stmt);
   if (!columns) columnNames.set(stmt, (columns = stmt.columns().map((c) => c.name)));
   return { columns, rows: stmt.raw(true).all(...slot.compiled.bindings) as unknown[][] };
 }
+
+const parseRow = (text: string): unknown[] => JSON.parse(text) as unknown[];
 
 /** Column names per prepared statement (better-sqlite3 builds them anew on every `columns()` call). */
 const columnNames = new WeakMap<Statement, string[]>();
