@@ -6,10 +6,13 @@ import type { Knex } from 'knex';
 
 const statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
 
-/** The better-sqlite3 connection of a SQLite knex transaction; undefined on other databases. */
-export async function sqliteConnection(trx: Knex.Transaction): Promise<BetterSqlite3.Database | undefined> {
-  const client = trx.client as unknown as { config?: { client?: unknown }; acquireConnection(): Promise<unknown> };
-  if (client.config?.client !== 'better-sqlite3') return undefined;
+/**
+ * The better-sqlite3 connection of an open SQLite transaction (a knex transaction or the knex inWriteTransaction
+ * gives); undefined on other databases and outside a transaction, where the pool would hand out the connection for good.
+ */
+export async function sqliteConnection(trx: Knex): Promise<BetterSqlite3.Database | undefined> {
+  const client = trx.client as { driverName?: unknown; transacting?: unknown; acquireConnection(): Promise<unknown> };
+  if (client.driverName !== 'better-sqlite3' || client.transacting !== true) return undefined;
   return (await client.acquireConnection()) as BetterSqlite3.Database;
 }
 

@@ -5,7 +5,7 @@ import { DoesNotExistError, ValidationError } from '../errors/errors';
 import type { DocTypeBinding } from '../registry/registry';
 
 /** The name of an amendment of `amendedFrom`; refuses when the original is missing or not cancelled. */
-export async function amendedName(trx: Knex.Transaction, binding: DocTypeBinding, amendedFrom: string): Promise<string> {
+export async function amendedName(trx: Knex, binding: DocTypeBinding, amendedFrom: string): Promise<string> {
   const { meta } = binding;
   if (!meta.isSubmittable) throw new ValidationError(`${meta.name} is not submittable: nothing can be amended`);
   const original = (await trx(meta.tableName).where('name', amendedFrom).first('name', 'docstatus', 'amended_from')) as

@@ -1,5 +1,6 @@
 // The document lifecycle: insert, save and delete with Frappe's hook order, inside one transaction per request.
 import type { Knex } from 'knex';
+import { inWriteTransaction } from '../db/write-transaction';
 import { DocstatusTransitionError, DoesNotExistError, PermissionError, TimestampMismatchError, UpdateAfterSubmitError, ValidationError } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import type { FieldMeta } from '../meta/types';
@@ -25,19 +26,21 @@ interface DocState {
   stored?: DocData;
   /** A name the client supplied and may use. */
   clientName?: string;
-  /** The transaction in which `stored` was read under a row lock (or written): it is current there, no re-read needed. */
-  lockedIn?: Knex.Transaction;
+  /** The run (transaction) in which `stored` was read under a row lock (or written): it is current there, no re-read needed. */
+  lockedIn?: number;
 }
 
 /** A request's unit of work: creates documents bound to it and writes them through the lifecycle. */
 export class DocumentTransaction implements DocumentSession {
   readonly messages: string[] = [];
-  trx?: Knex.Transaction;
+  trx?: Knex;
   /** Skip the user's permission checks (writes the service makes on its own behalf). */
   ignorePermissions = false;
   /** DocTypes written in this transaction: their caches are dropped again after the commit. */
   private readonly written = new Set<string>();
   private readonly states = new WeakMap<Document, DocState>();
+  /** Counts the transactions this request ran; the current one's number while `trx` is open. */
+  private runs = 0;
 
   constructor(
     readonly site: Site,
@@ -48,8 +51,9 @@ export class DocumentTransaction implements DocumentSession {
   async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.trx) return work();
     try {
-      return await this.site.db.knex.transaction(async (trx) => {
+      return await inWriteTransaction(this.site.db, async (trx) => {
         this.trx = trx;
+        this.runs++;
         try {
           return await work();
         } finally {
@@ -95,8 +99,8 @@ export class DocumentTransaction implements DocumentSession {
     const q = this.trx ?? this.site.db.knex;
     const data = await loadDoc(q, binding, this.site.registry, name, { ...options, dialect: this.site.db.dialect });
     if (!data) throw new DoesNotExistError(`${doctype} ${name} not found`);
-    const lockedIn = options.forUpdate ? this.trx : undefined;
-    return this.instantiate(binding, data, { isNew: false, stored: structuredClone(data), ...(lockedIn ? { lockedIn } : {}) });
+    const lockedIn = options.forUpdate && this.trx ? this.runs : undefined;
+    return this.instantiate(binding, data, { isNew: false, stored: structuredClone(data), ...(lockedIn !== undefined ? { lockedIn } : {}) });
   }
 
   isNew(doc: Document): boolean {
@@ -133,7 +137,7 @@ export class DocumentTransaction implements DocumentSession {
   async save(doc: Document): Promise<void> {
     await this.run(async () => {
       const state = this.state(doc);
-      const trx = this.trx as Knex.Transaction;
+      const trx = this.trx as Knex;
       const { binding } = state;
       const registry = this.site.registry;
       const stamp = now();
@@ -142,7 +146,7 @@ export class DocumentTransaction implements DocumentSession {
       let stored = state.stored;
       if (!state.isNew) {
         const fresh =
-          state.lockedIn === trx && state.stored
+          state.lockedIn === this.runs && state.stored
             ? state.stored
             : await loadDoc(trx, binding, registry, doc.name, { forUpdate: true, dialect: this.site.db.dialect });
         if (!fresh) throw new DoesNotExistError(`${binding.meta.name} ${doc.name} not found`);
@@ -194,7 +198,7 @@ export class DocumentTransaction implements DocumentSession {
       Object.assign(doc, data);
       state.isNew = false;
       state.stored = structuredClone(data);
-      state.lockedIn = trx;
+      state.lockedIn = this.runs;
       for (const hook of AFTER_WRITE[action]) await runHook(doc, hook);
       forgetCredentials(binding.meta.name);
       this.written.add(binding.meta.name);
@@ -203,7 +207,7 @@ export class DocumentTransaction implements DocumentSession {
 
   /** The client's name when it may choose one, else the controller's `autoname`, else the DocType's naming rule. */
   private async newName(binding: DocTypeBinding, doc: Document, clientName: string | undefined): Promise<string> {
-    const trx = this.trx as Knex.Transaction;
+    const trx = this.trx as Knex;
     if (binding.fieldMap.has('amended_from') && typeof doc.amended_from === 'string' && doc.amended_from) {
       return amendedName(trx, binding, doc.amended_from);
     }
@@ -293,10 +297,10 @@ export class DocumentTransaction implements DocumentSession {
       const state = this.state(doc);
       if (state.isNew) throw new DoesNotExistError(`${state.binding.meta.name} is not saved`);
       if (state.binding.meta.issingle) throw new PermissionError(`${state.binding.meta.name} cannot be deleted`);
-      if (!this.ignorePermissions) await assertDeletePermission(this.trx as Knex.Transaction, this.site, this.user, state.binding, state.stored ?? this.data(doc));
+      if (!this.ignorePermissions) await assertDeletePermission(this.trx as Knex, this.site, this.user, state.binding, state.stored ?? this.data(doc));
       if (Number(doc.docstatus) === 1) throw new ValidationError('Submitted Record cannot be deleted. You must Cancel it first.');
       await runHook(doc, 'on_trash');
-      await deleteDoc(this.trx as Knex.Transaction, state.binding, this.site.registry, doc.name);
+      await deleteDoc(this.trx as Knex, state.binding, this.site.registry, doc.name);
       await runHook(doc, 'after_delete');
       forgetCredentials(state.binding.meta.name);
       this.written.add(state.binding.meta.name);

@@ -9,7 +9,7 @@ import type { DocData } from './store';
 import { now } from './values';
 
 /** Takes the next number of a series (per prefix, in `tabSeries`), inside the caller's transaction. */
-export async function nextSeriesValue(trx: Knex.Transaction, key: string): Promise<number> {
+export async function nextSeriesValue(trx: Knex, key: string): Promise<number> {
   const table = SYSTEM_TABLES.series;
   const updated = await trx(table).where('name', key).increment('current', 1);
   if (!updated) {
@@ -44,7 +44,7 @@ function fieldPart(token: string, doc: DocData, meta: DocTypeMeta): string | und
 }
 
 /** Expands an old-style series (`ABC-.YYYY.-.#####`): dot-separated tokens, `#` runs are the counter. */
-async function expandSeries(trx: Knex.Transaction, pattern: string, doc: DocData, meta: DocTypeMeta): Promise<string> {
+async function expandSeries(trx: Knex, pattern: string, doc: DocData, meta: DocTypeMeta): Promise<string> {
   const stamp = now();
   const parts = pattern.split('.');
   let prefix = '';
@@ -62,7 +62,7 @@ async function expandSeries(trx: Knex.Transaction, pattern: string, doc: DocData
 }
 
 /** Expands a `format:` pattern (`INV-{YYYY}-{customer}-{#####}`): braces hold date parts, fields or the counter. */
-async function expandFormat(trx: Knex.Transaction, pattern: string, doc: DocData, meta: DocTypeMeta): Promise<string> {
+async function expandFormat(trx: Knex, pattern: string, doc: DocData, meta: DocTypeMeta): Promise<string> {
   const stamp = now();
   let counter: { width: number } | undefined;
   const rendered = pattern.replace(/\{([^{}]+)\}/g, (_all, token: string) => {
@@ -106,7 +106,7 @@ export function defaultNamingSeries(meta: DocTypeMeta): string | undefined {
  * (v2 always; v1 only for prompt and UUID naming). `controllerAutoname` is the controller's `autoname` result.
  */
 export async function makeName(
-  trx: Knex.Transaction,
+  trx: Knex,
   meta: DocTypeMeta,
   doc: DocData,
   clientName: string | undefined,

@@ -11,7 +11,7 @@ const MASK = '*****';
  * Moves Password values of `data` into `__Auth` and leaves a mask in the row. `new_password` of a User is
  * that user's login password; `api_secret` is kept as a digest so key sources can compare it.
  */
-export async function storePasswordFields(trx: Knex.Transaction, binding: DocTypeBinding, data: DocData): Promise<void> {
+export async function storePasswordFields(trx: Knex, binding: DocTypeBinding, data: DocData): Promise<void> {
   for (const field of binding.meta.fields) {
     if (field.fieldtype !== 'Password') continue;
     const value = data[field.fieldname];

@@ -7,8 +7,8 @@ import type { Document } from './document';
 export interface DocumentSession {
   site: Site;
   user: SessionUser;
-  /** The open transaction, when inside one. */
-  trx?: Knex.Transaction;
+  /** The open transaction's knex (its queries run inside it), when inside one. */
+  trx?: Knex;
   /** Messages for the user (`_server_messages` / `messages`). */
   messages: string[];
   isNew(doc: Document): boolean;

@@ -147,7 +147,7 @@ export function isDuplicateKeyError(err: unknown): boolean {
 }
 
 /** Inserts a document row and its child rows: prepared statements on SQLite, the objection models elsewhere. */
-export async function insertDoc(trx: Knex.Transaction, binding: DocTypeBinding, registry: Registry, data: DocData): Promise<void> {
+export async function insertDoc(trx: Knex, binding: DocTypeBinding, registry: Registry, data: DocData): Promise<void> {
   const { meta } = binding;
   const conn = await sqliteConnection(trx);
   try {
@@ -169,7 +169,7 @@ export async function insertDoc(trx: Knex.Transaction, binding: DocTypeBinding, 
 
 /** Updates a document row and replaces its child rows: kept rows updated, new rows inserted, missing rows deleted. */
 export async function updateDoc(
-  trx: Knex.Transaction,
+  trx: Knex,
   binding: DocTypeBinding,
   registry: Registry,
   data: DocData,
@@ -203,7 +203,7 @@ export async function updateDoc(
 }
 
 /** Deletes a document and its child rows. */
-export async function deleteDoc(trx: Knex.Transaction, binding: DocTypeBinding, registry: Registry, name: string): Promise<void> {
+export async function deleteDoc(trx: Knex, binding: DocTypeBinding, registry: Registry, name: string): Promise<void> {
   for (const { child } of tableFields(binding.meta, registry)) {
     await child.model.query(trx).delete().where('parent', name).andWhere('parenttype', binding.meta.name);
   }
