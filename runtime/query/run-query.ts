@@ -1,6 +1,7 @@
 // Runs built queries. On SQLite the compiled SELECT runs on the read connection as a cached prepared statement (outside
-// any transaction, like document reads); on MariaDB through knex. The SQL is knex's compilation of a checked plan.
-import type { Statement } from 'better-sqlite3';
+// any transaction, like document reads) and its result is remembered until the database changes; on MariaDB through
+// knex. The SQL is knex's compilation of a checked plan.
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { prepared } from '../db/sqlite-statements';
 import type { Site } from '../site';
@@ -20,8 +21,12 @@ export function compile(query: Knex.QueryBuilder): CompiledQuery {
 /** Where a compiled query is kept between runs of the same plan. */
 export interface CompiledSlot {
   compiled?: CompiledQuery;
-  /** The result columns when the compiled SELECT is packed (one JSON array per row). */
-  packed?: string[];
+  /** SQLite: the result columns in order. */
+  columns?: string[];
+  /** SQLite: the compiled SELECT is packed (one JSON array per row). */
+  packed?: boolean;
+  /** SQLite: the compiled query's key among the remembered results. */
+  key?: string;
 }
 
 /** Result rows as value lists, with the column names in select order. */
@@ -36,9 +41,57 @@ export interface SelectSource {
   packedColumns?: string[];
 }
 
+/** Results read on a SQLite read connection while the database stayed unchanged. */
+interface Snapshot {
+  version: unknown;
+  results: Map<string, unknown[][] | number>;
+  /** Rows held by `results` (a count holds none). */
+  rows: number;
+  versionStatement: BetterSqlite3.Statement;
+}
+const snapshots = new WeakMap<BetterSqlite3.Database, Snapshot>();
+const MAX_RESULTS = 1000;
+const MAX_ROWS = 20_000;
+
 /**
- * Runs a SELECT; on SQLite the compilation is kept in `slot` for the next run, and rows come back as value lists
- * (better-sqlite3 builds an object per row several times slower than an array), or packed when the source allows.
+ * The results remembered on `reader` since the database last changed. The read connection's `PRAGMA data_version`
+ * moves whenever another connection (every write goes through knex's) commits, and the results are dropped then, so
+ * a remembered result is never stale. (A commit between the pragma and a read only makes that read newer than its
+ * snapshot, which the next pragma drops.)
+ */
+function snapshotOf(reader: BetterSqlite3.Database): Snapshot {
+  let snapshot = snapshots.get(reader);
+  if (!snapshot) snapshots.set(reader, (snapshot = { version: undefined, results: new Map(), rows: 0, versionStatement: reader.prepare('PRAGMA data_version').pluck() }));
+  const version = snapshot.versionStatement.get();
+  if (version !== snapshot.version) forget(snapshot, version);
+  return snapshot;
+}
+
+function forget(snapshot: Snapshot, version: unknown): void {
+  snapshot.results.clear();
+  snapshot.rows = 0;
+  snapshot.version = version;
+}
+
+function remember(snapshot: Snapshot, key: string, value: unknown[][] | number): void {
+  const rows = typeof value === 'number' ? 0 : value.length;
+  if (rows > MAX_ROWS) return;
+  if (snapshot.results.size >= MAX_RESULTS || snapshot.rows + rows > MAX_ROWS) forget(snapshot, snapshot.version);
+  snapshot.results.set(key, value);
+  snapshot.rows += rows;
+}
+
+function compileInto(slot: CompiledSlot, query: Knex.QueryBuilder): CompiledQuery {
+  const compiled = compile(query);
+  slot.key = `${compiled.sql}\u0000${JSON.stringify(compiled.bindings)}`;
+  slot.compiled = compiled;
+  return compiled;
+}
+
+/**
+ * Runs a SELECT. On SQLite the compilation is kept in `slot` for the next run, rows come back as value lists
+ * (better-sqlite3 builds an object per row several times slower than an array) or packed when the source allows,
+ * and they are remembered until the database changes. Callers must not modify the rows.
  */
 export async function runSelect(site: Site, source: SelectSource, slot: CompiledSlot = {}): Promise<RowSet> {
   const { reader } = site.db;
@@ -47,55 +100,38 @@ export async function runSelect(site: Site, source: SelectSource, slot: Compiled
     const columns = objects[0] ? Object.keys(objects[0]) : [];
     return { columns, rows: objects.map((o) => columns.map((c) => o[c])) };
   }
-  if (!slot.compiled) {
-    slot.packed = source.packedColumns;
-    slot.compiled = compile(source.build(slot.packed !== undefined));
+  let compiled = slot.compiled;
+  if (!compiled) {
+    const packed = source.packedColumns;
+    compiled = compileInto(slot, source.build(packed !== undefined));
+    slot.packed = packed !== undefined;
+    slot.columns = packed ?? prepared(reader, compiled.sql).columns().map((c) => c.name);
   }
-  const stmt = prepared(reader, slot.compiled.sql);
-  if (slot.packed) return { columns: slot.packed, rows: (stmt.pluck(true).all(...slot.compiled.bindings) as string[]).map(parseRow) };
-  let columns = columnNames.get(stmt);
-  if (!columns) columnNames.set(stmt, (columns = stmt.columns().map((c) => c.name)));
-  return { columns, rows: stmt.raw(true).all(...slot.compiled.bindings) as unknown[][] };
+  const snapshot = snapshotOf(reader);
+  let rows = snapshot.results.get(slot.key as string) as unknown[][] | undefined;
+  if (!rows) {
+    const stmt = prepared(reader, compiled.sql);
+    rows = slot.packed ? (stmt.pluck(true).all(...compiled.bindings) as string[]).map(parseRow) : (stmt.raw(true).all(...compiled.bindings) as unknown[][]);
+    remember(snapshot, slot.key as string, rows);
+  }
+  return { columns: slot.columns as string[], rows };
 }
 
 const parseRow = (text: string): unknown[] => JSON.parse(text) as unknown[];
 
-/** Column names per prepared statement (better-sqlite3 builds them anew on every `columns()` call). */
-const columnNames = new WeakMap<Statement, string[]>();
-
-interface CountCache {
-  version: unknown;
-  counts: Map<string, number>;
-  versionStatement: Statement;
-}
-const countCaches = new WeakMap<object, CountCache>();
-const MAX_COUNTS = 1000;
-
-/**
- * Runs a COUNT query and returns the number. On SQLite a count is remembered until the database changes: the read
- * connection's `PRAGMA data_version` moves whenever another connection (every write goes through knex's) commits, so
- * a remembered count is never stale. MariaDB counts every time.
- */
+/** Runs a COUNT query and returns the number; on SQLite it is remembered until the database changes, like SELECTs. */
 export async function runCount(site: Site, build: () => Knex.QueryBuilder, slot: CompiledSlot = {}): Promise<number> {
   const { reader } = site.db;
   if (!reader) {
     const [row] = (await build()) as { count: number | string }[];
     return Number(row?.count ?? 0);
   }
-  let cache = countCaches.get(reader);
-  if (!cache) countCaches.set(reader, (cache = { version: undefined, counts: new Map(), versionStatement: reader.prepare('PRAGMA data_version').pluck() }));
-  const version = cache.versionStatement.get();
-  if (version !== cache.version) {
-    cache.counts.clear();
-    cache.version = version;
-  }
-  slot.compiled ??= compile(build());
-  const key = `${slot.compiled.sql}\u0000${JSON.stringify(slot.compiled.bindings)}`;
-  let count = cache.counts.get(key);
+  const compiled = slot.compiled ?? compileInto(slot, build());
+  const snapshot = snapshotOf(reader);
+  let count = snapshot.results.get(slot.key as string) as number | undefined;
   if (count === undefined) {
-    count = Number(prepared(reader, slot.compiled.sql).pluck().get(...slot.compiled.bindings) ?? 0);
-    if (cache.counts.size >= MAX_COUNTS) cache.counts.clear();
-    cache.counts.set(key, count);
+    count = Number(prepared(reader, compiled.sql).pluck().get(...compiled.bindings) ?? 0);
+    remember(snapshot, slot.key as string, count);
   }
   return count;
 }
