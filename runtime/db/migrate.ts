@@ -1,5 +1,6 @@
 // Schema sync: tables `tab<DocType>` with Frappe's standard columns, additive only, a no-op when nothing changed.
 import { createHash } from 'node:crypto';
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { FIELD_TYPE_INFO, assertNever, storesValue } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
@@ -117,8 +118,8 @@ export function indexName(table: string, column: string): string {
   return `${plain.slice(0, 48)}_${createHash('sha1').update(plain).digest('hex').slice(0, 10)}`;
 }
 
-function schemaHash(meta: DocTypeMeta): string {
-  const spec = columnSpecs(meta).map((c) => `${c.name}:${c.index ?? ''}`);
+function schemaHash(meta: DocTypeMeta, specs: ColumnSpec[]): string {
+  const spec = specs.map((c) => `${c.name}:${c.index ?? ''}`);
   const types = meta.fields.map((f) => `${f.fieldname}:${f.fieldtype}:${f.length ?? ''}`);
   return createHash('sha1').update(JSON.stringify([meta.tableName, spec, types])).digest('hex');
 }
@@ -128,20 +129,40 @@ async function existingColumns(knex: Knex, table: string): Promise<Set<string>> 
   return new Set(Object.keys(info));
 }
 
-async function syncTable(knex: Knex, dialect: Database['dialect'], meta: DocTypeMeta, exists: boolean): Promise<void> {
-  const specs = columnSpecs(meta);
-  const table = meta.tableName;
-  if (!exists) {
-    await knex.schema.createTable(table, (t) => {
-      for (const spec of specs) spec.add(t);
-      for (const spec of specs) {
-        if (spec.index === 'unique') t.unique([spec.name], { indexName: indexName(table, spec.name) });
-        else if (spec.index === 'plain') t.index([spec.name], indexName(table, spec.name));
-      }
-      if (dialect === 'mysql') t.charset('utf8mb4');
-    });
+/** The CREATE TABLE (and CREATE INDEX) statements of a DocType's table. */
+function createTable(knex: Knex, dialect: Database['dialect'], table: string, specs: ColumnSpec[]): Knex.SchemaBuilder {
+  return knex.schema.createTable(table, (t) => {
+    for (const spec of specs) spec.add(t);
+    for (const spec of specs) {
+      if (spec.index === 'unique') t.unique([spec.name], { indexName: indexName(table, spec.name) });
+      else if (spec.index === 'plain') t.index([spec.name], indexName(table, spec.name));
+    }
+    if (dialect === 'mysql') t.charset('utf8mb4');
+  });
+}
+
+/**
+ * Creates tables. On SQLite the statements knex builds run in one `exec` on the connection: knex prepares each
+ * statement, and a DDL statement prepared on its own costs about a third more (thousands of them for large sets).
+ */
+async function createTables(knex: Knex, builders: Knex.SchemaBuilder[], dialect: Database['dialect']): Promise<void> {
+  if (dialect === 'mysql') {
+    for (const builder of builders) await builder;
     return;
   }
+  const statements = builders.flatMap((b) => b.toSQL() as { sql: string; bindings: readonly unknown[] }[]);
+  // Column defaults are written into the SQL text on SQLite; a statement with bindings could not run through exec.
+  if (statements.some((s) => s.bindings.length)) throw new Error('a CREATE TABLE statement has bindings');
+  const connection = (await knex.client.acquireConnection()) as BetterSqlite3.Database;
+  try {
+    connection.exec(statements.map((s) => s.sql).join(';\n'));
+  } finally {
+    await knex.client.releaseConnection(connection);
+  }
+}
+
+/** Adds the columns and indexes an existing table is missing. */
+async function alterTable(knex: Knex, dialect: Database['dialect'], table: string, specs: ColumnSpec[]): Promise<void> {
   const have = await existingColumns(knex, table);
   const missing = specs.filter((s) => !have.has(s.name));
   if (missing.length) {
@@ -211,6 +232,9 @@ async function ensureSystemTables(knex: Knex): Promise<void> {
   });
 }
 
+/** Schema hash rows per INSERT (two bindings each: under the 999 bound parameters older SQLite builds allow). */
+const HASH_ROWS_PER_INSERT = 400;
+
 /** Result of a schema sync. */
 export interface MigrateResult {
   /** DocTypes whose table was created or altered. */
@@ -226,16 +250,25 @@ export async function migrate(db: Database, doctypes: DocTypeMeta[]): Promise<Mi
   const changed: string[] = [];
   const sync = async (knex: Knex) => {
     let tables: Set<string> | undefined;
+    const creates: Knex.SchemaBuilder[] = [];
+    const hashes: { doctype: string; hash: string }[] = [];
     for (const meta of doctypes) {
       if (meta.issingle || meta.isVirtual) continue;
-      const hash = schemaHash(meta);
+      const specs = columnSpecs(meta);
+      const hash = schemaHash(meta, specs);
       if (known.get(meta.name) === hash) continue;
       tables ??= await existingTables(knex, db.dialect);
-      await syncTable(knex, db.dialect, meta, tables.has(meta.tableName));
-      if (known.has(meta.name)) await knex(SYSTEM_TABLES.schema).where({ doctype: meta.name }).update({ hash });
-      else await knex(SYSTEM_TABLES.schema).insert({ doctype: meta.name, hash });
+      if (tables.has(meta.tableName)) await alterTable(knex, db.dialect, meta.tableName, specs);
+      else creates.push(createTable(knex, db.dialect, meta.tableName, specs));
+      hashes.push({ doctype: meta.name, hash });
       changed.push(meta.name);
     }
+    await createTables(knex, creates, db.dialect);
+    // Recorded once the tables exist: on MariaDB, where DDL is not transactional, a run that fails records no hash, and
+    // the next run finds the tables it did create and completes them.
+    const added = hashes.filter((h) => !known.has(h.doctype));
+    for (const { doctype, hash } of hashes) if (known.has(doctype)) await knex(SYSTEM_TABLES.schema).where({ doctype }).update({ hash });
+    for (let i = 0; i < added.length; i += HASH_ROWS_PER_INSERT) await knex(SYSTEM_TABLES.schema).insert(added.slice(i, i + HASH_ROWS_PER_INSERT));
   };
   // SQLite DDL is transactional: one transaction instead of one commit per statement (thousands for large sets).
   // MariaDB commits each DDL statement implicitly, so there the statements run as they are.
