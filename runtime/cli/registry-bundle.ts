@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileStamp, prepareCodeCache } from './bundle-code-cache';
 
 const PACKAGE_ROOT = path.resolve(__dirname, '..', '..');
 const CACHE_ROOT = path.join(PACKAGE_ROOT, 'node_modules', '.cache', 'doctype-service');
@@ -104,7 +105,9 @@ export async function ensureRegistryBundle(generatedDir: string): Promise<string
     // Written under a temporary name and renamed, so a concurrent start never reads half a file.
     const tmp = `${bundle}.${process.pid}.tmp`;
     writeFileSync(tmp, out.contents);
+    const bundleStamp = fileStamp(tmp);
     renameSync(tmp, bundle);
+    prepareCodeCache(bundle, bundleStamp, out.text);
     writeFileSync(`${manifest}.${process.pid}.tmp`, JSON.stringify(inputs));
     renameSync(`${manifest}.${process.pid}.tmp`, manifest);
   } catch {
