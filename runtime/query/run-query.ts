@@ -41,17 +41,20 @@ export interface SelectSource {
   packedColumns?: string[];
 }
 
-/** Results read on a SQLite read connection while the database stayed unchanged. */
+/**
+ * Results read on a SQLite read connection while the database stayed unchanged: counts, and packed pages whose JSON
+ * text length bounds their memory (pages of aggregates are read every time).
+ */
 interface Snapshot {
   version: unknown;
   results: Map<string, unknown[][] | number>;
-  /** Rows held by `results` (a count holds none). */
-  rows: number;
+  /** The JSON text length of the pages held by `results` (a count: none), which bounds their memory. */
+  size: number;
   versionStatement: BetterSqlite3.Statement;
 }
 const snapshots = new WeakMap<BetterSqlite3.Database, Snapshot>();
 const MAX_RESULTS = 1000;
-const MAX_ROWS = 20_000;
+const MAX_SIZE = 4_000_000;
 
 /**
  * The results remembered on `reader` since the database last changed. The read connection's `PRAGMA data_version`
@@ -61,7 +64,7 @@ const MAX_ROWS = 20_000;
  */
 function snapshotOf(reader: BetterSqlite3.Database): Snapshot {
   let snapshot = snapshots.get(reader);
-  if (!snapshot) snapshots.set(reader, (snapshot = { version: undefined, results: new Map(), rows: 0, versionStatement: reader.prepare('PRAGMA data_version').pluck() }));
+  if (!snapshot) snapshots.set(reader, (snapshot = { version: undefined, results: new Map(), size: 0, versionStatement: reader.prepare('PRAGMA data_version').pluck() }));
   const version = snapshot.versionStatement.get();
   if (version !== snapshot.version) forget(snapshot, version);
   return snapshot;
@@ -69,16 +72,15 @@ function snapshotOf(reader: BetterSqlite3.Database): Snapshot {
 
 function forget(snapshot: Snapshot, version: unknown): void {
   snapshot.results.clear();
-  snapshot.rows = 0;
+  snapshot.size = 0;
   snapshot.version = version;
 }
 
-function remember(snapshot: Snapshot, key: string, value: unknown[][] | number): void {
-  const rows = typeof value === 'number' ? 0 : value.length;
-  if (rows > MAX_ROWS) return;
-  if (snapshot.results.size >= MAX_RESULTS || snapshot.rows + rows > MAX_ROWS) forget(snapshot, snapshot.version);
+function remember(snapshot: Snapshot, key: string, value: unknown[][] | number, size: number): void {
+  if (size > MAX_SIZE / 4) return;
+  if (snapshot.results.size >= MAX_RESULTS || snapshot.size + size > MAX_SIZE) forget(snapshot, snapshot.version);
   snapshot.results.set(key, value);
-  snapshot.rows += rows;
+  snapshot.size += size;
 }
 
 function compileInto(slot: CompiledSlot, query: Knex.QueryBuilder): CompiledQuery {
@@ -91,7 +93,7 @@ function compileInto(slot: CompiledSlot, query: Knex.QueryBuilder): CompiledQuer
 /**
  * Runs a SELECT. On SQLite the compilation is kept in `slot` for the next run, rows come back as value lists
  * (better-sqlite3 builds an object per row several times slower than an array) or packed when the source allows,
- * and they are remembered until the database changes. Callers must not modify the rows.
+ * and packed ones are remembered until the database changes. Callers must not modify the rows.
  */
 export async function runSelect(site: Site, source: SelectSource, slot: CompiledSlot = {}): Promise<RowSet> {
   const { reader } = site.db;
@@ -107,17 +109,22 @@ export async function runSelect(site: Site, source: SelectSource, slot: Compiled
     slot.packed = packed !== undefined;
     slot.columns = packed ?? prepared(reader, compiled.sql).columns().map((c) => c.name);
   }
+  const columns = slot.columns as string[];
+  if (!slot.packed) return { columns, rows: prepared(reader, compiled.sql).raw(true).all(...compiled.bindings) as unknown[][] };
   const snapshot = snapshotOf(reader);
-  let rows = snapshot.results.get(slot.key as string) as unknown[][] | undefined;
-  if (!rows) {
-    const stmt = prepared(reader, compiled.sql);
-    rows = slot.packed ? (stmt.pluck(true).all(...compiled.bindings) as string[]).map(parseRow) : (stmt.raw(true).all(...compiled.bindings) as unknown[][]);
-    remember(snapshot, slot.key as string, rows);
+  const remembered = snapshot.results.get(slot.key as string) as unknown[][] | undefined;
+  if (remembered) return { columns, rows: remembered };
+  const texts = prepared(reader, compiled.sql).pluck(true).all(...compiled.bindings) as string[];
+  const rows = new Array<unknown[]>(texts.length);
+  let size = 0;
+  for (let i = 0; i < texts.length; i++) {
+    const text = texts[i] as string;
+    size += text.length;
+    rows[i] = JSON.parse(text) as unknown[];
   }
-  return { columns: slot.columns as string[], rows };
+  remember(snapshot, slot.key as string, rows, size);
+  return { columns, rows };
 }
-
-const parseRow = (text: string): unknown[] => JSON.parse(text) as unknown[];
 
 /** Runs a COUNT query and returns the number; on SQLite it is remembered until the database changes, like SELECTs. */
 export async function runCount(site: Site, build: () => Knex.QueryBuilder, slot: CompiledSlot = {}): Promise<number> {
@@ -131,7 +138,7 @@ export async function runCount(site: Site, build: () => Knex.QueryBuilder, slot:
   let count = snapshot.results.get(slot.key as string) as number | undefined;
   if (count === undefined) {
     count = Number(prepared(reader, compiled.sql).pluck().get(...compiled.bindings) ?? 0);
-    remember(snapshot, slot.key as string, count);
+    remember(snapshot, slot.key as string, count, 0);
   }
   return count;
 }
