@@ -18,6 +18,12 @@ export function forgetUsers(): void {
   cache.clear();
 }
 
+/** The cached user, when it is cached and fresh (the synchronous fast path of authentication). */
+export function cachedUser(name: string): UserRecord | undefined {
+  const hit = cache.get(name);
+  return hit && Date.now() - hit.at < TTL_MS ? hit.record : undefined;
+}
+
 /** Loads a user with its roles (plus `All` and `Guest` for every signed-in user); undefined when unknown. */
 export async function loadUser(q: Queryable, name: string): Promise<UserRecord | undefined> {
   const hit = cache.get(name);

@@ -1,6 +1,6 @@
 // createAuthenticate: resolves the request's user from the Authorization header, the session cookie or auth hooks, failing closed.
 import type { Middleware } from 'koa';
-import { userForApiKey } from '../auth/api-keys';
+import { userForApiKey, verifiedApiKeyUser } from '../auth/api-keys';
 import type { AuthHook } from '../auth/auth-hooks';
 import { bearerGrant } from '../auth/bearer-tokens';
 import { clientIp } from '../auth/client-ip';
@@ -8,7 +8,7 @@ import { ipAllowed } from '../auth/ip-restriction';
 import { keySource } from '../auth/key-sources';
 import { parseSessionExpiry, resumeSession } from '../auth/sessions';
 import { loadSettings } from '../auth/settings';
-import { loadUser } from '../auth/users';
+import { cachedUser, loadUser, type UserRecord } from '../auth/users';
 import { AuthenticationError, InvalidAuthorizationToken } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import { GUEST } from '../site';
@@ -98,39 +98,70 @@ async function hookUser(ctx: AppContext, hooks: readonly AuthHook[], current: st
 }
 
 /**
+ * The user of a request that carries only `token`/`Basic` credentials already verified and cached (no cookie, no key
+ * source header, no auth hooks): the common API-client case, answered without a database read, hash or await.
+ * Undefined sends the request through the full path, which also produces every error.
+ */
+function cachedTokenUser(ctx: AppContext, header: string): UserRecord | undefined {
+  if (ctx.headers.cookie || ctx.headers['svc-authorization-source'] || ctx.headers['frappe-authorization-source']) return undefined;
+  let credentials: Credentials;
+  try {
+    credentials = parseAuthorization(header);
+  } catch {
+    return undefined;
+  }
+  if (credentials.kind !== 'key') return undefined;
+  const name = verifiedApiKeyUser(credentials.key, credentials.secret);
+  const user = name === undefined ? undefined : cachedUser(name);
+  return user && user.enabled && !user.restrictIp ? user : undefined;
+}
+
+/**
  * Sets `ctx.state.user` and `ctx.state.auth` from the Authorization header, the session cookie, then the auth hooks.
  * A header that does not authenticate is 401, never a silent Guest; so are a disabled user and a refused IP.
  */
 export function createAuthenticate(options: AuthenticateOptions): Middleware {
-  return async function authenticate(ctx, next) {
+  const hooks = options.authHooks.length > 0;
+  return function authenticate(ctx, next) {
+    const header = ctx.headers.authorization;
+    const cached = header && !hooks ? cachedTokenUser(ctx as AppContext, header) : undefined;
+    if (!cached) return fullAuthenticate(ctx as AppContext, next, options);
     const state = (ctx as AppContext).state;
-    const { site } = state;
-    const sid = ctx.cookies.get('sid');
-    const header = ctx.get('authorization');
-    let userName: string | undefined;
-    if (header) userName = await headerUser(ctx as AppContext, header);
-    if (sid && sid !== GUEST.name) {
-      const session = await resumeSession(site, sid, parseSessionExpiry((await loadSettings(site)).session_expiry));
-      if (!session) {
-        if (!header) ctx.cookies.set('sid', null);
-      } else if (userName === undefined) {
-        userName = session.user;
-        state.auth = 'session';
-        state.session = session;
-      } else if (session.user !== userName) {
-        throw new AuthenticationError('The session cookie and the Authorization header name different users');
-      }
-    }
-    if (options.authHooks.length) userName = await hookUser(ctx as AppContext, options.authHooks, userName);
-    if (userName) {
-      const user = await loadUser(site.db.knex, userName);
-      if (!user || !user.enabled) throw new AuthenticationError('User disabled or missing', state.auth === 'bearer' ? { headers: INVALID_BEARER } : undefined);
-      if (user.restrictIp && !ipAllowed(user.restrictIp, clientIp(ctx))) throw new AuthenticationError('Access not allowed from this IP Address');
-      state.user = user;
-    } else {
-      state.user = GUEST;
-      state.auth = 'guest';
-    }
-    await next();
+    state.user = cached;
+    state.auth = 'token';
+    return next();
   };
+}
+
+/** Every other request: header, session cookie and hooks, with their database reads and every refusal. */
+async function fullAuthenticate(ctx: AppContext, next: () => Promise<unknown>, options: AuthenticateOptions): Promise<void> {
+  const state = ctx.state;
+  const { site } = state;
+  const sid = ctx.headers.cookie ? ctx.cookies.get('sid') : undefined;
+  const header = ctx.get('authorization');
+  let userName: string | undefined;
+  if (header) userName = await headerUser(ctx, header);
+  if (sid && sid !== GUEST.name) {
+    const session = await resumeSession(site, sid, parseSessionExpiry((await loadSettings(site)).session_expiry));
+    if (!session) {
+      if (!header) ctx.cookies.set('sid', null);
+    } else if (userName === undefined) {
+      userName = session.user;
+      state.auth = 'session';
+      state.session = session;
+    } else if (session.user !== userName) {
+      throw new AuthenticationError('The session cookie and the Authorization header name different users');
+    }
+  }
+  if (options.authHooks.length) userName = await hookUser(ctx, options.authHooks, userName);
+  if (userName) {
+    const user = await loadUser(site.db.knex, userName);
+    if (!user || !user.enabled) throw new AuthenticationError('User disabled or missing', state.auth === 'bearer' ? { headers: INVALID_BEARER } : undefined);
+    if (user.restrictIp && !ipAllowed(user.restrictIp, clientIp(ctx))) throw new AuthenticationError('Access not allowed from this IP Address');
+    state.user = user;
+  } else {
+    state.user = GUEST;
+    state.auth = 'guest';
+  }
+  await next();
 }
