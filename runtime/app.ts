@@ -29,7 +29,7 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
   const { site: conf } = site.config;
-  app.use(async function requestState(ctx, next) {
+  app.use(function requestState(ctx, next) {
     const state = (ctx as AppContext).state;
     state.site = site;
     state.version = versionOf(ctx.path);
@@ -37,7 +37,7 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
     state.auth = 'guest';
     state.messages = [];
     ctx.set('Cache-Control', 'no-store,no-cache,must-revalidate,max-age=0');
-    await next();
+    return next();
   });
   app.use(createRequestLog());
   app.use(createErrorHandler({ developerMode: conf.developer_mode, onServerError: options.onServerError ?? ((err) => console.error(err)) }));

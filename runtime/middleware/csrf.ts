@@ -22,7 +22,7 @@ function same(a: string, b: string): boolean {
 
 /** Refuses unsafe requests under session auth whose token is missing or wrong (400 CSRFTokenError). */
 export function createCsrf(options: CsrfOptions): Middleware {
-  return async function csrf(ctx, next) {
+  return function csrf(ctx, next) {
     const state = (ctx as AppContext).state;
     if (state.auth === 'session' && UNSAFE.has(ctx.method) && !options.ignoreCsrf && !options.exempt.has(ctx.path.replace(/\/+$/, ''))) {
       const referrer = ctx.get('origin') || ctx.get('referer');
@@ -33,6 +33,6 @@ export function createCsrf(options: CsrfOptions): Middleware {
         if (!sent || !state.session || !same(sent, state.session.csrfToken)) throw new CSRFTokenError('Invalid Request: missing or wrong CSRF token');
       }
     }
-    await next();
+    return next();
   };
 }

@@ -7,9 +7,9 @@ const RESOURCE_PATH = /^\/api\/(?:v1\/)?resource(?:\/|$)|^\/api\/v2\/(?:document
 
 /** Refuses (403 insufficient_scope) bearer requests to resource endpoints whose token lacks `all`; methods check their own. */
 export function createResourceScopes(): Middleware {
-  return async function resourceScopes(ctx, next) {
+  return function resourceScopes(ctx, next) {
     const state = (ctx as AppContext).state;
     if (state.auth === 'bearer' && RESOURCE_PATH.test(ctx.path)) assertScopes(state, DEFAULT_SCOPES);
-    await next();
+    return next();
   };
 }
