@@ -1,13 +1,23 @@
 // Request parameters as Frappe reads them: a JSON body wins over the query string; JSON values in queries are parsed.
+import { parse } from 'node:querystring';
 import { DataError } from '../errors/errors';
 import type { AppContext } from './state';
+
+/**
+ * The query string's parameters, parsed once per request. node:querystring rather than Koa 3's `ctx.query`, which
+ * builds a URLSearchParams and defines each key as a property: several times the cost, on every request. The object
+ * has no prototype, so `__proto__` and friends are plain keys; no key limit (maxKeys 0), as Koa.
+ */
+export function queryParams(ctx: AppContext): Readonly<Record<string, string | string[] | undefined>> {
+  return (ctx.state.query ??= parse(ctx.querystring, '&', '=', { maxKeys: 0 }));
+}
 
 /** Every request parameter: the JSON/form body when there is one, else the query string. */
 export function requestParams(ctx: AppContext): Record<string, unknown> {
   const body = (ctx.request as { body?: unknown }).body;
   if (body && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length > 0) return body as Record<string, unknown>;
   const params: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(ctx.query)) {
+  for (const [key, value] of Object.entries(queryParams(ctx))) {
     if (Array.isArray(value)) throw new DataError(`Parameter ${key} was given more than once`);
     params[key] = value;
   }

@@ -19,6 +19,8 @@ export interface RequestState {
   scopes?: readonly string[];
   /** Messages for the user, sent as `_server_messages` (v1) or `messages` (v2). */
   messages: string[];
+  /** The parsed query string, once read (`queryParams`). */
+  query?: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 /** A Koa context with our state. */

@@ -2,6 +2,7 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { BadRequestError, DoesNotExistError, MethodNotAllowedError } from '../errors/errors';
+import { queryParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import { callDocumentMethod, callMethod } from './method-routes';
 import {
@@ -19,7 +20,7 @@ type Params = Record<string, string>;
 
 /** v1's `run_method` (query string, or a JSON/form body): the document method a resource request runs instead. */
 function runMethodOf(ctx: AppContext): string | undefined {
-  const fromQuery = ctx.query.run_method;
+  const fromQuery = queryParams(ctx).run_method;
   const body = (ctx.request as { body?: unknown }).body as Record<string, unknown> | undefined;
   const value = fromQuery ?? (body && typeof body === 'object' && !Array.isArray(body) ? body.run_method : undefined);
   if (value === undefined) return undefined;
@@ -31,8 +32,8 @@ const h =
   (ctx: { params: unknown }) =>
     fn(ctx as unknown as AppContext, ctx.params as Params);
 
-/** Builds the router for v1 (`/api/...` and `/api/v1/...`) and v2 (`/api/v2/...`). */
-export function createApiRouter(): Middleware {
+/** The v1 resource routes under `/api` and `/api/v1`. */
+function resourceRouter(): Router {
   const router = new Router();
   for (const prefix of ['/api', '/api/v1']) {
     router.get(`${prefix}/resource/:doctype`, h((ctx, p) => listDocuments(ctx, p.doctype as string)));
@@ -54,8 +55,13 @@ export function createApiRouter(): Middleware {
     );
     router.put(`${prefix}/resource/:doctype/*name`, h((ctx, p) => updateDocument(ctx, p.doctype as string, p.name as string)));
     router.delete(`${prefix}/resource/:doctype/*name`, h((ctx, p) => deleteDocument(ctx, p.doctype as string, p.name as string)));
-    router.all(`${prefix}/method/*method`, h((ctx, p) => callMethod(ctx, p.method as string)));
   }
+  return router;
+}
+
+/** The v2 document and DocType routes under `/api/v2`. */
+function documentRouter(): Router {
+  const router = new Router();
   const v2 = '/api/v2';
   router.get(`${v2}/document/:doctype`, h((ctx, p) => listDocuments(ctx, p.doctype as string)));
   router.post(`${v2}/document/:doctype`, h((ctx, p) => createDocument(ctx, p.doctype as string)));
@@ -69,23 +75,57 @@ export function createApiRouter(): Middleware {
   router.delete(`${v2}/document/:doctype/*name`, h((ctx, p) => deleteDocument(ctx, p.doctype as string, p.name as string)));
   router.get(`${v2}/doctype/:doctype/count`, h((ctx, p) => countDocuments(ctx, p.doctype as string)));
   router.get(`${v2}/doctype/:doctype/meta`, h((ctx, p) => docTypeMeta(ctx, p.doctype as string)));
-  router.all(`${v2}/method/*method`, h((ctx, p) => callMethod(ctx, p.method as string)));
+  return router;
+}
 
+/** The method routes of both versions. */
+function methodRouter(): Router {
+  const router = new Router();
+  for (const prefix of ['/api', '/api/v1', '/api/v2']) router.all(`${prefix}/method/*method`, h((ctx, p) => callMethod(ctx, p.method as string)));
+  return router;
+}
+
+/** A router's routes with its 405 (Allow) and 404 answers as errors. */
+function dispatcher(router: Router): Middleware {
   const routes = router.routes();
   const allowed = router.allowedMethods();
-  return async function apiRouter(ctx, next) {
-    // The router keeps undecodable segments as raw text; a malformed escape (`%`, `%C0%AF`) is a bad request instead.
-    try {
-      decodeURIComponent(ctx.path);
-    } catch {
-      throw new BadRequestError('Malformed percent-encoding in the URL path');
-    }
-    await routes(ctx as never, async () => {
+  return (ctx, next) =>
+    routes(ctx as never, async () => {
       await allowed(ctx as never, next);
       if (ctx.status === 405) {
         throw new MethodNotAllowedError(`${ctx.method} is not allowed on ${ctx.path}`, { headers: { Allow: ctx.response.get('Allow') } });
       }
       if ((ctx.status === 404 && !ctx.body) || ctx.status === 501) throw new DoesNotExistError(`No route for ${ctx.method} ${ctx.path.slice(0, 200)}`);
     });
+}
+
+/** Path prefixes and the family of routes that serves them. */
+const FAMILIES: ReadonlyArray<readonly [string, 'resource' | 'document' | 'method']> = [
+  ['/api/resource/', 'resource'],
+  ['/api/method/', 'method'],
+  ['/api/v1/resource/', 'resource'],
+  ['/api/v1/method/', 'method'],
+  ['/api/v2/document/', 'document'],
+  ['/api/v2/doctype/', 'document'],
+  ['/api/v2/method/', 'method'],
+];
+
+/**
+ * Builds the routes of v1 (`/api/...` and `/api/v1/...`) and v2 (`/api/v2/...`): one router per family of paths, picked
+ * by prefix, so a request is matched against its family's few patterns rather than every route.
+ */
+export function createApiRouter(): Middleware {
+  const families = { resource: dispatcher(resourceRouter()), document: dispatcher(documentRouter()), method: dispatcher(methodRouter()) };
+  return function apiRouter(ctx, next) {
+    const path = ctx.path;
+    // The router keeps undecodable segments as raw text; a malformed escape (`%`, `%C0%AF`) is a bad request instead.
+    try {
+      decodeURIComponent(path);
+    } catch {
+      throw new BadRequestError('Malformed percent-encoding in the URL path');
+    }
+    const family = FAMILIES.find(([prefix]) => path.startsWith(prefix));
+    if (!family) throw new DoesNotExistError(`No route for ${ctx.method} ${path.slice(0, 200)}`);
+    return families[family[1]](ctx, next);
   };
 }
