@@ -52,11 +52,22 @@ export function sqliteValue(value: unknown): unknown {
   return value;
 }
 
+/** INSERT texts by table and column list: building and hashing a fresh text per row costs more than the insert's binding. */
+const insertTexts = new Map<string, string>();
+
 /** Inserts one row. */
 export function insertRow(conn: BetterSqlite3.Database, table: string, row: Record<string, unknown>): void {
   const columns = Object.keys(row);
-  const sql = `insert into ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
-  prepared(conn, sql).run(columns.map((c) => sqliteValue(row[c])));
+  const key = `${table}\u0000${columns.join('\u0000')}`;
+  let sql = insertTexts.get(key);
+  if (sql === undefined) {
+    if (insertTexts.size >= MAX_STATEMENTS) insertTexts.delete(insertTexts.keys().next().value as string);
+    sql = `insert into ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+    insertTexts.set(key, sql);
+  }
+  const values = new Array<unknown>(columns.length);
+  for (let i = 0; i < columns.length; i++) values[i] = sqliteValue(row[columns[i] as string]);
+  prepared(conn, sql).run(values);
 }
 
 /** Updates the row(s) matching every `where` column; returns the number changed. */

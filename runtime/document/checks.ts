@@ -1,8 +1,9 @@
 // Document checks run on every write: body shape (generated validators), defaults, values, mandatory, links, unique.
 import { DataError, DuplicateEntryError, LinkValidationError, MandatoryError, PermissionError } from '../errors/errors';
-import { FIELD_TYPE_INFO, isTableType, storesValue } from '../meta/field-types';
+import { assertNever, isTableType } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { BodyValidator, DocTypeBinding, Registry } from '../registry/registry';
+import { defaultOf, fieldLists, tableFields, type FieldDefault } from './field-lists';
 import type { DocData, Queryable } from './store';
 import { normalizeValue, now, today } from './values';
 
@@ -20,49 +21,52 @@ export function checkBody(validator: BodyValidator, body: unknown, doctype: stri
   return body as DocData;
 }
 
+/** The value a default stands for, for `user` now. */
+function resolveDefault(found: FieldDefault, user: string): unknown {
+  switch (found.kind) {
+    case 'fixed':
+      return found.value;
+    case 'user':
+      return user;
+    case 'today':
+      return today();
+    case 'now':
+      return now().slice(0, 19);
+    case 'rows':
+      return [];
+    default:
+      return assertNever(found);
+  }
+}
+
 /** Frappe's default value of a field (`Today`, `Now`, `__user`, Check as 0/1, numbers as numbers). */
 export function defaultValue(field: FieldMeta, user: string): unknown {
-  const raw = field.default;
-  if (raw === undefined) return FIELD_TYPE_INFO[field.fieldtype].value === 'check' ? 0 : undefined;
-  if (raw === '__user' || raw === 'user') return user;
-  const value = FIELD_TYPE_INFO[field.fieldtype].value;
-  if (value === 'date' && raw.toLowerCase() === 'today') return today();
-  if (value === 'datetime' && raw.toLowerCase() === 'now') return now().slice(0, 19);
-  if (value === 'check' || value === 'integer' || value === 'number') {
-    const n = Number(raw);
-    return Number.isFinite(n) ? n : undefined;
-  }
-  if (field.fieldtype === 'Select' && field.selectOptions && !field.selectOptions.includes(raw)) return undefined;
-  return raw;
+  const found = defaultOf(field);
+  return found && resolveDefault(found, user);
 }
 
 /** Fills missing fields of a new document (and of its child rows) with their defaults. */
 export function applyDefaults(meta: DocTypeMeta, data: DocData, user: string): void {
-  for (const field of meta.fields) {
-    if (isTableType(field.fieldtype)) {
-      if (data[field.fieldname] === undefined) data[field.fieldname] = [];
-      continue;
-    }
-    if (data[field.fieldname] === undefined || data[field.fieldname] === null) {
-      const value = defaultValue(field, user);
-      if (value !== undefined) data[field.fieldname] = value;
-    }
+  for (const found of fieldLists(meta).defaults) {
+    const current = data[found.field.fieldname];
+    // A table sent as null is refused later (not a list of rows), not replaced.
+    if (current === undefined || (current === null && found.kind !== 'rows')) data[found.field.fieldname] = resolveDefault(found, user);
   }
 }
 
 /** Gives every stored field that has no value the one its column holds (Frappe's get_valid_dict): 0 for numbers and Check, else null. */
 export function fillStoredValues(meta: DocTypeMeta, data: DocData): void {
-  for (const field of meta.fields) {
-    if (!storesValue(field.fieldtype) || data[field.fieldname] !== undefined) continue;
-    const { column } = FIELD_TYPE_INFO[field.fieldtype];
-    data[field.fieldname] = column === 'int' || column === 'bigint' || column === 'decimal' || column === 'check' ? 0 : null;
+  const { stored, storedEmpty } = fieldLists(meta);
+  for (let i = 0; i < stored.length; i++) {
+    const name = (stored[i] as FieldMeta).fieldname;
+    if (data[name] === undefined) data[name] = storedEmpty[i];
   }
 }
 
 /** Normalizes every value in place (calendar-valid dates, storage forms); throws DataError naming the field. */
 export function normalizeValues(meta: DocTypeMeta, data: DocData): void {
-  for (const field of meta.fields) {
-    if (storesValue(field.fieldtype) && field.fieldname in data) data[field.fieldname] = normalizeValue(field, data[field.fieldname]);
+  for (const field of fieldLists(meta).stored) {
+    if (field.fieldname in data) data[field.fieldname] = normalizeValue(field, data[field.fieldname]);
   }
 }
 
@@ -73,15 +77,16 @@ const isEmpty = (value: unknown) =>
 export function checkMandatory(binding: DocTypeBinding, registry: Registry, data: DocData): void {
   const missing: string[] = [];
   const messages: string[] = [];
-  for (const field of binding.meta.fields) {
+  // In field order: a table's rows are reported right after the table itself.
+  for (const field of fieldLists(binding.meta).mandatoryOrTables) {
     if (field.reqd && isEmpty(data[field.fieldname])) {
       missing.push(field.fieldname);
       messages.push(isTableType(field.fieldtype) ? `Data missing in table ${field.label}` : `Value missing for ${binding.meta.name}: ${field.label}`);
     }
-    if (!isTableType(field.fieldtype) || !field.options) continue;
-    const child = registry.get(field.options);
+    const child = isTableType(field.fieldtype) && field.options ? registry.get(field.options) : undefined;
+    if (!child) continue;
     for (const [i, row] of ((data[field.fieldname] as DocData[] | undefined) ?? []).entries()) {
-      for (const cf of child?.meta.fields ?? []) {
+      for (const cf of fieldLists(child.meta).mandatoryOrTables) {
         if (cf.reqd && isEmpty(row[cf.fieldname])) {
           missing.push(`${field.fieldname}[${i}].${cf.fieldname}`);
           messages.push(`${field.label} Row #${i + 1}: Value missing for: ${cf.label}`);
@@ -114,12 +119,12 @@ async function checkLinksOf(
   doctype: string,
   restriction: LinkRestriction | undefined,
 ): Promise<void> {
-  for (const field of meta.fields) {
+  for (const field of fieldLists(meta).links) {
     const value = data[field.fieldname];
     if (value === undefined || value === null || value === '') continue;
     let target: string | undefined;
     if (field.fieldtype === 'Link') target = field.options;
-    else if (field.fieldtype === 'Dynamic Link' && field.options) target = String(data[field.options] ?? '');
+    else if (field.options) target = String(data[field.options] ?? '');
     else continue;
     if (!target) throw new LinkValidationError(`${where}${field.label}: the DocType to link to is not set`);
     // Links to "DocType" name a DocType of this service, not a stored row.
@@ -144,10 +149,7 @@ async function checkLinksOf(
 export async function checkLinks(q: Queryable, binding: DocTypeBinding, registry: Registry, data: DocData, restriction?: LinkRestriction): Promise<void> {
   const doctype = binding.meta.name;
   await checkLinksOf(q, registry, binding.meta, data, '', doctype, restriction);
-  for (const field of binding.meta.fields) {
-    if (!isTableType(field.fieldtype) || !field.options) continue;
-    const child = registry.get(field.options);
-    if (!child) continue;
+  for (const { field, child } of tableFields(binding.meta, registry)) {
     for (const [i, row] of ((data[field.fieldname] as DocData[] | undefined) ?? []).entries()) {
       await checkLinksOf(q, registry, child.meta, row, `${field.label} Row #${i + 1}: `, doctype, restriction);
     }
@@ -157,8 +159,7 @@ export async function checkLinks(q: Queryable, binding: DocTypeBinding, registry
 /** Checks unique fields against other documents of the DocType (409 DuplicateEntryError naming the field). */
 export async function checkUnique(q: Queryable, binding: DocTypeBinding, data: DocData): Promise<void> {
   if (binding.meta.issingle) return;
-  for (const field of binding.meta.fields) {
-    if (!field.unique || !storesValue(field.fieldtype)) continue;
+  for (const field of fieldLists(binding.meta).unique) {
     const value = data[field.fieldname];
     if (value === undefined || value === null || value === '') continue;
     const clash = await q(binding.meta.tableName).where(field.fieldname, value as string).whereNot('name', String(data.name)).first('name');

@@ -1,5 +1,5 @@
 // Naming rules: hash, autoincrement, field:, format:, old-style series, naming_series:, prompt and UUID.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomFillSync, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { InvalidNameError, MandatoryError, ValidationError } from '../errors/errors';
@@ -78,9 +78,18 @@ async function expandFormat(trx: Knex, pattern: string, doc: DocData, meta: DocT
   return rendered.replace('\u0000', String(n).padStart(counter.width, '0'));
 }
 
+/** Random bytes drawn in one block for many names: a crypto call per name costs more than the rest of naming. */
+const randomPool = Buffer.alloc(4096);
+let randomOffset = randomPool.length;
+
 /** Frappe's 10-character random name. */
 export function hashName(): string {
-  return randomBytes(5).toString('hex');
+  if (randomOffset + 5 > randomPool.length) {
+    randomFillSync(randomPool);
+    randomOffset = 0;
+  }
+  randomOffset += 5;
+  return randomPool.toString('hex', randomOffset - 5, randomOffset);
 }
 
 /** Checks and cleans a name: trimmed, non-empty, no `<` or `>`, not the DocType's own name, at most 140 characters. */

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { forgetAuthCaches } from '../auth/auth-caches';
 import { digestSecret, hashPassword, writeAuth } from '../auth/passwords';
 import type { DocTypeBinding } from '../registry/registry';
+import { fieldLists } from './field-lists';
 import type { DocData } from './store';
 
 const MASK = '*****';
@@ -12,8 +13,7 @@ const MASK = '*****';
  * that user's login password; `api_secret` is kept as a digest so key sources can compare it.
  */
 export async function storePasswordFields(trx: Knex, binding: DocTypeBinding, data: DocData): Promise<void> {
-  for (const field of binding.meta.fields) {
-    if (field.fieldtype !== 'Password') continue;
+  for (const field of fieldLists(binding.meta).passwords) {
     const value = data[field.fieldname];
     if (typeof value !== 'string' || value === '' || /^\*+$/.test(value)) continue;
     const name = String(data.name);

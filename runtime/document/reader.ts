@@ -3,7 +3,8 @@ import type { Statement } from 'better-sqlite3';
 import { prepared, quoteIdent } from '../db/sqlite-statements';
 import type { DocTypeBinding } from '../registry/registry';
 import type { Site } from '../site';
-import { decodeRow, loadDoc, tableFields, type DocData } from './store';
+import { tableFields } from './field-lists';
+import { decodeRow, loadDoc, type DocData } from './store';
 
 function statement(site: Site, sql: string): Statement {
   return prepared(site.db.reader as NonNullable<Site['db']['reader']>, sql);

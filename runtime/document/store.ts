@@ -5,9 +5,10 @@ import { SYSTEM_TABLES } from '../db/migrate';
 import { insertRow, sqliteConnection, updateRows } from '../db/sqlite-statements';
 import { DuplicateEntryError } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
-import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta, type FieldMeta } from '../meta/types';
+import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta } from '../meta/types';
 import type { DocTypeBinding, Registry } from '../registry/registry';
 import { defaultValue } from './checks';
+import { fieldLists, tableFields } from './field-lists';
 import { decodeValue, encodeValue, formatDatetime } from './values';
 
 /** A stored document as plain data: standard fields, field values, and child rows under their Table fields. */
@@ -30,23 +31,12 @@ export function decodeRow(meta: DocTypeMeta, row: Record<string, unknown>): DocD
   return data;
 }
 
-/** The table fields of a DocType whose child DocType is known. */
-export function tableFields(meta: DocTypeMeta, registry: Registry): { field: FieldMeta; child: DocTypeBinding }[] {
-  const out: { field: FieldMeta; child: DocTypeBinding }[] = [];
-  for (const field of meta.fields) {
-    if (!isTableType(field.fieldtype) || !field.options) continue;
-    const child = registry.get(field.options);
-    if (child) out.push({ field, child });
-  }
-  return out;
-}
-
 /** Row values of a document for its own table (stored fields and standard columns only). */
 export function rowValues(meta: DocTypeMeta, data: DocData, standard: readonly string[]): Record<string, unknown> {
   const row: Record<string, unknown> = {};
   for (const key of standard) if (data[key] !== undefined) row[key] = data[key];
-  for (const field of meta.fields) {
-    if (storesValue(field.fieldtype) && data[field.fieldname] !== undefined) row[field.fieldname] = encodeValue(field, data[field.fieldname]);
+  for (const field of fieldLists(meta).stored) {
+    if (data[field.fieldname] !== undefined) row[field.fieldname] = encodeValue(field, data[field.fieldname]);
   }
   return row;
 }

@@ -46,6 +46,11 @@ function validDate(year: number, month: number, day: number): boolean {
   return d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day;
 }
 
+/** The error for a bad value of `field`, naming the field. */
+function badValue(field: FieldMeta, why: string): DataError {
+  return new DataError(`${field.label} (${field.fieldname}): ${why}`);
+}
+
 /**
  * Checks and normalizes a value that already passed the generated ajv validator (which coerced the JSON
  * types): calendar-valid dates and times, and the storage form of each type. Throws DataError naming the field.
@@ -53,24 +58,23 @@ function validDate(year: number, month: number, day: number): boolean {
 export function normalizeValue(field: FieldMeta, value: unknown): unknown {
   if (value === undefined || value === null) return value;
   const info = FIELD_TYPE_INFO[field.fieldtype];
-  const bad = (why: string) => new DataError(`${field.label} (${field.fieldname}): ${why}`);
   switch (info.value) {
     case 'string':
-      if (typeof value !== 'string') throw bad('must be text');
-      if (/[\u0000]/.test(value)) throw bad('must not contain NUL characters');
-      if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value)) throw bad('contains a lone surrogate');
+      if (typeof value !== 'string') throw badValue(field, 'must be text');
+      if (/[\u0000]/.test(value)) throw badValue(field, 'must not contain NUL characters');
+      if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value)) throw badValue(field, 'contains a lone surrogate');
       return value;
     case 'integer':
     case 'number':
-      if (typeof value !== 'number' || !Number.isFinite(value)) throw bad('must be a finite number');
-      if (info.value === 'integer' && !Number.isSafeInteger(value)) throw bad('must be an integer');
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw badValue(field, 'must be a finite number');
+      if (info.value === 'integer' && !Number.isSafeInteger(value)) throw badValue(field, 'must be an integer');
       return value;
     case 'check':
       return value ? 1 : 0;
     case 'date': {
       if (value === '') return null;
       const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(String(value));
-      if (!m || !validDate(Number(m[1]), Number(m[2]), Number(m[3]))) throw bad(`"${String(value)}" is not a valid date (YYYY-MM-DD)`);
+      if (!m || !validDate(Number(m[1]), Number(m[2]), Number(m[3]))) throw badValue(field, `"${String(value)}" is not a valid date (YYYY-MM-DD)`);
       return value;
     }
     case 'datetime': {
@@ -79,14 +83,14 @@ export function normalizeValue(field: FieldMeta, value: unknown): unknown {
       const m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?/.exec(text);
       const [h, mi, s] = [Number(m?.[4] ?? 0), Number(m?.[5] ?? 0), Number(m?.[6] ?? 0)];
       if (!m || !validDate(Number(m[1]), Number(m[2]), Number(m[3])) || h > 23 || mi > 59 || s > 59) {
-        throw bad(`"${text}" is not a valid datetime (YYYY-MM-DD HH:MM:SS)`);
+        throw badValue(field, `"${text}" is not a valid datetime (YYYY-MM-DD HH:MM:SS)`);
       }
       return formatDatetime(m[4] === undefined ? `${text} 00:00:00` : text);
     }
     case 'time': {
       if (value === '') return null;
       const m = /^(\d{1,2}):(\d{2})(?::(\d{2}))?/.exec(String(value));
-      if (!m || Number(m[1]) > 23 || Number(m[2]) > 59 || Number(m[3] ?? 0) > 59) throw bad(`"${String(value)}" is not a valid time`);
+      if (!m || Number(m[1]) > 23 || Number(m[2]) > 59 || Number(m[3] ?? 0) > 59) throw badValue(field, `"${String(value)}" is not a valid time`);
       return formatTime(String(value));
     }
     case 'json':

@@ -1,0 +1,94 @@
+// The fields of a DocType grouped as a write walks them, worked out once per DocType rather than on every write.
+import { FIELD_TYPE_INFO, isTableType, storesValue } from '../meta/field-types';
+import type { DocTypeMeta, FieldMeta } from '../meta/types';
+import type { DocTypeBinding, Registry } from '../registry/registry';
+
+/** A default a new document takes: a fixed value, one that depends on the user or the clock, or no rows for a table. */
+export type FieldDefault = { field: FieldMeta; kind: 'fixed'; value: unknown } | { field: FieldMeta; kind: 'user' | 'today' | 'now' | 'rows' };
+
+/** A DocType's fields by the part they play in a write. */
+export interface FieldLists {
+  /** Fields with a column of their own. */
+  stored: readonly FieldMeta[];
+  /** What each unset `stored` field holds in its column (Frappe's get_valid_dict): 0 for numbers and Check, else null. */
+  storedEmpty: readonly (0 | null)[];
+  /** Table and Table MultiSelect fields. */
+  tables: readonly FieldMeta[];
+  /** Link and Dynamic Link fields. */
+  links: readonly FieldMeta[];
+  /** Mandatory fields and tables (whose rows may have mandatory fields), in field order. */
+  mandatoryOrTables: readonly FieldMeta[];
+  /** Stored fields whose value must be unique among the DocType's documents. */
+  unique: readonly FieldMeta[];
+  /** Password fields. */
+  passwords: readonly FieldMeta[];
+  /** In field order: the fields that have a default, and every table (no rows). */
+  defaults: readonly FieldDefault[];
+}
+
+const EMPTY_AS_ZERO = new Set(['int', 'bigint', 'decimal', 'check']);
+
+/** The default of a field that is not a table (Frappe's: `Today`, `Now`, `__user`, Check as 0/1, numbers as numbers). */
+export function defaultOf(field: FieldMeta): FieldDefault | undefined {
+  const raw = field.default;
+  const value = FIELD_TYPE_INFO[field.fieldtype].value;
+  if (raw === undefined) return value === 'check' ? { field, kind: 'fixed', value: 0 } : undefined;
+  if (raw === '__user' || raw === 'user') return { field, kind: 'user' };
+  if (value === 'date' && raw.toLowerCase() === 'today') return { field, kind: 'today' };
+  if (value === 'datetime' && raw.toLowerCase() === 'now') return { field, kind: 'now' };
+  if (value === 'check' || value === 'integer' || value === 'number') {
+    const n = Number(raw);
+    return Number.isFinite(n) ? { field, kind: 'fixed', value: n } : undefined;
+  }
+  if (field.fieldtype === 'Select' && field.selectOptions && !field.selectOptions.includes(raw)) return undefined;
+  return { field, kind: 'fixed', value: raw };
+}
+
+function listFields(meta: DocTypeMeta): FieldLists {
+  const stored = meta.fields.filter((f) => storesValue(f.fieldtype));
+  return {
+    stored,
+    storedEmpty: stored.map((f) => (EMPTY_AS_ZERO.has(FIELD_TYPE_INFO[f.fieldtype].column) ? 0 : null)),
+    tables: meta.fields.filter((f) => isTableType(f.fieldtype)),
+    links: meta.fields.filter((f) => f.fieldtype === 'Link' || f.fieldtype === 'Dynamic Link'),
+    mandatoryOrTables: meta.fields.filter((f) => f.reqd || isTableType(f.fieldtype)),
+    unique: stored.filter((f) => f.unique),
+    passwords: meta.fields.filter((f) => f.fieldtype === 'Password'),
+    defaults: meta.fields.flatMap((f) => {
+      const found: FieldDefault | undefined = isTableType(f.fieldtype) ? { field: f, kind: 'rows' } : defaultOf(f);
+      return found ? [found] : [];
+    }),
+  };
+}
+
+const lists = new WeakMap<DocTypeMeta, FieldLists>();
+
+/** The field lists of `meta`. */
+export function fieldLists(meta: DocTypeMeta): FieldLists {
+  let found = lists.get(meta);
+  if (!found) lists.set(meta, (found = listFields(meta)));
+  return found;
+}
+
+/** A Table field whose child DocType the registry knows, with that DocType. */
+export interface TableField {
+  field: FieldMeta;
+  child: DocTypeBinding;
+}
+
+const tablesByRegistry = new WeakMap<Registry, WeakMap<DocTypeMeta, readonly TableField[]>>();
+
+/** The Table fields of `meta` whose child DocType is in `registry`. */
+export function tableFields(meta: DocTypeMeta, registry: Registry): readonly TableField[] {
+  let byMeta = tablesByRegistry.get(registry);
+  if (!byMeta) tablesByRegistry.set(registry, (byMeta = new WeakMap()));
+  let found = byMeta.get(meta);
+  if (!found) {
+    found = fieldLists(meta).tables.flatMap((field) => {
+      const child = field.options ? registry.get(field.options) : undefined;
+      return child ? [{ field, child }] : [];
+    });
+    byMeta.set(meta, found);
+  }
+  return found;
+}
