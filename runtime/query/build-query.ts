@@ -163,16 +163,28 @@ function itemDecoder(plan: ListPlan, i: number, column: (name: string) => number
 /** Turns result rows into objects keyed as the user asked, values decoded per field type. */
 export type PageDecoder = (rows: unknown[][]) => Record<string, unknown>[];
 
-/** The decoder of a plan's result rows whose columns (aliased `f0`, `f1`, ...) are `columns`: made once, used per page. */
+/**
+ * The decoder of a plan's result rows whose columns (aliased `f0`, `f1`, ...) are `columns`: made once, used per page.
+ * A result run-query remembers comes back as the same array while the database is unchanged: its objects are decoded
+ * once and each page gets copies (spreading an object is many times cheaper than building it key by key). Only JSON
+ * fields decode to objects, which copies would share: such plans decode every page.
+ */
 export function pageDecoder(plan: ListPlan, columns: string[]): PageDecoder {
   const index = new Map(columns.map((c, i) => [c, i]));
   const column = (name: string) => index.get(name) ?? -1;
   const keys = plan.selection.items.map((item) => item.key);
   const decoders = keys.map((_, i) => itemDecoder(plan, i, column));
-  return (rows) =>
+  const decode: PageDecoder = (rows) =>
     rows.map((row) => {
       const out: Record<string, unknown> = {};
       for (let i = 0; i < keys.length; i++) out[keys[i] as string] = (decoders[i] as RowDecoder)(row);
       return out;
     });
+  if (plan.selection.items.some((item) => item.ref?.kind === 'json')) return decode;
+  const decoded = new WeakMap<unknown[][], Record<string, unknown>[]>();
+  return (rows) => {
+    let page = decoded.get(rows);
+    if (!page) decoded.set(rows, (page = decode(rows)));
+    return page.map((row) => ({ ...row }));
+  };
 }

@@ -1,5 +1,7 @@
 // A list row holds exactly the values a document read answers (the list path's own transport — on SQLite one JSON
-// array per row — must not change text, numbers, NULLs or datetimes), for awkward text and fractional numbers too.
+// array per row — must not change text, numbers, NULLs or datetimes), for awkward text and fractional numbers too, and
+// the rows of an answer are the caller's own (a remembered page is copied, never handed out).
+import { listDocuments } from '../../runtime/operations/list-operations';
 import { PATHS, query, seededSite, type Seeded } from './query-site';
 
 let s: Seeded;
@@ -45,4 +47,15 @@ test('value lists (as_dict=0) and a joined column carry the same values', async 
     ['alpha', 100, 'North', 1.5],
     ['alpha', 100, 'North', 1.5],
   ]);
+});
+
+test('changing the rows of one answer leaves the next answer as it was', async () => {
+  const caller = { site: s.t.site, user: { name: 'Administrator', roles: new Set(['Administrator', 'System Manager']) }, version: 2 as const };
+  const params = { fields: '["title","amount",{"lines":["item"]}]', filters: '{"title":"alpha"}' };
+  const first = (await listDocuments(caller, 'Query Order', params)).data as Record<string, unknown>[];
+  expect(first).toEqual([{ title: 'alpha', amount: 100, lines: [{ item: 'bolt' }, { item: 'nut' }, { item: 'bolt' }] }]);
+  const row = first[0] as Record<string, unknown>;
+  row.title = 'changed';
+  delete row.amount;
+  expect((await listDocuments(caller, 'Query Order', params)).data).toEqual([{ title: 'alpha', amount: 100, lines: [{ item: 'bolt' }, { item: 'nut' }, { item: 'bolt' }] }]);
 });
