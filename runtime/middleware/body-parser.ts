@@ -38,7 +38,7 @@ export function createBodyParser(options: BodyParserOptions): Middleware {
     jsonStrict: false,
     parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE, HttpMethodEnum.GET],
   });
-  return async function bodyParser(ctx, next) {
+  return function bodyParser(ctx, next) {
     const length = Number(ctx.get('content-length') || 0);
     const hasBody = length > 0 || ctx.get('transfer-encoding') !== '';
     // Most GETs carry no body: nothing to parse (Frappe clients that send a JSON body on GET still get it parsed).
@@ -46,7 +46,7 @@ export function createBodyParser(options: BodyParserOptions): Middleware {
     if (length > options.maxBodySize) throw new RequestEntityTooLargeError(`Request body is larger than ${options.maxBodySize} bytes`);
     if (!ctx.is(ACCEPTED)) throw new UnsupportedMediaTypeError(`Content type ${ctx.get('content-type') || '(none)'} is not supported; send application/json`);
     if (ctx.is('text/plain')) throw new UnsupportedMediaTypeError('Content type text/plain is not accepted; send application/json');
-    await parse(ctx, async () => {
+    return parse(ctx, async () => {
       if (nestedDeeperThan((ctx.request as { body?: unknown }).body, MAX_DEPTH)) throw new BadRequestError(`The request body nests deeper than ${MAX_DEPTH} levels`);
       await next();
     });

@@ -106,30 +106,38 @@ async function record(ctx: AppContext, started: number): Promise<void> {
 
 /** Logs every `/api/` request when `log_api_requests` is on; the write is queued, never awaited by the response. */
 export function createRequestLog(): Middleware {
-  return async function requestLog(ctx, next) {
+  return function requestLog(ctx, next) {
     if (!ctx.path.startsWith('/api/')) return next();
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const state = (ctx as AppContext).state;
-      if (state.site.registry.get(LOG_DOCTYPE)) {
-        // Settings are nearly always cached: decide at once; only a cache miss waits for the read, off the response.
-        const settings = cachedSettings(state.site);
-        if (settings) {
-          try {
-            if (isOn(settings)) enqueueRow(ctx as AppContext, started);
-          } catch {
-            // logging never fails a request
-          }
-        } else {
-          const { preparing } = queueOf(state.site);
-          const pending = record(ctx as AppContext, started)
-            .catch(() => undefined)
-            .finally(() => preparing.delete(pending));
-          preparing.add(pending);
+    // Off (the default) and known to be off: nothing to time or wrap.
+    const known = cachedSettings((ctx as AppContext).state.site);
+    if (known && !isOn(known)) return next();
+    return logged(ctx as AppContext, next);
+  };
+}
+
+/** Runs the request and queues its log row once the response is decided. */
+async function logged(ctx: AppContext, next: () => Promise<unknown>): Promise<void> {
+  const started = performance.now();
+  try {
+    await next();
+  } finally {
+    const state = ctx.state;
+    if (state.site.registry.get(LOG_DOCTYPE)) {
+      // Settings are nearly always cached: decide at once; only a cache miss waits for the read, off the response.
+      const settings = cachedSettings(state.site);
+      if (settings) {
+        try {
+          if (isOn(settings)) enqueueRow(ctx, started);
+        } catch {
+          // logging never fails a request
         }
+      } else {
+        const { preparing } = queueOf(state.site);
+        const pending = record(ctx, started)
+          .catch(() => undefined)
+          .finally(() => preparing.delete(pending));
+        preparing.add(pending);
       }
     }
-  };
+  }
 }
