@@ -10,10 +10,19 @@ const MAX_ENTRIES = 500;
 const MAX_KEY = 8192;
 const caches = new WeakMap<Site, Map<string, unknown>>();
 
+/** A role set's part of a key, made once per set (a session's roles are one set, used by each of its requests). */
+const roleKeys = new WeakMap<ReadonlySet<string>, string>();
+function roleKey(roles: ReadonlySet<string>): string {
+  let key = roleKeys.get(roles);
+  if (key === undefined) roleKeys.set(roles, (key = [...roles].sort().join(',')));
+  return key;
+}
+
 /** The cache key of a plan, or undefined when the request is too large to key. */
 export function planKey(kind: string, caller: Caller, doctype: string, access: QueryAccess, params: Record<string, unknown>): string | undefined {
   const { user } = caller;
-  const key = [kind, doctype, caller.version, user.name, [...user.roles].sort().join(','), JSON.stringify(access.restriction ?? null), today(), JSON.stringify(params)].join('\u0000');
+  const restriction = access.restriction ? JSON.stringify(access.restriction) : '';
+  const key = `${kind}\u0000${doctype}\u0000${caller.version}\u0000${user.name}\u0000${roleKey(user.roles)}\u0000${restriction}\u0000${today()}\u0000${JSON.stringify(params)}`;
   return key.length > MAX_KEY ? undefined : key;
 }
 
