@@ -52,22 +52,34 @@ export function sqliteValue(value: unknown): unknown {
   return value;
 }
 
-/** INSERT texts by table and column list: building and hashing a fresh text per row costs more than the insert's binding. */
-const insertTexts = new Map<string, string>();
+/** Statement texts by table and column lists: building and hashing a fresh text per row costs more than binding it. */
+const texts = new Map<string, string>();
+
+/** The text cached under `key`, built on first use. */
+function cachedText(key: string, build: () => string): string {
+  let text = texts.get(key);
+  if (text === undefined) {
+    if (texts.size >= MAX_STATEMENTS) texts.delete(texts.keys().next().value as string);
+    text = build();
+    texts.set(key, text);
+  }
+  return text;
+}
+
+/** Appends the values of `columns` of `row` to `into`, as better-sqlite3 binds them. */
+function boundValues(row: Record<string, unknown>, columns: readonly string[], into: unknown[]): unknown[] {
+  for (const column of columns) into.push(sqliteValue(row[column]));
+  return into;
+}
 
 /** Inserts one row. */
 export function insertRow(conn: BetterSqlite3.Database, table: string, row: Record<string, unknown>): void {
   const columns = Object.keys(row);
-  const key = `${table}\u0000${columns.join('\u0000')}`;
-  let sql = insertTexts.get(key);
-  if (sql === undefined) {
-    if (insertTexts.size >= MAX_STATEMENTS) insertTexts.delete(insertTexts.keys().next().value as string);
-    sql = `insert into ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
-    insertTexts.set(key, sql);
-  }
-  const values = new Array<unknown>(columns.length);
-  for (let i = 0; i < columns.length; i++) values[i] = sqliteValue(row[columns[i] as string]);
-  prepared(conn, sql).run(values);
+  const sql = cachedText(
+    `insert\u0000${table}\u0000${columns.join('\u0000')}`,
+    () => `insert into ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`,
+  );
+  prepared(conn, sql).run(boundValues(row, columns, []));
 }
 
 /** Updates the row(s) matching every `where` column; returns the number changed. */
@@ -75,6 +87,9 @@ export function updateRows(conn: BetterSqlite3.Database, table: string, changes:
   const set = Object.keys(changes);
   const keys = Object.keys(where);
   if (set.length === 0) return 0;
-  const sql = `update ${quoteIdent(table)} set ${set.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${keys.map((c) => `${quoteIdent(c)} = ?`).join(' and ')}`;
-  return prepared(conn, sql).run([...set.map((c) => sqliteValue(changes[c])), ...keys.map((c) => sqliteValue(where[c]))]).changes;
+  const sql = cachedText(
+    `update\u0000${table}\u0000${set.join('\u0000')}\u0001${keys.join('\u0000')}`,
+    () => `update ${quoteIdent(table)} set ${set.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${keys.map((c) => `${quoteIdent(c)} = ?`).join(' and ')}`,
+  );
+  return prepared(conn, sql).run(boundValues(where, keys, boundValues(changes, set, []))).changes;
 }
