@@ -161,6 +161,8 @@ async function main(): Promise<number> {
       headers: h,
     },
     count: { url: `${svc.base}/api/v2/doctype/ToDo/count?filters=${filter}`, headers: h },
+    // Needs a registry with bench/doctypes: `npx tsx generator/cli.ts --doctypes doctypes --doctypes bench/doctypes --out bench/tmp/feature-gen`.
+    method: { url: `${svc.base}/api/method/bench.bench_probe.bench_probe.echo?word=hi`, headers: h },
   };
   const s = specs[kind];
   if (!s) throw new Error(`unknown scenario ${kind}: one of ${Object.keys(specs).join(', ')}`);
