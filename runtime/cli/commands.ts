@@ -1,4 +1,4 @@
-// `svc`: the command line — generate, migrate, serve, add-user, set-password, generate-keys.
+// The commands of `svc` (generate, migrate, serve, add-user, set-password, generate-keys) and their dispatch.
 import { createApp } from '../app';
 import { closeSite, openSite } from '../bootstrap';
 import { loadConfig } from '../config/config';
@@ -49,8 +49,8 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
 
 const USAGE = `Usage: svc <command> [options]\n\nCommands:\n${Object.keys(COMMANDS).map((c) => `  ${c}`).join('\n')}\n\nRun svc <command> --help for a command's options.`;
 
-/** Runs the CLI; returns the exit code. */
-export async function main(argv: string[]): Promise<number> {
+/** Runs the command named by argv[0]; returns the exit code. */
+export async function runCommand(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h') {
     console.log(USAGE);
@@ -66,16 +66,4 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   return command.run(rest);
-}
-
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      if (code !== 0 || process.argv[2] !== 'serve') process.exit(code);
-    },
-    (err: unknown) => {
-      console.error(err instanceof Error ? err.message : err);
-      process.exit(1);
-    },
-  );
 }
