@@ -186,7 +186,7 @@ export async function insertDoc(trx: Knex, binding: DocTypeBinding, registry: Re
   }
 }
 
-/** Updates a document row and replaces its child rows: kept rows updated, new rows inserted, missing rows deleted. */
+/** Updates a document row and replaces its child rows: kept rows updated, new rows inserted, missing rows deleted (prepared statements on SQLite). */
 export async function updateDoc(
   trx: Knex,
   binding: DocTypeBinding,
@@ -205,7 +205,11 @@ export async function updateDoc(
     const before = new Set(((previous[field.fieldname] as DocData[] | undefined) ?? []).map((r) => String(r.name)));
     const kept = new Set(rows.map((r) => String(r.name)));
     const removed = [...before].filter((n) => !kept.has(n));
-    if (removed.length) await child.model.query(trx).delete().whereIn('name', removed).andWhere('parent', String(name));
+    if (conn) {
+      for (const rowName of removed) prepared(conn, `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE name = ? AND parent = ?`).run(rowName, String(name));
+    } else if (removed.length) {
+      await child.model.query(trx).delete().whereIn('name', removed).andWhere('parent', String(name));
+    }
     for (const row of rows) {
       const values = rowValues(child.meta, row, CHILD_STANDARD);
       if (before.has(String(row.name))) {
@@ -221,10 +225,13 @@ export async function updateDoc(
   }
 }
 
-/** Deletes a document and its child rows. */
+/** Deletes a document and its child rows: prepared statements on SQLite, the objection models elsewhere. */
 export async function deleteDoc(trx: Knex, binding: DocTypeBinding, registry: Registry, name: string): Promise<void> {
+  const conn = await sqliteConnection(trx);
   for (const { child } of tableFields(binding.meta, registry)) {
-    await child.model.query(trx).delete().where('parent', name).andWhere('parenttype', binding.meta.name);
+    if (conn) prepared(conn, `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE parent = ? AND parenttype = ?`).run(name, binding.meta.name);
+    else await child.model.query(trx).delete().where('parent', name).andWhere('parenttype', binding.meta.name);
   }
-  await binding.model.query(trx).delete().where('name', name);
+  if (conn) prepared(conn, `DELETE FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).run(name);
+  else await binding.model.query(trx).delete().where('name', name);
 }
