@@ -108,4 +108,13 @@ describe('§6.2 paths', () => {
     }
     expect(await countRows(t, 'ToDo', { name: todo })).toBe(1);
   });
+
+  test('an unknown verb is 404 JSON and OPTIONS lists the verbs of the path; neither changes anything', async () => {
+    const res = await refused(() => (t.http as unknown as Record<string, (p: string) => ReturnType<typeof t.http.get>>).propfind!(`/api/resource/ToDo/${todo}`).set(auth()), 404, 'DoesNotExistError');
+    expect(res.headers['content-type']).toMatch(/application\/json/);
+    const options = await t.http.options(`/api/v2/document/ToDo/${todo}`).set(auth());
+    expect(options.status).toBe(200);
+    for (const method of ['GET', 'PUT', 'PATCH', 'DELETE']) expect(String(options.headers.allow).split(/,\s*/)).toContain(method);
+    expect(await countRows(t, 'ToDo', { name: todo })).toBe(1);
+  });
 });
