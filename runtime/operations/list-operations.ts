@@ -70,7 +70,7 @@ export async function listDocuments(caller: Caller, doctype: string, params: Rec
     const knex = caller.site.db.knex;
     const set = await runSelect(caller.site, { build: (packed) => buildListQuery(knex, plan, packed), packedColumns: packedColumns(plan) }, cached.slot);
     if (cached.decoder?.columns !== set.columns) cached.decoder = { columns: set.columns, decode: pageDecoder(plan, set.columns) };
-    rows = cached.decoder.decode(set.rows);
+    rows = cached.decoder.decode(set);
   }
   const hasNextPage = rows.length > request.pageLength;
   if (hasNextPage) rows = rows.slice(0, request.pageLength);

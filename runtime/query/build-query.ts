@@ -161,30 +161,31 @@ function itemDecoder(plan: ListPlan, i: number, column: (name: string) => number
 }
 
 /** Turns result rows into objects keyed as the user asked, values decoded per field type. */
-export type PageDecoder = (rows: unknown[][]) => Record<string, unknown>[];
+export type PageDecoder = (result: RowSet) => Record<string, unknown>[];
 
 /**
  * The decoder of a plan's result rows whose columns (aliased `f0`, `f1`, ...) are `columns`: made once, used per page.
- * A result run-query remembers comes back as the same array while the database is unchanged: its objects are decoded
- * once and each page gets copies (spreading an object is many times cheaper than building it key by key). Only JSON
- * fields decode to objects, which copies would share: such plans decode every page.
+ * Rows run-query remembers are decoded once, and each page gets copies of those objects (spreading an object is many
+ * times cheaper than building it key by key). Only JSON fields decode to objects, which copies would share: such plans
+ * decode every page.
  */
 export function pageDecoder(plan: ListPlan, columns: string[]): PageDecoder {
   const index = new Map(columns.map((c, i) => [c, i]));
   const column = (name: string) => index.get(name) ?? -1;
   const keys = plan.selection.items.map((item) => item.key);
   const decoders = keys.map((_, i) => itemDecoder(plan, i, column));
-  const decode: PageDecoder = (rows) =>
+  const decode = (rows: unknown[][]) =>
     rows.map((row) => {
       const out: Record<string, unknown> = {};
       for (let i = 0; i < keys.length; i++) out[keys[i] as string] = (decoders[i] as RowDecoder)(row);
       return out;
     });
-  if (plan.selection.items.some((item) => item.ref?.kind === 'json')) return decode;
-  const decoded = new WeakMap<unknown[][], Record<string, unknown>[]>();
-  return (rows) => {
-    let page = decoded.get(rows);
-    if (!page) decoded.set(rows, (page = decode(rows)));
+  const copies = !plan.selection.items.some((item) => item.ref?.kind === 'json');
+  const self = {};
+  return ({ rows, derived }) => {
+    if (!derived || !copies) return decode(rows);
+    let page = derived.get(self) as Record<string, unknown>[] | undefined;
+    if (!page) derived.set(self, (page = decode(rows)));
     return page.map((row) => ({ ...row }));
   };
 }
