@@ -1,16 +1,18 @@
 // One write transaction on the site's database. knex.transaction() builds a new knex instance for every transaction,
 // which on SQLite costs more than the insert it wraps; there the transaction instead holds knex's single pooled
 // connection (so no other query, in a transaction or not, runs on it meanwhile) and runs BEGIN IMMEDIATE, COMMIT and
-// ROLLBACK as cached prepared statements, and queries inside go through one long-lived knex bound to that connection.
+// ROLLBACK as statements prepared once, and queries inside go through one long-lived knex bound to that connection.
 // On MariaDB it is a knex transaction.
 import type BetterSqlite3 from 'better-sqlite3';
 import knexFactory, { type Knex } from 'knex';
 import type { Database } from './connect';
-import { prepared } from './sqlite-statements';
 
-/** The knex bound to one SQLite connection, and whether a transaction holding that connection is open. */
+/** The knex bound to one SQLite connection, its transaction statements, and whether a transaction holding it is open. */
 interface BoundKnex {
   knex: Knex;
+  begin: BetterSqlite3.Statement;
+  commit: BetterSqlite3.Statement;
+  rollback: BetterSqlite3.Statement;
   open: boolean;
 }
 
@@ -37,7 +39,12 @@ function boundKnex(knex: Knex, conn: BetterSqlite3.Database): BoundKnex {
     }
   }
   const { useNullAsDefault } = knex.client.config as Knex.Config;
-  const made: BoundKnex = Object.assign(entry, { knex: knexFactory({ client: HeldConnectionClient, useNullAsDefault: useNullAsDefault ?? true }) });
+  const made: BoundKnex = Object.assign(entry, {
+    knex: knexFactory({ client: HeldConnectionClient, useNullAsDefault: useNullAsDefault ?? true }),
+    begin: conn.prepare('BEGIN IMMEDIATE'),
+    commit: conn.prepare('COMMIT'),
+    rollback: conn.prepare('ROLLBACK'),
+  });
   bound.set(conn, made);
   return made;
 }
@@ -52,15 +59,15 @@ export async function inWriteTransaction<T>(db: Database, work: (q: Knex) => Pro
   const conn = (await client.acquireConnection()) as BetterSqlite3.Database;
   try {
     const entry = boundKnex(db.knex, conn);
-    prepared(conn, 'BEGIN IMMEDIATE').run();
+    entry.begin.run();
     entry.open = true;
     try {
       const result = await work(entry.knex);
-      prepared(conn, 'COMMIT').run();
+      entry.commit.run();
       return result;
     } finally {
       entry.open = false;
-      if (conn.inTransaction) prepared(conn, 'ROLLBACK').run();
+      if (conn.inTransaction) entry.rollback.run();
     }
   } finally {
     await client.releaseConnection(conn);

@@ -6,17 +6,22 @@ import type { FieldMeta } from '../meta/types';
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
 let lastMicros = 0;
+/** The `YYYY-MM-DD HH:MM:SS` text of the second `lastSecond`: formatted once per second, not per call. */
+let lastSecond = -1;
+let secondText = '';
 
 /** Now as Frappe writes it: `YYYY-MM-DD HH:MM:SS.ffffff` (UTC), strictly increasing within the process. */
 export function now(): string {
   let micros = Date.now() * 1000;
   if (micros <= lastMicros) micros = lastMicros + 1;
   lastMicros = micros;
-  const d = new Date(Math.floor(micros / 1000));
-  return (
-    `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ` +
-    `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(micros % 1_000_000, 6)}`
-  );
+  const second = Math.floor(micros / 1_000_000);
+  if (second !== lastSecond) {
+    const d = new Date(second * 1000);
+    secondText = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+    lastSecond = second;
+  }
+  return `${secondText}.${pad(micros % 1_000_000, 6)}`;
 }
 
 /** Today's date, `YYYY-MM-DD` (UTC). */

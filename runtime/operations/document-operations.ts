@@ -50,7 +50,7 @@ export async function createDocument(caller: Caller, doctype: string, body: Reco
     await created.insert();
     return created;
   });
-  return { doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, { ...doc }, caller.version)), messages: tx.messages };
+  return { doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)), messages: tx.messages };
 }
 
 /** Applies changes to a document: only the fields sent change; a stale `modified` is refused. */
@@ -71,7 +71,7 @@ export async function updateDocument(caller: Caller, doctype: string, name: stri
     await loaded.save();
     return loaded;
   });
-  return { doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, { ...doc }, caller.version)), messages: tx.messages };
+  return { doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)), messages: tx.messages };
 }
 
 /** Moves a document's docstatus (1 submit, 2 cancel) through the lifecycle, which checks the right the move needs. */
@@ -86,7 +86,7 @@ async function moveDocstatus(caller: Caller, doctype: string, name: string, docs
     await loaded.save();
     return loaded;
   });
-  return { doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, { ...doc }, caller.version)), messages: tx.messages };
+  return { doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)), messages: tx.messages };
 }
 
 /** Submits a draft (docstatus 0 → 1): needs `submit`; runs before_submit and on_submit. */
