@@ -53,11 +53,15 @@ export function isFresh(paths: BundlePaths): boolean {
 }
 
 /**
- * Builds a bundle from `entry`: the files `owns` accepts go into it, packages and every other file are required at run
+ * Builds a bundle from `entry` (and its esbuild options): the files `owns` accepts go into it, packages and every other file are required at run
  * time by absolute path. Returns the bundle's path, or undefined when it cannot be built here (no esbuild, read-only
  * cache), in which case the caller loads the TypeScript directly.
  */
-export async function buildBundle(paths: BundlePaths, entry: Pick<BuildOptions, 'entryPoints' | 'stdin'>, owns: (file: string) => boolean): Promise<string | undefined> {
+export async function buildBundle(
+  paths: BundlePaths,
+  entry: Pick<BuildOptions, 'entryPoints' | 'stdin' | 'keepNames'>,
+  owns: (file: string) => boolean,
+): Promise<string | undefined> {
   let esbuild: typeof import('esbuild');
   try {
     esbuild = require('esbuild') as typeof import('esbuild');

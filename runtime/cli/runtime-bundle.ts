@@ -9,7 +9,7 @@ import { requireBundle } from './bundle-code-cache';
 import { PACKAGE_ROOT, buildBundle, bundlePaths, isFresh } from './cached-bundle';
 
 /** Bumped when the way the runtime bundle is built changes. */
-const BUNDLE_FORMAT = 1;
+const BUNDLE_FORMAT = 2;
 const RUNTIME = path.join(PACKAGE_ROOT, 'runtime');
 const CLI = path.join(RUNTIME, 'cli');
 
@@ -38,7 +38,15 @@ export async function installRuntimeBundle(): Promise<void> {
   const paths = bundlePaths(`runtime:${BUNDLE_FORMAT}:${PACKAGE_ROOT}`);
   const bundle = isFresh(paths)
     ? paths.bundle
-    : await buildBundle(paths, { stdin: { contents: entrySource(runtimeModules()), resolveDir: PACKAGE_ROOT, sourcefile: 'runtime-modules.ts', loader: 'ts' } }, (file) => file.startsWith(RUNTIME + path.sep) && !file.startsWith(CLI + path.sep));
+    : await buildBundle(
+        paths,
+        {
+          stdin: { contents: entrySource(runtimeModules()), resolveDir: PACKAGE_ROOT, sourcefile: 'runtime-modules.ts', loader: 'ts' },
+          // One scope for ~90 modules renames clashing declarations; their functions and classes keep their own names.
+          keepNames: true,
+        },
+        (file) => file.startsWith(RUNTIME + path.sep) && !file.startsWith(CLI + path.sep),
+      );
   if (!bundle) return;
   // A runtime module loaded already (through tsx) would exist twice: then the runtime stays on tsx.
   if (Object.keys(require.cache).some((file) => file.startsWith(RUNTIME + path.sep) && !file.startsWith(CLI + path.sep))) return;
