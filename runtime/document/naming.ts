@@ -78,6 +78,8 @@ async function expandFormat(trx: Knex, pattern: string, doc: DocData, meta: DocT
   return rendered.replace('\u0000', String(n).padStart(counter.width, '0'));
 }
 
+/** Two hex digits per byte value. */
+const HEX_PAIRS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
 /** Random bytes drawn in one block for many names: a crypto call per name costs more than the rest of naming. */
 const randomPool = Buffer.alloc(4096);
 let randomOffset = randomPool.length;
@@ -88,8 +90,10 @@ export function hashName(): string {
     randomFillSync(randomPool);
     randomOffset = 0;
   }
+  let name = '';
+  for (let i = 0; i < 5; i++) name += HEX_PAIRS[randomPool[randomOffset + i] as number];
   randomOffset += 5;
-  return randomPool.toString('hex', randomOffset - 5, randomOffset);
+  return name;
 }
 
 /** Checks and cleans a name: trimmed, non-empty, no `<` or `>`, not the DocType's own name, at most 140 characters. */

@@ -3,7 +3,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import type { Database } from '../db/connect';
 import { SYSTEM_TABLES } from '../db/migrate';
-import { insertRow, prepared, quoteIdent, sqliteConnection, updateRows } from '../db/sqlite-statements';
+import { insertRow, prepared, quoteIdent, sqliteConnection, sqliteValue, updateRows } from '../db/sqlite-statements';
 import { DuplicateEntryError } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta } from '../meta/types';
@@ -165,23 +165,55 @@ export function isDuplicateKeyError(err: unknown): boolean {
   return e?.code === 'ER_DUP_ENTRY' || e?.errno === 1062 || (typeof e?.code === 'string' && /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(e.code));
 }
 
+const fullRowInserts = new WeakMap<DocTypeMeta, Map<readonly string[], string>>();
+
+/** The INSERT text of a full row of `meta`: the `standard` columns, then every stored field. */
+function fullRowInsert(meta: DocTypeMeta, standard: readonly string[]): string {
+  let byStandard = fullRowInserts.get(meta);
+  if (!byStandard) fullRowInserts.set(meta, (byStandard = new Map()));
+  let sql = byStandard.get(standard);
+  if (sql === undefined) {
+    const columns = [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)];
+    sql = `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+    byStandard.set(standard, sql);
+  }
+  return sql;
+}
+
+/**
+ * Inserts a row of `meta` on SQLite. A full row (every column set, as the lifecycle writes them) binds straight from
+ * `data` through one statement text per DocType; a row with unset columns leaves them to their defaults (insertRow).
+ */
+function insertSqliteRow(conn: BetterSqlite3.Database, meta: DocTypeMeta, data: DocData, standard: readonly string[]): void {
+  const { stored } = fieldLists(meta);
+  const values = new Array<unknown>(standard.length + stored.length);
+  let i = 0;
+  for (const key of standard) {
+    if (data[key] === undefined) return insertRow(conn, meta.tableName, rowValues(meta, data, standard));
+    values[i++] = sqliteValue(data[key]);
+  }
+  for (const field of stored) {
+    if (data[field.fieldname] === undefined) return insertRow(conn, meta.tableName, rowValues(meta, data, standard));
+    values[i++] = sqliteValue(encodeValue(field, data[field.fieldname]));
+  }
+  prepared(conn, fullRowInsert(meta, standard)).run(values);
+}
+
 /** Inserts a document row and its child rows: prepared statements on SQLite, the objection models elsewhere. */
 export async function insertDoc(trx: Knex, binding: DocTypeBinding, registry: Registry, data: DocData): Promise<void> {
   const { meta } = binding;
   const conn = await sqliteConnection(trx);
   try {
-    const row = rowValues(meta, data, PARENT_STANDARD);
-    if (conn) insertRow(conn, meta.tableName, row);
-    else await binding.model.query(trx).insert(row);
+    if (conn) insertSqliteRow(conn, meta, data, PARENT_STANDARD);
+    else await binding.model.query(trx).insert(rowValues(meta, data, PARENT_STANDARD));
   } catch (err) {
     if (isDuplicateKeyError(err)) throw new DuplicateEntryError(`${meta.name} ${String(data.name)} already exists`, { cause: err, title: 'Duplicate Name' });
     throw err;
   }
   for (const { field, child } of tableFields(meta, registry)) {
     for (const row of (data[field.fieldname] as DocData[] | undefined) ?? []) {
-      const values = rowValues(child.meta, row, CHILD_STANDARD);
-      if (conn) insertRow(conn, child.meta.tableName, values);
-      else await child.model.query(trx).insert(values);
+      if (conn) insertSqliteRow(conn, child.meta, row, CHILD_STANDARD);
+      else await child.model.query(trx).insert(rowValues(child.meta, row, CHILD_STANDARD));
     }
   }
 }
