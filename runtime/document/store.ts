@@ -180,23 +180,61 @@ function fullRowInsert(meta: DocTypeMeta, standard: readonly string[]): string {
   return sql;
 }
 
+/** The bound values of a full row of `meta`: the `standard` columns but `skip`, then every stored field; undefined when one is unset. */
+function fullRowValues(meta: DocTypeMeta, data: DocData, standard: readonly string[], skip?: string): unknown[] | undefined {
+  const values: unknown[] = [];
+  for (const key of standard) {
+    if (data[key] === undefined) return undefined;
+    if (key !== skip) values.push(sqliteValue(data[key]));
+  }
+  for (const field of fieldLists(meta).stored) {
+    if (data[field.fieldname] === undefined) return undefined;
+    values.push(sqliteValue(encodeValue(field, data[field.fieldname])));
+  }
+  return values;
+}
+
 /**
  * Inserts a row of `meta` on SQLite. A full row (every column set, as the lifecycle writes them) binds straight from
  * `data` through one statement text per DocType; a row with unset columns leaves them to their defaults (insertRow).
  */
 function insertSqliteRow(conn: BetterSqlite3.Database, meta: DocTypeMeta, data: DocData, standard: readonly string[]): void {
-  const { stored } = fieldLists(meta);
-  const values = new Array<unknown>(standard.length + stored.length);
-  let i = 0;
-  for (const key of standard) {
-    if (data[key] === undefined) return insertRow(conn, meta.tableName, rowValues(meta, data, standard));
-    values[i++] = sqliteValue(data[key]);
+  const values = fullRowValues(meta, data, standard);
+  if (values) prepared(conn, fullRowInsert(meta, standard)).run(values);
+  else insertRow(conn, meta.tableName, rowValues(meta, data, standard));
+}
+
+const fullRowUpdates = new WeakMap<DocTypeMeta, Map<readonly string[], string>>();
+
+/** The UPDATE text of a full row of `meta` by name (and parent, for child rows): every column but the name is set. */
+function fullRowUpdate(meta: DocTypeMeta, standard: readonly string[]): string {
+  let byStandard = fullRowUpdates.get(meta);
+  if (!byStandard) fullRowUpdates.set(meta, (byStandard = new Map()));
+  let sql = byStandard.get(standard);
+  if (sql === undefined) {
+    const columns = [...standard.filter((c) => c !== 'name'), ...fieldLists(meta).stored.map((f) => f.fieldname)];
+    const where = standard === CHILD_STANDARD ? 'name = ? AND parent = ?' : 'name = ?';
+    sql = `update ${quoteIdent(meta.tableName)} set ${columns.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${where}`;
+    byStandard.set(standard, sql);
   }
-  for (const field of stored) {
-    if (data[field.fieldname] === undefined) return insertRow(conn, meta.tableName, rowValues(meta, data, standard));
-    values[i++] = sqliteValue(encodeValue(field, data[field.fieldname]));
+  return sql;
+}
+
+/**
+ * Updates the stored row of `data` (a child row when `parent` is given) on SQLite: a full row binds straight from
+ * `data` through one statement text per DocType; a row with unset columns leaves those as they are (updateRows).
+ */
+function updateSqliteRow(conn: BetterSqlite3.Database, meta: DocTypeMeta, data: DocData, parent?: string): void {
+  const standard = parent === undefined ? PARENT_STANDARD : CHILD_STANDARD;
+  const values = fullRowValues(meta, data, standard, 'name');
+  if (values) {
+    values.push(String(data.name));
+    if (parent !== undefined) values.push(parent);
+    prepared(conn, fullRowUpdate(meta, standard)).run(values);
+    return;
   }
-  prepared(conn, fullRowInsert(meta, standard)).run(values);
+  const { name, ...changes } = rowValues(meta, data, standard);
+  updateRows(conn, meta.tableName, changes, parent === undefined ? { name: String(name) } : { name: String(name), parent });
 }
 
 /** Inserts a document row and its child rows: prepared statements on SQLite, the objection models elsewhere. */
@@ -228,9 +266,14 @@ export async function updateDoc(
 ): Promise<void> {
   const { meta } = binding;
   const conn = await sqliteConnection(trx);
-  const { name, ...changes } = rowValues(meta, data, PARENT_STANDARD);
-  if (conn) updateRows(conn, meta.tableName, changes, { name: String(name) });
-  else await binding.model.query(trx).patch(changes).where('name', String(name));
+  const name = String(data.name);
+  if (conn) {
+    updateSqliteRow(conn, meta, data);
+  } else {
+    const changes = rowValues(meta, data, PARENT_STANDARD);
+    delete changes.name;
+    await binding.model.query(trx).patch(changes).where('name', name);
+  }
   for (const { field, child } of tableFields(meta, registry)) {
     const rows = data[field.fieldname] as DocData[] | undefined;
     if (rows === undefined) continue;
@@ -238,18 +281,20 @@ export async function updateDoc(
     const kept = new Set(rows.map((r) => String(r.name)));
     const removed = [...before].filter((n) => !kept.has(n));
     if (conn) {
-      for (const rowName of removed) prepared(conn, `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE name = ? AND parent = ?`).run(rowName, String(name));
+      for (const rowName of removed) prepared(conn, `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE name = ? AND parent = ?`).run(rowName, name);
     } else if (removed.length) {
-      await child.model.query(trx).delete().whereIn('name', removed).andWhere('parent', String(name));
+      await child.model.query(trx).delete().whereIn('name', removed).andWhere('parent', name);
     }
     for (const row of rows) {
+      if (conn) {
+        if (before.has(String(row.name))) updateSqliteRow(conn, child.meta, row, name);
+        else insertSqliteRow(conn, child.meta, row, CHILD_STANDARD);
+        continue;
+      }
       const values = rowValues(child.meta, row, CHILD_STANDARD);
       if (before.has(String(row.name))) {
         const { name: rowName, ...rowChanges } = values;
-        if (conn) updateRows(conn, child.meta.tableName, rowChanges, { name: String(rowName), parent: String(name) });
-        else await child.model.query(trx).patch(rowChanges).where('name', String(rowName)).andWhere('parent', String(name));
-      } else if (conn) {
-        insertRow(conn, child.meta.tableName, values);
+        await child.model.query(trx).patch(rowChanges).where('name', String(rowName)).andWhere('parent', name);
       } else {
         await child.model.query(trx).insert(values);
       }
