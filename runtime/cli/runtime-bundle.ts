@@ -13,6 +13,11 @@ const BUNDLE_FORMAT = 2;
 const RUNTIME = path.join(PACKAGE_ROOT, 'runtime');
 const CLI = path.join(RUNTIME, 'cli');
 
+/** True for the files the bundle holds: runtime/ but runtime/cli. */
+function isBundled(file: string): boolean {
+  return file.startsWith(RUNTIME + path.sep) && !file.startsWith(CLI + path.sep);
+}
+
 /** The runtime's modules, relative to the package root: every .ts file under runtime/ outside runtime/cli. */
 function runtimeModules(dir = RUNTIME): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -35,6 +40,8 @@ function entrySource(modules: string[]): string {
  */
 export async function installRuntimeBundle(): Promise<void> {
   if (process.env.SVC_BUNDLE === '0') return;
+  // A runtime module loaded already (through tsx) would exist twice: then the runtime stays on tsx.
+  if (Object.keys(require.cache).some(isBundled)) return;
   const paths = bundlePaths(`runtime:${BUNDLE_FORMAT}:${PACKAGE_ROOT}`);
   const bundle = isFresh(paths)
     ? paths.bundle
@@ -45,11 +52,9 @@ export async function installRuntimeBundle(): Promise<void> {
           // One scope for ~90 modules renames clashing declarations; their functions and classes keep their own names.
           keepNames: true,
         },
-        (file) => file.startsWith(RUNTIME + path.sep) && !file.startsWith(CLI + path.sep),
+        isBundled,
       );
   if (!bundle) return;
-  // A runtime module loaded already (through tsx) would exist twice: then the runtime stays on tsx.
-  if (Object.keys(require.cache).some((file) => file.startsWith(RUNTIME + path.sep) && !file.startsWith(CLI + path.sep))) return;
   const { modules } = requireBundle(bundle) as { modules: Record<string, object> };
   for (const [file, namespace] of Object.entries(modules)) {
     const filename = path.join(PACKAGE_ROOT, file);
