@@ -1,4 +1,5 @@
 // Document checks run on every write: body shape (generated validators), defaults, values, mandatory, links, unique.
+import { prepared, quoteIdent, sqliteConnection, sqliteValue } from '../db/sqlite-statements';
 import { DataError, DuplicateEntryError, LinkValidationError, MandatoryError, PermissionError } from '../errors/errors';
 import { assertNever, isTableType } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
@@ -101,6 +102,8 @@ async function linkExists(q: Queryable, registry: Registry, target: string, valu
   const binding = registry.get(target);
   if (!binding) return false;
   if (binding.meta.issingle) return value === binding.meta.name;
+  const conn = await sqliteConnection(q);
+  if (conn) return prepared(conn, `SELECT 1 FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).get(value) !== undefined;
   return (await q(binding.meta.tableName).where('name', value).first('name')) !== undefined;
 }
 
@@ -162,7 +165,10 @@ export async function checkUnique(q: Queryable, binding: DocTypeBinding, data: D
   for (const field of fieldLists(binding.meta).unique) {
     const value = data[field.fieldname];
     if (value === undefined || value === null || value === '') continue;
-    const clash = await q(binding.meta.tableName).where(field.fieldname, value as string).whereNot('name', String(data.name)).first('name');
+    const conn = await sqliteConnection(q);
+    const clash = conn
+      ? prepared(conn, `SELECT 1 FROM ${quoteIdent(binding.meta.tableName)} WHERE ${quoteIdent(field.fieldname)} = ? AND name <> ?`).get(sqliteValue(value), String(data.name))
+      : await q(binding.meta.tableName).where(field.fieldname, value as string).whereNot('name', String(data.name)).first('name');
     if (clash) throw new DuplicateEntryError(`${field.label} must be unique: ${String(value)} is already used`, { title: 'Duplicate Entry' });
   }
 }

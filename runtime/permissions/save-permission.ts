@@ -40,7 +40,8 @@ export async function assertSavePermission(
     const rights = rightsFor(user, meta).doc;
     const needed: Right[] = ['create', ...(action === 'submit' ? (['submit'] as const) : []), ...(data.amended_from ? (['amend'] as const) : [])];
     for (const right of needed) {
-      if (!rights.has(right) || !controllerAllows(binding, { ...data, owner: user.name }, right, user)) {
+      // Object.assign, not a spread with an added key: V8 makes that copy cost microseconds.
+      if (!rights.has(right) || !controllerAllows(binding, Object.assign({}, data, { owner: user.name }), right, user)) {
         throw refusal(user, `No permission to ${right} ${meta.name}`);
       }
     }
