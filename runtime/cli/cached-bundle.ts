@@ -52,16 +52,21 @@ export function isFresh(paths: BundlePaths): boolean {
   return true;
 }
 
+/** What a bundle is built from, and how. */
+export interface BundleSpec {
+  /** The entry and the esbuild options that differ between bundles. */
+  entry: Pick<BuildOptions, 'entryPoints' | 'stdin' | 'keepNames' | 'sourcemap'>;
+  /** True for the files that go into the bundle; packages and every other file are required at run time by path. */
+  owns: (file: string) => boolean;
+  /** Make the V8 code cache beside the bundle (for bundles run through requireBundle). */
+  codeCache: boolean;
+}
+
 /**
- * Builds a bundle from `entry` (and its esbuild options): the files `owns` accepts go into it, packages and every other file are required at run
- * time by absolute path. Returns the bundle's path, or undefined when it cannot be built here (no esbuild, read-only
- * cache), in which case the caller loads the TypeScript directly.
+ * Builds a bundle. Returns its path, or undefined when it cannot be built here (no esbuild, read-only cache), in which
+ * case the caller loads the TypeScript directly.
  */
-export async function buildBundle(
-  paths: BundlePaths,
-  entry: Pick<BuildOptions, 'entryPoints' | 'stdin' | 'keepNames'>,
-  owns: (file: string) => boolean,
-): Promise<string | undefined> {
+export async function buildBundle(paths: BundlePaths, { entry, owns, codeCache }: BundleSpec): Promise<string | undefined> {
   let esbuild: typeof import('esbuild');
   try {
     esbuild = require('esbuild') as typeof import('esbuild');
@@ -112,7 +117,7 @@ export async function buildBundle(
     writeFileSync(tmp, out.contents);
     const bundleStamp = fileStamp(tmp);
     renameSync(tmp, paths.bundle);
-    prepareCodeCache(paths.bundle, bundleStamp, out.text);
+    if (codeCache) prepareCodeCache(paths.bundle, bundleStamp, out.text);
     writeFileSync(`${paths.manifest}.${process.pid}.tmp`, JSON.stringify(inputs));
     renameSync(`${paths.manifest}.${process.pid}.tmp`, paths.manifest);
   } catch {

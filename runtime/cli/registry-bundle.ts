@@ -15,5 +15,9 @@ export async function ensureRegistryBundle(generatedDir: string): Promise<string
   const genDir = path.resolve(generatedDir);
   const paths = bundlePaths(`${BUNDLE_FORMAT}:${genDir}`);
   if (isFresh(paths)) return paths.bundle;
-  return buildBundle(paths, { entryPoints: [path.join(genDir, 'index.ts')] }, (file) => file.startsWith(genDir + path.sep));
+  return buildBundle(paths, {
+    entry: { entryPoints: [path.join(genDir, 'index.ts')] },
+    owns: (file) => file.startsWith(genDir + path.sep),
+    codeCache: true,
+  });
 }

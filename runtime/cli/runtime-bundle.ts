@@ -5,11 +5,10 @@
 import { readdirSync } from 'node:fs';
 import Module from 'node:module';
 import path from 'node:path';
-import { requireBundle } from './bundle-code-cache';
 import { PACKAGE_ROOT, buildBundle, bundlePaths, isFresh } from './cached-bundle';
 
 /** Bumped when the way the runtime bundle is built changes. */
-const BUNDLE_FORMAT = 2;
+const BUNDLE_FORMAT = 3;
 const RUNTIME = path.join(PACKAGE_ROOT, 'runtime');
 const CLI = path.join(RUNTIME, 'cli');
 
@@ -45,17 +44,20 @@ export async function installRuntimeBundle(): Promise<void> {
   const paths = bundlePaths(`runtime:${BUNDLE_FORMAT}:${PACKAGE_ROOT}`);
   const bundle = isFresh(paths)
     ? paths.bundle
-    : await buildBundle(
-        paths,
-        {
+    : await buildBundle(paths, {
+        entry: {
           stdin: { contents: entrySource(runtimeModules()), resolveDir: PACKAGE_ROOT, sourcefile: 'runtime-modules.ts', loader: 'ts' },
           // One scope for ~90 modules renames clashing declarations; their functions and classes keep their own names.
           keepNames: true,
+          // Stack traces (developer-mode tracebacks) still name runtime/ files and lines, as with tsx.
+          sourcemap: 'inline',
         },
-        isBundled,
-      );
+        owns: isBundled,
+        codeCache: false,
+      });
   if (!bundle) return;
-  const { modules } = requireBundle(bundle) as { modules: Record<string, object> };
+  // Through require, unlike the registry bundle: Node then applies the source map; compiling ~200 KB is quick anyway.
+  const { modules } = require(bundle) as { modules: Record<string, object> };
   for (const [file, namespace] of Object.entries(modules)) {
     const filename = path.join(PACKAGE_ROOT, file);
     // What a transpiled module exports is marked as ES module exports, so default imports of it keep working.
