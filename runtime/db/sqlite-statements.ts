@@ -82,6 +82,32 @@ export function insertRow(conn: BetterSqlite3.Database, table: string, row: Reco
   prepared(conn, sql).run(boundValues(row, columns, []));
 }
 
+/** Rows per multi-row INSERT of `insertRows`: at most three statement texts per table and column list. */
+const CHUNK_SIZES = [100, 10, 1];
+
+/**
+ * Inserts rows that all have the first row's columns, up to 100 per statement: one statement run per chunk instead of
+ * per row (batched writes such as the request log).
+ */
+export function insertRows(conn: BetterSqlite3.Database, table: string, rows: readonly Record<string, unknown>[]): void {
+  const first = rows[0];
+  if (!first) return;
+  const columns = Object.keys(first);
+  const tuple = `(${columns.map(() => '?').join(', ')})`;
+  let at = 0;
+  for (const size of CHUNK_SIZES) {
+    for (; rows.length - at >= size; at += size) {
+      const sql = cachedText(
+        `insert*${size}\u0000${table}\u0000${columns.join('\u0000')}`,
+        () => `insert into ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) values ${new Array(size).fill(tuple).join(', ')}`,
+      );
+      const values: unknown[] = [];
+      for (let i = at; i < at + size; i++) boundValues(rows[i] as Record<string, unknown>, columns, values);
+      prepared(conn, sql).run(values);
+    }
+  }
+}
+
 /** Updates the row(s) matching every `where` column; returns the number changed. */
 export function updateRows(conn: BetterSqlite3.Database, table: string, changes: Record<string, unknown>, where: Record<string, unknown>): number {
   const set = Object.keys(changes);

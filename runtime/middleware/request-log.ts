@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { clientIp } from '../auth/client-ip';
 import { cachedSettings, loadSettings } from '../auth/settings';
-import { insertRow, sqliteConnection } from '../db/sqlite-statements';
+import { insertRows, sqliteConnection } from '../db/sqlite-statements';
+import { inWriteTransaction } from '../db/write-transaction';
 import { now } from '../document/values';
 import type { AppContext } from '../http/state';
 import type { Site } from '../site';
@@ -33,11 +34,11 @@ function queueOf(site: Site): LogQueue {
   return queue;
 }
 
-/** One transaction per batch: prepared statements on SQLite (no query building per row), a batch insert elsewhere. */
-async function insertRows(site: Site, table: string, rows: Record<string, unknown>[]): Promise<void> {
-  await site.db.knex.transaction(async (trx) => {
+/** One transaction per batch: multi-row prepared INSERTs on SQLite (rows share their columns), a batch insert elsewhere. */
+async function writeRows(site: Site, table: string, rows: Record<string, unknown>[]): Promise<void> {
+  await inWriteTransaction(site.db, async (trx) => {
     const conn = await sqliteConnection(trx);
-    if (conn) for (const row of rows) insertRow(conn, table, row);
+    if (conn) insertRows(conn, table, rows);
     else await trx.batchInsert(table, rows, BATCH_SIZE);
   });
 }
@@ -49,7 +50,7 @@ function write(site: Site, queue: LogQueue): Promise<void> {
   if (!rows.length) return queue.writing;
   const table = site.registry.get(LOG_DOCTYPE)?.meta.tableName;
   queue.writing = queue.writing
-    .then(() => (table ? insertRows(site, table, rows) : undefined))
+    .then(() => (table ? writeRows(site, table, rows) : undefined))
     .catch(() => undefined); // logging never fails a request, nor takes the process down
   return queue.writing;
 }
