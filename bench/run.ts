@@ -1,12 +1,13 @@
 // `npm run bench`: load scenarios against a Koa hello-world baseline and the service, generation time and start-up
-// with the 768 fixture DocTypes, GET cost vs number of DocTypes. Prints a table; writes bench/results/latest.json.
+// with the 768 fixture DocTypes, GET cost vs number of DocTypes (the same ToDo DocType on both sides). Prints a table;
+// writes bench/results/latest.json.
 //
 // Environment: BENCH_SECONDS (per scenario, default 10), BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 50),
 // BENCH_LIST=0 (skip the 10,000-row list/count lines), BENCH_FIXTURES=0 (skip generation/start-up/768-DocType GET),
 // BENCH_KEEP_GEN=1 (keep bench/tmp/fixtures-gen), BENCH_AB_ROUNDS (core/fixtures GET rounds, default 2),
 // BENCH_TIME_LIMIT (s, whole run, default 1800).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { LoadSpec } from './load-worker';
@@ -479,13 +480,21 @@ async function fixtureScenarios(): Promise<void> {
   const cold = await startup('cold');
   if (cold) await stopChild(cold.child);
   const warm = await startup('warm');
-  if (!warm) return;
+  if (warm) await stopChild(warm.child);
+  // The A/B compares the same request on the same DocType: the fixtures define their own ToDo (other fields), so the
+  // fixtures side runs a registry of every fixture DocType with Frappe's ToDo swapped for ours.
+  if (!(await generateAbRegistry(dirs))) return;
   let core: Service | undefined;
+  let many: Service | undefined;
   try {
-    const auth = await attempt('login on the fixtures server', () => apiToken(warm.base));
-    if (!auth) return;
-    log(`seeding ${GET_SEED} ToDo rows (fixture ToDo DocType) ...`);
-    const names = await attempt('seed ToDo (fixtures)', () => seedTodos(warm.base, auth, 0, GET_SEED));
+    many = await attempt('start service (fixtures + our ToDo, A/B)', () =>
+      serviceWithToken('service (fixtures + our ToDo, A/B)', { generated: AB_GEN, timeoutMs: 300000, db: 'fixtures-ab.sqlite' }),
+    );
+    if (!many) return;
+    const manySvc = many;
+    const auth = manySvc.auth;
+    log(`seeding ${GET_SEED} ToDo rows (fixture DocTypes + our ToDo) ...`);
+    const names = await attempt('seed ToDo (fixtures)', () => seedTodos(manySvc.base, auth, 0, GET_SEED));
     const fixturesName = names?.[Math.floor(GET_SEED / 2)];
     if (!fixturesName) return;
     // The comparison runs against a fresh core server seeded the same way, interleaved (core, fixtures, core, ...):
@@ -524,7 +533,7 @@ async function fixtureScenarios(): Promise<void> {
       };
       runs.push({
         core: await one('core', coreSvc, coreSvc.auth, coreName),
-        fixtures: await one('fixtures', warm, auth, fixturesName),
+        fixtures: await one('fixtures', manySvc, auth, fixturesName),
       });
     }
     const coreR = meanOf(runs.map((r) => r.core));
@@ -563,14 +572,37 @@ async function fixtureScenarios(): Promise<void> {
       {
         id: 'fixtures_rss_after',
         label: 'RSS after the load runs, fixture DocTypes',
-        value: mb(rssKb(warm.pid)),
+        value: mb(rssKb(manySvc.pid)),
         unit: 'MB',
       },
     );
   } finally {
     if (core) await stopChild(core.child);
-    await stopChild(warm.child);
+    if (many) await stopChild(many.child);
   }
+}
+
+/** Where the A/B registry is generated: every fixture DocType, with our ToDo in place of Frappe's. */
+const AB_GEN = 'bench/tmp/fixtures-ab-gen';
+
+/** Stages frappe-v15 with our ToDo instead of its own (under bench/tmp, never committed) and generates AB_GEN. */
+async function generateAbRegistry(dirs: string[]): Promise<boolean> {
+  const [frappe, erpnext] = dirs as [string, string];
+  const staged = path.join(ROOT, 'bench', 'tmp', 'fixtures-ab', path.basename(frappe));
+  const todo = path.join(frappe, 'desk', 'doctype', 'todo');
+  rmSync(path.dirname(staged), { recursive: true, force: true });
+  cpSync(frappe, staged, { recursive: true, filter: (src) => src !== todo && !src.startsWith(todo + path.sep) });
+  cpSync(path.join(ROOT, 'doctypes', 'desk', 'todo'), path.join(staged, 'desk', 'doctype', 'todo'), { recursive: true });
+  log(`generating the A/B registry (fixture DocTypes, our ToDo) into ${AB_GEN} ...`);
+  const gen = await attempt('generate A/B registry', async () => {
+    const r = await runToEnd('npx', ['tsx', 'generator/cli.ts', '--doctypes', path.relative(ROOT, staged), '--doctypes', path.relative(ROOT, erpnext), '--out', AB_GEN, '--quiet'], {
+      timeoutMs: 900000,
+      label: 'generator (A/B)',
+    });
+    if (r.code !== 0) throw new Error(`generator exited ${r.code}:\n${r.stderr.slice(-3000)}`);
+    return r;
+  });
+  return gen !== undefined;
 }
 
 /**
