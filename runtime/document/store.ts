@@ -165,19 +165,23 @@ export function isDuplicateKeyError(err: unknown): boolean {
   return e?.code === 'ER_DUP_ENTRY' || e?.errno === 1062 || (typeof e?.code === 'string' && /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(e.code));
 }
 
-const fullRowInserts = new WeakMap<DocTypeMeta, Map<readonly string[], string>>();
+/** Statement texts per DocType and standard-column list, built once (INSERT and UPDATE of full rows). */
+const fullRowTexts = { insert: new WeakMap<DocTypeMeta, Map<readonly string[], string>>(), update: new WeakMap<DocTypeMeta, Map<readonly string[], string>>() };
+
+function cachedRowText(kind: keyof typeof fullRowTexts, meta: DocTypeMeta, standard: readonly string[], build: () => string): string {
+  let byStandard = fullRowTexts[kind].get(meta);
+  if (!byStandard) fullRowTexts[kind].set(meta, (byStandard = new Map()));
+  let sql = byStandard.get(standard);
+  if (sql === undefined) byStandard.set(standard, (sql = build()));
+  return sql;
+}
 
 /** The INSERT text of a full row of `meta`: the `standard` columns, then every stored field. */
 function fullRowInsert(meta: DocTypeMeta, standard: readonly string[]): string {
-  let byStandard = fullRowInserts.get(meta);
-  if (!byStandard) fullRowInserts.set(meta, (byStandard = new Map()));
-  let sql = byStandard.get(standard);
-  if (sql === undefined) {
+  return cachedRowText('insert', meta, standard, () => {
     const columns = [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)];
-    sql = `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
-    byStandard.set(standard, sql);
-  }
-  return sql;
+    return `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+  });
 }
 
 /** The bound values of a full row of `meta`: the `standard` columns but `skip`, then every stored field; undefined when one is unset. */
@@ -204,20 +208,13 @@ function insertSqliteRow(conn: BetterSqlite3.Database, meta: DocTypeMeta, data: 
   else insertRow(conn, meta.tableName, rowValues(meta, data, standard));
 }
 
-const fullRowUpdates = new WeakMap<DocTypeMeta, Map<readonly string[], string>>();
-
 /** The UPDATE text of a full row of `meta` by name (and parent, for child rows): every column but the name is set. */
 function fullRowUpdate(meta: DocTypeMeta, standard: readonly string[]): string {
-  let byStandard = fullRowUpdates.get(meta);
-  if (!byStandard) fullRowUpdates.set(meta, (byStandard = new Map()));
-  let sql = byStandard.get(standard);
-  if (sql === undefined) {
+  return cachedRowText('update', meta, standard, () => {
     const columns = [...standard.filter((c) => c !== 'name'), ...fieldLists(meta).stored.map((f) => f.fieldname)];
     const where = standard === CHILD_STANDARD ? 'name = ? AND parent = ?' : 'name = ?';
-    sql = `update ${quoteIdent(meta.tableName)} set ${columns.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${where}`;
-    byStandard.set(standard, sql);
-  }
-  return sql;
+    return `update ${quoteIdent(meta.tableName)} set ${columns.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${where}`;
+  });
 }
 
 /**
