@@ -1,0 +1,157 @@
+// In-process cost of one request: `npx tsx bench/inject.ts [method|get|get-v2|list-v1|list-v2|count|create] [N]`.
+// Drives the app's callback with in-memory sockets (no network, no load generator, no second core), so the server's
+// own CPU per request can be compared between two versions of the code on a busy machine; `BARE=1` answers every GET
+// with a bare Koa hello-world instead, the floor of this harness. Needs a registry with bench/doctypes (the method):
+// `npx tsx generator/cli.ts --doctypes doctypes --doctypes bench/doctypes --out bench/tmp/feature-gen` (or SVC_GENERATED).
+// Prints the minimum and median of REPS (default 10) runs of N requests (default 3000), 16 in flight.
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { Duplex } from 'node:stream';
+import Koa from 'koa';
+import { createApp } from '../runtime/app';
+import { regenerateKeys } from '../runtime/auth/api-keys';
+import { closeSite, openSite } from '../runtime/bootstrap';
+import { loadRegistry } from '../runtime/cli/load-registry';
+import { DEFAULT_SITE_CONFIG } from '../runtime/config/config';
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => unknown;
+
+/** A socket that accepts every write and never reads: the response goes nowhere. */
+class NullSocket extends Duplex {
+  override _read(): void {}
+  override _write(_chunk: unknown, _encoding: BufferEncoding, done: () => void): void {
+    done();
+  }
+}
+
+/** Runs one request through `handler`; resolves with the status once the response is ended. */
+function inject(
+  handler: Handler,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<number> {
+  return new Promise((resolve) => {
+    const socket = new NullSocket();
+    const req = new http.IncomingMessage(socket as never);
+    req.method = method;
+    req.url = url;
+    req.headers = {
+      host: '127.0.0.1',
+      ...headers,
+      ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }),
+    };
+    const res = new http.ServerResponse(req);
+    res.assignSocket(socket as never);
+    const end = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      const ended = end(...args);
+      resolve(res.statusCode);
+      return ended;
+    }) as typeof res.end;
+    void handler(req, res);
+    if (body !== undefined) req.push(body);
+    req.push(null);
+  });
+}
+
+async function main(): Promise<void> {
+  const what = process.argv[2] ?? 'method';
+  const n = Number(process.argv[3] ?? 3000);
+  const reps = Number(process.env.REPS ?? 10);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'doctype-inject-'));
+  const registry = await loadRegistry(process.env.SVC_GENERATED ?? 'bench/tmp/feature-gen');
+  const site = await openSite(
+    {
+      port: 0,
+      host: '127.0.0.1',
+      databaseUrl: `sqlite:${dir}/site.sqlite`,
+      adminPassword: 'inject-admin-pw',
+      adminPasswordDefaulted: false,
+      site: { ...DEFAULT_SITE_CONFIG },
+    },
+    registry,
+  );
+  try {
+    const keys = await regenerateKeys(site.db.knex, 'Administrator');
+    if (!keys) throw new Error('Administrator missing');
+    const auth = { authorization: `token ${keys.api_key}:${keys.api_secret}` };
+    const json = { ...auth, 'content-type': 'application/json' };
+    const app = createHandler(site);
+    const rows = what.startsWith('list') || what === 'count' ? 2000 : 20;
+    for (let i = 0; i < rows; i++) {
+      await inject(
+        app,
+        'POST',
+        '/api/resource/ToDo',
+        json,
+        JSON.stringify({ description: `row ${i}`, status: ['Open', 'Closed', 'Cancelled'][i % 3] }),
+      );
+    }
+    const [first] = (await site.db.knex('tabToDo').select('name').limit(1)) as { name: string }[];
+    const name = encodeURIComponent(first?.name ?? '');
+    const v1Filter = encodeURIComponent('[["status","=","Open"]]');
+    const v2Filter = encodeURIComponent('{"status":"Open"}');
+    const specs: Record<string, [string, string, Record<string, string>, string?]> = {
+      method: ['GET', '/api/method/bench.bench_probe.bench_probe.echo?word=hi', auth],
+      get: ['GET', `/api/resource/ToDo/${name}`, auth],
+      'get-v2': ['GET', `/api/v2/document/ToDo/${name}`, auth],
+      'list-v1': ['GET', `/api/resource/ToDo?filters=${v1Filter}&order_by=modified%20desc`, auth],
+      'list-v2': ['GET', `/api/v2/document/ToDo?filters=${v2Filter}&order_by=modified%20desc`, auth],
+      count: ['GET', `/api/v2/doctype/ToDo/count?filters=${v2Filter}`, auth],
+      create: ['POST', '/api/resource/ToDo', json, '{"description":"inject"}'],
+    };
+    const spec = specs[what];
+    if (!spec) throw new Error(`unknown scenario ${what}: one of ${Object.keys(specs).join(', ')}`);
+    const [method, url, headers, body] = spec;
+    const handler = process.env.BARE ? bareHandler(app) : app;
+    const status = await inject(handler, method, url, headers, body);
+    if (status >= 300) throw new Error(`${what} answered ${status}`);
+    const run = async (count: number) => {
+      let left = count;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (left-- > 0) await inject(handler, method, url, headers, body);
+        }),
+      );
+    };
+    await run(Math.min(n, 5000));
+    const perRequest: number[] = [];
+    for (let k = 0; k < reps; k++) {
+      const start = process.cpuUsage();
+      await run(n);
+      const used = process.cpuUsage(start);
+      perRequest.push((used.user + used.system) / n);
+    }
+    perRequest.sort((a, b) => a - b);
+    const fmt = (us: number | undefined) => (us ?? NaN).toFixed(1);
+    console.log(
+      `${what}${process.env.BARE ? ' (bare Koa)' : ''}: min ${fmt(perRequest[0])} us/req, median ${fmt(perRequest[perRequest.length >> 1])} us/req over ${reps} runs of ${n}`,
+    );
+  } finally {
+    await closeSite(site);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function createHandler(site: Awaited<ReturnType<typeof openSite>>): Handler {
+  return createApp(site, { onServerError: (err) => console.error(err) }).callback() as Handler;
+}
+
+/** A bare Koa hello-world for GETs (POSTs still reach the app): what the harness itself costs. */
+function bareHandler(app: Handler): Handler {
+  const bare = new Koa();
+  bare.use((ctx) => {
+    ctx.body = { hello: 'world' };
+  });
+  const hello = bare.callback() as Handler;
+  return (req, res) => (req.method === 'POST' ? app(req, res) : hello(req, res));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
