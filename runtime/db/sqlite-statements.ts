@@ -72,16 +72,6 @@ function boundValues(row: Record<string, unknown>, columns: readonly string[], i
   return into;
 }
 
-/** Inserts one row. */
-export function insertRow(conn: BetterSqlite3.Database, table: string, row: Record<string, unknown>): void {
-  const columns = Object.keys(row);
-  const sql = cachedText(
-    `insert\u0000${table}\u0000${columns.join('\u0000')}`,
-    () => `insert into ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`,
-  );
-  prepared(conn, sql).run(boundValues(row, columns, []));
-}
-
 /** Rows per multi-row INSERT of `insertRows`: at most three statement texts per table and column list. */
 const CHUNK_SIZES = [100, 10, 1];
 
@@ -106,6 +96,11 @@ export function insertRows(conn: BetterSqlite3.Database, table: string, rows: re
       prepared(conn, sql).run(values);
     }
   }
+}
+
+/** Inserts one row. */
+export function insertRow(conn: BetterSqlite3.Database, table: string, row: Record<string, unknown>): void {
+  insertRows(conn, table, [row]);
 }
 
 /** Updates the row(s) matching every `where` column; returns the number changed. */
