@@ -162,10 +162,11 @@ export async function checkLinks(q: Queryable, binding: DocTypeBinding, registry
 /** Checks unique fields against other documents of the DocType (409 DuplicateEntryError naming the field). */
 export async function checkUnique(q: Queryable, binding: DocTypeBinding, data: DocData): Promise<void> {
   if (binding.meta.issingle) return;
-  for (const field of fieldLists(binding.meta).unique) {
+  const { unique } = fieldLists(binding.meta);
+  const conn = unique.length ? await sqliteConnection(q) : undefined;
+  for (const field of unique) {
     const value = data[field.fieldname];
     if (value === undefined || value === null || value === '') continue;
-    const conn = await sqliteConnection(q);
     const clash = conn
       ? prepared(conn, `SELECT 1 FROM ${quoteIdent(binding.meta.tableName)} WHERE ${quoteIdent(field.fieldname)} = ? AND name <> ?`).get(sqliteValue(value), String(data.name))
       : await q(binding.meta.tableName).where(field.fieldname, value as string).whereNot('name', String(data.name)).first('name');
