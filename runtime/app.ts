@@ -9,6 +9,7 @@ import { createCsrf } from './middleware/csrf';
 import { createErrorHandler } from './middleware/error-handler';
 import { createRequestLog } from './middleware/request-log';
 import { createResourceScopes } from './middleware/resource-scopes';
+import { createWriteCoalescing } from './middleware/write-coalescing';
 import { createApiRouter } from './routes/api-router';
 import { createOpenApiRoutes } from './routes/openapi-routes';
 import type { Site } from './site';
@@ -29,6 +30,7 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
   const { site: conf } = site.config;
+  if (conf.coalesce_writes) app.use(createWriteCoalescing());
   app.use(function requestState(ctx, next) {
     const state = (ctx as AppContext).state;
     state.site = site;

@@ -13,6 +13,8 @@ export interface SiteConfig {
   max_page_length: number;
   server_script_enabled: boolean;
   trusted_proxies: string[];
+  /** Send the responses finished in one event-loop turn together (see middleware/write-coalescing.ts). */
+  coalesce_writes: boolean;
   encryption_key?: string;
 }
 
@@ -39,6 +41,7 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   max_page_length: 1000,
   server_script_enabled: true,
   trusted_proxies: [],
+  coalesce_writes: true,
 };
 
 /** Reads a site config file; a missing optional file gives the defaults. */
