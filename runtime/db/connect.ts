@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import knexFactory, { type Knex } from 'knex';
+import { createReadSnapshots } from './read-snapshot';
 
 /** The two database kinds the service runs on. */
 export type Dialect = 'sqlite' | 'mysql';
@@ -13,6 +14,8 @@ export interface Database {
   dialect: Dialect;
   /** SQLite only: a separate read connection for prepared-statement reads on the hot path. */
   reader?: BetterSqlite3.Database;
+  /** SQLite only: `reader`, inside the read snapshot this event-loop turn's reads share (see read-snapshot.ts). */
+  readConnection?: () => BetterSqlite3.Database;
   close(): Promise<void>;
 }
 
@@ -48,12 +51,15 @@ export function connect(url: string): Database {
   if (!url.startsWith('sqlite:')) throw new Error(`unsupported DATABASE_URL ${url}: use sqlite:<path> or mysql://...`);
   const file = path.resolve(sqliteFile(url));
   mkdirSync(path.dirname(file), { recursive: true });
+  // knex keeps one connection for SQLite (pool max 1): every write of this process goes through it.
+  let writer: BetterSqlite3.Database | undefined;
   const knex = knexFactory({
     client: 'better-sqlite3',
     connection: { filename: file },
     useNullAsDefault: true,
     pool: { afterCreate: (conn: BetterSqlite3.Database, done: (err: Error | null, conn: unknown) => void) => {
       tuneSqlite(conn);
+      writer = conn;
       done(null, conn);
     } },
   });
@@ -63,6 +69,7 @@ export function connect(url: string): Database {
     knex,
     dialect: 'sqlite',
     reader,
+    readConnection: createReadSnapshots(reader, () => (writer?.open ? writer : undefined)),
     close: async () => {
       reader.close();
       await knex.destroy();

@@ -5,6 +5,7 @@ import { loadDoc, readDocOn, type DocData } from './store';
 
 /** Reads one committed document with its child rows, outside any transaction; undefined when it does not exist. */
 export async function readDoc(site: Site, binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
-  if (!site.db.reader || binding.meta.issingle) return loadDoc(site.db.knex, binding, site.registry, name);
-  return readDocOn(site.db.reader, binding, site.registry, name);
+  const { readConnection } = site.db;
+  if (!readConnection || binding.meta.issingle) return loadDoc(site.db.knex, binding, site.registry, name);
+  return readDocOn(readConnection(), binding, site.registry, name);
 }

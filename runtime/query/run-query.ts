@@ -67,8 +67,8 @@ const MAX_SIZE = 4_000_000;
 /**
  * The results remembered on `reader` since the database last changed. The read connection's `PRAGMA data_version`
  * moves whenever another connection (every write goes through knex's) commits, and the results are dropped then, so
- * a remembered result is never stale. (A commit between the pragma and a read only makes that read newer than its
- * snapshot, which the next pragma drops.)
+ * a remembered result is never stale. The pragma and the read run in the turn's read snapshot (read-snapshot.ts);
+ * outside one, a commit between them only makes that read newer than its version, which the next pragma drops.
  */
 function snapshotOf(reader: BetterSqlite3.Database): Snapshot {
   let snapshot = snapshots.get(reader);
@@ -106,7 +106,7 @@ function compileInto(slot: CompiledSlot, query: Knex.QueryBuilder): CompiledQuer
  * and packed ones are remembered until the database changes. Callers must not modify the rows.
  */
 export async function runSelect(site: Site, source: SelectSource, slot: CompiledSlot = {}): Promise<RowSet> {
-  const { reader } = site.db;
+  const reader = site.db.readConnection?.();
   if (!reader) {
     const objects = (await source.build(false)) as Record<string, unknown>[];
     const columns = objects[0] ? Object.keys(objects[0]) : [];
@@ -139,7 +139,7 @@ export async function runSelect(site: Site, source: SelectSource, slot: Compiled
 
 /** Runs a COUNT query and returns the number; on SQLite it is remembered until the database changes, like SELECTs. */
 export async function runCount(site: Site, build: () => Knex.QueryBuilder, slot: CompiledSlot = {}): Promise<number> {
-  const { reader } = site.db;
+  const reader = site.db.readConnection?.();
   if (!reader) {
     const [row] = (await build()) as { count: number | string }[];
     return Number(row?.count ?? 0);

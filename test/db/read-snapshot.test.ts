@@ -1,0 +1,75 @@
+// Read snapshots (SQLite): one read transaction per event-loop turn, never hiding this process's own commits.
+// Runs on SQLite in both suites: the snapshot exists only there.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { connect, type Database } from '../../runtime/db/connect';
+
+const checkPhase = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+let dir: string;
+let db: Database;
+let read: () => BetterSqlite3.Database;
+
+beforeEach(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'svc-snapshot-'));
+  db = connect(`sqlite:${path.join(dir, 'site.sqlite')}`);
+  await db.knex.schema.createTable('items', (t) => t.string('name').primary());
+  if (!db.readConnection) throw new Error('SQLite has a read connection');
+  read = db.readConnection;
+});
+afterEach(async () => {
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const names = (conn: BetterSqlite3.Database) => conn.prepare('SELECT name FROM items ORDER BY name').pluck().all();
+
+test('the reads of one turn share a read transaction that ends in the check phase', async () => {
+  const reader = read();
+  expect(reader.inTransaction).toBe(true);
+  expect(read()).toBe(reader);
+  expect(names(reader)).toEqual([]);
+  await checkPhase();
+  expect(reader.inTransaction).toBe(false);
+});
+
+test('a row the write connection commits in the middle of a turn is seen by the next read of that turn', async () => {
+  expect(names(read())).toEqual([]);
+  await db.knex('items').insert({ name: 'a' });
+  expect(names(read())).toEqual(['a']);
+  await db.knex('items').where({ name: 'a' }).update({ name: 'b' });
+  expect(names(read())).toEqual(['b']);
+});
+
+test('while the write connection is inside a transaction, reads see only what is committed, then the commit at once', async () => {
+  expect(names(read())).toEqual([]);
+  await db.knex.transaction(async (trx) => {
+    await trx('items').insert({ name: 'pending' });
+    const reader = read();
+    expect(reader.inTransaction).toBe(false);
+    expect(names(reader)).toEqual([]);
+  });
+  expect(names(read())).toEqual(['pending']);
+});
+
+test('a commit by another connection (another process) is seen from the next turn', async () => {
+  const other = new BetterSqlite3(path.join(dir, 'site.sqlite'));
+  try {
+    expect(names(read())).toEqual([]);
+    other.prepare("INSERT INTO items (name) VALUES ('elsewhere')").run();
+    expect(names(read())).toEqual([]);
+    await checkPhase();
+    expect(names(read())).toEqual(['elsewhere']);
+  } finally {
+    other.close();
+  }
+});
+
+test('closing the database with a snapshot open is clean', async () => {
+  read();
+  await db.close();
+  await checkPhase();
+  db = connect(`sqlite:${path.join(dir, 'site.sqlite')}`);
+});
