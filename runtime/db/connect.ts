@@ -4,6 +4,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import knexFactory, { type Knex } from 'knex';
 import { createReadSnapshots } from './read-snapshot';
+import { FALLBACK_AUTOCHECKPOINT_PAGES, startWalCheckpointer } from './wal-checkpointer';
 
 /** The two database kinds the service runs on. */
 export type Dialect = 'sqlite' | 'mysql';
@@ -29,6 +30,8 @@ function tuneSqlite(db: BetterSqlite3.Database): void {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
+  // Checkpoints run in the worker of wal-checkpointer.ts; a connection of the event loop only steps in past this.
+  db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
 }
 
 /** Opens the database named by `url` (`sqlite:<path>` or `mysql://user:pass@host:port/db`). */
@@ -65,12 +68,14 @@ export function connect(url: string): Database {
   });
   const reader = new BetterSqlite3(file);
   tuneSqlite(reader);
+  const checkpointer = startWalCheckpointer(file);
   return {
     knex,
     dialect: 'sqlite',
     reader,
     readConnection: createReadSnapshots(reader, () => (writer?.open ? writer : undefined)),
     close: async () => {
+      await checkpointer.stop();
       reader.close();
       await knex.destroy();
     },
