@@ -1,0 +1,83 @@
+// Simultaneous A/B: two servers pinned to the same core, each loaded by its own autocannon on the other core, in the
+// same time window, so that both see the same machine (on a VM whose speed drifts by 20-50% within minutes, two
+// separate runs cannot be compared; here an A/A run comes out at 1.00-1.04). Compare two checkouts (ROOT_A, ROOT_B:
+// folders of this repo with node_modules; default both this one) or two environments (ENV_A, ENV_B: JSON objects).
+//   npx tsx bench/ab.ts                     the trivial method (needs bench/tmp/feature-gen in each root, see inject.ts)
+//   AB_PATH='/api/resource/ToDo/{doc}'      GET a seeded ToDo ({doc} is replaced by its name); core registry
+//   AB_PATH=/api/resource/ToDo AB_BODY='{"description":"x"}'   POST creates
+// Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, and B/A.
+import path from 'node:path';
+import { runLoad } from './lib/load';
+import { detectPinning, freePort, stopChild } from './lib/procs';
+
+const ROOT = path.join(__dirname, '..');
+const METHOD_PATH = '/api/method/bench.bench_probe.bench_probe.echo?word=hi';
+
+async function start(tag: 'A' | 'B', urlPath: string) {
+  const root = path.resolve(process.env[`ROOT_${tag}`] ?? ROOT);
+  const env = JSON.parse(process.env[`ENV_${tag}`] ?? '{}') as NodeJS.ProcessEnv;
+  const service = (await import(path.join(root, 'bench/lib/service.ts'))) as typeof import('./lib/service');
+  const generated = urlPath === METHOD_PATH ? path.join(root, 'bench/tmp/feature-gen') : path.join(root, 'generated');
+  const svc = await service.startService(detectPinning(), {
+    port: await freePort(),
+    dbFile: path.join(root, 'bench/tmp', `ab-${tag}-${process.pid}.sqlite`),
+    generated,
+    timeoutMs: 120000,
+    label: `${tag} (${root})`,
+    extraEnv: env,
+  });
+  const auth = await service.apiToken(svc.base);
+  let resolved = urlPath;
+  if (resolved.includes('{doc}')) {
+    const names = await service.seedTodos(svc.base, auth, 0, 100);
+    resolved = resolved.replace('{doc}', encodeURIComponent(names[50] as string));
+  }
+  return { svc, auth, url: svc.base + resolved };
+}
+
+async function main(): Promise<void> {
+  const pinning = detectPinning();
+  const urlPath = process.env.AB_PATH ?? METHOD_PATH;
+  const body = process.env.AB_BODY;
+  const rounds = Number(process.env.AB_ROUNDS ?? 3);
+  const seconds = Number(process.env.AB_SECONDS ?? 8);
+  const a = await start('A', urlPath);
+  const b = await start('B', urlPath);
+  const ratios: number[] = [];
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      const load = (side: typeof a, label: string) =>
+        runLoad(
+          pinning,
+          {
+            url: side.url,
+            ...(body ? { method: 'POST' as const, body } : {}),
+            headers: { authorization: side.auth, 'content-type': 'application/json' },
+            connections: 50,
+            seconds,
+            warmupSeconds: 1,
+          },
+          label,
+          side.svc.pid,
+        );
+      const [ra, rb] = await Promise.all([load(a, 'A'), load(b, 'B')]);
+      ratios.push(rb.rps / ra.rps);
+      console.log(
+        `round ${round}: A ${Math.round(ra.rps)} req/s (${ra.cpuUsPerReq?.toFixed(1)} us/req)  B ${Math.round(rb.rps)} req/s (${rb.cpuUsPerReq?.toFixed(1)} us/req)  B/A ${(rb.rps / ra.rps).toFixed(3)}`,
+      );
+    }
+  } finally {
+    await stopChild(a.svc.child);
+    await stopChild(b.svc.child);
+  }
+  const mean = ratios.reduce((sum, r) => sum + r, 0) / ratios.length;
+  console.log(`B/A req/s: ${ratios.map((r) => r.toFixed(3)).join(' ')}; mean ${mean.toFixed(3)}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
