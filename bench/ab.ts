@@ -6,6 +6,7 @@
 //   AB_PATH='/api/resource/ToDo/{doc}'      GET a seeded ToDo ({doc} is replaced by its name); core registry
 //   AB_PATH=/api/resource/ToDo AB_BODY='{"description":"x"}'   POST creates
 // Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, and B/A.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { runLoad } from './lib/load';
 import { detectPinning, freePort, stopChild } from './lib/procs';
@@ -18,6 +19,9 @@ async function start(tag: 'A' | 'B', urlPath: string) {
   const env = JSON.parse(process.env[`ENV_${tag}`] ?? '{}') as NodeJS.ProcessEnv;
   const service = (await import(path.join(root, 'bench/lib/service.ts'))) as typeof import('./lib/service');
   const generated = urlPath === METHOD_PATH ? path.join(root, 'bench/tmp/feature-gen') : path.join(root, 'generated');
+  if (!existsSync(path.join(generated, 'index.ts'))) {
+    throw new Error(`${generated} is missing: in ${root} run npx tsx generator/cli.ts --doctypes doctypes --doctypes bench/doctypes --out bench/tmp/feature-gen --quiet`);
+  }
   const svc = await service.startService(detectPinning(), {
     port: await freePort(),
     dbFile: path.join(root, 'bench/tmp', `ab-${tag}-${process.pid}.sqlite`),
