@@ -1,9 +1,13 @@
-// WAL checkpoints in a worker thread: copying the write-ahead log back into the database file, and the two fsyncs
-// that go with it, no longer stall the event loop inside whichever request's COMMIT crossed the WAL size limit.
+// WAL checkpoints in a worker thread: copying the write-ahead log back into the database file, and the fsyncs that go
+// with it, mostly leave the event loop, which only restarts the log now and then with little left to copy.
 import { Worker } from 'node:worker_threads';
 
-/** Pages the WAL may reach before a connection of the event loop checkpoints by itself (the worker is gone or late). */
-export const FALLBACK_AUTOCHECKPOINT_PAGES = 8000;
+/**
+ * Pages the WAL may reach before the write connection checkpoints by itself. Under sustained writes the worker's
+ * PASSIVE checkpoints copy nearly every frame but can never restart the log (new frames land while they run), so the
+ * writer does that at this size, with little left to copy; 2,000 pages (8 MB) cost no throughput against 8,000.
+ */
+export const FALLBACK_AUTOCHECKPOINT_PAGES = 2000;
 
 /** How often the worker checkpoints, in ms. */
 const INTERVAL_MS = 100;
@@ -41,7 +45,8 @@ export interface WalCheckpointer {
 /**
  * Starts a worker thread with its own connection to `file` that runs `PRAGMA wal_checkpoint(PASSIVE)` every 100 ms
  * (it copies what it can without waiting for readers or writers). The connections of the event loop keep an
- * autocheckpoint at FALLBACK_AUTOCHECKPOINT_PAGES in case the worker cannot keep up or has died.
+ * autocheckpoint at FALLBACK_AUTOCHECKPOINT_PAGES: it restarts the log under sustained writes, and takes over the
+ * copying if the worker has died.
  */
 export function startWalCheckpointer(file: string): WalCheckpointer {
   const worker = new Worker(WORKER_SOURCE, {
