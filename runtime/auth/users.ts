@@ -18,16 +18,21 @@ export function forgetUsers(): void {
   cache.clear();
 }
 
+/** The cache entry of `name` while it is fresh (its record is undefined for a user found not to exist). */
+function freshEntry(name: string): { record: UserRecord | undefined } | undefined {
+  const hit = cache.get(name);
+  return hit && Date.now() - hit.at < TTL_MS ? hit : undefined;
+}
+
 /** The cached user, when it is cached and fresh (the synchronous fast path of authentication). */
 export function cachedUser(name: string): UserRecord | undefined {
-  const hit = cache.get(name);
-  return hit && Date.now() - hit.at < TTL_MS ? hit.record : undefined;
+  return freshEntry(name)?.record;
 }
 
 /** Loads a user with its roles (plus `All` and `Guest` for every signed-in user); undefined when unknown. */
 export async function loadUser(q: Queryable, name: string): Promise<UserRecord | undefined> {
-  const hit = cache.get(name);
-  if (hit && Date.now() - hit.at < TTL_MS) return hit.record;
+  const hit = freshEntry(name);
+  if (hit) return hit.record;
   const row = (await q('tabUser').where('name', name).first('name', 'enabled', 'full_name', 'first_name', 'last_name', 'user_type', 'restrict_ip')) as
     | Record<string, unknown>
     | undefined;
