@@ -13,9 +13,10 @@ export type Dialect = 'sqlite' | 'mysql';
 export interface Database {
   knex: Knex;
   dialect: Dialect;
-  /** SQLite only: a separate read connection for prepared-statement reads on the hot path. */
-  reader?: BetterSqlite3.Database;
-  /** SQLite only: `reader`, inside the read snapshot this event-loop turn's reads share (see read-snapshot.ts). */
+  /**
+   * SQLite only: a separate read connection for prepared-statement reads on the hot path, inside the read snapshot
+   * this event-loop turn's reads share (see read-snapshot.ts).
+   */
   readConnection?: () => BetterSqlite3.Database;
   close(): Promise<void>;
 }
@@ -72,7 +73,6 @@ export function connect(url: string): Database {
   return {
     knex,
     dialect: 'sqlite',
-    reader,
     readConnection: createReadSnapshots(reader, () => (writer?.open ? writer : undefined)),
     close: async () => {
       await checkpointer.stop();

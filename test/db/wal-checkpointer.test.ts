@@ -32,7 +32,7 @@ async function until(test: () => boolean, ms: number): Promise<boolean> {
 test('the worker copies committed pages into the database file while the event loop connections stay under their limit', async () => {
   const db: Database = connect(`sqlite:${file}`);
   try {
-    const reader = db.reader as BetterSqlite3.Database;
+    const reader = (db.readConnection as () => BetterSqlite3.Database)();
     expect(reader.pragma('wal_autocheckpoint', { simple: true })).toBe(FALLBACK_AUTOCHECKPOINT_PAGES);
     await db.knex.schema.createTable('items', (t) => {
       t.increments('id');
