@@ -34,7 +34,8 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
   app.use(function requestState(ctx, next) {
     const state = (ctx as AppContext).state;
     state.site = site;
-    state.version = versionOf(ctx.path);
+    state.path = ctx.path;
+    state.version = versionOf(state.path);
     state.user = GUEST;
     state.auth = 'guest';
     state.messages = [];

@@ -1,6 +1,7 @@
 // The typed request state every middleware and handler shares.
 import type { Context } from 'koa';
 import type { SessionData } from '../auth/sessions';
+import type { QueryParams } from './params';
 import type { SessionUser, Site } from '../site';
 
 /** How the request authenticated. */
@@ -9,6 +10,8 @@ export type AuthMethod = 'guest' | 'session' | 'token' | 'bearer' | 'hook';
 /** State set on `ctx.state` by the middleware chain. */
 export interface RequestState {
   site: Site;
+  /** The request path (`ctx.path`, which parses the URL again on every read), read once. */
+  path: string;
   /** API version from the path: /api/v2 is 2, /api/ and /api/v1 are 1. */
   version: 1 | 2;
   user: SessionUser;
@@ -20,7 +23,7 @@ export interface RequestState {
   /** Messages for the user, sent as `_server_messages` (v1) or `messages` (v2). */
   messages: string[];
   /** The parsed query string, once read (`queryParams`). */
-  query?: Readonly<Record<string, string | string[] | undefined>>;
+  query?: QueryParams;
 }
 
 /** A Koa context with our state. */

@@ -24,7 +24,7 @@ function same(a: string, b: string): boolean {
 export function createCsrf(options: CsrfOptions): Middleware {
   return function csrf(ctx, next) {
     const state = (ctx as AppContext).state;
-    if (state.auth === 'session' && UNSAFE.has(ctx.method) && !options.ignoreCsrf && !options.exempt.has(ctx.path.replace(/\/+$/, ''))) {
+    if (state.auth === 'session' && UNSAFE.has(ctx.method) && !options.ignoreCsrf && !options.exempt.has(state.path.replace(/\/+$/, ''))) {
       const referrer = ctx.get('origin') || ctx.get('referer');
       const allowed = referrer !== '' && options.allowedReferrers.some((r) => referrer === r || referrer.startsWith(r.endsWith('/') ? r : `${r}/`));
       if (!allowed) {

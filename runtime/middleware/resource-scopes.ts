@@ -9,7 +9,7 @@ const RESOURCE_PATH = /^\/api\/(?:v1\/)?resource(?:\/|$)|^\/api\/v2\/(?:document
 export function createResourceScopes(): Middleware {
   return function resourceScopes(ctx, next) {
     const state = (ctx as AppContext).state;
-    if (state.auth === 'bearer' && RESOURCE_PATH.test(ctx.path)) assertScopes(state, DEFAULT_SCOPES);
+    if (state.auth === 'bearer' && RESOURCE_PATH.test(state.path)) assertScopes(state, DEFAULT_SCOPES);
     return next();
   };
 }

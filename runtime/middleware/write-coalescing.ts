@@ -11,6 +11,10 @@ interface Held {
   calls: unknown[][];
 }
 
+/** Where a holding response keeps its entry (a property, not a closure per response). */
+const HELD = Symbol('held end');
+type HoldingResponse = ServerResponse & { [HELD]: Held };
+
 let held: Held[] = [];
 let flushScheduled = false;
 
@@ -29,22 +33,24 @@ function flush(): void {
   }
 }
 
-/** Replaces `res.end` until the next flush: its calls are recorded, and the response is queued at the first one. */
-function holdEnd(res: ServerResponse): void {
-  const end = res.end as End;
-  let entry: Held | undefined;
-  res.end = function heldEnd(...args: unknown[]): ServerResponse {
-    if (!entry) {
-      entry = { res, end, calls: [] };
-      held.push(entry);
-      if (!flushScheduled) {
-        flushScheduled = true;
-        setImmediate(flush);
-      }
+/** `res.end` until the next flush: records the call, and queues the response at its first one. */
+function heldEnd(this: HoldingResponse, ...args: unknown[]): ServerResponse {
+  const entry = this[HELD];
+  if (entry.calls.length === 0) {
+    held.push(entry);
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flush);
     }
-    entry.calls.push(args);
-    return res;
-  } as ServerResponse['end'];
+  }
+  entry.calls.push(args);
+  return this;
+}
+
+/** Replaces `res.end` until the next flush. */
+function holdEnd(res: ServerResponse): void {
+  (res as HoldingResponse)[HELD] = { res, end: res.end as End, calls: [] };
+  res.end = heldEnd as ServerResponse['end'];
 }
 
 /**

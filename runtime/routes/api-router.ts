@@ -107,7 +107,7 @@ function fullDispatch(router: Router): Middleware {
 function dispatcher(router: Router): Middleware {
   const full = fullDispatch(router);
   return (ctx, next) => {
-    const path = ctx.path;
+    const path = (ctx as AppContext).state.path;
     const { pathAndMethod, route } = router.match(path, ctx.method);
     // These routers hold routes only (no router.use), so the first layer matched by path and verb is the route.
     const layer = route ? pathAndMethod[0] : undefined;
@@ -129,21 +129,42 @@ const FAMILIES: ReadonlyArray<readonly [string, 'resource' | 'document' | 'metho
 ];
 
 /**
+ * The method routes under one prefix: its route, `{prefix}*method` for every verb, is the rest of the path decoded,
+ * without matching it through the router (a trivial method's most expensive step); `{prefix}` alone, which the
+ * wildcard does not match, goes to the router for its 404.
+ */
+function methodRoute(prefix: string, full: Middleware): Middleware {
+  return (ctx, next) => {
+    const path = (ctx as AppContext).state.path;
+    if (path.length === prefix.length) return full(ctx, next);
+    const name = path.slice(prefix.length);
+    return callMethod(ctx as AppContext, name.includes('%') ? decodeURIComponent(name) : name);
+  };
+}
+
+/**
  * Builds the routes of v1 (`/api/...` and `/api/v1/...`) and v2 (`/api/v2/...`): one router per family of paths, picked
  * by prefix, so a request is matched against its family's few patterns rather than every route.
  */
 export function createApiRouter(): Middleware {
-  const families = { resource: dispatcher(resourceRouter()), document: dispatcher(documentRouter()), method: dispatcher(methodRouter()) };
+  const resource = dispatcher(resourceRouter());
+  const document = dispatcher(documentRouter());
+  const methods = fullDispatch(methodRouter());
+  const routes = FAMILIES.map(([prefix, family]) => {
+    const route = family === 'resource' ? resource : family === 'document' ? document : methodRoute(prefix, methods);
+    return [prefix, route] as const;
+  });
   return function apiRouter(ctx, next) {
-    const path = ctx.path;
+    const path = (ctx as AppContext).state.path;
     // The router keeps undecodable segments as raw text; a malformed escape (`%`, `%C0%AF`) is a bad request instead.
-    try {
-      decodeURIComponent(path);
-    } catch {
-      throw new BadRequestError('Malformed percent-encoding in the URL path');
+    if (path.includes('%')) {
+      try {
+        decodeURIComponent(path);
+      } catch {
+        throw new BadRequestError('Malformed percent-encoding in the URL path');
+      }
     }
-    const family = FAMILIES.find(([prefix]) => path.startsWith(prefix));
-    if (!family) throw new DoesNotExistError(`No route for ${ctx.method} ${path.slice(0, 200)}`);
-    return families[family[1]](ctx, next);
+    for (const [prefix, route] of routes) if (path.startsWith(prefix)) return route(ctx, next);
+    throw new DoesNotExistError(`No route for ${ctx.method} ${path.slice(0, 200)}`);
   };
 }

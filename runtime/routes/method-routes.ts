@@ -16,19 +16,17 @@ import { respond } from './resource-handlers';
  * v2 also answers `DocType/fn`.
  */
 export function methodName(raw: string, version: 1 | 2): string {
-  const trimmed = raw.replace(/\/+$/, '');
+  const trimmed = raw.endsWith('/') ? raw.replace(/\/+$/, '') : raw;
   if (version === 2) return trimmed;
   const slash = trimmed.indexOf('/');
   return slash < 0 ? trimmed : trimmed.slice(0, slash);
 }
 
 /** Sends a method's result in the version's envelope with the user messages beside it; `undefined` sends no result key. */
-export function sendResult(ctx: AppContext, result: unknown, messages: string[], extra: Record<string, unknown> = {}): void {
+export function sendResult(ctx: AppContext, result: unknown, messages: string[]): void {
   const key = ctx.state.version === 2 ? 'data' : 'message';
   respond(ctx, 200, key, result, messages);
-  const body = ctx.body as Record<string, unknown>;
-  if (result === undefined) delete body[key];
-  Object.assign(body, extra);
+  if (result === undefined) delete (ctx.body as Record<string, unknown>)[key];
 }
 
 /** Calls a method by name: unknown → 404, wrong verb → 405 with Allow, guest without allowGuest → 401, over its limit → 429. */

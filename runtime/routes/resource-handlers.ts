@@ -8,7 +8,8 @@ import * as lists from '../operations/list-operations';
 
 /** Sends a success body with the request's user messages beside it. */
 export function respond(ctx: AppContext, status: number, key: 'data' | 'message', value: unknown, messages: string[] = []): void {
-  const body: Record<string, unknown> = { [key]: value };
+  // Literals, not `{ [key]: value }`: a computed key builds the object through the runtime.
+  const body: Record<string, unknown> = key === 'data' ? { data: value } : { message: value };
   if (messages.length) {
     if (ctx.state.version === 2) body.messages = messages.map((message) => ({ message }));
     else body._server_messages = JSON.stringify(messages.map((message) => JSON.stringify({ message })));
