@@ -21,6 +21,27 @@ interface BoundConnection {
 
 const bound = new WeakMap<BetterSqlite3.Database, BoundConnection>();
 
+/** What the read snapshots need to know of a connection's group commits. */
+export interface BatchClock {
+  /** A batch is open on the connection: its transaction is the group commit's, whose works are not answered yet. */
+  open: boolean;
+  /** Batches ended (committed or rolled back) on the connection so far. */
+  ended: number;
+}
+
+const clocks = new WeakMap<BetterSqlite3.Database, BatchClock>();
+
+/** The group-commit clock of `conn` (undefined before its first batch). */
+export function batchClock(conn: BetterSqlite3.Database): BatchClock | undefined {
+  return clocks.get(conn);
+}
+
+function clockOf(conn: BetterSqlite3.Database): BatchClock {
+  let clock = clocks.get(conn);
+  if (!clock) clocks.set(conn, (clock = { open: false, ended: 0 }));
+  return clock;
+}
+
 /** Built once per connection: a knex whose queries run on `conn` while a work holds it, and are refused otherwise. */
 function boundConnection(knex: Knex, conn: BetterSqlite3.Database): BoundConnection {
   const known = bound.get(conn);
@@ -122,6 +143,7 @@ export class GroupCommit {
     }
     const batch: Batch = { connection, members: [], due: false };
     this.batch = batch;
+    clockOf(conn).open = true;
     setImmediate(() => {
       batch.due = true;
       if (!this.busy && this.batch === batch) this.commit(batch);
@@ -178,6 +200,9 @@ export class GroupCommit {
   /** Ends the batch: its members learn the outcome and the connection goes back to the pool. */
   private end(batch: Batch, failure: unknown): void {
     if (this.batch === batch) this.batch = undefined;
+    const clock = clockOf(batch.connection.conn);
+    clock.open = false;
+    clock.ended++;
     const members = batch.members;
     batch.members = [];
     void (this.knex.client as Knex.Client).releaseConnection(batch.connection.conn);

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { connect, type Database } from '../../runtime/db/connect';
+import { inWriteTransaction } from '../../runtime/db/write-transaction';
 
 const checkPhase = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -52,6 +53,18 @@ test('while the write connection is inside a transaction, reads see only what is
     expect(names(reader)).toEqual([]);
   });
   expect(names(read())).toEqual(['pending']);
+});
+
+test('inside an open group-commit batch the reads keep a snapshot without its rows, and see them once it commits', async () => {
+  const seen: unknown[] = [];
+  const first = inWriteTransaction(db, (q) => q('items').insert({ name: 'batched' }));
+  const second = inWriteTransaction(db, async () => {
+    const reader = read();
+    seen.push(reader.inTransaction, names(reader), read() === reader && reader.inTransaction);
+  });
+  await Promise.all([first, second]);
+  expect(seen).toEqual([true, [], true]);
+  expect(names(read())).toEqual(['batched']);
 });
 
 test('a commit by another connection (another process) is seen from the next turn', async () => {
