@@ -44,20 +44,39 @@ async function fetchToken(site: Site, token: string): Promise<TokenEntry | undef
   return { user: row.user, scopes: parseScopes(row.scopes), ...(expiresAt === undefined ? {} : { expiresAt }) };
 }
 
-/** The grant of an active, unexpired token; undefined for unknown, revoked or expired tokens. */
-export async function bearerGrant(site: Site, token: string): Promise<BearerGrant | undefined> {
+/** The site's token cache, started over when forgetBearerTokens has run since it was built or when it is full. */
+function entriesOf(site: Site): Map<string, { entry: TokenEntry | undefined; at: number }> {
   let entries = cache.get(site);
   if (!entries || generations.get(site) !== tokenGeneration || entries.size >= MAX_ENTRIES) {
     entries = new Map();
     cache.set(site, entries);
     generations.set(site, tokenGeneration);
   }
+  return entries;
+}
+
+/** The grant an entry gives now: none for an unknown, revoked or expired token. */
+function grantOf(entry: TokenEntry | undefined): BearerGrant | undefined {
+  if (!entry || (entry.expiresAt !== undefined && entry.expiresAt <= Date.now())) return undefined;
+  return entry;
+}
+
+/** The grant of an active, unexpired token; undefined for unknown, revoked or expired tokens. */
+export async function bearerGrant(site: Site, token: string): Promise<BearerGrant | undefined> {
+  const entries = entriesOf(site);
   let hit = entries.get(token);
   if (!hit || Date.now() - hit.at >= TTL_MS) {
     hit = { entry: await fetchToken(site, token), at: Date.now() };
     entries.set(token, hit);
   }
-  const entry = hit.entry;
-  if (!entry || (entry.expiresAt !== undefined && entry.expiresAt <= Date.now())) return undefined;
-  return { user: entry.user, scopes: entry.scopes };
+  return grantOf(hit.entry);
+}
+
+/**
+ * The grant of a token found valid moments ago, read from the cache without a database read or an await (the fast path
+ * of authentication); undefined when the token is not cached fresh and valid, and `bearerGrant` must decide.
+ */
+export function cachedBearerGrant(site: Site, token: string): BearerGrant | undefined {
+  const hit = entriesOf(site).get(token);
+  return hit && Date.now() - hit.at < TTL_MS ? grantOf(hit.entry) : undefined;
 }

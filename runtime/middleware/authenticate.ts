@@ -2,13 +2,13 @@
 import type { Middleware } from 'koa';
 import { userForApiKey, verifiedApiKeyUser } from '../auth/api-keys';
 import type { AuthHook } from '../auth/auth-hooks';
-import { bearerGrant } from '../auth/bearer-tokens';
+import { bearerGrant, cachedBearerGrant, type BearerGrant } from '../auth/bearer-tokens';
 import { clientIp } from '../auth/client-ip';
 import { ipAllowed } from '../auth/ip-restriction';
 import { keySource } from '../auth/key-sources';
 import { parseSessionExpiry, resumeSession } from '../auth/sessions';
 import { loadSettings } from '../auth/settings';
-import { cachedUser, loadUser, type UserRecord } from '../auth/users';
+import { cachedUser, loadUser } from '../auth/users';
 import { AuthenticationError, InvalidAuthorizationToken } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import { GUEST } from '../site';
@@ -98,22 +98,37 @@ async function hookUser(ctx: AppContext, hooks: readonly AuthHook[], current: st
 }
 
 /**
- * The user of a request that carries only `token`/`Basic` credentials already verified and cached (no cookie, no key
- * source header, no auth hooks): the common API-client case, answered without a database read, hash or await.
- * Undefined sends the request through the full path, which also produces every error.
+ * Sets the user of a request whose only credentials are an Authorization header verified moments ago and cached: a
+ * `token`/`Basic` key pair (no key source header) or a Bearer token, with no cookie and no auth hooks: the common
+ * API-client case, answered without a database read, hash or await. False sends the request through the full path,
+ * which also produces every error.
  */
-function cachedTokenUser(ctx: AppContext, header: string): UserRecord | undefined {
-  if (ctx.headers.cookie || ctx.headers['svc-authorization-source'] || ctx.headers['frappe-authorization-source']) return undefined;
+function cachedHeaderUser(ctx: AppContext, header: string): boolean {
+  if (ctx.headers.cookie) return false;
   let credentials: Credentials;
   try {
     credentials = parseAuthorization(header);
   } catch {
-    return undefined;
+    return false;
   }
-  if (credentials.kind !== 'key') return undefined;
-  const name = verifiedApiKeyUser(credentials.key, credentials.secret);
+  const state = ctx.state;
+  let name: string | undefined;
+  let grant: BearerGrant | undefined;
+  if (credentials.kind === 'key') {
+    if (ctx.headers['svc-authorization-source'] || ctx.headers['frappe-authorization-source']) return false;
+    name = verifiedApiKeyUser(credentials.key, credentials.secret);
+  } else {
+    grant = cachedBearerGrant(state.site, credentials.token);
+    name = grant?.user;
+  }
   const user = name === undefined ? undefined : cachedUser(name);
-  return user && user.enabled && !user.restrictIp ? user : undefined;
+  if (!user || !user.enabled || user.restrictIp) return false;
+  state.user = user;
+  if (grant) {
+    state.auth = 'bearer';
+    state.scopes = grant.scopes;
+  } else state.auth = 'token';
+  return true;
 }
 
 /**
@@ -124,12 +139,8 @@ export function createAuthenticate(options: AuthenticateOptions): Middleware {
   const hooks = options.authHooks.length > 0;
   return function authenticate(ctx, next) {
     const header = ctx.headers.authorization;
-    const cached = header && !hooks ? cachedTokenUser(ctx as AppContext, header) : undefined;
-    if (!cached) return fullAuthenticate(ctx as AppContext, next, options);
-    const state = (ctx as AppContext).state;
-    state.user = cached;
-    state.auth = 'token';
-    return next();
+    if (header && !hooks && cachedHeaderUser(ctx as AppContext, header)) return next();
+    return fullAuthenticate(ctx as AppContext, next, options);
   };
 }
 

@@ -97,6 +97,32 @@ test('a token that expires while cached stops working', async () => {
   expect((await t.http.get('/api/resource/ToDo').set('Authorization', header)).status).toBe(401);
 });
 
+describe('a token answered from the cache (no database read)', () => {
+  test('keeps its scopes: an openid-only token is refused the resources every time', async () => {
+    const header = await token({ scopes: 'openid' });
+    for (let i = 0; i < 3; i++) expect((await t.http.get('/api/resource/ToDo').set('Authorization', header)).status).toBe(403);
+  });
+
+  test("is refused at once when its user is disabled", async () => {
+    const email = `cached-bearer-${randomBytes(3).toString('hex')}@example.com`;
+    await createUser(t, email, ['System Manager']);
+    const header = await token({ user: email });
+    expect((await t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', header)).body.message).toBe(email);
+    await t.http.put(`/api/resource/User/${email}`).set('Authorization', t.adminToken).send({ enabled: 0 }).expect(200);
+    expect((await t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', header)).status).toBe(401);
+  });
+
+  test('with a session cookie of another user is a conflict (401)', async () => {
+    const header = await token();
+    expect((await t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', header)).status).toBe(200);
+    const login = await t.http.post('/api/method/login').send({ usr: 'Administrator', pwd: 'admin-test-password' });
+    const sid = /sid=([^;]+)/.exec(String(login.headers['set-cookie']))?.[1];
+    expect(sid).toBeTruthy();
+    const both = await t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', header).set('Cookie', `sid=${sid}`);
+    expect(both.status).toBe(401);
+  });
+});
+
 describe('scopes', () => {
   test.each([
     ['GET /api/resource/ToDo', (h: string) => t.http.get('/api/resource/ToDo').set('Authorization', h)],
