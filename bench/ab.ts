@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { runLoad } from './lib/load';
-import { detectPinning, freePort, stopChild } from './lib/procs';
+import { detectPinning, freePort } from './lib/procs';
 
 const ROOT = path.join(__dirname, '..');
 const METHOD_PATH = '/api/method/bench.bench_probe.bench_probe.echo?word=hi';
@@ -18,6 +18,8 @@ async function start(tag: 'A' | 'B', urlPath: string) {
   const root = path.resolve(process.env[`ROOT_${tag}`] ?? ROOT);
   const env = JSON.parse(process.env[`ENV_${tag}`] ?? '{}') as NodeJS.ProcessEnv;
   const service = (await import(path.join(root, 'bench/lib/service.ts'))) as typeof import('./lib/service');
+  // The root's own procs module tracks the server it spawns: another checkout's stopChild would not find it.
+  const procs = (await import(path.join(root, 'bench/lib/procs.ts'))) as typeof import('./lib/procs');
   const generated = urlPath === METHOD_PATH ? path.join(root, 'bench/tmp/feature-gen') : path.join(root, 'generated');
   if (!existsSync(path.join(generated, 'index.ts'))) {
     throw new Error(`${generated} is missing: in ${root} run npx tsx generator/cli.ts --doctypes doctypes --doctypes bench/doctypes --out bench/tmp/feature-gen --quiet`);
@@ -36,7 +38,7 @@ async function start(tag: 'A' | 'B', urlPath: string) {
     const names = await service.seedTodos(svc.base, auth, 0, 100);
     resolved = resolved.replace('{doc}', encodeURIComponent(names[50] as string));
   }
-  return { svc, auth, url: svc.base + resolved };
+  return { svc, auth, url: svc.base + resolved, stop: () => procs.stopChild(svc.child) };
 }
 
 async function main(): Promise<void> {
@@ -71,8 +73,8 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    await stopChild(a.svc.child);
-    await stopChild(b.svc.child);
+    await a.stop();
+    await b.stop();
   }
   const mean = ratios.reduce((sum, r) => sum + r, 0) / ratios.length;
   console.log(`B/A req/s: ${ratios.map((r) => r.toFixed(3)).join(' ')}; mean ${mean.toFixed(3)}`);
