@@ -10,13 +10,13 @@ import { runLoad } from './lib/load';
 import { runMain, detectPinning, freePort, installCleanup, removeOnExit, stopChild } from './lib/procs';
 import { apiToken, seedTodos, startService } from './lib/service';
 
-interface ProfileNode {
+export interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   hitCount?: number;
   children?: number[];
 }
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   startTime: number;
   endTime: number;
@@ -38,25 +38,53 @@ function where(url: string): string {
   return path.relative(ROOT, file) || file;
 }
 
-/**
- * Self time by function and by file/package, and inclusive time of the project's functions, in ms, from a .cpuprofile.
- * `window` keeps the samples taken between `fromEndUs` and `toEndUs` microseconds before the profile's end.
- */
-export function summarize(
-  profile: CpuProfile,
-  top = 30,
-  window?: { fromEndUs: number; toEndUs: number },
-): string {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const selfUs = new Map<number, number>();
-  const inclusive = new Map<string, number>();
+/** Samples kept: those taken between `fromEndUs` and `toEndUs` microseconds before the profile's end. */
+export interface ProfileWindow {
+  fromEndUs: number;
+  toEndUs: number;
+}
+
+/** Calls `visit` with each sample's node id and duration (us), within `window` when given. */
+function eachSample(profile: CpuProfile, window: ProfileWindow | undefined, visit: (id: number, us: number) => void): void {
   let t = profile.startTime;
   profile.samples.forEach((id, i) => {
     const dt = profile.timeDeltas[i] ?? 0;
     t += dt;
     if (window && (t < profile.endTime - window.fromEndUs || t > profile.endTime - window.toEndUs)) return;
+    visit(id, dt);
+  });
+}
+
+/** A function's name and place; anonymous functions also by column (a bundle keeps every function on one line). */
+function functionKey({ functionName, url, lineNumber, columnNumber }: ProfileNode['callFrame']): string {
+  const place = url ? `:${lineNumber + 1}${functionName ? '' : `:${columnNumber + 1}`}` : '';
+  return `${functionName || '(anonymous)'}  ${where(url)}${place}`;
+}
+
+/** Self time (us) by function within `window`. */
+export function selfTimeByFunction(profile: CpuProfile, window?: ProfileWindow): Map<string, number> {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const fn = new Map<string, number>();
+  eachSample(profile, window, (id, us) => {
+    const n = byId.get(id);
+    if (!n) return;
+    const key = functionKey(n.callFrame);
+    fn.set(key, (fn.get(key) ?? 0) + us);
+  });
+  return fn;
+}
+
+/**
+ * Self time by function and by file/package, and inclusive time of the project's functions, in ms, from a .cpuprofile.
+ * `window` keeps the samples taken between `fromEndUs` and `toEndUs` microseconds before the profile's end.
+ */
+export function summarize(profile: CpuProfile, top = 30, window?: ProfileWindow): string {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const selfUs = new Map<number, number>();
+  const inclusive = new Map<string, number>();
+  eachSample(profile, window, (id, dt) => {
     selfUs.set(id, (selfUs.get(id) ?? 0) + dt);
     const seen = new Set<string>();
     for (let n = byId.get(id); n; n = byId.get(parent.get(n.id) ?? -1)) {
@@ -70,15 +98,10 @@ export function summarize(
     }
   });
   const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
-  const fn = new Map<string, number>();
+  const fn = selfTimeByFunction(profile, window);
   const file = new Map<string, number>();
   for (const [id, us] of selfUs) {
-    const n = byId.get(id);
-    if (!n) continue;
-    const { functionName, url, lineNumber } = n.callFrame;
-    const w = where(url);
-    const key = `${functionName || '(anonymous)'}  ${w}${url ? `:${lineNumber + 1}` : ''}`;
-    fn.set(key, (fn.get(key) ?? 0) + us);
+    const w = where(byId.get(id)?.callFrame.url ?? '');
     file.set(w, (file.get(w) ?? 0) + us);
   }
   const idle = [...selfUs]
@@ -105,6 +128,41 @@ export function summarize(
     'inclusive time of project functions (runtime/, generated code):',
     fmt(inclusive),
   ].join('\n');
+}
+
+/** One request of a load scenario. */
+export interface ScenarioRequest {
+  url: string;
+  method?: 'POST';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** The request a scenario sends to the service at `base` with `auth`; `name` is a seeded ToDo. */
+export function scenarioRequest(kind: string, base: string, auth: string, name: string): ScenarioRequest {
+  const h = { authorization: auth };
+  const filter = encodeURIComponent(JSON.stringify({ status: 'Open' }));
+  const specs: Record<string, ScenarioRequest> = {
+    'get-v1': { url: `${base}/api/resource/ToDo/${name}`, headers: h },
+    'get-v2': { url: `${base}/api/v2/document/ToDo/${name}`, headers: h },
+    create: {
+      url: `${base}/api/resource/ToDo`,
+      method: 'POST',
+      headers: { ...h, 'content-type': 'application/json' },
+      body: '{"description":"profile"}',
+    },
+    'list-v1': {
+      url: `${base}/api/resource/ToDo?filters=${encodeURIComponent('[["status","=","Open"]]')}&order_by=modified%20desc`,
+      headers: h,
+    },
+    'list-v2': { url: `${base}/api/v2/document/ToDo?filters=${filter}&order_by=modified%20desc`, headers: h },
+    count: { url: `${base}/api/v2/doctype/ToDo/count?filters=${filter}`, headers: h },
+    // Needs a registry with bench/doctypes: `npx tsx generator/cli.ts --doctypes doctypes --doctypes bench/doctypes --out bench/tmp/feature-gen`.
+    method: { url: `${base}/api/method/bench.bench_probe.bench_probe.echo?word=hi`, headers: h },
+  };
+  const spec = specs[kind];
+  if (!spec) throw new Error(`unknown scenario ${kind}: one of ${Object.keys(specs).join(', ')}`);
+  return spec;
 }
 
 async function main(): Promise<number> {
@@ -137,35 +195,7 @@ async function main(): Promise<number> {
   }
   const auth = await apiToken(svc.base);
   const names = await seedTodos(svc.base, auth, 0, rows);
-  const name = names[Math.floor(rows / 2)] as string;
-  const h = { authorization: auth };
-  const filter = encodeURIComponent(JSON.stringify({ status: 'Open' }));
-  const specs: Record<
-    string,
-    { url: string; method?: 'POST'; headers: Record<string, string>; body?: string }
-  > = {
-    'get-v1': { url: `${svc.base}/api/resource/ToDo/${name}`, headers: h },
-    'get-v2': { url: `${svc.base}/api/v2/document/ToDo/${name}`, headers: h },
-    create: {
-      url: `${svc.base}/api/resource/ToDo`,
-      method: 'POST',
-      headers: { ...h, 'content-type': 'application/json' },
-      body: '{"description":"profile"}',
-    },
-    'list-v1': {
-      url: `${svc.base}/api/resource/ToDo?filters=${encodeURIComponent('[["status","=","Open"]]')}&order_by=modified%20desc`,
-      headers: h,
-    },
-    'list-v2': {
-      url: `${svc.base}/api/v2/document/ToDo?filters=${filter}&order_by=modified%20desc`,
-      headers: h,
-    },
-    count: { url: `${svc.base}/api/v2/doctype/ToDo/count?filters=${filter}`, headers: h },
-    // Needs a registry with bench/doctypes: `npx tsx generator/cli.ts --doctypes doctypes --doctypes bench/doctypes --out bench/tmp/feature-gen`.
-    method: { url: `${svc.base}/api/method/bench.bench_probe.bench_probe.echo?word=hi`, headers: h },
-  };
-  const s = specs[kind];
-  if (!s) throw new Error(`unknown scenario ${kind}: one of ${Object.keys(specs).join(', ')}`);
+  const s = scenarioRequest(kind, svc.base, auth, names[Math.floor(rows / 2)] as string);
   const loadStart = performance.now();
   const r = await runLoad(pinning, { ...s, connections, seconds, warmupSeconds: 1 }, kind);
   const loadEnd = performance.now();
@@ -184,8 +214,8 @@ async function main(): Promise<number> {
   return 0;
 }
 
-/** Summary of the main thread's profile in `dir` (the busiest of the per-thread files). */
-function report(dir: string, window?: { fromEndUs: number; toEndUs: number }): string {
+/** The main thread's profile among the per-thread files in `dir`: the one with the most busy samples. */
+export function mainThreadProfile(dir: string): { file: string; profile: CpuProfile } {
   const profiles = readdirSync(dir).map((f) => {
     const file = path.join(dir, f);
     const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
@@ -196,6 +226,12 @@ function report(dir: string, window?: { fromEndUs: number; toEndUs: number }): s
   });
   const main = profiles.sort((a, b) => b.busy - a.busy)[0];
   if (!main) throw new Error(`no profile written in ${dir}`);
+  return main;
+}
+
+/** Summary of the main thread's profile in `dir` (the busiest of the per-thread files). */
+function report(dir: string, window?: { fromEndUs: number; toEndUs: number }): string {
+  const main = mainThreadProfile(dir);
   return `${path.relative(ROOT, main.file)} (open in Chrome DevTools > Performance, or speedscope)\n\n${summarize(main.profile, 30, window)}`;
 }
 

@@ -1,0 +1,83 @@
+// Where a scenario's server CPU goes beyond the Koa hello-world baseline's, per request:
+// `npx tsx bench/diff-profile.ts [get-v1|get-v2|create|list-v1|list-v2|count|method] [GENERATED_DIR]`
+// Profiles the baseline and the service (`node --cpu-prof`, pinned as in `npm run bench`) under the same load, one
+// after the other, and prints each function's self time per request in both with the difference, largest first.
+// Functions the baseline runs too (Koa, node:http) show what the service adds to them; the rest is the service's own.
+// Environment: BENCH_SECONDS (default 8), BENCH_CONNECTIONS (default 50), DIFF_TOP (rows, default 50).
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runLoad } from './lib/load';
+import { detectPinning, freePort, installCleanup, pinned, removeOnExit, runMain, startServer, stopChild } from './lib/procs';
+import { apiToken, seedTodos, startService } from './lib/service';
+import { mainThreadProfile, type ProfileWindow, scenarioRequest, type ScenarioRequest, selfTimeByFunction } from './profile';
+
+
+/** The measured window of a profile that ended `stoppedMs` after the load, which ran `seconds` after its warm-up. */
+function measuredWindow(loadEnd: number, stopped: number, seconds: number): ProfileWindow {
+  return { fromEndUs: (stopped - loadEnd + seconds * 1000) * 1000, toEndUs: (stopped - loadEnd) * 1000 };
+}
+
+async function main(): Promise<number> {
+  const kind = process.argv[2] ?? 'method';
+  const generated = process.argv[3] ?? (kind === 'method' ? 'bench/tmp/feature-gen' : undefined);
+  const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+  const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+  const top = Number(process.env.DIFF_TOP ?? 50);
+  installCleanup(20 * 60 * 1000);
+  const pinning = detectPinning();
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'doctype-diff-profile-'));
+  removeOnExit(tmp);
+
+  /** Runs the load against a profiled server and returns its self time per request by function (us). */
+  const profiled = async (label: string, dir: string, start: () => Promise<{ child: ChildProcess } & Partial<ScenarioRequest> & { url: string }>) => {
+    const server = await start();
+    const r = await runLoad(pinning, { url: server.url, headers: server.headers, method: server.method, body: server.body, connections, seconds, warmupSeconds: 1 }, label);
+    const loadEnd = performance.now();
+    await stopChild(server.child, 15000);
+    const fn = selfTimeByFunction(mainThreadProfile(dir).profile, measuredWindow(loadEnd, performance.now(), seconds));
+    for (const [key, us] of fn) fn.set(key, us / r.total);
+    console.log(`${label}: ${Math.round(r.rps)} req/s (profiled)`);
+    return fn;
+  };
+
+  const helloDir = path.join(tmp, 'hello');
+  mkdirSync(helloDir);
+  const hello = await profiled('baseline', helloDir, async () => {
+    const port = await freePort();
+    const [cmd, args] = pinned(pinning, pinning.serverCore, process.execPath, ['--cpu-prof', `--cpu-prof-dir=${helloDir}`, '--import', 'tsx', path.join(__dirname, 'hello-server.ts')]);
+    const started = await startServer(cmd, args, { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' }, ready: /^hello listening/, timeoutMs: 30000, label: 'hello server' });
+    return { child: started.child, url: `http://127.0.0.1:${port}/` };
+  });
+  const serviceDir = path.join(tmp, 'service');
+  mkdirSync(serviceDir);
+  const service = await profiled(kind, serviceDir, async () => {
+    const svc = await startService(pinning, {
+      port: await freePort(),
+      dbFile: path.join(tmp, 'p.sqlite'),
+      generated,
+      timeoutMs: 300000,
+      label: 'service (profiled)',
+      nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${serviceDir}`],
+    });
+    const auth = await apiToken(svc.base);
+    const names = await seedTodos(svc.base, auth, 0, 100);
+    return { child: svc.child, ...scenarioRequest(kind, svc.base, auth, names[50] as string) };
+  });
+
+  const busy = (fn: Map<string, number>) => [...fn].filter(([key]) => !key.startsWith('(idle)')).reduce((sum, [, us]) => sum + us, 0);
+  console.log(`\nbusy CPU per request (profiled): baseline ${busy(hello).toFixed(2)} us, ${kind} ${busy(service).toFixed(2)} us\n`);
+  const rows = [...new Set([...hello.keys(), ...service.keys()])]
+    .filter((key) => !key.startsWith('(idle)'))
+    .map((key) => ({ key, base: hello.get(key) ?? 0, svc: service.get(key) ?? 0 }))
+    .sort((a, b) => Math.abs(b.svc - b.base) - Math.abs(a.svc - a.base))
+    .slice(0, top);
+  console.log('  diff us   baseline    service  function');
+  for (const { key, base, svc } of rows) {
+    console.log(`${(svc - base).toFixed(2).padStart(8)}  ${base.toFixed(2).padStart(9)}  ${svc.toFixed(2).padStart(9)}  ${key}`);
+  }
+  return 0;
+}
+
+runMain(main);
