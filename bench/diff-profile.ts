@@ -11,13 +11,8 @@ import path from 'node:path';
 import { runLoad } from './lib/load';
 import { detectPinning, freePort, installCleanup, pinned, removeOnExit, runMain, startServer, stopChild } from './lib/procs';
 import { apiToken, seedTodos, startService } from './lib/service';
-import { mainThreadProfile, type ProfileWindow, scenarioRequest, type ScenarioRequest, selfTimeByFunction } from './profile';
+import { mainThreadProfile, measuredWindow, scenarioRequest, type ScenarioRequest, selfTimeByFunction } from './profile';
 
-
-/** The measured window of a profile that ended `stoppedMs` after the load, which ran `seconds` after its warm-up. */
-function measuredWindow(loadEnd: number, stopped: number, seconds: number): ProfileWindow {
-  return { fromEndUs: (stopped - loadEnd + seconds * 1000) * 1000, toEndUs: (stopped - loadEnd) * 1000 };
-}
 
 async function main(): Promise<number> {
   const kind = process.argv[2] ?? 'method';

@@ -55,6 +55,14 @@ function eachSample(profile: CpuProfile, window: ProfileWindow | undefined, visi
   });
 }
 
+/**
+ * The measured part of a profile: the last `seconds` of a load (after its warm-up) that ended at `loadEnd`, in a
+ * profile that ended when the server stopped at `stopped` (both performance.now() ms).
+ */
+export function measuredWindow(loadEnd: number, stopped: number, seconds: number): ProfileWindow {
+  return { fromEndUs: (stopped - loadEnd + seconds * 1000) * 1000, toEndUs: (stopped - loadEnd) * 1000 };
+}
+
 /** A function's name and place; anonymous functions also by column (a bundle keeps every function on one line). */
 function functionKey({ functionName, url, lineNumber, columnNumber }: ProfileNode['callFrame']): string {
   const place = url ? `:${lineNumber + 1}${functionName ? '' : `:${columnNumber + 1}`}` : '';
@@ -204,13 +212,8 @@ async function main(): Promise<number> {
   );
   await stopChild(svc.child, 15000);
   const stopped = performance.now();
-  // The measured run is the last `seconds` of the load (after the warm-up); the profile ends when the server stops.
-  const window = {
-    fromEndUs: (stopped - loadEnd + seconds * 1000) * 1000,
-    toEndUs: (stopped - loadEnd) * 1000,
-  };
   void loadStart;
-  console.log(report(path.join(profDir, stamp), window));
+  console.log(report(path.join(profDir, stamp), measuredWindow(loadEnd, stopped, seconds)));
   return 0;
 }
 
