@@ -5,8 +5,16 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import knexFactory, { type Knex } from 'knex';
 
-/** The knex bound to one SQLite connection and its prepared transaction statements. */
-interface BoundConnection {
+/** What the read snapshots need to know of a connection's group commits. */
+export interface BatchClock {
+  /** A batch is open on the connection: its transaction is the group commit's, whose works are not answered yet. */
+  inBatch: boolean;
+  /** Batches ended (committed or rolled back) on the connection so far. */
+  batchesEnded: number;
+}
+
+/** The knex bound to one SQLite connection, its prepared transaction statements and its batch clock. */
+interface BoundConnection extends BatchClock {
   conn: BetterSqlite3.Database;
   knex: Knex;
   begin: BetterSqlite3.Statement;
@@ -21,32 +29,16 @@ interface BoundConnection {
 
 const bound = new WeakMap<BetterSqlite3.Database, BoundConnection>();
 
-/** What the read snapshots need to know of a connection's group commits. */
-export interface BatchClock {
-  /** A batch is open on the connection: its transaction is the group commit's, whose works are not answered yet. */
-  open: boolean;
-  /** Batches ended (committed or rolled back) on the connection so far. */
-  ended: number;
-}
-
-const clocks = new WeakMap<BetterSqlite3.Database, BatchClock>();
-
 /** The group-commit clock of `conn` (undefined before its first batch). */
 export function batchClock(conn: BetterSqlite3.Database): BatchClock | undefined {
-  return clocks.get(conn);
-}
-
-function clockOf(conn: BetterSqlite3.Database): BatchClock {
-  let clock = clocks.get(conn);
-  if (!clock) clocks.set(conn, (clock = { open: false, ended: 0 }));
-  return clock;
+  return bound.get(conn);
 }
 
 /** Built once per connection: a knex whose queries run on `conn` while a work holds it, and are refused otherwise. */
 function boundConnection(knex: Knex, conn: BetterSqlite3.Database): BoundConnection {
   const known = bound.get(conn);
   if (known) return known;
-  const state = { active: false };
+  const state = { active: false, inBatch: false, batchesEnded: 0 };
   const Base = knex.client.constructor as typeof Knex.Client;
   class HeldConnectionClient extends Base {
     // Nested knex transactions (trx.transaction(...)) become savepoints, as inside a knex transaction.
@@ -143,7 +135,7 @@ export class GroupCommit {
     }
     const batch: Batch = { connection, members: [], due: false };
     this.batch = batch;
-    clockOf(conn).open = true;
+    connection.inBatch = true;
     setImmediate(() => {
       batch.due = true;
       if (!this.busy && this.batch === batch) this.commit(batch);
@@ -200,9 +192,8 @@ export class GroupCommit {
   /** Ends the batch: its members learn the outcome and the connection goes back to the pool. */
   private end(batch: Batch, failure: unknown): void {
     if (this.batch === batch) this.batch = undefined;
-    const clock = clockOf(batch.connection.conn);
-    clock.open = false;
-    clock.ended++;
+    batch.connection.inBatch = false;
+    batch.connection.batchesEnded++;
     const members = batch.members;
     batch.members = [];
     void (this.knex.client as Knex.Client).releaseConnection(batch.connection.conn);

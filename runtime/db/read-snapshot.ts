@@ -27,8 +27,8 @@ export function createReadSnapshots(reader: BetterSqlite3.Database, writer: () =
     return statement.get() as number;
   };
   /** Whether the writer is inside a transaction other than an open group-commit batch. */
-  const inOtherTransaction = (conn: BetterSqlite3.Database): boolean => conn.inTransaction && batchClock(conn)?.open !== true;
-  const batchesEnded = (conn: BetterSqlite3.Database): number => batchClock(conn)?.ended ?? 0;
+  const inOtherTransaction = (conn: BetterSqlite3.Database): boolean => conn.inTransaction && batchClock(conn)?.inBatch !== true;
+  const batchesEnded = (conn: BetterSqlite3.Database): number => batchClock(conn)?.batchesEnded ?? 0;
   const end = (): void => {
     try {
       if (reader.open && reader.inTransaction) commit.run();
