@@ -124,3 +124,23 @@ test('a list inside a method sees what the caller may read', async () => {
   const refused = await t.http.get('/api/v2/method/Method%20Probe/titles').set('Authorization', await createUser(t, 'nobody@example.com', []));
   expect(refused.status).toBe(403);
 });
+
+test.each(['/api/method/', '/api/v1/method/', '/api/v2/method/'])('%s with no method name is 404 on every verb', async (path) => {
+  for (const verb of ['get', 'post', 'put', 'delete'] as const) {
+    const res = await t.http[verb](path).set(admin());
+    expect([verb, res.status, res.body.exc_type]).toEqual([verb, 404, 'DoesNotExistError']);
+  }
+});
+
+test('escapes in the method path are decoded: %2E is a dot, %2F a slash', async () => {
+  for (const path of [`/api/method/widgets%2Ewidget.widget.stock?sku=A1`, '/api/v2/method/Widget%2Fstock?sku=A1']) {
+    const res = await t.http.get(path).set(admin());
+    expect([path, res.status]).toEqual([path, 200]);
+  }
+});
+
+test.each(['/api/method/%', '/api/method/ping%E0%A4%A', '/api/v2/method/Widget%2Fstock%C0%AF'])('a malformed escape in %s is 400', async (path) => {
+  const res = await t.http.get(path).set(admin());
+  expect(res.status).toBe(400);
+  expect(res.body.exception).toMatch(/percent-encoding/);
+});
