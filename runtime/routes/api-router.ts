@@ -78,13 +78,6 @@ function documentRouter(): Router {
   return router;
 }
 
-/** The method routes of both versions. */
-function methodRouter(): Router {
-  const router = new Router();
-  for (const prefix of ['/api', '/api/v1', '/api/v2']) router.all(`${prefix}/method/*method`, h((ctx, p) => callMethod(ctx, p.method as string)));
-  return router;
-}
-
 /** A router's routes with its 405 (Allow), 501 and 404 answers as errors. */
 function fullDispatch(router: Router): Middleware {
   const routes = router.routes();
@@ -129,14 +122,13 @@ const FAMILIES: ReadonlyArray<readonly [string, 'resource' | 'document' | 'metho
 ];
 
 /**
- * The method routes under one prefix: its route, `{prefix}*method` for every verb, is the rest of the path decoded,
- * without matching it through the router (a trivial method's most expensive step); `{prefix}` alone, which the
- * wildcard does not match, goes to the router for its 404.
+ * The method routes under one prefix, every verb: the method is the rest of the path, decoded (no router to match it
+ * through: that was a trivial method's most expensive step); `{prefix}` alone names no method and is 404.
  */
-function methodRoute(prefix: string, full: Middleware): Middleware {
-  return (ctx, next) => {
+function methodRoute(prefix: string): Middleware {
+  return (ctx) => {
     const path = (ctx as AppContext).state.path;
-    if (path.length === prefix.length) return full(ctx, next);
+    if (path.length === prefix.length) throw new DoesNotExistError(`No route for ${ctx.method} ${path.slice(0, 200)}`);
     const name = path.slice(prefix.length);
     return callMethod(ctx as AppContext, name.includes('%') ? decodeURIComponent(name) : name);
   };
@@ -149,9 +141,8 @@ function methodRoute(prefix: string, full: Middleware): Middleware {
 export function createApiRouter(): Middleware {
   const resource = dispatcher(resourceRouter());
   const document = dispatcher(documentRouter());
-  const methods = fullDispatch(methodRouter());
   const routes = FAMILIES.map(([prefix, family]) => {
-    const route = family === 'resource' ? resource : family === 'document' ? document : methodRoute(prefix, methods);
+    const route = family === 'resource' ? resource : family === 'document' ? document : methodRoute(prefix);
     return [prefix, route] as const;
   });
   return function apiRouter(ctx, next) {
