@@ -10,8 +10,10 @@ import { createErrorHandler } from './middleware/error-handler';
 import { createRequestLog } from './middleware/request-log';
 import { createResourceScopes } from './middleware/resource-scopes';
 import { createWriteCoalescing } from './middleware/write-coalescing';
-import { createApiRouter } from './routes/api-router';
-import { createOpenApiRoutes } from './routes/openapi-routes';
+import { createRouteHandlers } from './routes/route-handlers';
+import { createRouteMatcher } from './routes/route-matcher';
+import { ROUTE_TABLE } from './routes/route-table';
+import { createRouteMatch, createRouter } from './routes/router';
 import type { Site } from './site';
 import { GUEST } from './site';
 
@@ -30,6 +32,7 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
   const { site: conf } = site.config;
+  const matcher = createRouteMatcher(ROUTE_TABLE);
   if (conf.coalesce_writes) app.use(createWriteCoalescing());
   app.use(function requestState(ctx, next) {
     const state = (ctx as AppContext).state;
@@ -45,10 +48,10 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
   app.use(createRequestLog());
   app.use(createErrorHandler({ developerMode: conf.developer_mode, onServerError: options.onServerError ?? ((err) => console.error(err)) }));
   app.use(createBodyParser({ maxBodySize: conf.max_body_size }));
+  app.use(createRouteMatch(matcher));
   app.use(createAuthenticate({ authHooks: options.authHooks ?? loadAuthHooks() }));
-  app.use(createCsrf({ ignoreCsrf: conf.ignore_csrf, allowedReferrers: conf.allowed_referrers, exempt: new Set(['/api/method/login', '/api/v1/method/login', '/api/v2/method/login']) }));
+  app.use(createCsrf({ ignoreCsrf: conf.ignore_csrf, allowedReferrers: conf.allowed_referrers }));
   app.use(createResourceScopes());
-  app.use(createOpenApiRoutes(options.generatedDir ?? 'generated'));
-  app.use(createApiRouter());
+  app.use(createRouter(matcher, createRouteHandlers({ generatedDir: options.generatedDir ?? 'generated' })));
   return app;
 }

@@ -5,7 +5,8 @@ import { bodyFields, fieldSchema, requiredFields, type JsonSchema } from '../jso
 import { className } from '../naming';
 import type { DocTypeIR } from '../normalize';
 import { BUILTIN_METHOD_DOCS } from '../methods/builtin-methods';
-import { v1Operations, v2Operations } from './routes';
+import { ROUTE_TABLE, docTypeKind, docTypeRows, type Operation, type RouteRow, type Verb } from '../../runtime/routes/route-table';
+import { docTypePath } from './routes';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
@@ -52,76 +53,61 @@ const nameParam = { name: 'name', in: 'path', required: true, schema: { type: 's
 const jsonParam = (name: string, description: string) => ({ name, in: 'query', required: false, description, schema: { type: 'string' } });
 const intParam = (name: string, description: string) => ({ name, in: 'query', required: false, description, schema: { type: 'integer', minimum: 0 } });
 
-function v1Paths(ir: DocTypeIR): Record<string, JsonSchema> {
-  const dt = ir.meta.name;
-  const doc = ref(className(dt));
-  const base = `/api/resource/${encodeURIComponent(dt)}`;
-  const ops = new Set(v1Operations(ir));
-  const tag = [dt];
-  const paths: Record<string, JsonSchema> = {};
-  const single = ir.meta.issingle;
-  const collection: JsonSchema = {};
-  if (ops.has('list')) {
-    collection.get = {
-      tags: tag, operationId: `v1_list_${ir.meta.slug}`, summary: `List ${dt}`,
-      parameters: [jsonParam('fields', 'JSON array of fields'), jsonParam('filters', 'JSON filters'), jsonParam('order_by', 'field [asc|desc]'),
-        intParam('limit_start', 'offset'), intParam('limit_page_length', 'page size (0 = up to max_page_length)')],
-      responses: { '200': ok('Rows', { type: 'object', properties: { data: { type: 'array', items: doc } } }), ...errors },
-    };
+const listParams: Record<1 | 2, JsonSchema[]> = {
+  1: [jsonParam('fields', 'JSON array of fields'), jsonParam('filters', 'JSON filters'), jsonParam('order_by', 'field [asc|desc]'),
+    intParam('limit_start', 'offset'), intParam('limit_page_length', 'page size (0 = up to max_page_length)')],
+  2: [jsonParam('fields', 'JSON array of fields'), jsonParam('filters', 'JSON object of filters'), jsonParam('order_by', 'field [asc|desc]'),
+    jsonParam('group_by', 'field'), intParam('start', 'offset'), intParam('limit', 'page size')],
+};
+
+/** The success body of a DocType row: the row's response shape in its envelope. */
+function responseSchema(row: RouteRow, doc: JsonSchema, version: 1 | 2): JsonSchema {
+  const wrap = (schema: JsonSchema, more: Record<string, JsonSchema> = {}) => ({ type: 'object', properties: { data: schema, ...more } });
+  switch (row.response) {
+    case 'document': return wrap(doc);
+    case 'documents': return wrap({ type: 'array', items: doc }, version === 2 ? { has_next_page: { type: 'boolean' } } : {});
+    case 'count': return wrap({ type: 'integer' });
+    case 'meta': return wrap({ type: 'object' });
+    case 'ok': return wrap({ const: 'ok' });
+    case 'method-result': case 'openapi': return { type: 'object' };
   }
-  if (ops.has('create')) {
-    collection.post = {
-      tags: tag, operationId: `v1_create_${ir.meta.slug}`, summary: `Create ${dt}`,
-      requestBody: { required: true, content: json(doc) },
-      responses: { '201': ok('Created', { type: 'object', properties: { data: doc } }), ...errors, '409': errors['400'] },
-    };
-  }
-  if (Object.keys(collection).length) paths[base] = collection;
-  const item: JsonSchema = {};
-  const itemPath = single ? base : `${base}/{name}`;
-  const params = single ? [] : [nameParam];
-  if (ops.has('get')) item.get = { tags: tag, operationId: `v1_get_${ir.meta.slug}`, summary: `Get ${dt}`, parameters: params, responses: { '200': ok('Document', { type: 'object', properties: { data: doc } }), ...errors } };
-  if (ops.has('update')) item.put = { tags: tag, operationId: `v1_update_${ir.meta.slug}`, summary: `Update ${dt}`, parameters: params, requestBody: { required: true, content: json(doc) }, responses: { '200': ok('Saved', { type: 'object', properties: { data: doc } }), ...errors } };
-  if (ops.has('delete')) item.delete = { tags: tag, operationId: `v1_delete_${ir.meta.slug}`, summary: `Delete ${dt}`, parameters: params, responses: { '202': ok('Deleted', { type: 'object', properties: { data: { const: 'ok' } } }), ...errors } };
-  if (Object.keys(item).length) paths[itemPath] = { ...paths[itemPath], ...item };
-  return paths;
 }
 
-function v2Paths(ir: DocTypeIR): Record<string, JsonSchema> {
+const SUMMARY: Partial<Record<Operation, [verb: string, description: string]>> = {
+  list: ['List', 'Rows'], create: ['Create', 'Created'], get: ['Get', 'Document'], update: ['Update', 'Saved'], delete: ['Delete', 'Deleted'],
+  copy: ['Copy', 'A clean document that can be posted as new'], count: ['Count', 'Count'], meta: ['Metadata of', 'Metadata'],
+};
+
+/** The OpenAPI operations of one DocType row (document methods are `documentMethodPaths`'). */
+function docTypeOperations(row: RouteRow, ir: DocTypeIR, version: 1 | 2): JsonSchema {
   const dt = ir.meta.name;
   const doc = ref(className(dt));
-  const seg = encodeURIComponent(dt);
-  const base = `/api/v2/document/${seg}`;
-  const ops = new Set(v2Operations(ir));
-  const tag = [dt];
-  const wrap = (schema: JsonSchema) => ({ type: 'object', properties: { data: schema } });
-  const paths: Record<string, JsonSchema> = {};
-  const single = ir.meta.issingle;
-  const params = single ? [] : [nameParam];
-  const collection: JsonSchema = {};
-  if (ops.has('list')) {
-    collection.get = {
-      tags: tag, operationId: `v2_list_${ir.meta.slug}`, summary: `List ${dt}`,
-      parameters: [jsonParam('fields', 'JSON array of fields'), jsonParam('filters', 'JSON object of filters'), jsonParam('order_by', 'field [asc|desc]'),
-        jsonParam('group_by', 'field'), intParam('start', 'offset'), intParam('limit', 'page size')],
-      responses: { '200': ok('Rows', { type: 'object', properties: { data: { type: 'array', items: doc }, has_next_page: { type: 'boolean' } } }), ...errors },
+  const [verb, description] = SUMMARY[row.operation] ?? [row.operation, 'Result'];
+  const params: JsonSchema[] = row.path.includes('{name') && !ir.meta.issingle ? [nameParam] : [];
+  if (row.request === 'list-query') params.push(...listParams[version]);
+  if (row.request === 'count-query') params.push(jsonParam('filters', 'JSON object of filters'));
+  if (row.request === 'copy-query') params.push({ name: 'ignore_no_copy', in: 'query', schema: { type: 'boolean', default: true } });
+  const entry: JsonSchema = {};
+  const verbs = row.verbs === '*' ? [] : row.verbs;
+  for (const v of verbs) {
+    const op = v === 'PATCH' ? 'patch' : row.operation;
+    entry[v.toLowerCase()] = {
+      tags: [dt], operationId: `v${version}_${op}_${ir.meta.slug}`, summary: `${verb} ${dt}`,
+      ...(params.length ? { parameters: params } : {}),
+      ...(row.request === 'document' ? { requestBody: { required: true, content: json(doc) } } : {}),
+      responses: { [String(row.status)]: ok(description, responseSchema(row, doc, version)), ...errors, ...(row.operation === 'create' && version === 1 ? { '409': errors['400'] } : {}) },
     };
   }
-  if (ops.has('create')) collection.post = { tags: tag, operationId: `v2_create_${ir.meta.slug}`, summary: `Create ${dt}`, requestBody: { required: true, content: json(doc) }, responses: { '201': ok('Created', wrap(doc)), ...errors } };
-  if (Object.keys(collection).length) paths[base] = collection;
-  const item: JsonSchema = {};
-  const itemPath = single ? base : `${base}/{name}`;
-  if (ops.has('get')) item.get = { tags: tag, operationId: `v2_get_${ir.meta.slug}`, summary: `Get ${dt}`, parameters: params, responses: { '200': ok('Document', wrap(doc)), ...errors } };
-  if (ops.has('update')) {
-    const update = { tags: tag, parameters: params, requestBody: { required: true, content: json(doc) }, responses: { '200': ok('Saved', wrap(doc)), ...errors } };
-    item.put = { ...update, operationId: `v2_update_${ir.meta.slug}`, summary: `Update ${dt}` };
-    if (!single) item.patch = { ...update, operationId: `v2_patch_${ir.meta.slug}`, summary: `Update ${dt}` };
+  return entry;
+}
+
+/** The paths of every DocType row of an API version that serves this DocType's kind. */
+function docTypePaths(ir: DocTypeIR, version: 1 | 2, ctx: GeneratorContext): Record<string, JsonSchema> {
+  const paths: Record<string, JsonSchema> = {};
+  for (const row of docTypeRows(docTypeKind(ir.meta), version)) {
+    const found = row.operation === 'documentMethod' ? documentMethodPaths(row, version, ir, ctx) : { [docTypePath(row, ir)]: docTypeOperations(row, ir, version) };
+    for (const [path, ops] of Object.entries(found)) paths[path] = { ...paths[path], ...ops };
   }
-  if (ops.has('delete')) item.delete = { tags: tag, operationId: `v2_delete_${ir.meta.slug}`, summary: `Delete ${dt}`, parameters: params, responses: { '202': ok('Deleted', wrap({ const: 'ok' })), ...errors } };
-  if (Object.keys(item).length) paths[itemPath] = { ...paths[itemPath], ...item };
-  if (ops.has('copy')) paths[`${base}/{name}/copy`] = { get: { tags: tag, operationId: `v2_copy_${ir.meta.slug}`, summary: `Copy ${dt}`, parameters: [nameParam, { name: 'ignore_no_copy', in: 'query', schema: { type: 'boolean', default: true } }], responses: { '200': ok('A clean document that can be posted as new', wrap(doc)), ...errors } } };
-  if (ops.has('count')) paths[`/api/v2/doctype/${seg}/count`] = { get: { tags: tag, operationId: `v2_count_${ir.meta.slug}`, summary: `Count ${dt}`, parameters: [jsonParam('filters', 'JSON object of filters')], responses: { '200': ok('Count', wrap({ type: 'integer' })), ...errors } } };
-  if (ops.has('meta')) paths[`/api/v2/doctype/${seg}/meta`] = { get: { tags: tag, operationId: `v2_meta_${ir.meta.slug}`, summary: `Metadata of ${dt}`, responses: { '200': ok('Metadata', wrap({ type: 'object' })), ...errors } } };
   return paths;
 }
 
@@ -156,9 +142,9 @@ function methodOperations(opId: string, summary: string, tags: string[], verbs: 
 
 const slugOf = (text: string) => text.replace(/[^A-Za-z0-9]+/g, '_');
 
-/** Paths of the built-in methods and of every whitelisted module function (dotted, and v2's DocType/fn). */
-function methodPaths(version: 1 | 2, ctx: GeneratorContext): Record<string, JsonSchema> {
-  const prefix = version === 1 ? '/api/method' : '/api/v2/method';
+/** Paths of a method row: the built-in methods and every whitelisted module function (dotted, and v2's DocType/fn). */
+function methodPaths(row: RouteRow, version: 1 | 2, ctx: GeneratorContext): Record<string, JsonSchema> {
+  const prefix = row.path.slice(0, row.path.indexOf('/{'));
   const envelope = version === 1 ? 'message' : 'data';
   const result = { type: 'object', properties: { [envelope]: {} } };
   const paths: Record<string, JsonSchema> = {};
@@ -178,44 +164,45 @@ function methodPaths(version: 1 | 2, ctx: GeneratorContext): Record<string, Json
   return paths;
 }
 
-/** Document methods: v2 `/api/v2/document/<DocType>/{name}/method/<m>`; v1 `POST /api/resource/<DocType>/{name}?run_method=<m>`. */
-function documentMethodPaths(version: 1 | 2, ir: DocTypeIR, ctx: GeneratorContext): Record<string, JsonSchema> {
-  if (ir.meta.istable || ir.meta.isVirtual) return {};
+/** A document-method row: v2 `/api/v2/document/<DocType>/{name}/method/<m>`; v1 `POST /api/resource/<DocType>/{name}?run_method=<m>`. */
+function documentMethodPaths(row: RouteRow, version: 1 | 2, ir: DocTypeIR, ctx: GeneratorContext): Record<string, JsonSchema> {
   const methods = (ctx.methods.get(ir.meta.name) ?? []).filter((m) => m.kind === 'document');
   const builtins = ir.meta.isSubmittable
     ? ['submit', 'cancel'].filter((b) => !methods.some((m) => m.name === b)).map((name) => ({ name, verbs: ['POST'], schema: { type: 'object', properties: {} }, jsonArgs: [] as string[], rateLimited: false }))
     : [];
   const all = [...methods, ...builtins];
   if (all.length === 0) return {};
-  const seg = encodeURIComponent(ir.meta.name);
   const params = ir.meta.issingle ? [] : [nameParam];
   const tags = [ir.meta.name];
+  const rowVerbs = row.verbs === '*' ? [] : row.verbs;
   if (version === 2) {
     const result = { type: 'object', properties: { data: {}, docs: { type: 'array', items: ref(className(ir.meta.name)) } } };
     const paths: Record<string, JsonSchema> = {};
     for (const m of all) {
-      const verbs = m.verbs.filter((v) => v === 'GET' || v === 'POST');
+      const verbs = m.verbs.filter((v) => rowVerbs.includes(v as Verb));
       if (!verbs.length) continue;
-      const path = `/api/v2/document/${seg}${ir.meta.issingle ? `/${seg}` : '/{name}'}/method/${m.name}`;
+      const path = docTypePath(row, ir).replace('{method}', m.name);
       paths[path] = methodOperations(`v2_${ir.meta.slug}_method_${m.name}`, `Run ${m.name} on a ${ir.meta.name} (GET: read permission, POST: write)`, tags, verbs, m.schema, m.jsonArgs, result, { params, rateLimited: m.rateLimited });
     }
     return paths;
   }
-  const posts = all.filter((m) => m.verbs.includes('POST'));
+  const posts = all.filter((m) => m.verbs.some((v) => rowVerbs.includes(v as Verb)));
   if (!posts.length) return {};
   const runMethod = { name: 'run_method', in: 'query', required: true, schema: { type: 'string', enum: posts.map((m) => m.name) } };
   const body = posts.length === 1 ? (posts[0] as { schema: JsonSchema }).schema : { oneOf: posts.map((m) => ({ title: m.name, ...m.schema })) };
-  const op = methodOperations(`v1_${ir.meta.slug}_run_method`, `Run a whitelisted method on a ${ir.meta.name} (write permission)`, tags, ['POST'], body, [], { type: 'object', properties: { data: {} } }, { params: [...params, runMethod], rateLimited: posts.some((m) => m.rateLimited) });
-  return { [`/api/resource/${seg}${ir.meta.issingle ? '' : '/{name}'}`]: op };
+  const op = methodOperations(`v1_${ir.meta.slug}_run_method`, `Run a whitelisted method on a ${ir.meta.name} (write permission)`, tags, [...rowVerbs], body, [], { type: 'object', properties: { data: {} } }, { params: [...params, runMethod], rateLimited: posts.some((m) => m.rateLimited) });
+  return { [docTypePath(row, ir)]: op };
 }
 
 function document(version: 1 | 2, ctx: GeneratorContext): JsonSchema {
   const paths: Record<string, JsonSchema> = {};
-  for (const ir of ctx.doctypes) Object.assign(paths, version === 1 ? v1Paths(ir) : v2Paths(ir));
-  for (const ir of ctx.doctypes) {
-    for (const [path, ops] of Object.entries(documentMethodPaths(version, ir, ctx))) paths[path] = { ...paths[path], ...ops };
+  for (const ir of ctx.doctypes) Object.assign(paths, docTypePaths(ir, version, ctx));
+  for (const row of ROUTE_TABLE) {
+    if (!row.openapi.includes(version) || row.kinds) continue;
+    if (row.operation === 'method') Object.assign(paths, methodPaths(row, version, ctx));
+    else if (row.operation === 'openapi') paths[row.path] = { get: { tags: ['meta'], operationId: `v${version}_openapi`, summary: 'This document', security: [], responses: { '200': ok('OpenAPI 3.1', { type: 'object' }) } } };
+    else throw new Error(`generator/emit/openapi.ts: no description for ${row.operation} (${row.path})`);
   }
-  Object.assign(paths, methodPaths(version, ctx));
   const schemas: Record<string, JsonSchema> = { Error: ERROR_SCHEMA };
   for (const ir of ctx.doctypes) schemas[className(ir.meta.name)] = documentSchema(ir.meta, ctx);
   return {

@@ -2,6 +2,7 @@
 import type { Context } from 'koa';
 import type { SessionData } from '../auth/sessions';
 import type { QueryParams } from './params';
+import type { RouteMatch } from '../routes/route-matcher';
 import type { SessionUser, Site } from '../site';
 
 /** How the request authenticated. */
@@ -24,6 +25,8 @@ export interface RequestState {
   messages: string[];
   /** The parsed query string, once read (`queryParams`). */
   query?: QueryParams;
+  /** The route table's row the path and verb select, with its captures; unset when none does (404/405). */
+  route?: RouteMatch;
 }
 
 /** A Koa context with our state. */

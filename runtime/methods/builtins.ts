@@ -25,6 +25,8 @@ export interface BuiltinMethod {
   path?: string;
   /** At most `limit` calls per `seconds` per caller. */
   rateLimit?: { limit: number; seconds: number };
+  /** False: a session needs no CSRF token to call it (login, which starts the session). */
+  csrf?: false;
 }
 
 const SESSION_COOKIES = ['sid', 'system_user', 'full_name', 'user_id', 'user_image'];
@@ -111,7 +113,7 @@ async function runDocMethodBody(ctx: AppContext): Promise<unknown> {
 export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<string, BuiltinMethod>([
   ['ping', { methods: ['GET', 'POST', 'PUT', 'DELETE'], allowGuest: true, handler: async () => 'pong' }],
   ['frappe.ping', { methods: ['GET', 'POST', 'PUT', 'DELETE'], allowGuest: true, handler: async () => 'pong' }],
-  ['login', { methods: ['POST'], allowGuest: true, handler: login, raw: true }],
+  ['login', { methods: ['POST'], allowGuest: true, handler: login, raw: true, csrf: false }],
   ['logout', { methods: ['POST'], allowGuest: true, handler: logout }],
   ['frappe.auth.get_logged_user', { methods: ['GET', 'POST', 'PUT', 'DELETE'], allowGuest: false, handler: async (ctx) => ctx.state.user.name }],
   ['frappe.core.doctype.user.user.generate_keys', { methods: ['POST'], allowGuest: false, handler: generateKeys }],

@@ -2,7 +2,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { CSRFTokenError } from '../errors/errors';
-import type { AppContext } from '../http/state';
+import type { AppContext, RequestState } from '../http/state';
+import { BUILTIN_METHODS } from '../methods/builtins';
+import { methodName } from '../routes/method-routes';
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -10,8 +12,14 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export interface CsrfOptions {
   ignoreCsrf: boolean;
   allowedReferrers: string[];
-  /** Paths that need no token (login starts a session; it has none yet). */
-  exempt: ReadonlySet<string>;
+}
+
+/** True when the request's route asks no token: its row says `csrf: false`, or it calls a built-in method that does. */
+function exempt(state: RequestState): boolean {
+  const route = state.route;
+  if (!route) return false;
+  if (route.row.csrf === false) return true;
+  return route.row.operation === 'method' && BUILTIN_METHODS.get(methodName(route.params.method, state.version))?.csrf === false;
 }
 
 function same(a: string, b: string): boolean {
@@ -24,7 +32,7 @@ function same(a: string, b: string): boolean {
 export function createCsrf(options: CsrfOptions): Middleware {
   return function csrf(ctx, next) {
     const state = (ctx as AppContext).state;
-    if (state.auth === 'session' && UNSAFE.has(ctx.method) && !options.ignoreCsrf && !options.exempt.has(state.path.replace(/\/+$/, ''))) {
+    if (state.auth === 'session' && UNSAFE.has(ctx.method) && !options.ignoreCsrf && !exempt(state)) {
       const referrer = ctx.get('origin') || ctx.get('referer');
       const allowed = referrer !== '' && options.allowedReferrers.some((r) => referrer === r || referrer.startsWith(r.endsWith('/') ? r : `${r}/`));
       if (!allowed) {

@@ -1,10 +1,13 @@
 // HTTP handlers behind /api/resource (v1) and /api/v2/document (v2): read the request, call the operation, wrap the
-// result in the version's envelope.
-import { boolParam, requestParams } from '../http/params';
+// result in the version's envelope with the row's success status.
+import { BadRequestError, MethodNotAllowedError } from '../errors/errors';
+import { boolParam, queryParams, requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import { callerOf } from '../operations/caller';
 import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';
+import { callDocumentMethod } from './method-routes';
+import type { RouteParams, RouteRow } from './route-table';
 
 /** Sends a success body with the request's user messages beside it. */
 export function respond(ctx: AppContext, status: number, key: 'data' | 'message', value: unknown, messages: string[] = []): void {
@@ -19,55 +22,74 @@ export function respond(ctx: AppContext, status: number, key: 'data' | 'message'
 }
 
 function jsonBody(ctx: AppContext): Record<string, unknown> {
-  const body = (ctx.request as { body?: unknown }).body;
+  const body = ctx.request.body;
   return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
 }
 
-/** GET one document. */
-export async function getDocument(ctx: AppContext, doctype: string, name: string): Promise<void> {
+/** v1's `run_method` (query string, or a JSON/form body): the document method a resource request runs instead. */
+function runMethodOf(ctx: AppContext): string | undefined {
+  const fromQuery = queryParams(ctx).run_method;
+  const body = ctx.request.body;
+  const value = fromQuery ?? (body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).run_method : undefined);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value === '') throw new BadRequestError('run_method must be one method name');
+  return value;
+}
+
+/** GET one document (v1: or run the document method `run_method` names). */
+export async function getDocument(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
+  const method = ctx.state.version === 1 ? runMethodOf(ctx) : undefined;
+  if (method !== undefined) return callDocumentMethod(ctx, p.doctype, p.name, method);
   const expandLinks = boolParam(requestParams(ctx), 'expand_links', false);
-  respond(ctx, 200, 'data', await documents.getDocument(callerOf(ctx), doctype, name, { expandLinks }));
+  respond(ctx, row.status, 'data', await documents.getDocument(callerOf(ctx), p.doctype, p.name, { expandLinks }));
+}
+
+/** Runs a document method: v2 names it in the path, v1 in `run_method` (a v1 POST without one is 405). */
+export function runDocumentMethod(ctx: AppContext, p: RouteParams): Promise<void> {
+  const method = p.method || runMethodOf(ctx);
+  if (method === undefined) throw new MethodNotAllowedError(`POST needs run_method on ${ctx.state.path.slice(0, 200)}`, { headers: { Allow: 'GET, PUT, DELETE' } });
+  return callDocumentMethod(ctx, p.doctype, p.name, method);
 }
 
 /** GET a list of documents. */
-export async function listDocuments(ctx: AppContext, doctype: string): Promise<void> {
+export async function listDocuments(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
   // The rows arrive as JSON text (reused while the database is unchanged); the envelope is written around them.
-  const page = await lists.listDocumentsSerialized(callerOf(ctx), doctype, requestParams(ctx));
+  const page = await lists.listDocumentsSerialized(callerOf(ctx), p.doctype, requestParams(ctx));
   const rest = ctx.state.version === 1 ? '' : `,"has_next_page":${page.hasNextPage === true}${page.count === undefined ? '' : `,"count":${page.count}`}`;
-  ctx.status = 200;
+  ctx.status = row.status;
   ctx.type = 'json';
   ctx.body = `{"data":${page.json}${rest}}`;
 }
 
 /** GET the number of documents matching the filters (v2). */
-export async function countDocuments(ctx: AppContext, doctype: string): Promise<void> {
-  respond(ctx, 200, 'data', await lists.countDocuments(callerOf(ctx), doctype, requestParams(ctx)));
+export async function countDocuments(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
+  respond(ctx, row.status, 'data', await lists.countDocuments(callerOf(ctx), p.doctype, requestParams(ctx)));
 }
 
-/** POST a new document: 201. */
-export async function createDocument(ctx: AppContext, doctype: string): Promise<void> {
-  const { doc, messages } = await documents.createDocument(callerOf(ctx), doctype, jsonBody(ctx));
-  respond(ctx, 201, 'data', doc, messages);
+/** POST a new document (201). */
+export async function createDocument(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
+  const { doc, messages } = await documents.createDocument(callerOf(ctx), p.doctype, jsonBody(ctx));
+  respond(ctx, row.status, 'data', doc, messages);
 }
 
 /** PUT/PATCH changes to a document. */
-export async function updateDocument(ctx: AppContext, doctype: string, name: string): Promise<void> {
-  const { doc, messages } = await documents.updateDocument(callerOf(ctx), doctype, name, jsonBody(ctx));
-  respond(ctx, 200, 'data', doc, messages);
+export async function updateDocument(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
+  const { doc, messages } = await documents.updateDocument(callerOf(ctx), p.doctype, p.name, jsonBody(ctx));
+  respond(ctx, row.status, 'data', doc, messages);
 }
 
-/** DELETE a document: 202 with `"ok"`. */
-export async function deleteDocument(ctx: AppContext, doctype: string, name: string): Promise<void> {
-  respond(ctx, 202, 'data', 'ok', await documents.deleteDocument(callerOf(ctx), doctype, name));
+/** DELETE a document (202, `"ok"`). */
+export async function deleteDocument(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
+  respond(ctx, row.status, 'data', 'ok', await documents.deleteDocument(callerOf(ctx), p.doctype, p.name));
 }
 
 /** GET a clean copy that can be posted back as a new document (v2). */
-export async function copyDocument(ctx: AppContext, doctype: string, name: string): Promise<void> {
+export async function copyDocument(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
   const keepNoCopy = boolParam(requestParams(ctx), 'ignore_no_copy', true);
-  respond(ctx, 200, 'data', await documents.copyDocument(callerOf(ctx), doctype, name, keepNoCopy));
+  respond(ctx, row.status, 'data', await documents.copyDocument(callerOf(ctx), p.doctype, p.name, keepNoCopy));
 }
 
 /** GET a DocType's metadata (v2). */
-export async function docTypeMeta(ctx: AppContext, doctype: string): Promise<void> {
-  respond(ctx, 200, 'data', documents.docTypeMeta(callerOf(ctx), doctype));
+export function docTypeMeta(ctx: AppContext, p: RouteParams, row: RouteRow): void {
+  respond(ctx, row.status, 'data', documents.docTypeMeta(callerOf(ctx), p.doctype));
 }

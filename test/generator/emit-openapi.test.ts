@@ -44,22 +44,24 @@ describe('emitOpenApi', () => {
     ['v2', '/api/v2/doctype/ToDo/meta', ['get']],
     ['v2', '/api/v2/doctype/ToDo%20Item/meta', ['get']],
     ['v2', '/api/v2/document/ToDo%20Item', []],
-    ['v2', '/api/v2/document/ToDo%20Settings', ['get', 'put']],
+    ['v2', '/api/v2/document/ToDo%20Settings', []],
+    ['v2', '/api/v2/document/ToDo%20Settings/ToDo%20Settings', ['get', 'patch', 'put']],
     ['v2', '/api/v2/document/ToDo%20Settings/{name}', []],
     ['v2', '/api/v2/doctype/ToDo%20Settings/count', []],
     ['v1', '/api/resource/ToDo', ['get', 'post']],
     ['v1', '/api/resource/ToDo/{name}', ['delete', 'get', 'put']],
     ['v1', '/api/resource/ToDo%20Item', []],
-    ['v1', '/api/resource/ToDo%20Settings', ['get', 'put']],
+    ['v1', '/api/resource/ToDo%20Settings', []],
+    ['v1', '/api/resource/ToDo%20Settings/ToDo%20Settings', ['get', 'put']],
     ['v1', '/api/resource/ToDo%20Settings/{name}', []],
   ];
   test.each(pathCases)('%s %s has %p', (which, path, want) =>
     expect(verbs(which === 'v1' ? v1 : v2, path)).toEqual(want),
   );
 
-  test('a single DocType has no list: its one path gets the document', () => {
-    expect(v2.paths['/api/v2/document/ToDo%20Settings']?.get?.operationId).toBe('v2_get_todo_settings');
-    expect(v1.paths['/api/resource/ToDo%20Settings']?.get?.operationId).toBe('v1_get_todo_settings');
+  test('a single DocType has no list: its document is named after the DocType, as the runtime serves it', () => {
+    expect(v2.paths['/api/v2/document/ToDo%20Settings/ToDo%20Settings']?.get?.operationId).toBe('v2_get_todo_settings');
+    expect(v1.paths['/api/resource/ToDo%20Settings/ToDo%20Settings']?.get?.operationId).toBe('v1_get_todo_settings');
   });
 
   test('the ToDo schema: Select enum, required without defaults, child table as an array of $ref', () => {

@@ -23,8 +23,13 @@ describe.each(cases)('%s DocType', (_kind, flags, v1, v2) => {
     const ctx = contextOf(ir);
     const v1Text = emitRoutes(ir, ctx, 1);
     const v2Text = emitRoutes(ir, ctx, 2);
-    expect(v1Text).toContain(`export const operations: readonly V1Operation[] = ${JSON.stringify(v1)};`);
-    expect(v2Text).toContain(`export const operations: readonly V2Operation[] = ${JSON.stringify(v2)};`);
-    expect(v1Text).toContain("import type { V1Operation } from 'doctype-service/internal';");
+    const list = (ops: string[]) => `[${ops.map((op) => `'${op}'`).join(', ')}]`;
+    expect(v1Text).toContain(`export const operations: readonly V1Operation[] = ${list(v1)};`);
+    expect(v2Text).toContain(`export const operations: readonly V2Operation[] = ${list(v2)};`);
+    expect(v1Text).toContain("import type { DocTypeMeta, V1Operation } from 'doctype-service/internal';");
+    expect(v2Text).toContain("import type { Thing } from '../../models/thing';");
+    // Every operation has a typed route (a route per row, document methods too), and nothing else does.
+    for (const op of v2) expect(v2Text).toMatch(new RegExp(`\\n  ${op}: \\{ .*response: `));
+    expect(v1Text.match(/\n {2}\w+: \{ /g)?.length ?? 0).toBe(v1.length + (v1.includes('get') ? 1 : 0));
   });
 });

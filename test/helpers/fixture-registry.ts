@@ -51,7 +51,7 @@ function sweepDeadProcesses(): void {
  * The output folder for this process. Jest gives every test file fresh globals and modules, so the
  * per-process cache is a marker file `test/tmp/gen-<pid>.json` naming the folder and the inputs it was made from.
  */
-async function generatedFolder(): Promise<string> {
+export async function generatedFolder(): Promise<string> {
   if (process.cwd() !== ROOT)
     throw new Error(
       `run the tests from ${ROOT} (controller imports are resolved from the working directory)`,

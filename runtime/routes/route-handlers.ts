@@ -1,0 +1,35 @@
+// One handler per operation of the route table: a row names its operation, this map runs it.
+import type { AppContext } from '../http/state';
+import { callMethod } from './method-routes';
+import { createOpenApiHandler } from './openapi-document';
+import * as resources from './resource-handlers';
+import type { Operation, RouteParams, RouteRow } from './route-table';
+
+/** Runs a matched row: the path's captures are decoded, the row gives the success status and envelope. */
+export type RouteHandler = (ctx: AppContext, params: RouteParams, row: RouteRow) => Promise<void> | void;
+
+/** A handler for every operation a row may name (the type makes a missing one a compile error). */
+export type RouteHandlers = Readonly<Record<Operation, RouteHandler>>;
+
+/** Options the handlers need. */
+export interface RouteHandlerOptions {
+  /** The generated folder whose openapi/ documents are served. */
+  generatedDir: string;
+}
+
+/** The handlers of the route table's operations. */
+export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers {
+  return {
+    list: resources.listDocuments,
+    create: resources.createDocument,
+    get: resources.getDocument,
+    update: resources.updateDocument,
+    delete: resources.deleteDocument,
+    copy: resources.copyDocument,
+    count: resources.countDocuments,
+    meta: resources.docTypeMeta,
+    documentMethod: resources.runDocumentMethod,
+    method: (ctx, p) => callMethod(ctx, p.method),
+    openapi: createOpenApiHandler(options.generatedDir),
+  };
+}

@@ -1,0 +1,317 @@
+// The route table: every path the service answers, as data. The runtime's matcher, 404/405 answers and dispatch, the
+// generated per-DocType route modules and the OpenAPI documents are all built from these rows (docs/architecture.md).
+// Pure data with type-only imports, so the generator can read it without loading the runtime.
+import type { DocTypeMeta } from '../meta/types';
+
+/** The HTTP verbs a row may name; `*` answers every verb (the operation refuses what it does not take, 405). */
+export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** The names a path template may capture: `{doctype}`, `{name}`, `{method}`; `{name+}` takes the rest, slashes too. */
+export type ParamName = 'doctype' | 'name' | 'method';
+
+/** The values a matched path captured, decoded; a name the row's template does not capture is `''`. */
+export type RouteParams = Record<ParamName, string>;
+
+/**
+ * The operations rows dispatch to (`runtime/routes/route-handlers.ts` holds one handler per name). DocType operations
+ * (`list` … `meta`) are also what a DocType answers per version: see `DOCTYPE_OPERATIONS`.
+ */
+export type Operation =
+  | 'list'
+  | 'create'
+  | 'get'
+  | 'update'
+  | 'delete'
+  | 'copy'
+  | 'count'
+  | 'meta'
+  | 'documentMethod'
+  | 'method'
+  | 'openapi';
+
+/** The operations a DocType may answer (checked per DocType by `bindingFor`), in the order generated files list them. */
+export const DOCTYPE_OPERATIONS = [
+  'list',
+  'create',
+  'get',
+  'update',
+  'delete',
+  'copy',
+  'count',
+  'meta',
+] as const satisfies readonly Operation[];
+
+/** An operation a DocType may answer. */
+export type DocTypeOperation = (typeof DOCTYPE_OPERATIONS)[number];
+
+/** What kind of DocType a row serves: ordinary documents, singles (the name is the DocType's), child tables. */
+export type DocTypeKind = 'document' | 'single' | 'child';
+
+/** Where a request's input comes from, for the OpenAPI documents and the generated route types. */
+export type RequestShape = 'none' | 'document' | 'list-query' | 'count-query' | 'copy-query' | 'method-args';
+
+/** What a success answer holds inside its envelope. */
+export type ResponseShape = 'document' | 'documents' | 'count' | 'meta' | 'ok' | 'method-result' | 'openapi';
+
+/** One route: a verb (or every verb) on a path template, the operation it runs and the answer it gives. */
+export interface RouteRow {
+  /** The verbs the row answers; `'*'`: every verb reaches the operation, which answers 405 itself. */
+  verbs: readonly Verb[] | '*';
+  /** Path template: literal text, `{param}` (one segment), `{name+}` (the rest, `/` included). Case-sensitive. */
+  path: string;
+  /** The handler the row dispatches to. */
+  operation: Operation;
+  /** HTTP status of a success answer. */
+  status: 200 | 201 | 202;
+  /** The success body: `{ data }`, `{ message }`, by the path's API version (`data` v2, `message` v1), or raw. */
+  envelope: 'data' | 'message' | 'version' | 'raw';
+  /** The OpenAPI document(s) that describe the row (`[]`: none, e.g. the `/api/v1/...` aliases of `/api/...`). */
+  openapi: readonly (1 | 2)[];
+  /** The DocType kinds the row serves (a `{doctype}` row); the generator emits the row per DocType of these kinds. */
+  kinds?: readonly DocTypeKind[];
+  /** The DocType operation the row performs, when it is one (checked against the DocType's operations). */
+  doctypeOperation?: DocTypeOperation;
+  /** False: no CSRF token is asked of a session for this row. Default true. */
+  csrf?: boolean;
+  /** Bearer token scopes the row needs (resource rows: `all`); methods check their own. */
+  scopes?: readonly string[];
+  /** Request and response schema references (the generated validators and interfaces of the DocType). */
+  request: RequestShape;
+  response: ResponseShape;
+}
+
+const ALL = ['all'] as const;
+
+/** A v1 resource row, answered under `/api` and `/api/v1` (the alias is left out of the OpenAPI document). */
+function v1(rest: string, row: Omit<RouteRow, 'path' | 'openapi'>): RouteRow[] {
+  return [
+    { ...row, path: `/api${rest}`, openapi: [1] },
+    { ...row, path: `/api/v1${rest}`, openapi: [] },
+  ];
+}
+
+/** A v2 row. */
+function v2(rest: string, row: Omit<RouteRow, 'path' | 'openapi'>): RouteRow {
+  return { ...row, path: `/api/v2${rest}`, openapi: [2] };
+}
+
+const DOC = { envelope: 'data', scopes: ALL } as const;
+const LISTABLE: readonly DocTypeKind[] = ['document'];
+const STORED: readonly DocTypeKind[] = ['document', 'single'];
+
+/** v1: `/api/resource/...` (and `/api/v1/resource/...`). GET/POST `{name}` with `run_method` run a document method. */
+const V1_RESOURCE_ROUTES: RouteRow[] = [
+  ...v1('/resource/{doctype}', {
+    ...DOC,
+    verbs: ['GET'],
+    operation: 'list',
+    status: 200,
+    kinds: LISTABLE,
+    doctypeOperation: 'list',
+    request: 'list-query',
+    response: 'documents',
+  }),
+  ...v1('/resource/{doctype}', {
+    ...DOC,
+    verbs: ['POST'],
+    operation: 'create',
+    status: 201,
+    kinds: LISTABLE,
+    doctypeOperation: 'create',
+    request: 'document',
+    response: 'document',
+  }),
+  ...v1('/resource/{doctype}/{name+}', {
+    ...DOC,
+    verbs: ['GET'],
+    operation: 'get',
+    status: 200,
+    kinds: STORED,
+    doctypeOperation: 'get',
+    request: 'none',
+    response: 'document',
+  }),
+  ...v1('/resource/{doctype}/{name+}', {
+    ...DOC,
+    verbs: ['POST'],
+    operation: 'documentMethod',
+    status: 200,
+    kinds: STORED,
+    request: 'method-args',
+    response: 'method-result',
+  }),
+  ...v1('/resource/{doctype}/{name+}', {
+    ...DOC,
+    verbs: ['PUT'],
+    operation: 'update',
+    status: 200,
+    kinds: STORED,
+    doctypeOperation: 'update',
+    request: 'document',
+    response: 'document',
+  }),
+  ...v1('/resource/{doctype}/{name+}', {
+    ...DOC,
+    verbs: ['DELETE'],
+    operation: 'delete',
+    status: 202,
+    kinds: LISTABLE,
+    doctypeOperation: 'delete',
+    request: 'none',
+    response: 'ok',
+  }),
+];
+
+/** v2: `/api/v2/document/...` and `/api/v2/doctype/...`. Rows are tried in order: `/method/{m}` and `/copy` before `{name+}`. */
+const V2_DOCUMENT_ROUTES: RouteRow[] = [
+  v2('/document/{doctype}', {
+    ...DOC,
+    verbs: ['GET'],
+    operation: 'list',
+    status: 200,
+    kinds: LISTABLE,
+    doctypeOperation: 'list',
+    request: 'list-query',
+    response: 'documents',
+  }),
+  v2('/document/{doctype}', {
+    ...DOC,
+    verbs: ['POST'],
+    operation: 'create',
+    status: 201,
+    kinds: LISTABLE,
+    doctypeOperation: 'create',
+    request: 'document',
+    response: 'document',
+  }),
+  v2('/document/{doctype}/{name+}/method/{method}', {
+    ...DOC,
+    verbs: ['GET', 'POST'],
+    operation: 'documentMethod',
+    status: 200,
+    kinds: STORED,
+    request: 'method-args',
+    response: 'method-result',
+  }),
+  v2('/document/{doctype}/{name+}/copy', {
+    ...DOC,
+    verbs: ['GET'],
+    operation: 'copy',
+    status: 200,
+    kinds: LISTABLE,
+    doctypeOperation: 'copy',
+    request: 'copy-query',
+    response: 'document',
+  }),
+  v2('/document/{doctype}/{name+}', {
+    ...DOC,
+    verbs: ['GET'],
+    operation: 'get',
+    status: 200,
+    kinds: STORED,
+    doctypeOperation: 'get',
+    request: 'none',
+    response: 'document',
+  }),
+  v2('/document/{doctype}/{name+}', {
+    ...DOC,
+    verbs: ['PUT', 'PATCH'],
+    operation: 'update',
+    status: 200,
+    kinds: STORED,
+    doctypeOperation: 'update',
+    request: 'document',
+    response: 'document',
+  }),
+  v2('/document/{doctype}/{name+}', {
+    ...DOC,
+    verbs: ['DELETE'],
+    operation: 'delete',
+    status: 202,
+    kinds: LISTABLE,
+    doctypeOperation: 'delete',
+    request: 'none',
+    response: 'ok',
+  }),
+  v2('/doctype/{doctype}/count', {
+    ...DOC,
+    verbs: ['GET'],
+    operation: 'count',
+    status: 200,
+    kinds: LISTABLE,
+    doctypeOperation: 'count',
+    request: 'count-query',
+    response: 'count',
+  }),
+  v2('/doctype/{doctype}/meta', {
+    ...DOC,
+    verbs: ['GET'],
+    operation: 'meta',
+    status: 200,
+    kinds: ['document', 'single', 'child'],
+    doctypeOperation: 'meta',
+    request: 'none',
+    response: 'meta',
+  }),
+];
+
+const METHOD = {
+  verbs: '*',
+  operation: 'method',
+  status: 200,
+  envelope: 'version',
+  request: 'method-args',
+  response: 'method-result',
+} as const;
+
+/**
+ * Method families: the rest of the path names the method, dispatched by name through a map (built-ins, then the
+ * generated method table; server scripts and OAuth endpoints join those maps, not this table). A built-in method may
+ * waive the CSRF token itself (`csrf: false`: login, which starts the session).
+ */
+const METHOD_ROUTES: RouteRow[] = [...v1('/method/{method+}', METHOD), v2('/method/{method+}', METHOD)];
+
+const OPENAPI = {
+  verbs: ['GET'],
+  operation: 'openapi',
+  status: 200,
+  envelope: 'raw',
+  request: 'none',
+  response: 'openapi',
+} as const;
+
+/** The OpenAPI documents themselves. */
+const OPENAPI_ROUTES: RouteRow[] = [...v1('/openapi.json', OPENAPI), v2('/openapi.json', OPENAPI)];
+
+/** Every route, in matching order within a path (see `route-matcher.ts`). New families append their rows here. */
+export const ROUTE_TABLE: readonly RouteRow[] = [
+  ...V1_RESOURCE_ROUTES,
+  ...V2_DOCUMENT_ROUTES,
+  ...METHOD_ROUTES,
+  ...OPENAPI_ROUTES,
+];
+
+/** The kind of a DocType: virtual DocTypes are served like child tables (metadata only). */
+export function docTypeKind(meta: Pick<DocTypeMeta, 'istable' | 'issingle' | 'isVirtual'>): DocTypeKind {
+  if (meta.istable || meta.isVirtual) return 'child';
+  return meta.issingle ? 'single' : 'document';
+}
+
+/** The rows an API version documents for a kind of DocType, in table order. */
+export function docTypeRows(
+  kind: DocTypeKind,
+  version: 1 | 2,
+  table: readonly RouteRow[] = ROUTE_TABLE,
+): RouteRow[] {
+  return table.filter((row) => row.kinds?.includes(kind) && row.openapi.includes(version));
+}
+
+/** The DocType operations a kind of DocType answers in an API version, each once, in `DOCTYPE_OPERATIONS` order. */
+export function docTypeOperations(
+  kind: DocTypeKind,
+  version: 1 | 2,
+  table: readonly RouteRow[] = ROUTE_TABLE,
+): DocTypeOperation[] {
+  const ops = new Set(docTypeRows(kind, version, table).map((row) => row.doctypeOperation));
+  return DOCTYPE_OPERATIONS.filter((op) => ops.has(op));
+}

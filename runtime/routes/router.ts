@@ -1,0 +1,52 @@
+// The router: finds the request's row of the route table early (so CSRF and scope checks read the row's rules), and
+// runs it last. Requests that match no row are answered here: 404, or 405 with `Allow` for a path with other verbs.
+import type { Middleware } from 'koa';
+import { BadRequestError, DoesNotExistError, MethodNotAllowedError } from '../errors/errors';
+import type { AppContext } from '../http/state';
+import type { RouteHandlers } from './route-handlers';
+import type { RouteMatcher } from './route-matcher';
+
+/** True when every percent escape of the path decodes. */
+function decodable(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Sets `state.route` to the row (and decoded captures) the path and verb select; leaves it unset when none does. */
+export function createRouteMatch(matcher: RouteMatcher): Middleware {
+  return function routeMatch(ctx, next) {
+    const state = (ctx as AppContext).state;
+    // A malformed escape (`%`, `%C0%AF`) selects nothing; the dispatch answers it with 400.
+    if (!state.path.includes('%') || decodable(state.path))
+      state.route = matcher.match(state.path, ctx.method);
+    return next();
+  };
+}
+
+/** Runs the matched row's operation, or answers 400 (malformed path), OPTIONS (200 with `Allow`), 405 with `Allow`, or 404. */
+export function createRouter(matcher: RouteMatcher, handlers: RouteHandlers): Middleware {
+  return function router(ctx) {
+    const state = (ctx as AppContext).state;
+    const route = state.route;
+    if (route) return handlers[route.row.operation](ctx as AppContext, route.params, route.row);
+    const path = state.path;
+    if (path.includes('%') && !decodable(path))
+      throw new BadRequestError('Malformed percent-encoding in the URL path');
+    const allowed = matcher.allowed(path);
+    if (allowed !== '*' && allowed.length) {
+      if (ctx.method === 'OPTIONS') {
+        ctx.status = 200;
+        ctx.set('Allow', allowed.join(', '));
+        return;
+      }
+      throw new MethodNotAllowedError(`${ctx.method} is not allowed on ${path.slice(0, 200)}`, {
+        headers: { Allow: allowed.join(', ') },
+      });
+    }
+    throw new DoesNotExistError(`No route for ${ctx.method} ${path.slice(0, 200)}`);
+  };
+}
