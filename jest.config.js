@@ -6,7 +6,10 @@ module.exports = {
   transform: {
     '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }],
   },
-  moduleNameMapper: { '^doctype-service$': '<rootDir>/runtime/index.ts', '^doctype-service/internal$': '<rootDir>/runtime/internal.ts' },
+  moduleNameMapper: {
+    '^doctype-service$': '<rootDir>/runtime/index.ts',
+    '^doctype-service/internal$': '<rootDir>/runtime/internal.ts',
+  },
   testTimeout: 60000,
   maxWorkers: 2,
 };

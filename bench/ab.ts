@@ -20,9 +20,12 @@ async function start(tag: 'A' | 'B', urlPath: string) {
   const service = (await import(path.join(root, 'bench/lib/service.ts'))) as typeof import('./lib/service');
   // The root's own procs module tracks the server it spawns: another checkout's stopChild would not find it.
   const procs = (await import(path.join(root, 'bench/lib/procs.ts'))) as typeof import('./lib/procs');
-  const generated = urlPath === METHOD_PATH ? path.join(root, 'bench/tmp/feature-gen') : path.join(root, 'generated');
+  const generated =
+    urlPath === METHOD_PATH ? path.join(root, 'bench/tmp/feature-gen') : path.join(root, 'generated');
   if (!existsSync(path.join(generated, 'index.ts'))) {
-    throw new Error(`${generated} is missing: in ${root} run npx tsx generator/cli.ts --doctypes doctypes --doctypes bench/doctypes --out bench/tmp/feature-gen --quiet`);
+    throw new Error(
+      `${generated} is missing: in ${root} run npx tsx generator/cli.ts --doctypes doctypes --doctypes bench/doctypes --out bench/tmp/feature-gen --quiet`,
+    );
   }
   const svc = await service.startService(detectPinning(), {
     port: await freePort(),

@@ -9,10 +9,24 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runLoad } from './lib/load';
-import { detectPinning, freePort, installCleanup, pinned, removeOnExit, runMain, startServer, stopChild } from './lib/procs';
+import {
+  detectPinning,
+  freePort,
+  installCleanup,
+  pinned,
+  removeOnExit,
+  runMain,
+  startServer,
+  stopChild,
+} from './lib/procs';
 import { apiToken, seedTodos, startService } from './lib/service';
-import { mainThreadProfile, measuredWindow, scenarioRequest, type ScenarioRequest, selfTimeByFunction } from './profile';
-
+import {
+  mainThreadProfile,
+  measuredWindow,
+  scenarioRequest,
+  type ScenarioRequest,
+  selfTimeByFunction,
+} from './profile';
 
 async function main(): Promise<number> {
   const kind = process.argv[2] ?? 'method';
@@ -26,12 +40,31 @@ async function main(): Promise<number> {
   removeOnExit(tmp);
 
   /** Runs the load against a profiled server and returns its self time per request by function (us). */
-  const profiled = async (label: string, dir: string, start: () => Promise<{ child: ChildProcess } & Partial<ScenarioRequest> & { url: string }>) => {
+  const profiled = async (
+    label: string,
+    dir: string,
+    start: () => Promise<{ child: ChildProcess } & Partial<ScenarioRequest> & { url: string }>,
+  ) => {
     const server = await start();
-    const r = await runLoad(pinning, { url: server.url, headers: server.headers, method: server.method, body: server.body, connections, seconds, warmupSeconds: 1 }, label);
+    const r = await runLoad(
+      pinning,
+      {
+        url: server.url,
+        headers: server.headers,
+        method: server.method,
+        body: server.body,
+        connections,
+        seconds,
+        warmupSeconds: 1,
+      },
+      label,
+    );
     const loadEnd = performance.now();
     await stopChild(server.child, 15000);
-    const fn = selfTimeByFunction(mainThreadProfile(dir).profile, measuredWindow(loadEnd, performance.now(), seconds));
+    const fn = selfTimeByFunction(
+      mainThreadProfile(dir).profile,
+      measuredWindow(loadEnd, performance.now(), seconds),
+    );
     for (const [key, us] of fn) fn.set(key, us / r.total);
     console.log(`${label}: ${Math.round(r.rps)} req/s (profiled)`);
     return fn;
@@ -41,8 +74,19 @@ async function main(): Promise<number> {
   mkdirSync(helloDir);
   const hello = await profiled('baseline', helloDir, async () => {
     const port = await freePort();
-    const [cmd, args] = pinned(pinning, pinning.serverCore, process.execPath, ['--cpu-prof', `--cpu-prof-dir=${helloDir}`, '--import', 'tsx', path.join(__dirname, 'hello-server.ts')]);
-    const started = await startServer(cmd, args, { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' }, ready: /^hello listening/, timeoutMs: 30000, label: 'hello server' });
+    const [cmd, args] = pinned(pinning, pinning.serverCore, process.execPath, [
+      '--cpu-prof',
+      `--cpu-prof-dir=${helloDir}`,
+      '--import',
+      'tsx',
+      path.join(__dirname, 'hello-server.ts'),
+    ]);
+    const started = await startServer(cmd, args, {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' },
+      ready: /^hello listening/,
+      timeoutMs: 30000,
+      label: 'hello server',
+    });
     return { child: started.child, url: `http://127.0.0.1:${port}/` };
   });
   const serviceDir = path.join(tmp, 'service');
@@ -61,8 +105,11 @@ async function main(): Promise<number> {
     return { child: svc.child, ...scenarioRequest(kind, svc.base, auth, names[50] as string) };
   });
 
-  const busy = (fn: Map<string, number>) => [...fn].filter(([key]) => !key.startsWith('(idle)')).reduce((sum, [, us]) => sum + us, 0);
-  console.log(`\nbusy CPU per request (profiled): baseline ${busy(hello).toFixed(2)} us, ${kind} ${busy(service).toFixed(2)} us\n`);
+  const busy = (fn: Map<string, number>) =>
+    [...fn].filter(([key]) => !key.startsWith('(idle)')).reduce((sum, [, us]) => sum + us, 0);
+  console.log(
+    `\nbusy CPU per request (profiled): baseline ${busy(hello).toFixed(2)} us, ${kind} ${busy(service).toFixed(2)} us\n`,
+  );
   const rows = [...new Set([...hello.keys(), ...service.keys()])]
     .filter((key) => !key.startsWith('(idle)'))
     .map((key) => ({ key, base: hello.get(key) ?? 0, svc: service.get(key) ?? 0 }))
@@ -70,7 +117,9 @@ async function main(): Promise<number> {
     .slice(0, top);
   console.log('  diff us   baseline    service  function');
   for (const { key, base, svc } of rows) {
-    console.log(`${(svc - base).toFixed(2).padStart(8)}  ${base.toFixed(2).padStart(9)}  ${svc.toFixed(2).padStart(9)}  ${key}`);
+    console.log(
+      `${(svc - base).toFixed(2).padStart(8)}  ${base.toFixed(2).padStart(9)}  ${svc.toFixed(2).padStart(9)}  ${key}`,
+    );
   }
   return 0;
 }

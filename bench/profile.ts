@@ -45,7 +45,11 @@ export interface ProfileWindow {
 }
 
 /** Calls `visit` with each sample's node id and duration (us), within `window` when given. */
-function eachSample(profile: CpuProfile, window: ProfileWindow | undefined, visit: (id: number, us: number) => void): void {
+function eachSample(
+  profile: CpuProfile,
+  window: ProfileWindow | undefined,
+  visit: (id: number, us: number) => void,
+): void {
   let t = profile.startTime;
   profile.samples.forEach((id, i) => {
     const dt = profile.timeDeltas[i] ?? 0;

@@ -310,16 +310,34 @@ async function featureScenarios(): Promise<void> {
   if (!KEEP_GEN) removeOnExit(path.join(ROOT, 'bench', 'tmp'));
   log(`generating the core DocTypes + bench/doctypes into ${FEATURE_GEN} ...`);
   const gen = await attempt('generate feature registry', async () => {
-    const r = await runToEnd('npx', ['tsx', 'generator/cli.ts', '--doctypes', 'doctypes', '--doctypes', 'bench/doctypes', '--out', FEATURE_GEN, '--quiet'], {
-      timeoutMs: 300000,
-      label: 'generator (feature)',
-    });
+    const r = await runToEnd(
+      'npx',
+      [
+        'tsx',
+        'generator/cli.ts',
+        '--doctypes',
+        'doctypes',
+        '--doctypes',
+        'bench/doctypes',
+        '--out',
+        FEATURE_GEN,
+        '--quiet',
+      ],
+      {
+        timeoutMs: 300000,
+        label: 'generator (feature)',
+      },
+    );
     if (r.code !== 0) throw new Error(`generator exited ${r.code}:\n${r.stderr.slice(-3000)}`);
     return r;
   });
   if (!gen) return;
   const svc = await attempt('start service (features)', () =>
-    serviceWithToken('service (features)', { generated: FEATURE_GEN, timeoutMs: 120000, db: 'features.sqlite' }),
+    serviceWithToken('service (features)', {
+      generated: FEATURE_GEN,
+      timeoutMs: 120000,
+      db: 'features.sqlite',
+    }),
   );
   if (!svc) return;
   try {
@@ -330,13 +348,25 @@ async function featureScenarios(): Promise<void> {
     const cookie = await attempt('session login', () => sessionCookie(svc.base));
     const bearer = await attempt('bearer token', () => bearerToken(svc.base, admin));
     const restricted = await attempt('restricted user', () => restrictedUser(svc.base, admin));
-    const get = (who: string, doc: string, headers: Record<string, string>, row: Partial<ThroughputRow> = {}) =>
+    const get = (
+      who: string,
+      doc: string,
+      headers: Record<string, string>,
+      row: Partial<ThroughputRow> = {},
+    ) =>
       scenario(
         { id: `feature_get_${who}`, label: `GET one ToDo v1 (${who})`, extra: true, ...row },
         spec(`${svc.base}/api/resource/ToDo/${encodeURIComponent(doc)}`, { headers }),
         svc.pid,
       );
-    const ratio = (id: string, label: string, a: Measured | undefined, b: Measured | undefined, target: number, note?: string) => {
+    const ratio = (
+      id: string,
+      label: string,
+      a: Measured | undefined,
+      b: Measured | undefined,
+      target: number,
+      note?: string,
+    ) => {
       const value = a && b ? a.rps / b.rps : undefined;
       const cpu = a?.cpuUsPerReq && b?.cpuUsPerReq ? b.cpuUsPerReq / a.cpuUsPerReq : undefined;
       report.measures.push({
@@ -346,21 +376,47 @@ async function featureScenarios(): Promise<void> {
         unit: 'x',
         target: `>= ${target.toFixed(2)}x`,
         ok: value === undefined ? undefined : value >= target,
-        note: [note, cpu ? `CPU-per-request ratio ${cpu.toFixed(3)}x` : undefined].filter(Boolean).join('; ') || undefined,
+        note:
+          [note, cpu ? `CPU-per-request ratio ${cpu.toFixed(3)}x` : undefined].filter(Boolean).join('; ') ||
+          undefined,
       });
     };
     const token = await get('token', name, { authorization: admin });
-    if (cookie) ratio('session_vs_token', 'GET: session cookie / token', await get('session', name, { cookie }), token, 0.9);
-    if (bearer) ratio('bearer_vs_token', 'GET: Bearer / token', await get('bearer', name, { authorization: bearer }), token, 0.9);
+    if (cookie)
+      ratio(
+        'session_vs_token',
+        'GET: session cookie / token',
+        await get('session', name, { cookie }),
+        token,
+        0.9,
+      );
+    if (bearer)
+      ratio(
+        'bearer_vs_token',
+        'GET: Bearer / token',
+        await get('bearer', name, { authorization: bearer }),
+        token,
+        0.9,
+      );
     if (restricted) {
       const asAdmin = await get('admin, restricted doc', restricted.todo, { authorization: admin });
-      const asUser = await get('restricted user, 2 user permissions', restricted.todo, { authorization: restricted.auth });
-      ratio('restricted_vs_admin', 'GET: restricted user (2 User Permissions) / Administrator', asUser, asAdmin, 0.8);
+      const asUser = await get('restricted user, 2 user permissions', restricted.todo, {
+        authorization: restricted.auth,
+      });
+      ratio(
+        'restricted_vs_admin',
+        'GET: restricted user (2 User Permissions) / Administrator',
+        asUser,
+        asAdmin,
+        0.8,
+      );
     }
     const method = (id: string, fn: string, minRatio: number) =>
       scenario(
         { id, label: `GET whitelisted method ${fn} (token)`, minRatio },
-        spec(`${svc.base}/api/method/bench.bench_probe.bench_probe.${fn}?word=hi`, { headers: { authorization: admin } }),
+        spec(`${svc.base}/api/method/bench.bench_probe.bench_probe.${fn}?word=hi`, {
+          headers: { authorization: admin },
+        }),
         svc.pid,
       );
     await method('method_get', 'echo', 0.6);
@@ -370,17 +426,32 @@ async function featureScenarios(): Promise<void> {
     const onRuns: (Measured | undefined)[] = [];
     for (let round = 1; round <= AB_ROUNDS; round++) {
       for (const on of [0, 1]) {
-        const set = await attempt(`log_api_requests = ${on}`, () => setSystemSettings(svc.base, admin, { log_api_requests: on }).then(() => true));
+        const set = await attempt(`log_api_requests = ${on}`, () =>
+          setSystemSettings(svc.base, admin, { log_api_requests: on }).then(() => true),
+        );
         const runs = on ? onRuns : offRuns;
         runs.push(
           set
-            ? await get(`token, log_api_requests ${on ? 'on' : 'off'}, round ${round}`, name, { authorization: admin }, { id: `feature_get_token_log_${on ? 'on' : 'off'}_${round}` })
+            ? await get(
+                `token, log_api_requests ${on ? 'on' : 'off'}, round ${round}`,
+                name,
+                { authorization: admin },
+                { id: `feature_get_token_log_${on ? 'on' : 'off'}_${round}` },
+              )
             : undefined,
         );
       }
     }
-    await attempt('disable log_api_requests', () => setSystemSettings(svc.base, admin, { log_api_requests: 0 }));
-    ratio('logging_cost', `GET: log_api_requests on / off, ${AB_ROUNDS} interleaved rounds (cost < 15%)`, meanOf(onRuns), meanOf(offRuns), 0.85);
+    await attempt('disable log_api_requests', () =>
+      setSystemSettings(svc.base, admin, { log_api_requests: 0 }),
+    );
+    ratio(
+      'logging_cost',
+      `GET: log_api_requests on / off, ${AB_ROUNDS} interleaved rounds (cost < 15%)`,
+      meanOf(onRuns),
+      meanOf(offRuns),
+      0.85,
+    );
   } finally {
     await stopChild(svc.child);
   }
@@ -488,7 +559,11 @@ async function fixtureScenarios(): Promise<void> {
   let many: Service | undefined;
   try {
     many = await attempt('start service (fixtures + our ToDo, A/B)', () =>
-      serviceWithToken('service (fixtures + our ToDo, A/B)', { generated: AB_GEN, timeoutMs: 300000, db: 'fixtures-ab.sqlite' }),
+      serviceWithToken('service (fixtures + our ToDo, A/B)', {
+        generated: AB_GEN,
+        timeoutMs: 300000,
+        db: 'fixtures-ab.sqlite',
+      }),
     );
     if (!many) return;
     const manySvc = many;
@@ -591,14 +666,33 @@ async function generateAbRegistry(dirs: string[]): Promise<boolean> {
   const staged = path.join(ROOT, 'bench', 'tmp', 'fixtures-ab', path.basename(frappe));
   const todo = path.join(frappe, 'desk', 'doctype', 'todo');
   rmSync(path.dirname(staged), { recursive: true, force: true });
-  cpSync(frappe, staged, { recursive: true, filter: (src) => src !== todo && !src.startsWith(todo + path.sep) });
-  cpSync(path.join(ROOT, 'doctypes', 'desk', 'todo'), path.join(staged, 'desk', 'doctype', 'todo'), { recursive: true });
+  cpSync(frappe, staged, {
+    recursive: true,
+    filter: (src) => src !== todo && !src.startsWith(todo + path.sep),
+  });
+  cpSync(path.join(ROOT, 'doctypes', 'desk', 'todo'), path.join(staged, 'desk', 'doctype', 'todo'), {
+    recursive: true,
+  });
   log(`generating the A/B registry (fixture DocTypes, our ToDo) into ${AB_GEN} ...`);
   const gen = await attempt('generate A/B registry', async () => {
-    const r = await runToEnd('npx', ['tsx', 'generator/cli.ts', '--doctypes', path.relative(ROOT, staged), '--doctypes', path.relative(ROOT, erpnext), '--out', AB_GEN, '--quiet'], {
-      timeoutMs: 900000,
-      label: 'generator (A/B)',
-    });
+    const r = await runToEnd(
+      'npx',
+      [
+        'tsx',
+        'generator/cli.ts',
+        '--doctypes',
+        path.relative(ROOT, staged),
+        '--doctypes',
+        path.relative(ROOT, erpnext),
+        '--out',
+        AB_GEN,
+        '--quiet',
+      ],
+      {
+        timeoutMs: 900000,
+        label: 'generator (A/B)',
+      },
+    );
     if (r.code !== 0) throw new Error(`generator exited ${r.code}:\n${r.stderr.slice(-3000)}`);
     return r;
   });

@@ -42,7 +42,9 @@ export async function generateCommand(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof GeneratorProblems) {
       for (const p of err.problems) console.error(formatProblem(p));
-      console.error(`generation failed: ${err.problems.filter((p) => p.severity === 'error').length} error(s)`);
+      console.error(
+        `generation failed: ${err.problems.filter((p) => p.severity === 'error').length} error(s)`,
+      );
       return 1;
     }
     throw err;

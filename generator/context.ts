@@ -16,7 +16,11 @@ export interface GeneratorContext {
 }
 
 /** Builds the context for one generator run. */
-export function createContext(doctypes: DocTypeIR[], outDir: string, methods: MethodMap = new Map()): GeneratorContext {
+export function createContext(
+  doctypes: DocTypeIR[],
+  outDir: string,
+  methods: MethodMap = new Map(),
+): GeneratorContext {
   return { outDir, doctypes, byName: new Map(doctypes.map((d) => [d.meta.name, d])), methods };
 }
 

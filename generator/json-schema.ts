@@ -18,7 +18,11 @@ const nullable = (schema: JsonSchema): JsonSchema => {
 };
 
 /** Schema of one field's value. `rows` recurses into the child DocType (one level, as Frappe allows). */
-export function fieldSchema(field: FieldMeta, ctx: GeneratorContext, rowSchema: (child: DocTypeMeta) => JsonSchema): JsonSchema {
+export function fieldSchema(
+  field: FieldMeta,
+  ctx: GeneratorContext,
+  rowSchema: (child: DocTypeMeta) => JsonSchema,
+): JsonSchema {
   const info = FIELD_TYPE_INFO[field.fieldtype];
   const described = (schema: JsonSchema): JsonSchema => ({ ...schema, description: field.label });
   switch (info.value) {
@@ -62,5 +66,7 @@ export function bodyFields(meta: DocTypeMeta): FieldMeta[] {
 
 /** Fields that a create must end up with (after defaults): reqd without a default, tables excluded. */
 export function requiredFields(meta: DocTypeMeta): string[] {
-  return meta.fields.filter((f) => f.reqd && f.default === undefined && !isTableType(f.fieldtype)).map((f) => f.fieldname);
+  return meta.fields
+    .filter((f) => f.reqd && f.default === undefined && !isTableType(f.fieldtype))
+    .map((f) => f.fieldname);
 }

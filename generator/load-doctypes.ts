@@ -53,10 +53,16 @@ export async function loadDocTypes(roots: string[], cwd = process.cwd()): Promis
       try {
         json = JSON.parse(await fs.readFile(abs, 'utf8'));
       } catch (err) {
-        problems.push({ file, pointer: '', message: `invalid JSON: ${(err as Error).message}`, severity: 'error' });
+        problems.push({
+          file,
+          pointer: '',
+          message: `invalid JSON: ${(err as Error).message}`,
+          severity: 'error',
+        });
         continue;
       }
-      if (typeof json !== 'object' || json === null || (json as { doctype?: unknown }).doctype !== 'DocType') continue;
+      if (typeof json !== 'object' || json === null || (json as { doctype?: unknown }).doctype !== 'DocType')
+        continue;
       const controllerAbs = abs.replace(/\.json$/, '.ts');
       const controller = await fs
         .access(controllerAbs)

@@ -2,7 +2,10 @@
 
 /** Frappe's `scrub`: lower case, spaces and dashes as underscores (`Has Role` → `has_role`). */
 export function scrub(name: string): string {
-  return name.trim().replace(/[\s-]+/g, '_').toLowerCase();
+  return name
+    .trim()
+    .replace(/[\s-]+/g, '_')
+    .toLowerCase();
 }
 
 /** A PascalCase TypeScript identifier for a DocType (`Has Role` → `HasRole`, `ToDo` → `ToDo`). */

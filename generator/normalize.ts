@@ -1,6 +1,14 @@
 // Normalize phase: turn checked Frappe DocType JSON into DocTypeMeta, the one IR every emitter reads.
 import { FIELD_TYPE_INFO, isFieldType, storesValue } from '../runtime/meta/field-types';
-import { CHILD_FIELDS, RIGHTS, STANDARD_FIELDS, type DocTypeMeta, type FieldMeta, type NamingRule, type PermissionMeta } from '../runtime/meta/types';
+import {
+  CHILD_FIELDS,
+  RIGHTS,
+  STANDARD_FIELDS,
+  type DocTypeMeta,
+  type FieldMeta,
+  type NamingRule,
+  type PermissionMeta,
+} from '../runtime/meta/types';
 import { scrub } from './naming';
 import type { LoadedDocType } from './load-doctypes';
 
@@ -60,7 +68,8 @@ function normalizeField(raw: Raw): FieldMeta | undefined {
   };
   if (options) field.options = options.trim();
   if (fieldtype === 'Select' && options) field.selectOptions = options.split('\n').map((o) => o.trim());
-  if (raw.default !== undefined && raw.default !== null && raw.default !== '') field.default = String(raw.default);
+  if (raw.default !== undefined && raw.default !== null && raw.default !== '')
+    field.default = String(raw.default);
   if (typeof raw.length === 'number' && raw.length > 0) field.length = raw.length;
   const fetchFrom = str(raw.fetch_from);
   if (fetchFrom) field.fetchFrom = fetchFrom;
@@ -117,7 +126,9 @@ export function normalizeDocType(loaded: LoadedDocType): DocTypeIR {
 export function normalizeDocTypes(docs: LoadedDocType[]): DocTypeIR[] {
   const byName = new Map<string, DocTypeIR>();
   for (const ir of docs.map(normalizeDocType)) if (!byName.has(ir.meta.name)) byName.set(ir.meta.name, ir);
-  return [...byName.values()].sort((a, b) => (a.meta.name < b.meta.name ? -1 : a.meta.name > b.meta.name ? 1 : 0));
+  return [...byName.values()].sort((a, b) =>
+    a.meta.name < b.meta.name ? -1 : a.meta.name > b.meta.name ? 1 : 0,
+  );
 }
 
 /** Fields that hold a value in the DocType's own table. */

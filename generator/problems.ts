@@ -19,8 +19,10 @@ export function formatProblem(problem: Problem): string {
 /** Thrown by the pipeline when any error-severity problem was found. */
 export class GeneratorProblems extends Error {
   constructor(readonly problems: Problem[]) {
-    super(`${problems.filter((p) => p.severity === 'error').length} problem(s) in DocType files:\n` +
-      problems.map(formatProblem).join('\n'));
+    super(
+      `${problems.filter((p) => p.severity === 'error').length} problem(s) in DocType files:\n` +
+        problems.map(formatProblem).join('\n'),
+    );
     this.name = 'GeneratorProblems';
   }
 }

@@ -46,7 +46,12 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
     return next();
   });
   app.use(createRequestLog());
-  app.use(createErrorHandler({ developerMode: conf.developer_mode, onServerError: options.onServerError ?? ((err) => console.error(err)) }));
+  app.use(
+    createErrorHandler({
+      developerMode: conf.developer_mode,
+      onServerError: options.onServerError ?? ((err) => console.error(err)),
+    }),
+  );
   app.use(createBodyParser({ maxBodySize: conf.max_body_size }));
   app.use(createRouteMatch(matcher));
   app.use(createAuthenticate({ authHooks: options.authHooks ?? loadAuthHooks() }));

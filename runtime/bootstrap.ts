@@ -17,11 +17,23 @@ async function ensureRoles(site: Site): Promise<void> {
   if (!site.registry.get('Role')) return;
   const named = site.registry.all().flatMap((b) => b.meta.permissions.map((p) => p.role));
   const roles = [...new Set([...CORE_ROLES, ...named])].sort();
-  const existing = new Set(((await site.db.knex('tabRole').select('name')) as { name: string }[]).map((r) => r.name));
+  const existing = new Set(
+    ((await site.db.knex('tabRole').select('name')) as { name: string }[]).map((r) => r.name),
+  );
   const stamp = now();
   for (const role of roles) {
     if (existing.has(role)) continue;
-    await site.db.knex('tabRole').insert({ name: role, role_name: role, desk_access: 1, creation: stamp, modified: stamp, owner: ADMINISTRATOR, modified_by: ADMINISTRATOR });
+    await site.db
+      .knex('tabRole')
+      .insert({
+        name: role,
+        role_name: role,
+        desk_access: 1,
+        creation: stamp,
+        modified: stamp,
+        owner: ADMINISTRATOR,
+        modified_by: ADMINISTRATOR,
+      });
   }
 }
 
@@ -29,22 +41,53 @@ async function ensureAdministrator(site: Site): Promise<boolean> {
   const knex = site.db.knex;
   if (!site.registry.get('User')) return false;
   if (await knex('tabUser').where('name', ADMINISTRATOR).first('name')) {
-    if (!(await readAuth(knex, 'User', ADMINISTRATOR, 'password'))) await writeAuth(knex, 'User', ADMINISTRATOR, 'password', await hashPassword(site.config.adminPassword));
+    if (!(await readAuth(knex, 'User', ADMINISTRATOR, 'password')))
+      await writeAuth(knex, 'User', ADMINISTRATOR, 'password', await hashPassword(site.config.adminPassword));
     return false;
   }
   const stamp = now();
   await knex.transaction(async (trx) => {
     await trx('tabUser').insert({
-      name: ADMINISTRATOR, email: 'admin@example.com', first_name: ADMINISTRATOR, full_name: ADMINISTRATOR, enabled: 1,
-      user_type: 'System User', creation: stamp, modified: stamp, owner: ADMINISTRATOR, modified_by: ADMINISTRATOR,
+      name: ADMINISTRATOR,
+      email: 'admin@example.com',
+      first_name: ADMINISTRATOR,
+      full_name: ADMINISTRATOR,
+      enabled: 1,
+      user_type: 'System User',
+      creation: stamp,
+      modified: stamp,
+      owner: ADMINISTRATOR,
+      modified_by: ADMINISTRATOR,
     });
     const guestRow = await trx('tabUser').where('name', 'Guest').first('name');
     if (!guestRow) {
-      await trx('tabUser').insert({ name: 'Guest', email: 'guest@example.com', first_name: 'Guest', full_name: 'Guest', enabled: 1, user_type: 'Website User', creation: stamp, modified: stamp, owner: ADMINISTRATOR, modified_by: ADMINISTRATOR });
+      await trx('tabUser').insert({
+        name: 'Guest',
+        email: 'guest@example.com',
+        first_name: 'Guest',
+        full_name: 'Guest',
+        enabled: 1,
+        user_type: 'Website User',
+        creation: stamp,
+        modified: stamp,
+        owner: ADMINISTRATOR,
+        modified_by: ADMINISTRATOR,
+      });
     }
     if (site.registry.get('Has Role')) {
       for (const [i, role] of ['Administrator', 'System Manager'].entries()) {
-        await trx('tabHas Role').insert({ name: `${ADMINISTRATOR}-${role}`.toLowerCase().replace(/\s+/g, '-'), parent: ADMINISTRATOR, parenttype: 'User', parentfield: 'roles', role, idx: i + 1, creation: stamp, modified: stamp, owner: ADMINISTRATOR, modified_by: ADMINISTRATOR });
+        await trx('tabHas Role').insert({
+          name: `${ADMINISTRATOR}-${role}`.toLowerCase().replace(/\s+/g, '-'),
+          parent: ADMINISTRATOR,
+          parenttype: 'User',
+          parentfield: 'roles',
+          role,
+          idx: i + 1,
+          creation: stamp,
+          modified: stamp,
+          owner: ADMINISTRATOR,
+          modified_by: ADMINISTRATOR,
+        });
       }
     }
     await writeAuth(trx, 'User', ADMINISTRATOR, 'password', await hashPassword(site.config.adminPassword));
@@ -53,10 +96,16 @@ async function ensureAdministrator(site: Site): Promise<boolean> {
 }
 
 /** Opens the site's database and syncs it; creates roles and Administrator when missing. */
-export async function openSite(config: ServiceConfig, registry: Registry): Promise<Site & { created: boolean; migrated: string[] }> {
+export async function openSite(
+  config: ServiceConfig,
+  registry: Registry,
+): Promise<Site & { created: boolean; migrated: string[] }> {
   const db = connect(config.databaseUrl);
   const site: Site = { db, registry, config };
-  const { changed } = await migrate(db, registry.all().map((b) => b.meta));
+  const { changed } = await migrate(
+    db,
+    registry.all().map((b) => b.meta),
+  );
   await ensureRoles(site);
   const created = await ensureAdministrator(site);
   return { ...site, created, migrated: changed };

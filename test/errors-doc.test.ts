@@ -5,7 +5,7 @@ import { ERROR_CLASSES } from '../runtime/errors/errors';
 
 const doc = readFileSync(path.resolve(__dirname, '../docs/errors.md'), 'utf8');
 const documented = new Map(
-  [...doc.matchAll(/^\| (\w+) \| (\d{3}) \|/gm)].map((m) => [m[1] as string, Number(m[2])]),
+  [...doc.matchAll(/^\| (\w+) +\| (\d{3}) +\|/gm)].map((m) => [m[1] as string, Number(m[2])]),
 );
 
 test('every registered error is documented with its status', () => {

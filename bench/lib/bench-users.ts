@@ -2,8 +2,16 @@
 // Permissions and keys of its own, a session cookie, an OAuth bearer token, and System Settings changes.
 import { ADMIN_PASSWORD } from './service';
 
-async function call(base: string, path: string, init: RequestInit & { auth?: string }, what: string): Promise<any> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...(init.headers as Record<string, string>) };
+async function call(
+  base: string,
+  path: string,
+  init: RequestInit & { auth?: string },
+  what: string,
+): Promise<any> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    ...(init.headers as Record<string, string>),
+  };
   if (init.auth) headers.authorization = init.auth;
   const res = await fetch(`${base}${path}`, { ...init, headers });
   const text = await res.text();
@@ -12,7 +20,11 @@ async function call(base: string, path: string, init: RequestInit & { auth?: str
 }
 
 /** Logs in as `usr` and returns the `sid` cookie header value. */
-export async function sessionCookie(base: string, usr = 'Administrator', pwd = ADMIN_PASSWORD): Promise<string> {
+export async function sessionCookie(
+  base: string,
+  usr = 'Administrator',
+  pwd = ADMIN_PASSWORD,
+): Promise<string> {
   const res = await fetch(`${base}/api/method/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -37,7 +49,13 @@ export async function bearerToken(base: string, adminAuth: string): Promise<stri
     {
       method: 'POST',
       auth: adminAuth,
-      body: JSON.stringify({ access_token: token, user: 'Administrator', scopes: 'all', status: 'Active', expiration_time: expires }),
+      body: JSON.stringify({
+        access_token: token,
+        user: 'Administrator',
+        scopes: 'all',
+        status: 'Active',
+        expiration_time: expires,
+      }),
     },
     'create OAuth Bearer Token',
   );
@@ -48,17 +66,27 @@ export async function bearerToken(base: string, adminAuth: string): Promise<stri
  * A user without System Manager: role `Bench Reader` only (ToDo is readable through `All` for its owner), two User
  * Permissions (User = itself, ToDo = the document it reads), and API keys. Returns its token header and one ToDo it owns.
  */
-export async function restrictedUser(base: string, adminAuth: string): Promise<{ auth: string; todo: string }> {
+export async function restrictedUser(
+  base: string,
+  adminAuth: string,
+): Promise<{ auth: string; todo: string }> {
   const email = `bench.reader.${Date.now().toString(36)}@example.com`;
-  await call(base, '/api/resource/Role', { method: 'POST', auth: adminAuth, body: JSON.stringify({ role_name: 'Bench Reader' }) }, 'create role').catch(
-    (err: Error) => {
-      if (!/409/.test(err.message)) throw err;
-    },
-  );
+  await call(
+    base,
+    '/api/resource/Role',
+    { method: 'POST', auth: adminAuth, body: JSON.stringify({ role_name: 'Bench Reader' }) },
+    'create role',
+  ).catch((err: Error) => {
+    if (!/409/.test(err.message)) throw err;
+  });
   await call(
     base,
     '/api/resource/User',
-    { method: 'POST', auth: adminAuth, body: JSON.stringify({ email, first_name: 'Bench', roles: [{ role: 'Bench Reader' }] }) },
+    {
+      method: 'POST',
+      auth: adminAuth,
+      body: JSON.stringify({ email, first_name: 'Bench', roles: [{ role: 'Bench Reader' }] }),
+    },
     'create user',
   );
   const keys = await call(
@@ -82,7 +110,11 @@ export async function restrictedUser(base: string, adminAuth: string): Promise<{
     await call(
       base,
       '/api/resource/User Permission',
-      { method: 'POST', auth: adminAuth, body: JSON.stringify({ user: email, allow, for_value: value, apply_to_all_doctypes: 1 }) },
+      {
+        method: 'POST',
+        auth: adminAuth,
+        body: JSON.stringify({ user: email, allow, for_value: value, apply_to_all_doctypes: 1 }),
+      },
       `User Permission ${allow}`,
     );
   }
@@ -90,7 +122,11 @@ export async function restrictedUser(base: string, adminAuth: string): Promise<{
 }
 
 /** Sets System Settings fields (a Single). */
-export async function setSystemSettings(base: string, adminAuth: string, values: Record<string, unknown>): Promise<void> {
+export async function setSystemSettings(
+  base: string,
+  adminAuth: string,
+  values: Record<string, unknown>,
+): Promise<void> {
   await call(
     base,
     '/api/resource/System Settings/System Settings',

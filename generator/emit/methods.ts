@@ -16,11 +16,22 @@ const validatorName = (m: MethodIR) => `${m.kind}_${m.name}`;
 /** Emits the method module of one DocType (only called for DocTypes with whitelisted methods). */
 export function emitMethods(ir: DocTypeIR, ctx: GeneratorContext): string {
   const methods = ctx.methods.get(ir.meta.name) ?? [];
-  const ajv = new Ajv({ ...AJV_OPTIONS, meta: false, validateSchema: false, code: { source: true, esm: true, lines: true } });
+  const ajv = new Ajv({
+    ...AJV_OPTIONS,
+    meta: false,
+    validateSchema: false,
+    code: { source: true, esm: true, lines: true },
+  });
   for (const m of methods) ajv.addSchema({ $id: validatorName(m), ...m.schema });
-  const code = standaloneCode(ajv, Object.fromEntries(methods.map((m) => [validatorName(m), validatorName(m)]))).replace(/^"use strict";\n?/, '');
+  const code = standaloneCode(
+    ajv,
+    Object.fromEntries(methods.map((m) => [validatorName(m), validatorName(m)])),
+  ).replace(/^"use strict";\n?/, '');
   const table = methods
-    .map((m) => `  { kind: ${JSON.stringify(m.kind)}, name: ${JSON.stringify(m.name)}, path: ${JSON.stringify(m.path)}, validate: ${validatorName(m)}, jsonArgs: ${JSON.stringify(m.jsonArgs)} },\n`)
+    .map(
+      (m) =>
+        `  { kind: ${JSON.stringify(m.kind)}, name: ${JSON.stringify(m.name)}, path: ${JSON.stringify(m.path)}, validate: ${validatorName(m)}, jsonArgs: ${JSON.stringify(m.jsonArgs)} },\n`,
+    )
     .join('');
   return [
     header('generator/emit/methods.ts', ir.loaded.file),

@@ -16,7 +16,8 @@ export function fieldTsType(field: FieldMeta, ctx: GeneratorContext): string {
   const info = FIELD_TYPE_INFO[field.fieldtype];
   switch (info.value) {
     case 'string':
-      if (field.selectOptions) return [...new Set(field.selectOptions)].map((o) => JSON.stringify(o)).join(' | ');
+      if (field.selectOptions)
+        return [...new Set(field.selectOptions)].map((o) => JSON.stringify(o)).join(' | ');
       return 'string';
     case 'integer':
     case 'number':
@@ -49,7 +50,13 @@ function documentInterface(ir: DocTypeIR, ctx: GeneratorContext): InterfaceDecla
     ['modified_by', 'string'],
     ['docstatus', '0 | 1 | 2'],
     ['idx', 'number'],
-    ...(ir.meta.istable ? [['parent', 'string'], ['parentfield', 'string'], ['parenttype', 'string']] : []),
+    ...(ir.meta.istable
+      ? [
+          ['parent', 'string'],
+          ['parentfield', 'string'],
+          ['parenttype', 'string'],
+        ]
+      : []),
   ] as const;
   return {
     kind: StructureKind.Interface,
@@ -71,7 +78,9 @@ function documentInterface(ir: DocTypeIR, ctx: GeneratorContext): InterfaceDecla
 /** Emits the model module of one DocType. */
 export function emitModel(ir: DocTypeIR, ctx: GeneratorContext): string {
   const name = className(ir.meta.name);
-  const tables = ir.meta.fields.filter((f) => isTableType(f.fieldtype) && f.options && ctx.byName.has(f.options));
+  const tables = ir.meta.fields.filter(
+    (f) => isTableType(f.fieldtype) && f.options && ctx.byName.has(f.options),
+  );
   const childImports = [...new Set(tables.map((f) => f.options as string))]
     .filter((child) => child !== ir.meta.name)
     .sort()
@@ -91,7 +100,12 @@ export function emitModel(ir: DocTypeIR, ctx: GeneratorContext): string {
   return printSourceFile(header('generator/emit/model.ts', ir.loaded.file), {
     statements: [
       { kind: StructureKind.ImportDeclaration, moduleSpecifier: 'objection', namedImports: ['Model'] },
-      { kind: StructureKind.ImportDeclaration, moduleSpecifier: RUNTIME_INTERNAL, namedImports: ['DocTypeMeta'], isTypeOnly: true },
+      {
+        kind: StructureKind.ImportDeclaration,
+        moduleSpecifier: RUNTIME_INTERNAL,
+        namedImports: ['DocTypeMeta'],
+        isTypeOnly: true,
+      },
       ...childImports.map((i) => ({ kind: StructureKind.ImportDeclaration as const, ...i })),
       documentInterface(ir, ctx),
       {

@@ -5,7 +5,14 @@ import { bodyFields, fieldSchema, requiredFields, type JsonSchema } from '../jso
 import { className } from '../naming';
 import type { DocTypeIR } from '../normalize';
 import { BUILTIN_METHOD_DOCS } from '../methods/builtin-methods';
-import { ROUTE_TABLE, docTypeKind, docTypeRows, type Operation, type RouteRow, type Verb } from '../../runtime/routes/route-table';
+import {
+  ROUTE_TABLE,
+  docTypeKind,
+  docTypeRows,
+  type Operation,
+  type RouteRow,
+  type Verb,
+} from '../../runtime/routes/route-table';
 import { docTypePath } from './routes';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -24,11 +31,24 @@ const STANDARD: Record<string, JsonSchema> = {
 
 function documentSchema(meta: DocTypeMeta, ctx: GeneratorContext): JsonSchema {
   const child = (target: DocTypeMeta) => ref(className(target.name));
-  const properties: Record<string, JsonSchema> = { doctype: { type: 'string', const: meta.name }, ...STANDARD };
-  if (meta.istable) Object.assign(properties, { parent: { type: 'string' }, parentfield: { type: 'string' }, parenttype: { type: 'string' } });
+  const properties: Record<string, JsonSchema> = {
+    doctype: { type: 'string', const: meta.name },
+    ...STANDARD,
+  };
+  if (meta.istable)
+    Object.assign(properties, {
+      parent: { type: 'string' },
+      parentfield: { type: 'string' },
+      parenttype: { type: 'string' },
+    });
   for (const f of bodyFields(meta)) properties[f.fieldname] = fieldSchema(f, ctx, child);
   const required = requiredFields(meta);
-  return { type: 'object', description: `A ${meta.name} document.`, properties, ...(required.length ? { required } : {}) };
+  return {
+    type: 'object',
+    description: `A ${meta.name} document.`,
+    properties,
+    ...(required.length ? { required } : {}),
+  };
 }
 
 const ERROR_SCHEMA: JsonSchema = {
@@ -37,8 +57,14 @@ const ERROR_SCHEMA: JsonSchema = {
   properties: {
     exc_type: { type: 'string' },
     exception: { type: 'string' },
-    _server_messages: { type: 'string', description: 'JSON-encoded list of JSON-encoded {message, title?, indicator?}' },
-    errors: { type: 'array', items: { type: 'object', properties: { type: { type: 'string' }, message: { type: 'string' } } } },
+    _server_messages: {
+      type: 'string',
+      description: 'JSON-encoded list of JSON-encoded {message, title?, indicator?}',
+    },
+    errors: {
+      type: 'array',
+      items: { type: 'object', properties: { type: { type: 'string' }, message: { type: 'string' } } },
+    },
   },
 };
 
@@ -50,32 +76,71 @@ const errors = {
 };
 
 const nameParam = { name: 'name', in: 'path', required: true, schema: { type: 'string' } };
-const jsonParam = (name: string, description: string) => ({ name, in: 'query', required: false, description, schema: { type: 'string' } });
-const intParam = (name: string, description: string) => ({ name, in: 'query', required: false, description, schema: { type: 'integer', minimum: 0 } });
+const jsonParam = (name: string, description: string) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema: { type: 'string' },
+});
+const intParam = (name: string, description: string) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema: { type: 'integer', minimum: 0 },
+});
 
 const listParams: Record<1 | 2, JsonSchema[]> = {
-  1: [jsonParam('fields', 'JSON array of fields'), jsonParam('filters', 'JSON filters'), jsonParam('order_by', 'field [asc|desc]'),
-    intParam('limit_start', 'offset'), intParam('limit_page_length', 'page size (0 = up to max_page_length)')],
-  2: [jsonParam('fields', 'JSON array of fields'), jsonParam('filters', 'JSON object of filters'), jsonParam('order_by', 'field [asc|desc]'),
-    jsonParam('group_by', 'field'), intParam('start', 'offset'), intParam('limit', 'page size')],
+  1: [
+    jsonParam('fields', 'JSON array of fields'),
+    jsonParam('filters', 'JSON filters'),
+    jsonParam('order_by', 'field [asc|desc]'),
+    intParam('limit_start', 'offset'),
+    intParam('limit_page_length', 'page size (0 = up to max_page_length)'),
+  ],
+  2: [
+    jsonParam('fields', 'JSON array of fields'),
+    jsonParam('filters', 'JSON object of filters'),
+    jsonParam('order_by', 'field [asc|desc]'),
+    jsonParam('group_by', 'field'),
+    intParam('start', 'offset'),
+    intParam('limit', 'page size'),
+  ],
 };
 
 /** The success body of a DocType row: the row's response shape in its envelope. */
 function responseSchema(row: RouteRow, doc: JsonSchema, version: 1 | 2): JsonSchema {
-  const wrap = (schema: JsonSchema, more: Record<string, JsonSchema> = {}) => ({ type: 'object', properties: { data: schema, ...more } });
+  const wrap = (schema: JsonSchema, more: Record<string, JsonSchema> = {}) => ({
+    type: 'object',
+    properties: { data: schema, ...more },
+  });
   switch (row.response) {
-    case 'document': return wrap(doc);
-    case 'documents': return wrap({ type: 'array', items: doc }, version === 2 ? { has_next_page: { type: 'boolean' } } : {});
-    case 'count': return wrap({ type: 'integer' });
-    case 'meta': return wrap({ type: 'object' });
-    case 'ok': return wrap({ const: 'ok' });
-    case 'method-result': case 'openapi': return { type: 'object' };
+    case 'document':
+      return wrap(doc);
+    case 'documents':
+      return wrap({ type: 'array', items: doc }, version === 2 ? { has_next_page: { type: 'boolean' } } : {});
+    case 'count':
+      return wrap({ type: 'integer' });
+    case 'meta':
+      return wrap({ type: 'object' });
+    case 'ok':
+      return wrap({ const: 'ok' });
+    case 'method-result':
+    case 'openapi':
+      return { type: 'object' };
   }
 }
 
 const SUMMARY: Partial<Record<Operation, [verb: string, description: string]>> = {
-  list: ['List', 'Rows'], create: ['Create', 'Created'], get: ['Get', 'Document'], update: ['Update', 'Saved'], delete: ['Delete', 'Deleted'],
-  copy: ['Copy', 'A clean document that can be posted as new'], count: ['Count', 'Count'], meta: ['Metadata of', 'Metadata'],
+  list: ['List', 'Rows'],
+  create: ['Create', 'Created'],
+  get: ['Get', 'Document'],
+  update: ['Update', 'Saved'],
+  delete: ['Delete', 'Deleted'],
+  copy: ['Copy', 'A clean document that can be posted as new'],
+  count: ['Count', 'Count'],
+  meta: ['Metadata of', 'Metadata'],
 };
 
 /** The OpenAPI operations of one DocType row (document methods are `documentMethodPaths`'). */
@@ -86,16 +151,23 @@ function docTypeOperations(row: RouteRow, ir: DocTypeIR, version: 1 | 2): JsonSc
   const params: JsonSchema[] = row.path.includes('{name') && !ir.meta.issingle ? [nameParam] : [];
   if (row.request === 'list-query') params.push(...listParams[version]);
   if (row.request === 'count-query') params.push(jsonParam('filters', 'JSON object of filters'));
-  if (row.request === 'copy-query') params.push({ name: 'ignore_no_copy', in: 'query', schema: { type: 'boolean', default: true } });
+  if (row.request === 'copy-query')
+    params.push({ name: 'ignore_no_copy', in: 'query', schema: { type: 'boolean', default: true } });
   const entry: JsonSchema = {};
   const verbs = row.verbs === '*' ? [] : row.verbs;
   for (const v of verbs) {
     const op = v === 'PATCH' ? 'patch' : row.operation;
     entry[v.toLowerCase()] = {
-      tags: [dt], operationId: `v${version}_${op}_${ir.meta.slug}`, summary: `${verb} ${dt}`,
+      tags: [dt],
+      operationId: `v${version}_${op}_${ir.meta.slug}`,
+      summary: `${verb} ${dt}`,
       ...(params.length ? { parameters: params } : {}),
       ...(row.request === 'document' ? { requestBody: { required: true, content: json(doc) } } : {}),
-      responses: { [String(row.status)]: ok(description, responseSchema(row, doc, version)), ...errors, ...(row.operation === 'create' && version === 1 ? { '409': errors['400'] } : {}) },
+      responses: {
+        [String(row.status)]: ok(description, responseSchema(row, doc, version)),
+        ...errors,
+        ...(row.operation === 'create' && version === 1 ? { '409': errors['400'] } : {}),
+      },
     };
   }
   return entry;
@@ -105,36 +177,67 @@ function docTypeOperations(row: RouteRow, ir: DocTypeIR, version: 1 | 2): JsonSc
 function docTypePaths(ir: DocTypeIR, version: 1 | 2, ctx: GeneratorContext): Record<string, JsonSchema> {
   const paths: Record<string, JsonSchema> = {};
   for (const row of docTypeRows(docTypeKind(ir.meta), version)) {
-    const found = row.operation === 'documentMethod' ? documentMethodPaths(row, version, ir, ctx) : { [docTypePath(row, ir)]: docTypeOperations(row, ir, version) };
+    const found =
+      row.operation === 'documentMethod'
+        ? documentMethodPaths(row, version, ir, ctx)
+        : { [docTypePath(row, ir)]: docTypeOperations(row, ir, version) };
     for (const [path, ops] of Object.entries(found)) paths[path] = { ...paths[path], ...ops };
   }
   return paths;
 }
 
-const verbErrors = { '405': { description: 'HTTP verb not allowed (see Allow)', content: json(ref('Error')) } };
-const rateErrors = { '429': { description: 'Rate limit exceeded (see Retry-After)', content: json(ref('Error')) } };
+const verbErrors = {
+  '405': { description: 'HTTP verb not allowed (see Allow)', content: json(ref('Error')) },
+};
+const rateErrors = {
+  '429': { description: 'Rate limit exceeded (see Retry-After)', content: json(ref('Error')) },
+};
 
 /** Query parameters of a GET call: one per argument; structured arguments travel as JSON text. */
 function queryParameters(schema: JsonSchema, jsonArgs: readonly string[]): JsonSchema[] {
   const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((schema.required ?? []) as string[]);
   return Object.entries(props).map(([name, s]) => ({
-    name, in: 'query', required: required.has(name),
+    name,
+    in: 'query',
+    required: required.has(name),
     ...(jsonArgs.includes(name) ? { content: json(s) } : { schema: s }),
   }));
 }
 
 /** One operation per verb of a method call: GET reads query parameters, the others a JSON (or form) body. */
-function methodOperations(opId: string, summary: string, tags: string[], verbs: string[], schema: JsonSchema, jsonArgs: readonly string[], result: JsonSchema, extra: { params?: JsonSchema[]; rateLimited?: boolean } = {}): JsonSchema {
+function methodOperations(
+  opId: string,
+  summary: string,
+  tags: string[],
+  verbs: string[],
+  schema: JsonSchema,
+  jsonArgs: readonly string[],
+  result: JsonSchema,
+  extra: { params?: JsonSchema[]; rateLimited?: boolean } = {},
+): JsonSchema {
   const entry: JsonSchema = {};
   for (const verb of verbs.map((v) => v.toLowerCase())) {
     const hasRequired = Array.isArray(schema.required) && schema.required.length > 0;
     entry[verb] = {
-      tags, operationId: `${opId}_${verb}`, summary,
+      tags,
+      operationId: `${opId}_${verb}`,
+      summary,
       ...(verb === 'get'
         ? { parameters: [...(extra.params ?? []), ...queryParameters(schema, jsonArgs)] }
-        : { ...(extra.params ? { parameters: extra.params } : {}), requestBody: { required: hasRequired, content: { ...json(schema), 'application/x-www-form-urlencoded': { schema } } } }),
-      responses: { '200': ok('Result', result), ...errors, ...verbErrors, ...(extra.rateLimited ? rateErrors : {}) },
+        : {
+            ...(extra.params ? { parameters: extra.params } : {}),
+            requestBody: {
+              required: hasRequired,
+              content: { ...json(schema), 'application/x-www-form-urlencoded': { schema } },
+            },
+          }),
+      responses: {
+        '200': ok('Result', result),
+        ...errors,
+        ...verbErrors,
+        ...(extra.rateLimited ? rateErrors : {}),
+      },
     };
   }
   return entry;
@@ -149,15 +252,41 @@ function methodPaths(row: RouteRow, version: 1 | 2, ctx: GeneratorContext): Reco
   const result = { type: 'object', properties: { [envelope]: {} } };
   const paths: Record<string, JsonSchema> = {};
   for (const b of BUILTIN_METHOD_DOCS) {
-    paths[`${prefix}/${b.path}`] = methodOperations(`v${version}_${slugOf(b.path)}`, b.summary, ['methods'], b.verbs, b.args, [], result);
+    paths[`${prefix}/${b.path}`] = methodOperations(
+      `v${version}_${slugOf(b.path)}`,
+      b.summary,
+      ['methods'],
+      b.verbs,
+      b.args,
+      [],
+      result,
+    );
   }
   for (const ir of ctx.doctypes) {
     for (const m of (ctx.methods.get(ir.meta.name) ?? []).filter((x) => x.kind === 'function')) {
       const summary = `${ir.meta.name}: ${m.name}${m.allowGuest ? ' (guests allowed)' : ''}`;
       const extra = { rateLimited: m.rateLimited };
-      paths[`${prefix}/${m.path}`] = methodOperations(`v${version}_${slugOf(m.path)}`, summary, [ir.meta.name], m.verbs, m.schema, m.jsonArgs, result, extra);
+      paths[`${prefix}/${m.path}`] = methodOperations(
+        `v${version}_${slugOf(m.path)}`,
+        summary,
+        [ir.meta.name],
+        m.verbs,
+        m.schema,
+        m.jsonArgs,
+        result,
+        extra,
+      );
       if (version === 2) {
-        paths[`${prefix}/${encodeURIComponent(ir.meta.name)}/${m.name}`] = methodOperations(`v2_${ir.meta.slug}_${m.name}`, summary, [ir.meta.name], m.verbs, m.schema, m.jsonArgs, result, extra);
+        paths[`${prefix}/${encodeURIComponent(ir.meta.name)}/${m.name}`] = methodOperations(
+          `v2_${ir.meta.slug}_${m.name}`,
+          summary,
+          [ir.meta.name],
+          m.verbs,
+          m.schema,
+          m.jsonArgs,
+          result,
+          extra,
+        );
       }
     }
   }
@@ -165,10 +294,23 @@ function methodPaths(row: RouteRow, version: 1 | 2, ctx: GeneratorContext): Reco
 }
 
 /** A document-method row: v2 `/api/v2/document/<DocType>/{name}/method/<m>`; v1 `POST /api/resource/<DocType>/{name}?run_method=<m>`. */
-function documentMethodPaths(row: RouteRow, version: 1 | 2, ir: DocTypeIR, ctx: GeneratorContext): Record<string, JsonSchema> {
+function documentMethodPaths(
+  row: RouteRow,
+  version: 1 | 2,
+  ir: DocTypeIR,
+  ctx: GeneratorContext,
+): Record<string, JsonSchema> {
   const methods = (ctx.methods.get(ir.meta.name) ?? []).filter((m) => m.kind === 'document');
   const builtins = ir.meta.isSubmittable
-    ? ['submit', 'cancel'].filter((b) => !methods.some((m) => m.name === b)).map((name) => ({ name, verbs: ['POST'], schema: { type: 'object', properties: {} }, jsonArgs: [] as string[], rateLimited: false }))
+    ? ['submit', 'cancel']
+        .filter((b) => !methods.some((m) => m.name === b))
+        .map((name) => ({
+          name,
+          verbs: ['POST'],
+          schema: { type: 'object', properties: {} },
+          jsonArgs: [] as string[],
+          rateLimited: false,
+        }))
     : [];
   const all = [...methods, ...builtins];
   if (all.length === 0) return {};
@@ -176,21 +318,50 @@ function documentMethodPaths(row: RouteRow, version: 1 | 2, ir: DocTypeIR, ctx: 
   const tags = [ir.meta.name];
   const rowVerbs = row.verbs === '*' ? [] : row.verbs;
   if (version === 2) {
-    const result = { type: 'object', properties: { data: {}, docs: { type: 'array', items: ref(className(ir.meta.name)) } } };
+    const result = {
+      type: 'object',
+      properties: { data: {}, docs: { type: 'array', items: ref(className(ir.meta.name)) } },
+    };
     const paths: Record<string, JsonSchema> = {};
     for (const m of all) {
       const verbs = m.verbs.filter((v) => rowVerbs.includes(v as Verb));
       if (!verbs.length) continue;
       const path = docTypePath(row, ir).replace('{method}', m.name);
-      paths[path] = methodOperations(`v2_${ir.meta.slug}_method_${m.name}`, `Run ${m.name} on a ${ir.meta.name} (GET: read permission, POST: write)`, tags, verbs, m.schema, m.jsonArgs, result, { params, rateLimited: m.rateLimited });
+      paths[path] = methodOperations(
+        `v2_${ir.meta.slug}_method_${m.name}`,
+        `Run ${m.name} on a ${ir.meta.name} (GET: read permission, POST: write)`,
+        tags,
+        verbs,
+        m.schema,
+        m.jsonArgs,
+        result,
+        { params, rateLimited: m.rateLimited },
+      );
     }
     return paths;
   }
   const posts = all.filter((m) => m.verbs.some((v) => rowVerbs.includes(v as Verb)));
   if (!posts.length) return {};
-  const runMethod = { name: 'run_method', in: 'query', required: true, schema: { type: 'string', enum: posts.map((m) => m.name) } };
-  const body = posts.length === 1 ? (posts[0] as { schema: JsonSchema }).schema : { oneOf: posts.map((m) => ({ title: m.name, ...m.schema })) };
-  const op = methodOperations(`v1_${ir.meta.slug}_run_method`, `Run a whitelisted method on a ${ir.meta.name} (write permission)`, tags, [...rowVerbs], body, [], { type: 'object', properties: { data: {} } }, { params: [...params, runMethod], rateLimited: posts.some((m) => m.rateLimited) });
+  const runMethod = {
+    name: 'run_method',
+    in: 'query',
+    required: true,
+    schema: { type: 'string', enum: posts.map((m) => m.name) },
+  };
+  const body =
+    posts.length === 1
+      ? (posts[0] as { schema: JsonSchema }).schema
+      : { oneOf: posts.map((m) => ({ title: m.name, ...m.schema })) };
+  const op = methodOperations(
+    `v1_${ir.meta.slug}_run_method`,
+    `Run a whitelisted method on a ${ir.meta.name} (write permission)`,
+    tags,
+    [...rowVerbs],
+    body,
+    [],
+    { type: 'object', properties: { data: {} } },
+    { params: [...params, runMethod], rateLimited: posts.some((m) => m.rateLimited) },
+  );
   return { [docTypePath(row, ir)]: op };
 }
 
@@ -200,7 +371,16 @@ function document(version: 1 | 2, ctx: GeneratorContext): JsonSchema {
   for (const row of ROUTE_TABLE) {
     if (!row.openapi.includes(version) || row.kinds) continue;
     if (row.operation === 'method') Object.assign(paths, methodPaths(row, version, ctx));
-    else if (row.operation === 'openapi') paths[row.path] = { get: { tags: ['meta'], operationId: `v${version}_openapi`, summary: 'This document', security: [], responses: { '200': ok('OpenAPI 3.1', { type: 'object' }) } } };
+    else if (row.operation === 'openapi')
+      paths[row.path] = {
+        get: {
+          tags: ['meta'],
+          operationId: `v${version}_openapi`,
+          summary: 'This document',
+          security: [],
+          responses: { '200': ok('OpenAPI 3.1', { type: 'object' }) },
+        },
+      };
     else throw new Error(`generator/emit/openapi.ts: no description for ${row.operation} (${row.path})`);
   }
   const schemas: Record<string, JsonSchema> = { Error: ERROR_SCHEMA };
@@ -210,13 +390,19 @@ function document(version: 1 | 2, ctx: GeneratorContext): JsonSchema {
     info: {
       title: `Doctype Service REST API v${version}`,
       version: `${version}.0.0`,
-      description: 'Code generated by generator/emit/openapi.ts from every DocType file. DO NOT EDIT. Run `npm run generate`.',
+      description:
+        'Code generated by generator/emit/openapi.ts from every DocType file. DO NOT EDIT. Run `npm run generate`.',
     },
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => (a < b ? -1 : 1))),
     components: {
       schemas,
       securitySchemes: {
-        token: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'token <api_key>:<api_secret>' },
+        token: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'token <api_key>:<api_secret>',
+        },
         basic: { type: 'http', scheme: 'basic', description: 'base64(api_key:api_secret)' },
         session: { type: 'apiKey', in: 'cookie', name: 'sid' },
       },

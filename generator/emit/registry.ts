@@ -16,20 +16,44 @@ const spec = (rel: string) => `./${rel.replace(/\.ts$/, '')}`;
 /** Emits the registry module. */
 export function emitRegistry(ctx: GeneratorContext): string {
   const imports: ImportDeclarationStructure[] = [
-    { kind: StructureKind.ImportDeclaration, moduleSpecifier: RUNTIME_INTERNAL, namedImports: ['createRegistry'] },
+    {
+      kind: StructureKind.ImportDeclaration,
+      moduleSpecifier: RUNTIME_INTERNAL,
+      namedImports: ['createRegistry'],
+    },
   ];
   const entries: string[] = [];
   for (const ir of ctx.doctypes) {
     const id = ident(ir);
     imports.push(
-      { kind: StructureKind.ImportDeclaration, moduleSpecifier: spec(modelPath(ir)), namespaceImport: `${id}_model` },
-      { kind: StructureKind.ImportDeclaration, moduleSpecifier: spec(validatorPath(ir)), namespaceImport: `${id}_validators` },
-      { kind: StructureKind.ImportDeclaration, moduleSpecifier: spec(routesPath(ir, 1)), namespaceImport: `${id}_v1` },
-      { kind: StructureKind.ImportDeclaration, moduleSpecifier: spec(routesPath(ir, 2)), namespaceImport: `${id}_v2` },
+      {
+        kind: StructureKind.ImportDeclaration,
+        moduleSpecifier: spec(modelPath(ir)),
+        namespaceImport: `${id}_model`,
+      },
+      {
+        kind: StructureKind.ImportDeclaration,
+        moduleSpecifier: spec(validatorPath(ir)),
+        namespaceImport: `${id}_validators`,
+      },
+      {
+        kind: StructureKind.ImportDeclaration,
+        moduleSpecifier: spec(routesPath(ir, 1)),
+        namespaceImport: `${id}_v1`,
+      },
+      {
+        kind: StructureKind.ImportDeclaration,
+        moduleSpecifier: spec(routesPath(ir, 2)),
+        namespaceImport: `${id}_v2`,
+      },
     );
     const hasMethods = ctx.methods.has(ir.meta.name);
     if (hasMethods) {
-      imports.push({ kind: StructureKind.ImportDeclaration, moduleSpecifier: spec(methodsPath(ir)), namespaceImport: `${id}_methods` });
+      imports.push({
+        kind: StructureKind.ImportDeclaration,
+        moduleSpecifier: spec(methodsPath(ir)),
+        namespaceImport: `${id}_methods`,
+      });
     }
     if (ir.loaded.controller) {
       imports.push({

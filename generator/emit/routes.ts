@@ -44,7 +44,8 @@ function routeType(row: RouteRow, doc: string, version: 1 | 2): string {
   };
   const response: Record<RouteRow['response'], string> = {
     document: `{ data: ${doc} }`,
-    documents: version === 2 ? `{ data: ${doc}[]; has_next_page: boolean; count?: number }` : `{ data: ${doc}[] }`,
+    documents:
+      version === 2 ? `{ data: ${doc}[]; has_next_page: boolean; count?: number }` : `{ data: ${doc}[] }`,
     count: '{ data: number }',
     meta: '{ data: DocTypeMeta }',
     ok: "{ data: 'ok' }",
@@ -52,7 +53,11 @@ function routeType(row: RouteRow, doc: string, version: 1 | 2): string {
     openapi: 'Record<string, unknown>',
   };
   const input = request[row.request];
-  const where = row.request === 'document' || (row.request === 'method-args' && row.verbs !== '*' && !row.verbs.includes('GET')) ? 'body' : 'query';
+  const where =
+    row.request === 'document' ||
+    (row.request === 'method-args' && row.verbs !== '*' && !row.verbs.includes('GET'))
+      ? 'body'
+      : 'query';
   return `{ ${input ? `${where}: ${input}; ` : ''}response: ${response[row.response]} }`;
 }
 
@@ -63,7 +68,12 @@ export function emitRoutes(ir: DocTypeIR, _ctx: GeneratorContext, version: 1 | 2
   const rows = docTypeRows(kind, version);
   const type = version === 1 ? 'V1Operation' : 'V2Operation';
   const doc = className(ir.meta.name);
-  const routes = rows.map((row) => ({ verbs: row.verbs, path: docTypePath(row, ir), operation: row.operation, status: row.status }));
+  const routes = rows.map((row) => ({
+    verbs: row.verbs,
+    path: docTypePath(row, ir),
+    operation: row.operation,
+    status: row.status,
+  }));
   const types: InterfaceDeclarationStructure = {
     kind: StructureKind.Interface,
     name: 'Routes',
@@ -73,8 +83,18 @@ export function emitRoutes(ir: DocTypeIR, _ctx: GeneratorContext, version: 1 | 2
   };
   return printSourceFile(header('generator/emit/routes.ts', ir.loaded.file), {
     statements: [
-      { kind: StructureKind.ImportDeclaration, moduleSpecifier: RUNTIME_INTERNAL, namedImports: ['DocTypeMeta', type], isTypeOnly: true },
-      { kind: StructureKind.ImportDeclaration, moduleSpecifier: `../../${modelPath(ir).replace(/\.ts$/, '')}`, namedImports: [doc], isTypeOnly: true },
+      {
+        kind: StructureKind.ImportDeclaration,
+        moduleSpecifier: RUNTIME_INTERNAL,
+        namedImports: ['DocTypeMeta', type],
+        isTypeOnly: true,
+      },
+      {
+        kind: StructureKind.ImportDeclaration,
+        moduleSpecifier: `../../${modelPath(ir).replace(/\.ts$/, '')}`,
+        namedImports: [doc],
+        isTypeOnly: true,
+      },
       {
         kind: StructureKind.VariableStatement,
         isExported: true,

@@ -11,7 +11,12 @@ import { header } from '../ts/header';
 export const validatorPath = (ir: DocTypeIR) => `validators/${ir.meta.slug}.ts`;
 
 /** The ajv options the emitted code was compiled with (coercion and unknown-key removal happen in place). */
-export const AJV_OPTIONS = { coerceTypes: true, removeAdditional: true, allErrors: true, strict: false } as const;
+export const AJV_OPTIONS = {
+  coerceTypes: true,
+  removeAdditional: true,
+  allErrors: true,
+  strict: false,
+} as const;
 
 function rowSchema(child: DocTypeMeta, ctx: GeneratorContext): JsonSchema {
   return {
@@ -20,7 +25,9 @@ function rowSchema(child: DocTypeMeta, ctx: GeneratorContext): JsonSchema {
     properties: {
       name: { type: ['string', 'null'], maxLength: 140 },
       idx: { type: ['integer', 'null'] },
-      ...Object.fromEntries(bodyFields(child).map((f) => [f.fieldname, fieldSchema(f, ctx, () => ({ type: 'object' }))])),
+      ...Object.fromEntries(
+        bodyFields(child).map((f) => [f.fieldname, fieldSchema(f, ctx, () => ({ type: 'object' }))]),
+      ),
     },
   };
 }
@@ -49,7 +56,12 @@ export function bodySchema(ir: DocTypeIR, ctx: GeneratorContext): JsonSchema {
 export function emitValidator(ir: DocTypeIR, ctx: GeneratorContext): string {
   // One instance per DocType keeps each file's output independent of the others (ajv numbers functions per
   // instance); without the meta-schema an instance is cheap to build.
-  const ajv = new Ajv({ ...AJV_OPTIONS, meta: false, validateSchema: false, code: { source: true, esm: true, lines: true } });
+  const ajv = new Ajv({
+    ...AJV_OPTIONS,
+    meta: false,
+    validateSchema: false,
+    code: { source: true, esm: true, lines: true },
+  });
   ajv.addSchema({ $id: 'body', ...bodySchema(ir, ctx) });
   const code = standaloneCode(ajv, { validateBody: 'body' }).replace(/^"use strict";\n?/, '');
   // The ajv output is opaque JavaScript: it is written after the header as it is, not re-parsed by ts-morph

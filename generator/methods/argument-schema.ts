@@ -13,9 +13,12 @@ export class UnsupportedArgumentType extends Error {}
 
 const PRIMITIVE_ORDER = ['string', 'number', 'boolean', 'null'];
 const isPrimitive = (t: Type) => t.isString() || t.isNumber() || t.isBoolean() || t.isNull();
-const primitiveName = (t: Type): string => (t.isString() ? 'string' : t.isNumber() ? 'number' : t.isNull() ? 'null' : 'boolean');
-const isLiteral = (t: Type) => t.isStringLiteral() || t.isNumberLiteral() || t.isBooleanLiteral() || t.isNull();
-const literalValue = (t: Type): unknown => (t.isBooleanLiteral() ? t.getText() === 'true' : t.isNull() ? null : t.getLiteralValue());
+const primitiveName = (t: Type): string =>
+  t.isString() ? 'string' : t.isNumber() ? 'number' : t.isNull() ? 'null' : 'boolean';
+const isLiteral = (t: Type) =>
+  t.isStringLiteral() || t.isNumberLiteral() || t.isBooleanLiteral() || t.isNull();
+const literalValue = (t: Type): unknown =>
+  t.isBooleanLiteral() ? t.getText() === 'true' : t.isNull() ? null : t.getLiteralValue();
 
 function unionSchema(type: Type, at: Node, depth: number): JsonSchema {
   const members = type.getUnionTypes().filter((t) => !t.isUndefined());
@@ -27,11 +30,19 @@ function unionSchema(type: Type, at: Node, depth: number): JsonSchema {
   if (folded.length === 1 && plain.length === 0) return typeSchema(folded[0] as Type, at, depth);
   if (folded.every(isPrimitive)) {
     // A fixed order, whatever order the checker keeps union members in.
-    const types = PRIMITIVE_ORDER.filter((name) => plain.includes(name) || folded.some((t) => primitiveName(t) === name));
+    const types = PRIMITIVE_ORDER.filter(
+      (name) => plain.includes(name) || folded.some((t) => primitiveName(t) === name),
+    );
     return { type: types.length === 1 ? types[0] : types };
   }
   if (plain.length === 0 && folded.every(isLiteral)) {
-    return { enum: folded.map(literalValue).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : JSON.stringify(a) > JSON.stringify(b) ? 1 : 0)) };
+    return {
+      enum: folded
+        .map(literalValue)
+        .sort((a, b) =>
+          JSON.stringify(a) < JSON.stringify(b) ? -1 : JSON.stringify(a) > JSON.stringify(b) ? 1 : 0,
+        ),
+    };
   }
   const schemas = folded.map((t) => typeSchema(t, at, depth));
   if (plain.length) schemas.unshift({ type: 'boolean' });
@@ -43,7 +54,10 @@ function objectSchema(type: Type, at: Node, depth: number): JsonSchema {
     throw new UnsupportedArgumentType(`${type.getText(at)} is a function and has no JSON form`);
   }
   const symbolName = type.getSymbol()?.getName();
-  if (symbolName && ['Date', 'Map', 'Set', 'RegExp', 'Promise', 'Buffer', 'Uint8Array'].includes(symbolName)) {
+  if (
+    symbolName &&
+    ['Date', 'Map', 'Set', 'RegExp', 'Promise', 'Buffer', 'Uint8Array'].includes(symbolName)
+  ) {
     throw new UnsupportedArgumentType(`${symbolName} has no JSON form; use a string or a plain object`);
   }
   const properties: Record<string, JsonSchema> = {};
@@ -53,7 +67,13 @@ function objectSchema(type: Type, at: Node, depth: number): JsonSchema {
     const optional = prop.hasFlags(ts.SymbolFlags.Optional);
     const propType = prop.getTypeAtLocation(at);
     properties[name] = typeSchema(propType, at, depth + 1);
-    if (!optional && !propType.getUnionTypes().some((t) => t.isUndefined()) && !propType.isAny() && !propType.isUnknown()) required.push(name);
+    if (
+      !optional &&
+      !propType.getUnionTypes().some((t) => t.isUndefined()) &&
+      !propType.isAny() &&
+      !propType.isUnknown()
+    )
+      required.push(name);
   }
   const index = type.getStringIndexType();
   return {
@@ -72,8 +92,10 @@ export function typeSchema(type: Type, at: Node, depth = 0): JsonSchema {
   if (type.isString()) return { type: 'string' };
   if (type.isNumber()) return { type: 'number' };
   if (type.isNull()) return { type: 'null' };
-  if (type.isStringLiteral() || type.isNumberLiteral() || type.isBooleanLiteral()) return { enum: [literalValue(type)] };
-  if (type.isArray()) return { type: 'array', items: typeSchema(type.getArrayElementTypeOrThrow(), at, depth + 1) };
+  if (type.isStringLiteral() || type.isNumberLiteral() || type.isBooleanLiteral())
+    return { enum: [literalValue(type)] };
+  if (type.isArray())
+    return { type: 'array', items: typeSchema(type.getArrayElementTypeOrThrow(), at, depth + 1) };
   if (type.isTuple()) {
     const items = type.getTupleElements().map((t) => typeSchema(t, at, depth + 1));
     return { type: 'array', prefixItems: items, minItems: items.length, maxItems: items.length };

@@ -15,41 +15,126 @@ const args = (properties: Record<string, JsonSchema>, required: string[] = []): 
   ...(required.length ? { required } : {}),
 });
 const doctype = { type: 'string', description: 'DocType name' };
-const jsonText = (description: string): JsonSchema => ({ description: `${description} (JSON text in a query string)` });
+const jsonText = (description: string): JsonSchema => ({
+  description: `${description} (JSON text in a query string)`,
+});
 
 /** Every built-in method (the documents sort their paths). */
 export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
   { path: 'frappe.auth.get_logged_user', verbs: ['get'], summary: 'The session user', args: args({}) },
-  { path: 'frappe.client.delete', verbs: ['post', 'delete'], summary: 'Delete a document', args: args({ doctype, name: { type: 'string' } }, ['doctype', 'name']) },
-  { path: 'frappe.client.get', verbs: ['get', 'post'], summary: 'One document by name, or the first matching filters', args: args({ doctype, name: { type: 'string' }, filters: jsonText('filters') }, ['doctype']) },
   {
-    path: 'frappe.client.get_count', verbs: ['get', 'post'], summary: 'Number of documents matching filters',
+    path: 'frappe.client.delete',
+    verbs: ['post', 'delete'],
+    summary: 'Delete a document',
+    args: args({ doctype, name: { type: 'string' } }, ['doctype', 'name']),
+  },
+  {
+    path: 'frappe.client.get',
+    verbs: ['get', 'post'],
+    summary: 'One document by name, or the first matching filters',
+    args: args({ doctype, name: { type: 'string' }, filters: jsonText('filters') }, ['doctype']),
+  },
+  {
+    path: 'frappe.client.get_count',
+    verbs: ['get', 'post'],
+    summary: 'Number of documents matching filters',
     args: args({ doctype, filters: jsonText('list or object of filters') }, ['doctype']),
   },
   {
-    path: 'frappe.client.get_list', verbs: ['get', 'post'], summary: 'A page of documents',
-    args: args({ doctype, fields: jsonText('list of fields'), filters: jsonText('list or object of filters'), order_by: { type: 'string' },
-      limit_start: { type: 'integer', minimum: 0 }, limit_page_length: { type: 'integer', minimum: 0 } }, ['doctype']),
+    path: 'frappe.client.get_list',
+    verbs: ['get', 'post'],
+    summary: 'A page of documents',
+    args: args(
+      {
+        doctype,
+        fields: jsonText('list of fields'),
+        filters: jsonText('list or object of filters'),
+        order_by: { type: 'string' },
+        limit_start: { type: 'integer', minimum: 0 },
+        limit_page_length: { type: 'integer', minimum: 0 },
+      },
+      ['doctype'],
+    ),
   },
   {
-    path: 'frappe.client.get_value', verbs: ['get', 'post'], summary: '{ <fieldname>: <value> } of the first matching document',
-    args: args({ doctype, fieldname: jsonText('a field name or a list of them'), filters: jsonText('a name, or filters'), as_dict: { type: 'boolean', default: true } }, ['doctype']),
+    path: 'frappe.client.get_value',
+    verbs: ['get', 'post'],
+    summary: '{ <fieldname>: <value> } of the first matching document',
+    args: args(
+      {
+        doctype,
+        fieldname: jsonText('a field name or a list of them'),
+        filters: jsonText('a name, or filters'),
+        as_dict: { type: 'boolean', default: true },
+      },
+      ['doctype'],
+    ),
   },
-  { path: 'frappe.client.cancel', verbs: ['post', 'put'], summary: 'Cancel a submitted document', args: args({ doctype, name: { type: 'string' } }, ['doctype', 'name']) },
-  { path: 'frappe.client.get_single_value', verbs: ['get', 'post'], summary: 'One field of a Single DocType', args: args({ doctype, field: { type: 'string' } }, ['doctype', 'field']) },
-  { path: 'frappe.client.insert', verbs: ['post', 'put'], summary: 'Insert a document (200, like every method)', args: args({ doc: { type: 'object', required: ['doctype'] } }, ['doc']) },
-  { path: 'frappe.client.save', verbs: ['post', 'put'], summary: 'Save a document (doc with doctype and name)', args: args({ doc: { type: 'object', required: ['doctype', 'name'] } }, ['doc']) },
-  { path: 'frappe.client.submit', verbs: ['post', 'put'], summary: 'Save a document (doc with doctype and name) and submit it', args: args({ doc: { type: 'object', required: ['doctype', 'name'] } }, ['doc']) },
   {
-    path: 'frappe.client.set_value', verbs: ['post', 'put'], summary: 'Set one field, or several with a fieldname object',
-    args: args({ doctype, name: { type: 'string' }, fieldname: { type: ['string', 'object'] }, value: {} }, ['doctype', 'name', 'fieldname']),
+    path: 'frappe.client.cancel',
+    verbs: ['post', 'put'],
+    summary: 'Cancel a submitted document',
+    args: args({ doctype, name: { type: 'string' } }, ['doctype', 'name']),
   },
-  { path: 'frappe.core.doctype.user.user.generate_keys', verbs: ['post'], summary: 'Generate API key and secret for a user (System Manager)', args: args({ user: { type: 'string' } }, ['user']) },
-  { path: 'login', verbs: ['post'], summary: 'Log in with usr/pwd; sets the sid cookie', args: args({ usr: { type: 'string' }, pwd: { type: 'string' } }, ['usr', 'pwd']) },
+  {
+    path: 'frappe.client.get_single_value',
+    verbs: ['get', 'post'],
+    summary: 'One field of a Single DocType',
+    args: args({ doctype, field: { type: 'string' } }, ['doctype', 'field']),
+  },
+  {
+    path: 'frappe.client.insert',
+    verbs: ['post', 'put'],
+    summary: 'Insert a document (200, like every method)',
+    args: args({ doc: { type: 'object', required: ['doctype'] } }, ['doc']),
+  },
+  {
+    path: 'frappe.client.save',
+    verbs: ['post', 'put'],
+    summary: 'Save a document (doc with doctype and name)',
+    args: args({ doc: { type: 'object', required: ['doctype', 'name'] } }, ['doc']),
+  },
+  {
+    path: 'frappe.client.submit',
+    verbs: ['post', 'put'],
+    summary: 'Save a document (doc with doctype and name) and submit it',
+    args: args({ doc: { type: 'object', required: ['doctype', 'name'] } }, ['doc']),
+  },
+  {
+    path: 'frappe.client.set_value',
+    verbs: ['post', 'put'],
+    summary: 'Set one field, or several with a fieldname object',
+    args: args({ doctype, name: { type: 'string' }, fieldname: { type: ['string', 'object'] }, value: {} }, [
+      'doctype',
+      'name',
+      'fieldname',
+    ]),
+  },
+  {
+    path: 'frappe.core.doctype.user.user.generate_keys',
+    verbs: ['post'],
+    summary: 'Generate API key and secret for a user (System Manager)',
+    args: args({ user: { type: 'string' } }, ['user']),
+  },
+  {
+    path: 'login',
+    verbs: ['post'],
+    summary: 'Log in with usr/pwd; sets the sid cookie',
+    args: args({ usr: { type: 'string' }, pwd: { type: 'string' } }, ['usr', 'pwd']),
+  },
   { path: 'logout', verbs: ['post'], summary: 'End the current session', args: args({}) },
   { path: 'ping', verbs: ['get', 'post'], summary: 'Liveness check: returns "pong"', args: args({}) },
   {
-    path: 'run_doc_method', verbs: ['get', 'post'], summary: 'Run a whitelisted method on a document sent with the request (answers data and docs)',
-    args: args({ method: { type: 'string' }, document: { type: ['object', 'string'], description: 'the document, with doctype' }, kwargs: { type: ['object', 'string'] } }, ['method', 'document']),
+    path: 'run_doc_method',
+    verbs: ['get', 'post'],
+    summary: 'Run a whitelisted method on a document sent with the request (answers data and docs)',
+    args: args(
+      {
+        method: { type: 'string' },
+        document: { type: ['object', 'string'], description: 'the document, with doctype' },
+        kwargs: { type: ['object', 'string'] },
+      },
+      ['method', 'document'],
+    ),
   },
 ];

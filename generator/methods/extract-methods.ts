@@ -2,7 +2,15 @@
 // class and `export const x = whitelist(options, fn)` functions, with the JSON Schema of their argument.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { Node, Project, ts, type CallExpression, type ObjectLiteralExpression, type ParameterDeclaration, type SourceFile } from 'ts-morph';
+import {
+  Node,
+  Project,
+  ts,
+  type CallExpression,
+  type ObjectLiteralExpression,
+  type ParameterDeclaration,
+  type SourceFile,
+} from 'ts-morph';
 import type { JsonSchema } from '../json-schema';
 import type { DocTypeIR } from '../normalize';
 import type { Problem } from '../problems';
@@ -34,7 +42,10 @@ const EMPTY_ARGS: JsonSchema = { type: 'object', properties: {}, additionalPrope
 
 /** Dotted module path of a controller: its DocType file's path under the doctypes root, without extension. */
 export function modulePath(ir: DocTypeIR): string {
-  return ir.loaded.relative.replace(/\.json$/, '').split('/').join('.');
+  return ir.loaded.relative
+    .replace(/\.json$/, '')
+    .split('/')
+    .join('.');
 }
 
 interface Options {
@@ -52,7 +63,10 @@ function literalOptions(arg: Node | undefined): Options {
   };
   const methods = prop(arg, 'methods');
   if (methods && Node.isArrayLiteralExpression(methods)) {
-    options.verbs = methods.getElements().filter(Node.isStringLiteral).map((e) => e.getLiteralValue().toUpperCase());
+    options.verbs = methods
+      .getElements()
+      .filter(Node.isStringLiteral)
+      .map((e) => e.getLiteralValue().toUpperCase());
   }
   options.allowGuest = prop(arg, 'allowGuest')?.getKind() === ts.SyntaxKind.TrueKeyword;
   options.rateLimited = prop(arg, 'rateLimit') !== undefined;
@@ -63,9 +77,11 @@ function argumentSchema(param: ParameterDeclaration | undefined, where: string):
   if (!param) return EMPTY_ARGS;
   const type = param.getType();
   const schema = typeSchema(type, param);
-  if (schema.type !== 'object') throw new UnsupportedArgumentType(`${where} must take one object argument, not ${type.getText(param)}`);
+  if (schema.type !== 'object')
+    throw new UnsupportedArgumentType(`${where} must take one object argument, not ${type.getText(param)}`);
   for (const name of FORBIDDEN_ARGUMENTS) {
-    if (name in ((schema.properties as object | undefined) ?? {})) throw new UnsupportedArgumentType(`${where} may not take an argument named ${name}`);
+    if (name in ((schema.properties as object | undefined) ?? {}))
+      throw new UnsupportedArgumentType(`${where} may not take an argument named ${name}`);
   }
   return schema;
 }
@@ -103,7 +119,10 @@ function addRelativeImports(project: Project, files: SourceFile[]): void {
 }
 
 /** Extracts every whitelisted method of every controller; problems name the controller file and the method. */
-export function extractMethods(doctypes: DocTypeIR[], cwd = process.cwd()): { methods: MethodMap; problems: Problem[] } {
+export function extractMethods(
+  doctypes: DocTypeIR[],
+  cwd = process.cwd(),
+): { methods: MethodMap; problems: Problem[] } {
   const withController = doctypes.filter((ir) => ir.loaded.controller);
   const methods = new Map<string, MethodIR[]>();
   const problems: Problem[] = [];
@@ -125,41 +144,71 @@ export function extractMethods(doctypes: DocTypeIR[], cwd = process.cwd()): { me
       types: [],
     },
   });
-  const files = withController.map((ir) => project.addSourceFileAtPath(path.resolve(cwd, ir.loaded.controller as string)));
+  const files = withController.map((ir) =>
+    project.addSourceFileAtPath(path.resolve(cwd, ir.loaded.controller as string)),
+  );
   addRelativeImports(project, files);
   for (const [i, ir] of withController.entries()) {
     const file = files[i];
     if (!file) continue;
     const found: MethodIR[] = [];
     const base = modulePath(ir);
-    const add = (kind: MethodIR['kind'], name: string, call: CallExpression, param: ParameterDeclaration | undefined) => {
+    const add = (
+      kind: MethodIR['kind'],
+      name: string,
+      call: CallExpression,
+      param: ParameterDeclaration | undefined,
+    ) => {
       const where = `${kind === 'document' ? 'method' : 'function'} ${name}`;
       const options = call.getArguments()[0];
       if (options && !Node.isObjectLiteralExpression(options)) {
         const message = `${where}: whitelist options are not an object literal, so the OpenAPI documents show the defaults (the runtime uses the real options)`;
-        problems.push({ file: ir.loaded.controller as string, pointer: `/${name}`, message, severity: 'warning' });
+        problems.push({
+          file: ir.loaded.controller as string,
+          pointer: `/${name}`,
+          message,
+          severity: 'warning',
+        });
       }
       try {
         const schema = argumentSchema(param, where);
-        found.push({ kind, name, path: `${base}.${name}`, ...literalOptions(call.getArguments()[0]), schema, jsonArgs: jsonArguments(schema) });
+        found.push({
+          kind,
+          name,
+          path: `${base}.${name}`,
+          ...literalOptions(call.getArguments()[0]),
+          schema,
+          jsonArgs: jsonArguments(schema),
+        });
       } catch (err) {
         if (!(err instanceof UnsupportedArgumentType)) throw err;
-        problems.push({ file: ir.loaded.controller as string, pointer: `/${name}`, message: err.message, severity: 'error' });
+        problems.push({
+          file: ir.loaded.controller as string,
+          pointer: `/${name}`,
+          message: err.message,
+          severity: 'error',
+        });
       }
     };
     for (const cls of file.getClasses().filter((c) => c.isDefaultExport())) {
       for (const method of cls.getInstanceMethods()) {
-        const call = method.getDecorators().map((d) => whitelistCall(d.getCallExpression())).find(Boolean);
+        const call = method
+          .getDecorators()
+          .map((d) => whitelistCall(d.getCallExpression()))
+          .find(Boolean);
         if (call) add('document', method.getName(), call, method.getParameters()[0]);
       }
     }
     for (const statement of file.getVariableStatements().filter((s) => s.isExported())) {
       for (const decl of statement.getDeclarations()) {
         const call = whitelistCall(decl.getInitializer());
-        if (call && call.getArguments().length === 2) add('function', decl.getName(), call, firstParameter(call.getArguments()[1]));
+        if (call && call.getArguments().length === 2)
+          add('function', decl.getName(), call, firstParameter(call.getArguments()[1]));
       }
     }
-    found.sort((a, b) => (a.kind + a.name < b.kind + b.name ? -1 : a.kind + a.name > b.kind + b.name ? 1 : 0));
+    found.sort((a, b) =>
+      a.kind + a.name < b.kind + b.name ? -1 : a.kind + a.name > b.kind + b.name ? 1 : 0,
+    );
     if (found.length) methods.set(ir.meta.name, found);
   }
   return { methods, problems };

@@ -17,7 +17,10 @@ function project(): Project {
 }
 
 /** Prints a source file built from a ts-morph structure, prefixed with the generated-file header. */
-export function printSourceFile(headerLine: string, structure: SourceFileStructure | Omit<SourceFileStructure, 'kind'>): string {
+export function printSourceFile(
+  headerLine: string,
+  structure: SourceFileStructure | Omit<SourceFileStructure, 'kind'>,
+): string {
   const file = project().createSourceFile('/out.ts', structure, { overwrite: true });
   const text = file.getFullText();
   project().removeSourceFile(file);

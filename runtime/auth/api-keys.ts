@@ -29,15 +29,18 @@ export function forgetApiKeys(source?: string): void {
 }
 
 /** The rows a key source is read from: User itself, or a custom DocType with `api_key`, `user` and `enabled`. */
-async function fetchEntry(q: Queryable, source: DocTypeBinding | undefined, key: string): Promise<KeyEntry | undefined> {
+async function fetchEntry(
+  q: Queryable,
+  source: DocTypeBinding | undefined,
+  key: string,
+): Promise<KeyEntry | undefined> {
   if (!source) {
     const row = (await q('tabUser').where('api_key', key).first('name')) as { name: string } | undefined;
     const digest = row ? await readAuth(q, 'User', row.name, 'api_secret') : undefined;
     return row && digest ? { user: row.name, digest: Buffer.from(digest, 'hex') } : undefined;
   }
   const row = (await q(source.meta.tableName).where('api_key', key).first('name', 'user', 'enabled')) as
-    | { name: string; user: string | null; enabled: unknown }
-    | undefined;
+    { name: string; user: string | null; enabled: unknown } | undefined;
   if (!row || Number(row.enabled) !== 1 || !row.user) return undefined;
   const digest = await readAuth(q, source.meta.name, row.name, 'api_secret');
   return digest ? { user: row.user, digest: Buffer.from(digest, 'hex') } : undefined;
@@ -48,7 +51,11 @@ function cachedEntry(sourceName: string, key: string): { entry: KeyEntry | undef
   return hit && Date.now() - hit.at < TTL_MS ? hit : undefined;
 }
 
-async function lookup(q: Queryable, source: DocTypeBinding | undefined, key: string): Promise<KeyEntry | undefined> {
+async function lookup(
+  q: Queryable,
+  source: DocTypeBinding | undefined,
+  key: string,
+): Promise<KeyEntry | undefined> {
   const sourceName = source?.meta.name ?? 'User';
   const hit = cachedEntry(sourceName, key);
   if (hit) return hit.entry;
@@ -63,7 +70,12 @@ async function lookup(q: Queryable, source: DocTypeBinding | undefined, key: str
 }
 
 /** The user whose key and secret these are (in User, or in the custom key source `source`), or undefined. */
-export async function userForApiKey(q: Queryable, key: string, secret: string, source?: DocTypeBinding): Promise<string | undefined> {
+export async function userForApiKey(
+  q: Queryable,
+  key: string,
+  secret: string,
+  source?: DocTypeBinding,
+): Promise<string | undefined> {
   const entry = await lookup(q, source, key);
   // Compare even when the key is unknown, so both failures cost the same.
   const ok = secretMatches(secret, entry?.digest ?? UNKNOWN_KEY_DIGEST);
@@ -84,8 +96,12 @@ export function verifiedApiKeyUser(key: string, secret: string, source?: DocType
 }
 
 /** Keeps the user's API key (creating one if missing), replaces the secret, and returns both (secret shown once). */
-export async function regenerateKeys(trx: Queryable, user: string): Promise<{ api_key: string; api_secret: string } | undefined> {
-  const row = (await trx('tabUser').where('name', user).first('api_key')) as { api_key: string | null } | undefined;
+export async function regenerateKeys(
+  trx: Queryable,
+  user: string,
+): Promise<{ api_key: string; api_secret: string } | undefined> {
+  const row = (await trx('tabUser').where('name', user).first('api_key')) as
+    { api_key: string | null } | undefined;
   if (!row) return undefined;
   const apiKey = row.api_key || generateHash(15);
   const apiSecret = generateHash(15);

@@ -36,12 +36,19 @@ function parseDatetime(value: unknown): number | undefined {
 async function fetchToken(site: Site, token: string): Promise<TokenEntry | undefined> {
   const binding = site.registry.get('OAuth Bearer Token');
   if (!binding) return undefined;
-  const row = (await site.db.knex(binding.meta.tableName).where('access_token', token).first('user', 'scopes', 'status', 'expiration_time')) as
+  const row = (await site.db
+    .knex(binding.meta.tableName)
+    .where('access_token', token)
+    .first('user', 'scopes', 'status', 'expiration_time')) as
     | { user: string | null; scopes: string | null; status: string | null; expiration_time: unknown }
     | undefined;
   if (!row || !row.user || (row.status ?? 'Active') !== 'Active') return undefined;
   const expiresAt = parseDatetime(row.expiration_time);
-  return { user: row.user, scopes: parseScopes(row.scopes), ...(expiresAt === undefined ? {} : { expiresAt }) };
+  return {
+    user: row.user,
+    scopes: parseScopes(row.scopes),
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+  };
 }
 
 /** The site's token cache, started over when forgetBearerTokens has run since it was built or when it is full. */

@@ -8,7 +8,9 @@ const lists = new WeakMap<readonly string[], BlockList>();
 /** Strips the IPv4-mapped IPv6 prefix (`::ffff:1.2.3.4` → `1.2.3.4`). */
 export function normalizeIp(ip: string): string {
   const trimmed = ip.trim();
-  return trimmed.toLowerCase().startsWith('::ffff:') && isIP(trimmed.slice(7)) === 4 ? trimmed.slice(7) : trimmed;
+  return trimmed.toLowerCase().startsWith('::ffff:') && isIP(trimmed.slice(7)) === 4
+    ? trimmed.slice(7)
+    : trimmed;
 }
 
 /** A BlockList of addresses and CIDR ranges (invalid entries are ignored). */
@@ -20,7 +22,8 @@ export function addressList(entries: readonly string[]): BlockList {
     if (!family) continue;
     const type = family === 4 ? 'ipv4' : 'ipv6';
     if (bits === undefined) list.addAddress(address, type);
-    else if (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)) list.addSubnet(address, Number(bits), type);
+    else if (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))
+      list.addSubnet(address, Number(bits), type);
   }
   return list;
 }

@@ -15,7 +15,11 @@ export function isKeySource(binding: DocTypeBinding): boolean {
   if (meta.istable || meta.issingle || meta.isVirtual) return false;
   return REQUIRED.every(([fieldname, fieldtype, options]) => {
     const field = binding.fieldMap.get(fieldname);
-    return field !== undefined && field.fieldtype === fieldtype && (options === undefined || field.options === options);
+    return (
+      field !== undefined &&
+      field.fieldtype === fieldtype &&
+      (options === undefined || field.options === options)
+    );
   });
 }
 

@@ -43,9 +43,12 @@ export function attemptKeys(user: string, ip: string): string[] {
 
 function lockedError(ms: number): TooManyRequestsError {
   const seconds = Math.max(1, Math.ceil(ms / 1000));
-  return new TooManyRequestsError(`Too many failed logins. Your account has been locked and will resume after ${seconds} seconds`, {
-    headers: { 'Retry-After': String(seconds) },
-  });
+  return new TooManyRequestsError(
+    `Too many failed logins. Your account has been locked and will resume after ${seconds} seconds`,
+    {
+      headers: { 'Retry-After': String(seconds) },
+    },
+  );
 }
 
 /** Throws 429 TooManyRequestsError with Retry-After while any of the keys is locked. */
@@ -53,7 +56,9 @@ export async function assertNotLocked(site: Site, keys: readonly string[]): Prom
   const shared = siteRedis(site);
   let remaining = 0;
   if (shared) {
-    const ttls = await redisCall(() => Promise.all(keys.map((key) => shared.redis.pttl(`${shared.prefix}login:lock:${key}`))));
+    const ttls = await redisCall(() =>
+      Promise.all(keys.map((key) => shared.redis.pttl(`${shared.prefix}login:lock:${key}`))),
+    );
     remaining = Math.max(0, ...ttls);
   } else {
     const map = countersOf(site);
@@ -71,14 +76,26 @@ function streakOver(counter: Counter | undefined, nowMs: number, policy: Lockout
 }
 
 /** Counts a failed login; a key reaching `maxAttempts` failures in a row is locked for `lockMs`. */
-export async function recordFailure(site: Site, keys: readonly string[], policy: LockoutPolicy): Promise<void> {
+export async function recordFailure(
+  site: Site,
+  keys: readonly string[],
+  policy: LockoutPolicy,
+): Promise<void> {
   const shared = siteRedis(site);
   if (shared) {
     for (const key of keys) {
       const streak = `${shared.prefix}login:fail:${key}`;
-      const [[, failures]] = (await redisCall(() => shared.redis.multi().incr(streak).pexpire(streak, policy.lockMs).exec())) as [[unknown, number]];
+      const [[, failures]] = (await redisCall(() =>
+        shared.redis.multi().incr(streak).pexpire(streak, policy.lockMs).exec(),
+      )) as [[unknown, number]];
       if (failures >= policy.maxAttempts) {
-        await redisCall(() => shared.redis.multi().set(`${shared.prefix}login:lock:${key}`, '1', 'PX', policy.lockMs).del(streak).exec());
+        await redisCall(() =>
+          shared.redis
+            .multi()
+            .set(`${shared.prefix}login:lock:${key}`, '1', 'PX', policy.lockMs)
+            .del(streak)
+            .exec(),
+        );
       }
     }
     return;

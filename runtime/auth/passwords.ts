@@ -1,5 +1,12 @@
 // Secrets at rest: user passwords as scrypt hashes, API secrets as SHA-256 digests; both compared in constant time.
-import { createHash, randomBytes, scrypt, timingSafeEqual, type BinaryLike, type ScryptOptions } from 'node:crypto';
+import {
+  createHash,
+  randomBytes,
+  scrypt,
+  timingSafeEqual,
+  type BinaryLike,
+  type ScryptOptions,
+} from 'node:crypto';
 import type { Queryable } from '../document/store';
 import { SYSTEM_TABLES } from '../db/migrate';
 
@@ -29,7 +36,12 @@ export async function verifyPassword(password: string, stored: string | undefine
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [, n, r, p, salt, hash] = parts as [string, string, string, string, string, string];
   const expected = Buffer.from(hash, 'base64');
-  const key = await scryptAsync(password, Buffer.from(salt, 'base64'), { N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem });
+  const key = await scryptAsync(password, Buffer.from(salt, 'base64'), {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: SCRYPT.maxmem,
+  });
   return timingSafeEqual(key, expected) && stored !== undefined;
 }
 
@@ -46,18 +58,32 @@ export function secretMatches(secret: string, storedDigest: Buffer | string): bo
 }
 
 /** Reads a stored secret (password hash or secret digest) of a document field from `__Auth`. */
-export async function readAuth(q: Queryable, doctype: string, name: string, fieldname: string): Promise<string | undefined> {
-  const row = (await q(SYSTEM_TABLES.auth).where({ doctype, name, fieldname }).first('password')) as { password: string } | undefined;
+export async function readAuth(
+  q: Queryable,
+  doctype: string,
+  name: string,
+  fieldname: string,
+): Promise<string | undefined> {
+  const row = (await q(SYSTEM_TABLES.auth).where({ doctype, name, fieldname }).first('password')) as
+    { password: string } | undefined;
   return row?.password;
 }
 
 /** Writes a stored secret of a document field to `__Auth`. */
-export async function writeAuth(q: Queryable, doctype: string, name: string, fieldname: string, value: string): Promise<void> {
+export async function writeAuth(
+  q: Queryable,
+  doctype: string,
+  name: string,
+  fieldname: string,
+  value: string,
+): Promise<void> {
   const updated = await q(SYSTEM_TABLES.auth).where({ doctype, name, fieldname }).update({ password: value });
   if (!updated) await q(SYSTEM_TABLES.auth).insert({ doctype, name, fieldname, password: value });
 }
 
 /** A random string of `length` lower-case hex characters (Frappe's generate_hash). */
 export function generateHash(length: number): string {
-  return randomBytes(Math.ceil(length / 2)).toString('hex').slice(0, length);
+  return randomBytes(Math.ceil(length / 2))
+    .toString('hex')
+    .slice(0, length);
 }

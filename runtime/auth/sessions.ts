@@ -38,7 +38,11 @@ function storeOf(site: Site): SessionStore {
   let store = stores.get(site);
   if (!store) {
     const shared = siteRedis(site);
-    store = { memory: new Map(), memoryTtl: shared ? SHARED_MEMORY_TTL_MS : LOCAL_MEMORY_TTL_MS, prefix: `${shared?.prefix ?? ''}sid:` };
+    store = {
+      memory: new Map(),
+      memoryTtl: shared ? SHARED_MEMORY_TTL_MS : LOCAL_MEMORY_TTL_MS,
+      prefix: `${shared?.prefix ?? ''}sid:`,
+    };
     if (shared) store.redis = shared.redis;
     stores.set(site, store);
   }
@@ -46,14 +50,22 @@ function storeOf(site: Site): SessionStore {
 }
 
 function remember(store: SessionStore, session: SessionData): void {
-  if (store.memory.size >= MAX_MEMORY_ENTRIES) store.memory.delete(store.memory.keys().next().value as string);
+  if (store.memory.size >= MAX_MEMORY_ENTRIES)
+    store.memory.delete(store.memory.keys().next().value as string);
   store.memory.set(session.sid, { session, at: Date.now() });
 }
 
 async function share(store: SessionStore, session: SessionData, expiryMs: number): Promise<void> {
   if (!store.redis) return;
-  const value = JSON.stringify({ user: session.user, csrf_token: session.csrfToken, ip: session.ip, last: session.lastUpdated });
-  await redisCall(() => store.redis!.set(store.prefix + session.sid, value, 'PX', Math.max(1, Math.min(expiryMs, 2 ** 31 - 1))));
+  const value = JSON.stringify({
+    user: session.user,
+    csrf_token: session.csrfToken,
+    ip: session.ip,
+    last: session.lastUpdated,
+  });
+  await redisCall(() =>
+    store.redis!.set(store.prefix + session.sid, value, 'PX', Math.max(1, Math.min(expiryMs, 2 ** 31 - 1))),
+  );
 }
 
 /** Parses System Settings `session_expiry` ("HH:MM" or "HH:MM:SS") into milliseconds; Frappe's default is 170 hours. */
@@ -64,10 +76,22 @@ export function parseSessionExpiry(value: unknown): number {
 }
 
 /** Starts a session for `user`; with `denyMultiple`, the user's other sessions end. */
-export async function createSession(site: Site, user: string, ip: string, expiryMs: number, denyMultiple: boolean): Promise<SessionData> {
+export async function createSession(
+  site: Site,
+  user: string,
+  ip: string,
+  expiryMs: number,
+  denyMultiple: boolean,
+): Promise<SessionData> {
   if (denyMultiple) await endUserSessions(site, user);
   const store = storeOf(site);
-  const session: SessionData = { sid: randomBytes(28).toString('hex'), user, csrfToken: randomBytes(24).toString('hex'), ip, lastUpdated: Date.now() };
+  const session: SessionData = {
+    sid: randomBytes(28).toString('hex'),
+    user,
+    csrfToken: randomBytes(24).toString('hex'),
+    ip,
+    lastUpdated: Date.now(),
+  };
   // Redis first: when it is down the login fails (503) before any row is written.
   await share(store, session, expiryMs);
   await site.db.knex(SYSTEM_TABLES.sessions).insert({
@@ -89,7 +113,8 @@ async function readShared(store: SessionStore, sid: string): Promise<SessionData
 }
 
 async function readRow(site: Site, sid: string): Promise<SessionData | undefined> {
-  const row = (await site.db.knex(SYSTEM_TABLES.sessions).where('sid', sid).first()) as Record<string, unknown> | undefined;
+  const row = (await site.db.knex(SYSTEM_TABLES.sessions).where('sid', sid).first()) as
+    Record<string, unknown> | undefined;
   if (!row) return undefined;
   const data = JSON.parse(String(row.sessiondata)) as { csrf_token?: string };
   return {
@@ -102,7 +127,11 @@ async function readRow(site: Site, sid: string): Promise<SessionData | undefined
 }
 
 /** The live session of `sid`, or undefined when unknown or idle longer than `expiryMs` (then it is removed). */
-export async function resumeSession(site: Site, sid: string, expiryMs: number): Promise<SessionData | undefined> {
+export async function resumeSession(
+  site: Site,
+  sid: string,
+  expiryMs: number,
+): Promise<SessionData | undefined> {
   if (!SID.test(sid)) return undefined;
   const store = storeOf(site);
   const hit = store.memory.get(sid);
@@ -144,8 +173,11 @@ export async function endSession(site: Site, sid: string): Promise<void> {
 export async function endUserSessions(site: Site, user: string): Promise<void> {
   const store = storeOf(site);
   for (const [sid, entry] of store.memory) if (entry.session.user === user) store.memory.delete(sid);
-  const rows = (await site.db.knex(SYSTEM_TABLES.sessions).where('user', user).select('sid')) as { sid: string }[];
-  if (store.redis && rows.length) await redisCall(() => store.redis!.del(...rows.map((r) => store.prefix + r.sid)));
+  const rows = (await site.db.knex(SYSTEM_TABLES.sessions).where('user', user).select('sid')) as {
+    sid: string;
+  }[];
+  if (store.redis && rows.length)
+    await redisCall(() => store.redis!.del(...rows.map((r) => store.prefix + r.sid)));
   await site.db.knex(SYSTEM_TABLES.sessions).where('user', user).delete();
 }
 

@@ -20,7 +20,10 @@ export function siteRedis(site: Site): SiteRedis | undefined {
   if (!entry) {
     const redis = new Redis(url, { maxRetriesPerRequest: 1 });
     redis.on('error', () => undefined); // failures surface on the commands, as 503
-    entry = { redis, prefix: `svc:${createHash('sha256').update(site.config.databaseUrl).digest('hex').slice(0, 16)}:` };
+    entry = {
+      redis,
+      prefix: `svc:${createHash('sha256').update(site.config.databaseUrl).digest('hex').slice(0, 16)}:`,
+    };
     connections.set(site, entry);
   }
   return entry;

@@ -33,15 +33,20 @@ export function cachedUser(name: string): UserRecord | undefined {
 export async function loadUser(q: Queryable, name: string): Promise<UserRecord | undefined> {
   const hit = freshEntry(name);
   if (hit) return hit.record;
-  const row = (await q('tabUser').where('name', name).first('name', 'enabled', 'full_name', 'first_name', 'last_name', 'user_type', 'restrict_ip')) as
-    | Record<string, unknown>
-    | undefined;
+  const row = (await q('tabUser')
+    .where('name', name)
+    .first('name', 'enabled', 'full_name', 'first_name', 'last_name', 'user_type', 'restrict_ip')) as
+    Record<string, unknown> | undefined;
   let record: UserRecord | undefined;
   if (row) {
-    const roles = (await q('tabHas Role').where({ parent: name, parenttype: 'User' }).select('role')) as { role: string }[];
+    const roles = (await q('tabHas Role').where({ parent: name, parenttype: 'User' }).select('role')) as {
+      role: string;
+    }[];
     const roleSet = new Set(['All', 'Guest', ...roles.map((r) => r.role)]);
     if (name === ADMINISTRATOR) roleSet.add('Administrator').add('System Manager');
-    const fullName = String(row.full_name || [row.first_name, row.last_name].filter(Boolean).join(' ') || name);
+    const fullName = String(
+      row.full_name || [row.first_name, row.last_name].filter(Boolean).join(' ') || name,
+    );
     record = {
       name,
       roles: roleSet,

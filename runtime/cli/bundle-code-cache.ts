@@ -6,7 +6,13 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
 
-type ModuleFunction = (exports: unknown, require: NodeRequire, module: { exports: unknown }, filename: string, dirname: string) => void;
+type ModuleFunction = (
+  exports: unknown,
+  require: NodeRequire,
+  module: { exports: unknown },
+  filename: string,
+  dirname: string,
+) => void;
 
 function cachePath(bundle: string): string {
   return `${bundle}.v8cache`;
@@ -20,7 +26,10 @@ export function fileStamp(file: string): string {
 
 /** Compiles bundle source as the body of a CommonJS module function, as Node's loader would. */
 function compile(bundle: string, source: string, cachedData?: Buffer): vm.Script {
-  return new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: bundle, cachedData });
+  return new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename: bundle,
+    cachedData,
+  });
 }
 
 function writeCodeCache(bundle: string, stamp: string, script: vm.Script): void {
@@ -61,7 +70,14 @@ export function requireBundle(bundle: string): unknown {
   const cachedData = readCodeCache(bundle, stamp);
   const script = compile(bundle, source, cachedData);
   const module = { exports: {} };
-  (script.runInThisContext() as ModuleFunction).call(module.exports, module.exports, createRequire(bundle), module, bundle, path.dirname(bundle));
+  (script.runInThisContext() as ModuleFunction).call(
+    module.exports,
+    module.exports,
+    createRequire(bundle),
+    module,
+    bundle,
+    path.dirname(bundle),
+  );
   if (!cachedData || script.cachedDataRejected) writeCodeCache(bundle, stamp, script);
   return module.exports;
 }

@@ -2,7 +2,15 @@
 // it was built from, reused while every one of them is unchanged. Packages and files a bundle does not own stay outside
 // it and are required from where they are, so they are the same module instances the rest of the process sees.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import type { BuildOptions } from 'esbuild';
 import { fileStamp, prepareCodeCache } from './bundle-code-cache';
@@ -66,7 +74,10 @@ export interface BundleSpec {
  * Builds a bundle. Returns its path, or undefined when it cannot be built here (no esbuild, read-only cache), in which
  * case the caller loads the TypeScript directly.
  */
-export async function buildBundle(paths: BundlePaths, { entry, owns, codeCache }: BundleSpec): Promise<string | undefined> {
+export async function buildBundle(
+  paths: BundlePaths,
+  { entry, owns, codeCache }: BundleSpec,
+): Promise<string | undefined> {
   let esbuild: typeof import('esbuild');
   try {
     esbuild = require('esbuild') as typeof import('esbuild');
@@ -92,11 +103,15 @@ export async function buildBundle(paths: BundlePaths, { entry, owns, codeCache }
         setup(build) {
           build.onResolve({ filter: /.*/ }, (args) => {
             if (args.kind === 'entry-point') return undefined;
-            if (!args.path.startsWith('.')) return { external: true, path: require.resolve(args.path, { paths: [PACKAGE_ROOT] }) };
+            if (!args.path.startsWith('.'))
+              return { external: true, path: require.resolve(args.path, { paths: [PACKAGE_ROOT] }) };
             const abs = path.resolve(args.resolveDir, args.path);
             if (owns(abs)) return undefined;
             // Imported without extension: Node would pick a DocType's `.json` beside its controller, so name the `.ts`.
-            return { external: true, path: !path.extname(abs) && existsSync(`${abs}.ts`) ? `${abs}.ts` : abs };
+            return {
+              external: true,
+              path: !path.extname(abs) && existsSync(`${abs}.ts`) ? `${abs}.ts` : abs,
+            };
           });
         },
       },

@@ -9,13 +9,18 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   // The generator (ts-morph, TypeScript) is loaded only for this command, never by the server.
   generate: {
     help: 'Usage: svc generate [--doctypes DIR ...] [--out DIR] [--quiet]\n\nRewrites --out (default generated) from the DocTypes under --doctypes (default doctypes).',
-    run: (argv) => (require('../../generator/cli') as typeof import('../../generator/cli')).generateCommand(argv),
+    run: (argv) =>
+      (require('../../generator/cli') as typeof import('../../generator/cli')).generateCommand(argv),
   },
   migrate: {
     help: 'Usage: svc migrate\n\nSyncs the database (DATABASE_URL) to the generated DocTypes: creates missing tables, adds missing\ncolumns and indexes, never drops anything. Running it twice is a no-op.',
     run: async () => {
       const site = await openSite(loadConfig(), await loadRegistry());
-      console.log(site.migrated.length ? `migrated ${site.migrated.length} DocTypes: ${site.migrated.join(', ')}` : 'schema is up to date');
+      console.log(
+        site.migrated.length
+          ? `migrated ${site.migrated.length} DocTypes: ${site.migrated.join(', ')}`
+          : 'schema is up to date',
+      );
       await site.db.close();
       return 0;
     },
@@ -26,10 +31,19 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
       const started = Date.now();
       const config = loadConfig();
       const site = await openSite(config, await loadRegistry());
-      if (site.created && config.adminPasswordDefaulted) console.warn('warning: Administrator was created with the default password "admin"; set ADMIN_PASSWORD');
-      const server = createApp(site, { generatedDir: process.env.SVC_GENERATED ?? 'generated' }).listen(config.port, config.host, () => {
-        console.log(`serving ${site.registry.all().length} DocTypes on http://${config.host}:${config.port} (${config.databaseUrl.split(':')[0]}, ready in ${Date.now() - started} ms)`);
-      });
+      if (site.created && config.adminPasswordDefaulted)
+        console.warn(
+          'warning: Administrator was created with the default password "admin"; set ADMIN_PASSWORD',
+        );
+      const server = createApp(site, { generatedDir: process.env.SVC_GENERATED ?? 'generated' }).listen(
+        config.port,
+        config.host,
+        () => {
+          console.log(
+            `serving ${site.registry.all().length} DocTypes on http://${config.host}:${config.port} (${config.databaseUrl.split(':')[0]}, ready in ${Date.now() - started} ms)`,
+          );
+        },
+      );
       const stop = () => server.close(() => void closeSite(site).then(() => process.exit(0)));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
@@ -40,14 +54,19 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
     help: 'Usage: svc add-user EMAIL --first-name NAME [--password PWD] [--role ROLE ...]\n\nCreates an enabled System User with the given roles.',
     run: addUser,
   },
-  'set-password': { help: 'Usage: svc set-password USER PASSWORD\n\nSets a user\'s login password.', run: setPassword },
+  'set-password': {
+    help: "Usage: svc set-password USER PASSWORD\n\nSets a user's login password.",
+    run: setPassword,
+  },
   'generate-keys': {
-    help: 'Usage: svc generate-keys USER\n\nKeeps the user\'s API key (creates one if missing), makes a new API secret and prints both.',
+    help: "Usage: svc generate-keys USER\n\nKeeps the user's API key (creates one if missing), makes a new API secret and prints both.",
     run: generateKeysFor,
   },
 };
 
-const USAGE = `Usage: svc <command> [options]\n\nCommands:\n${Object.keys(COMMANDS).map((c) => `  ${c}`).join('\n')}\n\nRun svc <command> --help for a command's options.`;
+const USAGE = `Usage: svc <command> [options]\n\nCommands:\n${Object.keys(COMMANDS)
+  .map((c) => `  ${c}`)
+  .join('\n')}\n\nRun svc <command> --help for a command's options.`;
 
 /** Runs the command named by argv[0]; returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {

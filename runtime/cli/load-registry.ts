@@ -8,7 +8,9 @@ import { ensureRegistryBundle } from './registry-bundle';
 /** Requires the registry of a generated folder and returns it. */
 export async function loadRegistry(dir = process.env.SVC_GENERATED ?? 'generated'): Promise<Registry> {
   const bundle = process.env.SVC_BUNDLE === '0' ? undefined : await ensureRegistryBundle(dir);
-  const mod = (bundle ? requireBundle(bundle) : require(path.resolve(dir, 'index.ts'))) as { registry?: Registry };
+  const mod = (bundle ? requireBundle(bundle) : require(path.resolve(dir, 'index.ts'))) as {
+    registry?: Registry;
+  };
   if (!mod.registry) throw new Error(`${dir}/index.ts has no registry: run \`npm run generate\``);
   return mod.registry;
 }

@@ -22,7 +22,9 @@ function runtimeModules(dir = RUNTIME): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const file = path.join(dir, entry.name);
     if (entry.isDirectory()) return file === CLI ? [] : runtimeModules(file);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [path.relative(PACKAGE_ROOT, file)] : [];
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')
+      ? [path.relative(PACKAGE_ROOT, file)]
+      : [];
   });
 }
 
@@ -46,7 +48,12 @@ export async function installRuntimeBundle(): Promise<void> {
     ? paths.bundle
     : await buildBundle(paths, {
         entry: {
-          stdin: { contents: entrySource(runtimeModules()), resolveDir: PACKAGE_ROOT, sourcefile: 'runtime-modules.ts', loader: 'ts' },
+          stdin: {
+            contents: entrySource(runtimeModules()),
+            resolveDir: PACKAGE_ROOT,
+            sourcefile: 'runtime-modules.ts',
+            loader: 'ts',
+          },
           // One scope for ~90 modules renames clashing declarations; their functions and classes keep their own names.
           keepNames: true,
           // Stack traces (developer-mode tracebacks) still name runtime/ files and lines, as with tsx.

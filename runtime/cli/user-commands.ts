@@ -24,7 +24,11 @@ export async function addUser(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { 'first-name': { type: 'string' }, password: { type: 'string' }, role: { type: 'string', multiple: true } },
+    options: {
+      'first-name': { type: 'string' },
+      password: { type: 'string' },
+      role: { type: 'string', multiple: true },
+    },
   });
   const email = positionals[0];
   if (!email) {
@@ -56,7 +60,8 @@ export async function setPassword(argv: string[]): Promise<number> {
     return 1;
   }
   await withSite(async (site) => {
-    if (!(await site.db.knex('tabUser').where('name', user).first('name'))) throw new Error(`User ${user} not found`);
+    if (!(await site.db.knex('tabUser').where('name', user).first('name')))
+      throw new Error(`User ${user} not found`);
     await writeAuth(site.db.knex, 'User', user, 'password', await hashPassword(password));
   });
   console.log(`password set for ${user}`);

@@ -62,7 +62,8 @@ export function loadSiteConfig(file: string | undefined, required: boolean): Sit
 /** Resolves the service configuration from environment variables (all optional). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const port = Number(env.PORT ?? 8000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ValidationError(`PORT must be a port number, got ${env.PORT}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ValidationError(`PORT must be a port number, got ${env.PORT}`);
   return {
     port,
     host: env.HOST ?? '127.0.0.1',

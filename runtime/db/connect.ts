@@ -23,7 +23,10 @@ export interface Database {
 
 function sqliteFile(url: string): string {
   const file = url.replace(/^sqlite:(\/\/)?/, '');
-  if (!file || file === ':memory:') throw new Error('DATABASE_URL must name a SQLite file (in-memory databases cannot be shared by two connections)');
+  if (!file || file === ':memory:')
+    throw new Error(
+      'DATABASE_URL must name a SQLite file (in-memory databases cannot be shared by two connections)',
+    );
   return file;
 }
 
@@ -52,7 +55,8 @@ export function connect(url: string): Database {
     });
     return { knex, dialect: 'mysql', close: () => knex.destroy() };
   }
-  if (!url.startsWith('sqlite:')) throw new Error(`unsupported DATABASE_URL ${url}: use sqlite:<path> or mysql://...`);
+  if (!url.startsWith('sqlite:'))
+    throw new Error(`unsupported DATABASE_URL ${url}: use sqlite:<path> or mysql://...`);
   const file = path.resolve(sqliteFile(url));
   mkdirSync(path.dirname(file), { recursive: true });
   // knex keeps one connection for SQLite (pool max 1): every write of this process goes through it.
@@ -61,11 +65,13 @@ export function connect(url: string): Database {
     client: 'better-sqlite3',
     connection: { filename: file },
     useNullAsDefault: true,
-    pool: { afterCreate: (conn: BetterSqlite3.Database, done: (err: Error | null, conn: unknown) => void) => {
-      tuneSqlite(conn);
-      writer = conn;
-      done(null, conn);
-    } },
+    pool: {
+      afterCreate: (conn: BetterSqlite3.Database, done: (err: Error | null, conn: unknown) => void) => {
+        tuneSqlite(conn);
+        writer = conn;
+        done(null, conn);
+      },
+    },
   });
   const reader = new BetterSqlite3(file);
   tuneSqlite(reader);

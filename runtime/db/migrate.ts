@@ -74,14 +74,32 @@ function fieldColumn(field: FieldMeta): ColumnSpec['add'] {
 }
 
 /** Column kinds an index can cover without a prefix length (MariaDB cannot index TEXT whole). */
-const SORT_INDEXABLE: ReadonlySet<string> = new Set(['varchar', 'int', 'bigint', 'decimal', 'rating', 'check', 'date', 'datetime', 'time']);
+const SORT_INDEXABLE: ReadonlySet<string> = new Set([
+  'varchar',
+  'int',
+  'bigint',
+  'decimal',
+  'rating',
+  'check',
+  'date',
+  'datetime',
+  'time',
+]);
 
 /** The columns of a DocType's table, standard ones first. */
 export function columnSpecs(meta: DocTypeMeta): ColumnSpec[] {
   const columns: ColumnSpec[] = [
     { name: 'name', add: (t) => t.string('name', 140).primary() },
-    { name: 'creation', add: (t) => t.datetime('creation', { precision: 6 }).nullable(), index: meta.istable ? undefined : 'plain' },
-    { name: 'modified', add: (t) => t.datetime('modified', { precision: 6 }).nullable(), index: meta.istable ? undefined : 'plain' },
+    {
+      name: 'creation',
+      add: (t) => t.datetime('creation', { precision: 6 }).nullable(),
+      index: meta.istable ? undefined : 'plain',
+    },
+    {
+      name: 'modified',
+      add: (t) => t.datetime('modified', { precision: 6 }).nullable(),
+      index: meta.istable ? undefined : 'plain',
+    },
     { name: 'modified_by', add: (t) => t.string('modified_by', 140).nullable() },
     { name: 'owner', add: (t) => t.string('owner', 140).nullable() },
     { name: 'docstatus', add: (t) => t.integer('docstatus').notNullable().defaultTo(0) },
@@ -104,7 +122,12 @@ export function columnSpecs(meta: DocTypeMeta): ColumnSpec[] {
     let index: ColumnSpec['index'];
     if (field.unique && indexable) index = 'unique';
     // The default list order (sort_field) is read on every list without order_by: index it when its column can be.
-    else if (field.fieldname === meta.sortField && !meta.istable && SORT_INDEXABLE.has(FIELD_TYPE_INFO[field.fieldtype].column)) index = 'plain';
+    else if (
+      field.fieldname === meta.sortField &&
+      !meta.istable &&
+      SORT_INDEXABLE.has(FIELD_TYPE_INFO[field.fieldtype].column)
+    )
+      index = 'plain';
     else if (indexable && field.searchIndex && searchIndexes < 40) {
       index = 'plain';
       searchIndexes++;
@@ -124,7 +147,9 @@ export function indexName(table: string, column: string): string {
 function schemaHash(meta: DocTypeMeta, specs: ColumnSpec[]): string {
   const spec = specs.map((c) => `${c.name}:${c.index ?? ''}`);
   const types = meta.fields.map((f) => `${f.fieldname}:${f.fieldtype}:${f.length ?? ''}`);
-  return createHash('sha1').update(JSON.stringify([meta.tableName, spec, types])).digest('hex');
+  return createHash('sha1')
+    .update(JSON.stringify([meta.tableName, spec, types]))
+    .digest('hex');
 }
 
 async function existingColumns(knex: Knex, table: string): Promise<Set<string>> {
@@ -133,7 +158,12 @@ async function existingColumns(knex: Knex, table: string): Promise<Set<string>> 
 }
 
 /** The CREATE TABLE (and CREATE INDEX) statements of a DocType's table. */
-function createTable(knex: Knex, dialect: Database['dialect'], table: string, specs: ColumnSpec[]): Knex.SchemaBuilder {
+function createTable(
+  knex: Knex,
+  dialect: Database['dialect'],
+  table: string,
+  specs: ColumnSpec[],
+): Knex.SchemaBuilder {
   return knex.schema.createTable(table, (t) => {
     for (const spec of specs) spec.add(t);
     for (const spec of specs) {
@@ -148,7 +178,11 @@ function createTable(knex: Knex, dialect: Database['dialect'], table: string, sp
  * Creates tables. On SQLite the statements knex builds run in one `exec` on the connection: knex prepares each
  * statement, and a DDL statement prepared on its own costs about a third more (thousands of them for large sets).
  */
-async function createTables(knex: Knex, builders: Knex.SchemaBuilder[], dialect: Database['dialect']): Promise<void> {
+async function createTables(
+  knex: Knex,
+  builders: Knex.SchemaBuilder[],
+  dialect: Database['dialect'],
+): Promise<void> {
   if (dialect === 'mysql') {
     for (const builder of builders) await builder;
     return;
@@ -165,7 +199,12 @@ async function createTables(knex: Knex, builders: Knex.SchemaBuilder[], dialect:
 }
 
 /** Adds the columns and indexes an existing table is missing. */
-async function alterTable(knex: Knex, dialect: Database['dialect'], table: string, specs: ColumnSpec[]): Promise<void> {
+async function alterTable(
+  knex: Knex,
+  dialect: Database['dialect'],
+  table: string,
+  specs: ColumnSpec[],
+): Promise<void> {
   const have = await existingColumns(knex, table);
   const missing = specs.filter((s) => !have.has(s.name));
   if (missing.length) {
@@ -189,15 +228,24 @@ async function existingTables(knex: Knex, dialect: Database['dialect']): Promise
   const rows =
     dialect === 'sqlite'
       ? await knex('sqlite_master').select({ name: 'name' }).where({ type: 'table' })
-      : await knex('information_schema.tables').select({ name: 'table_name' }).where('table_schema', knex.raw('database()'));
+      : await knex('information_schema.tables')
+          .select({ name: 'table_name' })
+          .where('table_schema', knex.raw('database()'));
   return new Set((rows as { name: string }[]).map((r) => r.name));
 }
 
-async function existingIndexes(knex: Knex, dialect: Database['dialect'], table: string): Promise<Set<string>> {
+async function existingIndexes(
+  knex: Knex,
+  dialect: Database['dialect'],
+  table: string,
+): Promise<Set<string>> {
   const rows =
     dialect === 'sqlite'
       ? await knex('sqlite_master').select({ name: 'name' }).where({ type: 'index', tbl_name: table })
-      : await knex('information_schema.statistics').select({ name: 'index_name' }).where('table_name', table).andWhere('table_schema', knex.raw('database()'));
+      : await knex('information_schema.statistics')
+          .select({ name: 'index_name' })
+          .where('table_name', table)
+          .andWhere('table_schema', knex.raw('database()'));
   return new Set((rows as { name: string }[]).map((r) => r.name));
 }
 
@@ -248,7 +296,9 @@ export interface MigrateResult {
 export async function migrate(db: Database, doctypes: DocTypeMeta[]): Promise<MigrateResult> {
   await ensureSystemTables(db.knex);
   const known = new Map<string, string>(
-    (await db.knex(SYSTEM_TABLES.schema).select('doctype', 'hash')).map((r: { doctype: string; hash: string }) => [r.doctype, r.hash]),
+    (await db.knex(SYSTEM_TABLES.schema).select('doctype', 'hash')).map(
+      (r: { doctype: string; hash: string }) => [r.doctype, r.hash],
+    ),
   );
   const changed: string[] = [];
   const sync = async (knex: Knex) => {
@@ -270,8 +320,10 @@ export async function migrate(db: Database, doctypes: DocTypeMeta[]): Promise<Mi
     // Recorded once the tables exist: on MariaDB, where DDL is not transactional, a run that fails records no hash, and
     // the next run finds the tables it did create and completes them.
     const added = hashes.filter((h) => !known.has(h.doctype));
-    for (const { doctype, hash } of hashes) if (known.has(doctype)) await knex(SYSTEM_TABLES.schema).where({ doctype }).update({ hash });
-    for (let i = 0; i < added.length; i += HASH_ROWS_PER_INSERT) await knex(SYSTEM_TABLES.schema).insert(added.slice(i, i + HASH_ROWS_PER_INSERT));
+    for (const { doctype, hash } of hashes)
+      if (known.has(doctype)) await knex(SYSTEM_TABLES.schema).where({ doctype }).update({ hash });
+    for (let i = 0; i < added.length; i += HASH_ROWS_PER_INSERT)
+      await knex(SYSTEM_TABLES.schema).insert(added.slice(i, i + HASH_ROWS_PER_INSERT));
   };
   // SQLite DDL is transactional: one transaction instead of one commit per statement (thousands for large sets).
   // MariaDB commits each DDL statement implicitly, so there the statements run as they are.

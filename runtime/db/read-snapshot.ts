@@ -13,7 +13,10 @@ import { batchClock } from './group-commit';
  * further change). Inside an open batch one is: the batch's works are answered only after its commit, which renews
  * the snapshot. Commits by other processes become visible at the next turn, as they would a moment later anyway.
  */
-export function createReadSnapshots(reader: BetterSqlite3.Database, writer: () => BetterSqlite3.Database | undefined): () => BetterSqlite3.Database {
+export function createReadSnapshots(
+  reader: BetterSqlite3.Database,
+  writer: () => BetterSqlite3.Database | undefined,
+): () => BetterSqlite3.Database {
   const begin = reader.prepare('BEGIN');
   const commit = reader.prepare('COMMIT');
   const counters = new WeakMap<BetterSqlite3.Database, BetterSqlite3.Statement>();
@@ -27,7 +30,8 @@ export function createReadSnapshots(reader: BetterSqlite3.Database, writer: () =
     return statement.get() as number;
   };
   /** Whether the writer is inside a transaction other than an open group-commit batch. */
-  const inOtherTransaction = (conn: BetterSqlite3.Database): boolean => conn.inTransaction && batchClock(conn)?.inBatch !== true;
+  const inOtherTransaction = (conn: BetterSqlite3.Database): boolean =>
+    conn.inTransaction && batchClock(conn)?.inBatch !== true;
   const batchesEnded = (conn: BetterSqlite3.Database): number => batchClock(conn)?.batchesEnded ?? 0;
   const end = (): void => {
     try {
@@ -44,7 +48,13 @@ export function createReadSnapshots(reader: BetterSqlite3.Database, writer: () =
   return function readConnection(): BetterSqlite3.Database {
     const conn = writer();
     if (reader.inTransaction) {
-      if (conn && !inOtherTransaction(conn) && batchesEnded(conn) === batchesAtStart && writerChanges(conn) === changesAtStart) return reader;
+      if (
+        conn &&
+        !inOtherTransaction(conn) &&
+        batchesEnded(conn) === batchesAtStart &&
+        writerChanges(conn) === changesAtStart
+      )
+        return reader;
       end();
       if (reader.inTransaction) return reader;
     }

@@ -11,7 +11,11 @@ const statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3
  * gives); undefined on other databases and outside a transaction, where the pool would hand out the connection for good.
  */
 export async function sqliteConnection(trx: Knex): Promise<BetterSqlite3.Database | undefined> {
-  const client = trx.client as { driverName?: unknown; transacting?: unknown; acquireConnection(): Promise<unknown> };
+  const client = trx.client as {
+    driverName?: unknown;
+    transacting?: unknown;
+    acquireConnection(): Promise<unknown>;
+  };
   if (client.driverName !== 'better-sqlite3' || client.transacting !== true) return undefined;
   return (await client.acquireConnection()) as BetterSqlite3.Database;
 }
@@ -79,7 +83,11 @@ const CHUNK_SIZES = [100, 10, 1];
  * Inserts rows that all have the first row's columns, up to 100 per statement: one statement run per chunk instead of
  * per row (batched writes such as the request log).
  */
-export function insertRows(conn: BetterSqlite3.Database, table: string, rows: readonly Record<string, unknown>[]): void {
+export function insertRows(
+  conn: BetterSqlite3.Database,
+  table: string,
+  rows: readonly Record<string, unknown>[],
+): void {
   const first = rows[0];
   if (!first) return;
   const columns = Object.keys(first);
@@ -89,7 +97,8 @@ export function insertRows(conn: BetterSqlite3.Database, table: string, rows: re
     for (; rows.length - at >= size; at += size) {
       const sql = cachedText(
         `insert*${size}\u0000${table}\u0000${columns.join('\u0000')}`,
-        () => `insert into ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) values ${new Array(size).fill(tuple).join(', ')}`,
+        () =>
+          `insert into ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) values ${new Array(size).fill(tuple).join(', ')}`,
       );
       const values: unknown[] = [];
       for (let i = at; i < at + size; i++) boundValues(rows[i] as Record<string, unknown>, columns, values);
@@ -104,13 +113,19 @@ export function insertRow(conn: BetterSqlite3.Database, table: string, row: Reco
 }
 
 /** Updates the row(s) matching every `where` column; returns the number changed. */
-export function updateRows(conn: BetterSqlite3.Database, table: string, changes: Record<string, unknown>, where: Record<string, unknown>): number {
+export function updateRows(
+  conn: BetterSqlite3.Database,
+  table: string,
+  changes: Record<string, unknown>,
+  where: Record<string, unknown>,
+): number {
   const set = Object.keys(changes);
   const keys = Object.keys(where);
   if (set.length === 0) return 0;
   const sql = cachedText(
     `update\u0000${table}\u0000${set.join('\u0000')}\u0001${keys.join('\u0000')}`,
-    () => `update ${quoteIdent(table)} set ${set.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${keys.map((c) => `${quoteIdent(c)} = ?`).join(' and ')}`,
+    () =>
+      `update ${quoteIdent(table)} set ${set.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${keys.map((c) => `${quoteIdent(c)} = ?`).join(' and ')}`,
   );
   return prepared(conn, sql).run(boundValues(where, keys, boundValues(changes, set, []))).changes;
 }

@@ -1,6 +1,12 @@
 // Document checks run on every write: body shape (generated validators), defaults, values, mandatory, links, unique.
 import { prepared, quoteIdent, sqliteConnection, sqliteValue } from '../db/sqlite-statements';
-import { DataError, DuplicateEntryError, LinkValidationError, MandatoryError, PermissionError } from '../errors/errors';
+import {
+  DataError,
+  DuplicateEntryError,
+  LinkValidationError,
+  MandatoryError,
+  PermissionError,
+} from '../errors/errors';
 import { assertNever, isTableType } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { BodyValidator, DocTypeBinding, Registry } from '../registry/registry';
@@ -10,11 +16,16 @@ import { normalizeValue, now, today } from './values';
 
 /** Runs a generated validator on a body (coercing and stripping it in place); throws DataError naming each bad field. */
 export function checkBody(validator: BodyValidator, body: unknown, doctype: string): DocData {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new DataError(`The body must be a JSON object of ${doctype} fields`);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new DataError(`The body must be a JSON object of ${doctype} fields`);
   if (!validator(body)) {
     const problems = (validator.errors ?? []).map((e) => {
       const where = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'body';
-      if (e.keyword === 'enum') return `${where}: must be one of ${((e.params?.allowedValues as unknown[]) ?? []).filter((v) => v !== null).map((v) => JSON.stringify(v)).join(', ')}`;
+      if (e.keyword === 'enum')
+        return `${where}: must be one of ${((e.params?.allowedValues as unknown[]) ?? [])
+          .filter((v) => v !== null)
+          .map((v) => JSON.stringify(v))
+          .join(', ')}`;
       return `${where}: ${e.message ?? 'is invalid'}`;
     });
     throw new DataError([...new Set(problems)].join('; '));
@@ -51,7 +62,8 @@ export function applyDefaults(meta: DocTypeMeta, data: DocData, user: string): v
   for (const found of fieldLists(meta).defaults) {
     const current = data[found.field.fieldname];
     // A table sent as null is refused later (not a list of rows), not replaced.
-    if (current === undefined || (current === null && found.kind !== 'rows')) data[found.field.fieldname] = resolveDefault(found, user);
+    if (current === undefined || (current === null && found.kind !== 'rows'))
+      data[found.field.fieldname] = resolveDefault(found, user);
   }
 }
 
@@ -72,7 +84,10 @@ export function normalizeValues(meta: DocTypeMeta, data: DocData): void {
 }
 
 const isEmpty = (value: unknown) =>
-  value === undefined || value === null || (typeof value === 'string' && value.trim() === '') || (Array.isArray(value) && value.length === 0);
+  value === undefined ||
+  value === null ||
+  (typeof value === 'string' && value.trim() === '') ||
+  (Array.isArray(value) && value.length === 0);
 
 /** Checks mandatory fields of the document and its child rows; one MandatoryError naming every missing field. */
 export function checkMandatory(binding: DocTypeBinding, registry: Registry, data: DocData): void {
@@ -82,7 +97,11 @@ export function checkMandatory(binding: DocTypeBinding, registry: Registry, data
   for (const field of fieldLists(binding.meta).mandatoryOrTables) {
     if (field.reqd && isEmpty(data[field.fieldname])) {
       missing.push(field.fieldname);
-      messages.push(isTableType(field.fieldtype) ? `Data missing in table ${field.label}` : `Value missing for ${binding.meta.name}: ${field.label}`);
+      messages.push(
+        isTableType(field.fieldtype)
+          ? `Data missing in table ${field.label}`
+          : `Value missing for ${binding.meta.name}: ${field.label}`,
+      );
     }
     const child = isTableType(field.fieldtype) && field.options ? registry.get(field.options) : undefined;
     if (!child) continue;
@@ -95,7 +114,10 @@ export function checkMandatory(binding: DocTypeBinding, registry: Registry, data
       }
     }
   }
-  if (missing.length) throw new MandatoryError(`[${binding.meta.name}, ${String(data.name ?? 'new')}]: ${missing.join(', ')}. ${messages.join('. ')}`);
+  if (missing.length)
+    throw new MandatoryError(
+      `[${binding.meta.name}, ${String(data.name ?? 'new')}]: ${missing.join(', ')}. ${messages.join('. ')}`,
+    );
 }
 
 async function linkExists(q: Queryable, registry: Registry, target: string, value: string): Promise<boolean> {
@@ -103,7 +125,11 @@ async function linkExists(q: Queryable, registry: Registry, target: string, valu
   if (!binding) return false;
   if (binding.meta.issingle) return value === binding.meta.name;
   const conn = await sqliteConnection(q);
-  if (conn) return prepared(conn, `SELECT 1 FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).get(value) !== undefined;
+  if (conn)
+    return (
+      prepared(conn, `SELECT 1 FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).get(value) !==
+      undefined
+    );
   return (await q(binding.meta.tableName).where('name', value).first('name')) !== undefined;
 }
 
@@ -132,13 +158,20 @@ async function checkLinksOf(
     if (!target) throw new LinkValidationError(`${where}${field.label}: the DocType to link to is not set`);
     // Links to "DocType" name a DocType of this service, not a stored row.
     if (target === 'DocType') {
-      if (!registry.get(String(value))) throw new LinkValidationError(`Could not find ${where}${field.label}: ${String(value)}`);
+      if (!registry.get(String(value)))
+        throw new LinkValidationError(`Could not find ${where}${field.label}: ${String(value)}`);
       continue;
     }
     if (!registry.get(target)) continue;
     // Outside the user's User Permissions: refused before the lookup, so the answer never tells whether it exists.
-    const allowed = field.fieldtype === 'Link' && !field.ignoreUserPermissions ? restriction?.allowed(target, doctype) : undefined;
-    if (allowed && !allowed.has(String(value))) throw new PermissionError(`${where}${field.label}: not allowed for ${target} ${String(value).slice(0, 140)}`);
+    const allowed =
+      field.fieldtype === 'Link' && !field.ignoreUserPermissions
+        ? restriction?.allowed(target, doctype)
+        : undefined;
+    if (allowed && !allowed.has(String(value)))
+      throw new PermissionError(
+        `${where}${field.label}: not allowed for ${target} ${String(value).slice(0, 140)}`,
+      );
     if (!(await linkExists(q, registry, target, String(value)))) {
       throw new LinkValidationError(`Could not find ${where}${field.label}: ${String(value)}`);
     }
@@ -149,12 +182,26 @@ async function checkLinksOf(
  * Checks every Link and Dynamic Link value of the document and its child rows points at an existing document, and
  * (with `restriction`) that every Link value lies inside the writing user's User Permissions (403 otherwise).
  */
-export async function checkLinks(q: Queryable, binding: DocTypeBinding, registry: Registry, data: DocData, restriction?: LinkRestriction): Promise<void> {
+export async function checkLinks(
+  q: Queryable,
+  binding: DocTypeBinding,
+  registry: Registry,
+  data: DocData,
+  restriction?: LinkRestriction,
+): Promise<void> {
   const doctype = binding.meta.name;
   await checkLinksOf(q, registry, binding.meta, data, '', doctype, restriction);
   for (const { field, child } of tableFields(binding.meta, registry)) {
     for (const [i, row] of ((data[field.fieldname] as DocData[] | undefined) ?? []).entries()) {
-      await checkLinksOf(q, registry, child.meta, row, `${field.label} Row #${i + 1}: `, doctype, restriction);
+      await checkLinksOf(
+        q,
+        registry,
+        child.meta,
+        row,
+        `${field.label} Row #${i + 1}: `,
+        doctype,
+        restriction,
+      );
     }
   }
 }
@@ -168,8 +215,17 @@ export async function checkUnique(q: Queryable, binding: DocTypeBinding, data: D
     const value = data[field.fieldname];
     if (value === undefined || value === null || value === '') continue;
     const clash = conn
-      ? prepared(conn, `SELECT 1 FROM ${quoteIdent(binding.meta.tableName)} WHERE ${quoteIdent(field.fieldname)} = ? AND name <> ?`).get(sqliteValue(value), String(data.name))
-      : await q(binding.meta.tableName).where(field.fieldname, value as string).whereNot('name', String(data.name)).first('name');
-    if (clash) throw new DuplicateEntryError(`${field.label} must be unique: ${String(value)} is already used`, { title: 'Duplicate Entry' });
+      ? prepared(
+          conn,
+          `SELECT 1 FROM ${quoteIdent(binding.meta.tableName)} WHERE ${quoteIdent(field.fieldname)} = ? AND name <> ?`,
+        ).get(sqliteValue(value), String(data.name))
+      : await q(binding.meta.tableName)
+          .where(field.fieldname, value as string)
+          .whereNot('name', String(data.name))
+          .first('name');
+    if (clash)
+      throw new DuplicateEntryError(`${field.label} must be unique: ${String(value)} is already used`, {
+        title: 'Duplicate Entry',
+      });
   }
 }

@@ -4,7 +4,9 @@ import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { DocTypeBinding, Registry } from '../registry/registry';
 
 /** A default a new document takes: a fixed value, one that depends on the user or the clock, or no rows for a table. */
-export type FieldDefault = { field: FieldMeta; kind: 'fixed'; value: unknown } | { field: FieldMeta; kind: 'user' | 'today' | 'now' | 'rows' };
+export type FieldDefault =
+  | { field: FieldMeta; kind: 'fixed'; value: unknown }
+  | { field: FieldMeta; kind: 'user' | 'today' | 'now' | 'rows' };
 
 /** A DocType's fields by the part they play in a write. */
 export interface FieldLists {
@@ -40,7 +42,8 @@ export function defaultOf(field: FieldMeta): FieldDefault | undefined {
     const n = Number(raw);
     return Number.isFinite(n) ? { field, kind: 'fixed', value: n } : undefined;
   }
-  if (field.fieldtype === 'Select' && field.selectOptions && !field.selectOptions.includes(raw)) return undefined;
+  if (field.fieldtype === 'Select' && field.selectOptions && !field.selectOptions.includes(raw))
+    return undefined;
   return { field, kind: 'fixed', value: raw };
 }
 
@@ -55,7 +58,9 @@ function listFields(meta: DocTypeMeta): FieldLists {
     unique: stored.filter((f) => f.unique),
     passwords: meta.fields.filter((f) => f.fieldtype === 'Password'),
     defaults: meta.fields.flatMap((f) => {
-      const found: FieldDefault | undefined = isTableType(f.fieldtype) ? { field: f, kind: 'rows' } : defaultOf(f);
+      const found: FieldDefault | undefined = isTableType(f.fieldtype)
+        ? { field: f, kind: 'rows' }
+        : defaultOf(f);
       return found ? [found] : [];
     }),
   };

@@ -1,7 +1,14 @@
 // The document lifecycle: insert, save and delete with Frappe's hook order, inside one transaction per request.
 import type { Knex } from 'knex';
 import { inWriteTransaction } from '../db/write-transaction';
-import { DocstatusTransitionError, DoesNotExistError, PermissionError, TimestampMismatchError, UpdateAfterSubmitError, ValidationError } from '../errors/errors';
+import {
+  DocstatusTransitionError,
+  DoesNotExistError,
+  PermissionError,
+  TimestampMismatchError,
+  UpdateAfterSubmitError,
+  ValidationError,
+} from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import type { FieldMeta } from '../meta/types';
 import { assertDeletePermission, assertSavePermission } from '../permissions/save-permission';
@@ -11,7 +18,14 @@ import type { SessionUser, Site } from '../site';
 import { Document, attachSession } from './document';
 import { AFTER_WRITE, BEFORE_WRITE, runHook, type SaveAction } from './hooks';
 import { amendedName } from './amend';
-import { applyDefaults, checkLinks, checkMandatory, checkUnique, fillStoredValues, normalizeValues } from './checks';
+import {
+  applyDefaults,
+  checkLinks,
+  checkMandatory,
+  checkUnique,
+  fillStoredValues,
+  normalizeValues,
+} from './checks';
 import { fieldLists, tableFields } from './field-lists';
 import { checkName, defaultNamingSeries, hashName, makeName } from './naming';
 import { forgetCredentials, storePasswordFields } from './passwords';
@@ -35,7 +49,8 @@ function copyData(data: object): DocData {
  */
 function cloneData<T>(value: T): T {
   if (Array.isArray(value)) return value.map(cloneData) as T;
-  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype)
+    return value;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value)) out[key] = cloneData((value as Record<string, unknown>)[key]);
   return out as T;
@@ -113,17 +128,27 @@ export class DocumentTransaction implements DocumentSession {
     const binding = this.binding(doctype);
     const values = copyData(data);
     applyDefaults(binding.meta, values, this.user.name);
-    return this.instantiate(binding, values, { isNew: true, ...(clientName !== undefined ? { clientName } : {}) });
+    return this.instantiate(binding, values, {
+      isNew: true,
+      ...(clientName !== undefined ? { clientName } : {}),
+    });
   }
 
   /** Loads a stored document; 404 when it does not exist. */
   async getDoc(doctype: string, name: string, options: { forUpdate?: boolean } = {}): Promise<Document> {
     const binding = this.binding(doctype);
     const q = this.trx ?? this.site.db.knex;
-    const data = await loadDoc(q, binding, this.site.registry, name, { forUpdate: options.forUpdate === true, dialect: this.site.db.dialect });
+    const data = await loadDoc(q, binding, this.site.registry, name, {
+      forUpdate: options.forUpdate === true,
+      dialect: this.site.db.dialect,
+    });
     if (!data) throw new DoesNotExistError(`${doctype} ${name} not found`);
     const lockedIn = options.forUpdate && this.trx ? this.runs : undefined;
-    return this.instantiate(binding, data, { isNew: false, stored: cloneData(data), ...(lockedIn !== undefined ? { lockedIn } : {}) });
+    return this.instantiate(binding, data, {
+      isNew: false,
+      stored: cloneData(data),
+      ...(lockedIn !== undefined ? { lockedIn } : {}),
+    });
   }
 
   isNew(doc: Document): boolean {
@@ -171,9 +196,16 @@ export class DocumentTransaction implements DocumentSession {
         const fresh =
           state.lockedIn === this.runs && state.stored
             ? state.stored
-            : await loadDoc(trx, binding, registry, doc.name, { forUpdate: true, dialect: this.site.db.dialect });
+            : await loadDoc(trx, binding, registry, doc.name, {
+                forUpdate: true,
+                dialect: this.site.db.dialect,
+              });
         if (!fresh) throw new DoesNotExistError(`${binding.meta.name} ${doc.name} not found`);
-        if (doc.modified && formatDatetime(String(doc.modified)) !== fresh.modified && !binding.meta.issingle) {
+        if (
+          doc.modified &&
+          formatDatetime(String(doc.modified)) !== fresh.modified &&
+          !binding.meta.issingle
+        ) {
           throw new TimestampMismatchError(
             `Error: ${doc.name} (${binding.meta.name}) has been modified after you have opened it (${String(fresh.modified)}, ${String(doc.modified)}). Please refresh to get the latest document.`,
           );
@@ -182,12 +214,14 @@ export class DocumentTransaction implements DocumentSession {
       }
       const action = this.saveAction(binding, Number(stored?.docstatus ?? 0), docstatus, state.isNew);
       if (action === 'update_after_submit' && stored) this.checkUpdateAfterSubmit(binding, doc, stored);
-      if (!this.ignorePermissions) await assertSavePermission(trx, this.site, this.user, binding, this.data(doc), stored, action);
+      if (!this.ignorePermissions)
+        await assertSavePermission(trx, this.site, this.user, binding, this.data(doc), stored, action);
       if (state.isNew) {
         await runHook(doc, 'before_insert');
         await runHook(doc, 'before_naming');
         // As Frappe's set_name_by_naming_series: the series used is also stored in the (usually mandatory) field.
-        if (binding.meta.naming.kind === 'naming_series' && !doc.naming_series) doc.naming_series = defaultNamingSeries(binding.meta);
+        if (binding.meta.naming.kind === 'naming_series' && !doc.naming_series)
+          doc.naming_series = defaultNamingSeries(binding.meta);
         doc.name = await this.newName(binding, doc, state.clientName);
         doc.owner = this.user.name;
         doc.creation = stamp;
@@ -205,15 +239,21 @@ export class DocumentTransaction implements DocumentSession {
       const data = this.data(doc);
       if (action !== 'cancel') {
         normalizeValues(binding.meta, data);
-        for (const { field, child } of tableFields(binding.meta, registry)) for (const row of (data[field.fieldname] as DocData[] | undefined) ?? []) normalizeValues(child.meta, row);
+        for (const { field, child } of tableFields(binding.meta, registry))
+          for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
+            normalizeValues(child.meta, row);
         checkMandatory(binding, registry, data);
-        const userPermissions = this.ignorePermissions ? undefined : await loadUserPermissions(this.site, this.user.name, trx);
+        const userPermissions = this.ignorePermissions
+          ? undefined
+          : await loadUserPermissions(this.site, this.user.name, trx);
         await checkLinks(trx, binding, registry, data, userPermissions);
         await checkUnique(trx, binding, data);
       }
       // The response shows what the row holds: unset fields as their column default (both versions agree with a later GET).
       fillStoredValues(binding.meta, data);
-      for (const { field, child } of tableFields(binding.meta, registry)) for (const row of (data[field.fieldname] as DocData[] | undefined) ?? []) fillStoredValues(child.meta, row);
+      for (const { field, child } of tableFields(binding.meta, registry))
+        for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
+          fillStoredValues(child.meta, row);
       await storePasswordFields(trx, binding, data);
       if (binding.meta.issingle) await writeSingle(trx, binding, data);
       else if (state.isNew) await insertDoc(trx, binding, registry, data);
@@ -229,7 +269,11 @@ export class DocumentTransaction implements DocumentSession {
   }
 
   /** The client's name when it may choose one, else the controller's `autoname`, else the DocType's naming rule. */
-  private async newName(binding: DocTypeBinding, doc: Document, clientName: string | undefined): Promise<string> {
+  private async newName(
+    binding: DocTypeBinding,
+    doc: Document,
+    clientName: string | undefined,
+  ): Promise<string> {
     const trx = this.trx as Knex;
     if (binding.fieldMap.has('amended_from') && typeof doc.amended_from === 'string' && doc.amended_from) {
       return amendedName(trx, binding, doc.amended_from);
@@ -249,7 +293,11 @@ export class DocumentTransaction implements DocumentSession {
       const rows = doc[field.fieldname] as DocData[] | undefined;
       if (rows === undefined) continue;
       if (!Array.isArray(rows)) throw new ValidationError(`${field.label} must be a list of rows`);
-      const previous = new Set(((this.state(doc).stored?.[field.fieldname] as DocData[] | undefined) ?? []).map((r) => String(r.name)));
+      const previous = new Set(
+        ((this.state(doc).stored?.[field.fieldname] as DocData[] | undefined) ?? []).map((r) =>
+          String(r.name),
+        ),
+      );
       doc[field.fieldname] = rows.map((row, i) => ({
         ...row,
         name: row.name && previous.has(String(row.name)) ? row.name : hashName(),
@@ -296,7 +344,12 @@ export class DocumentTransaction implements DocumentSession {
       fillStoredValues(child.meta, after);
       normalizeValues(child.meta, after);
       const old = before[i] as DocData;
-      return after.name === old.name && fields.every((f) => JSON.stringify(after[f.fieldname] ?? null) === JSON.stringify(old[f.fieldname] ?? null));
+      return (
+        after.name === old.name &&
+        fields.every(
+          (f) => JSON.stringify(after[f.fieldname] ?? null) === JSON.stringify(old[f.fieldname] ?? null),
+        )
+      );
     });
   }
 
@@ -305,9 +358,18 @@ export class DocumentTransaction implements DocumentSession {
     await this.run(async () => {
       const state = this.state(doc);
       if (state.isNew) throw new DoesNotExistError(`${state.binding.meta.name} is not saved`);
-      if (state.binding.meta.issingle) throw new PermissionError(`${state.binding.meta.name} cannot be deleted`);
-      if (!this.ignorePermissions) await assertDeletePermission(this.trx as Knex, this.site, this.user, state.binding, state.stored ?? this.data(doc));
-      if (Number(doc.docstatus) === 1) throw new ValidationError('Submitted Record cannot be deleted. You must Cancel it first.');
+      if (state.binding.meta.issingle)
+        throw new PermissionError(`${state.binding.meta.name} cannot be deleted`);
+      if (!this.ignorePermissions)
+        await assertDeletePermission(
+          this.trx as Knex,
+          this.site,
+          this.user,
+          state.binding,
+          state.stored ?? this.data(doc),
+        );
+      if (Number(doc.docstatus) === 1)
+        throw new ValidationError('Submitted Record cannot be deleted. You must Cancel it first.');
       await runHook(doc, 'on_trash');
       await deleteDoc(this.trx as Knex, state.binding, this.site.registry, doc.name);
       await runHook(doc, 'after_delete');

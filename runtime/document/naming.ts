@@ -39,7 +39,8 @@ function datePart(token: string, stamp: string): string | undefined {
 function fieldPart(token: string, doc: DocData, meta: DocTypeMeta): string | undefined {
   if (!meta.fields.some((f) => f.fieldname === token)) return undefined;
   const value = doc[token];
-  if (value === undefined || value === null || value === '') throw new MandatoryError(`${token} is required to make the name`);
+  if (value === undefined || value === null || value === '')
+    throw new MandatoryError(`${token} is required to make the name`);
   return String(value);
 }
 
@@ -51,7 +52,9 @@ async function expandSeries(trx: Knex, pattern: string, doc: DocData, meta: DocT
   let counterWidth = 0;
   let suffix = '';
   for (const part of parts) {
-    const text = /^#+$/.test(part) ? undefined : (datePart(part, stamp) ?? fieldPart(part.replace(/^\{|\}$/g, ''), doc, meta) ?? part);
+    const text = /^#+$/.test(part)
+      ? undefined
+      : (datePart(part, stamp) ?? fieldPart(part.replace(/^\{|\}$/g, ''), doc, meta) ?? part);
     if (text === undefined) counterWidth = part.length;
     else if (counterWidth) suffix += text;
     else prefix += text;
@@ -103,7 +106,8 @@ export function checkName(meta: DocTypeMeta, name: unknown): string {
   if (/[<>]/.test(text)) throw new InvalidNameError("Name cannot contain special characters like '<', '>'");
   if (/[\u0000-\u001f]/.test(text)) throw new InvalidNameError('Name cannot contain control characters');
   if (text.length > 140) throw new InvalidNameError('Name is longer than 140 characters');
-  if (!meta.issingle && text === meta.name) throw new InvalidNameError(`${meta.name} is not allowed as a name`);
+  if (!meta.issingle && text === meta.name)
+    throw new InvalidNameError(`${meta.name} is not allowed as a name`);
   if (text.startsWith(`New ${meta.name}`)) throw new InvalidNameError(`"${text}" is reserved`);
   return text;
 }
@@ -140,7 +144,8 @@ export async function makeName(
     case 'field': {
       const value = doc[rule.fieldname];
       const label = meta.fields.find((f) => f.fieldname === rule.fieldname)?.label ?? rule.fieldname;
-      if (value === undefined || value === null || String(value).trim() === '') throw new MandatoryError(`${label} is required`);
+      if (value === undefined || value === null || String(value).trim() === '')
+        throw new MandatoryError(`${label} is required`);
       return checkName(meta, String(value));
     }
     case 'format':
@@ -150,7 +155,10 @@ export async function makeName(
     case 'naming_series': {
       const series = String(doc.naming_series ?? defaultNamingSeries(meta) ?? '');
       if (!series) throw new ValidationError('Naming Series mandatory');
-      return checkName(meta, await expandSeries(trx, series.includes('#') ? series : `${series}.#####`, doc, meta));
+      return checkName(
+        meta,
+        await expandSeries(trx, series.includes('#') ? series : `${series}.#####`, doc, meta),
+      );
     }
     default:
       return assertNever(rule);

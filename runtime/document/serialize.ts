@@ -6,7 +6,12 @@ import type { DocData } from './store';
 const HIDDEN_STANDARD = new Set(['__islocal', '__unsaved']);
 
 /** Serializes document data of a DocType for API version `version`. */
-export function serializeDoc(binding: DocTypeBinding, registry: Registry, data: DocData, version: 1 | 2): DocData {
+export function serializeDoc(
+  binding: DocTypeBinding,
+  registry: Registry,
+  data: DocData,
+  version: 1 | 2,
+): DocData {
   const { meta, fieldMap: fields } = binding;
   const out: DocData = {};
   for (const [key, value] of Object.entries(data)) {
@@ -24,7 +29,8 @@ export function serializeDoc(binding: DocTypeBinding, registry: Registry, data: 
   }
   if (version === 2) {
     for (const field of meta.fields) {
-      if (!(field.fieldname in out) && field.fieldtype !== 'Password') out[field.fieldname] = isTableType(field.fieldtype) ? [] : null;
+      if (!(field.fieldname in out) && field.fieldtype !== 'Password')
+        out[field.fieldname] = isTableType(field.fieldtype) ? [] : null;
     }
   }
   out.doctype = meta.name;

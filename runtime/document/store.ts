@@ -3,7 +3,14 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import type { Database } from '../db/connect';
 import { SYSTEM_TABLES } from '../db/migrate';
-import { insertRow, prepared, quoteIdent, sqliteConnection, sqliteValue, updateRows } from '../db/sqlite-statements';
+import {
+  insertRow,
+  prepared,
+  quoteIdent,
+  sqliteConnection,
+  sqliteValue,
+  updateRows,
+} from '../db/sqlite-statements';
 import { DuplicateEntryError } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta } from '../meta/types';
@@ -24,7 +31,8 @@ const STANDARD_DATETIMES = ['creation', 'modified'] as const;
 export function decodeRow(meta: DocTypeMeta, row: Record<string, unknown>): DocData {
   // Object.assign, not a spread: properties added to a V8 spread copy later (doctype, child tables) cost microseconds each.
   const data: DocData = Object.assign({}, row);
-  for (const key of STANDARD_DATETIMES) if (typeof data[key] === 'string') data[key] = formatDatetime(data[key] as string);
+  for (const key of STANDARD_DATETIMES)
+    if (typeof data[key] === 'string') data[key] = formatDatetime(data[key] as string);
   if (data.docstatus !== undefined) data.docstatus = Number(data.docstatus);
   if (data.idx !== undefined) data.idx = Number(data.idx);
   for (const field of meta.fields) {
@@ -34,7 +42,11 @@ export function decodeRow(meta: DocTypeMeta, row: Record<string, unknown>): DocD
 }
 
 /** Row values of a document for its own table (stored fields and standard columns only). */
-export function rowValues(meta: DocTypeMeta, data: DocData, standard: readonly string[]): Record<string, unknown> {
+export function rowValues(
+  meta: DocTypeMeta,
+  data: DocData,
+  standard: readonly string[],
+): Record<string, unknown> {
   const row: Record<string, unknown> = {};
   for (const key of standard) if (data[key] !== undefined) row[key] = data[key];
   for (const field of fieldLists(meta).stored) {
@@ -77,9 +89,15 @@ export async function loadChildren(
 }
 
 /** Reads one document (not a Single) with its child rows through cached prepared statements on an SQLite connection. */
-export function readDocOn(conn: BetterSqlite3.Database, binding: DocTypeBinding, registry: Registry, name: string): DocData | undefined {
+export function readDocOn(
+  conn: BetterSqlite3.Database,
+  binding: DocTypeBinding,
+  registry: Registry,
+  name: string,
+): DocData | undefined {
   const { meta } = binding;
-  const row = prepared(conn, `SELECT * FROM ${quoteIdent(meta.tableName)} WHERE name = ?`).get(name) as Record<string, unknown> | undefined;
+  const row = prepared(conn, `SELECT * FROM ${quoteIdent(meta.tableName)} WHERE name = ?`).get(name) as
+    Record<string, unknown> | undefined;
   if (!row) return undefined;
   const data = decodeRow(meta, row);
   for (const { field, child } of tableFields(meta, registry)) {
@@ -118,19 +136,24 @@ export async function loadDoc(
   if (!row) return undefined;
   const data = decodeRow(meta, row);
   const children = (await loadChildren(q, meta, registry, [name])).get(name);
-  for (const { field } of tableFields(meta, registry)) data[field.fieldname] = children?.get(field.fieldname) ?? [];
+  for (const { field } of tableFields(meta, registry))
+    data[field.fieldname] = children?.get(field.fieldname) ?? [];
   return data;
 }
 
 /** Loads a Single DocType's values from `tabSingles`. */
 export async function loadSingle(q: Queryable, binding: DocTypeBinding): Promise<DocData> {
-  const rows = (await q(SYSTEM_TABLES.singles).where('doctype', binding.meta.name)) as { field: string; value: string | null }[];
+  const rows = (await q(SYSTEM_TABLES.singles).where('doctype', binding.meta.name)) as {
+    field: string;
+    value: string | null;
+  }[];
   const data: DocData = { name: binding.meta.name, docstatus: 0, idx: 0 };
   for (const row of rows) data[row.field] = row.value;
   // Never saved: Frappe answers `frappe.new_doc`, i.e. the fields' static defaults (no session user here).
   if (rows.length === 0) {
     for (const field of binding.meta.fields) {
-      const value = field.default === '__user' || field.default === 'user' ? undefined : defaultValue(field, '');
+      const value =
+        field.default === '__user' || field.default === 'user' ? undefined : defaultValue(field, '');
       if (value !== undefined && !isTableType(field.fieldtype)) data[field.fieldname] = value;
     }
   }
@@ -138,7 +161,8 @@ export async function loadSingle(q: Queryable, binding: DocTypeBinding): Promise
     if (isTableType(field.fieldtype)) continue;
     data[field.fieldname] = field.fieldname in data ? decodeValue(field, data[field.fieldname]) : null;
   }
-  for (const key of STANDARD_DATETIMES) if (typeof data[key] === 'string') data[key] = formatDatetime(data[key] as string);
+  for (const key of STANDARD_DATETIMES)
+    if (typeof data[key] === 'string') data[key] = formatDatetime(data[key] as string);
   return data;
 }
 
@@ -146,9 +170,11 @@ export async function loadSingle(q: Queryable, binding: DocTypeBinding): Promise
 export async function writeSingle(q: Queryable, binding: DocTypeBinding, data: DocData): Promise<void> {
   const table = SYSTEM_TABLES.singles;
   const values: [string, unknown][] = [];
-  for (const key of ['modified', 'modified_by', 'creation', 'owner']) if (data[key] !== undefined) values.push([key, data[key]]);
+  for (const key of ['modified', 'modified_by', 'creation', 'owner'])
+    if (data[key] !== undefined) values.push([key, data[key]]);
   for (const field of binding.meta.fields) {
-    if (storesValue(field.fieldtype) && data[field.fieldname] !== undefined) values.push([field.fieldname, encodeValue(field, data[field.fieldname])]);
+    if (storesValue(field.fieldtype) && data[field.fieldname] !== undefined)
+      values.push([field.fieldname, encodeValue(field, data[field.fieldname])]);
   }
   for (const [field, value] of values) {
     const stored = value === null || value === undefined ? null : String(value);
@@ -162,13 +188,25 @@ export function isDuplicateKeyError(err: unknown): boolean {
   const e = err as { code?: unknown; errno?: unknown; nativeError?: unknown };
   // objection wraps driver errors (UniqueViolationError on MariaDB); the driver's own error is `nativeError`.
   if (e?.nativeError && isDuplicateKeyError(e.nativeError)) return true;
-  return e?.code === 'ER_DUP_ENTRY' || e?.errno === 1062 || (typeof e?.code === 'string' && /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(e.code));
+  return (
+    e?.code === 'ER_DUP_ENTRY' ||
+    e?.errno === 1062 ||
+    (typeof e?.code === 'string' && /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(e.code))
+  );
 }
 
 /** Statement texts per DocType and standard-column list, built once (INSERT and UPDATE of full rows). */
-const fullRowTexts = { insert: new WeakMap<DocTypeMeta, Map<readonly string[], string>>(), update: new WeakMap<DocTypeMeta, Map<readonly string[], string>>() };
+const fullRowTexts = {
+  insert: new WeakMap<DocTypeMeta, Map<readonly string[], string>>(),
+  update: new WeakMap<DocTypeMeta, Map<readonly string[], string>>(),
+};
 
-function cachedRowText(kind: keyof typeof fullRowTexts, meta: DocTypeMeta, standard: readonly string[], build: () => string): string {
+function cachedRowText(
+  kind: keyof typeof fullRowTexts,
+  meta: DocTypeMeta,
+  standard: readonly string[],
+  build: () => string,
+): string {
   let byStandard = fullRowTexts[kind].get(meta);
   if (!byStandard) fullRowTexts[kind].set(meta, (byStandard = new Map()));
   let sql = byStandard.get(standard);
@@ -185,7 +223,12 @@ function fullRowInsert(meta: DocTypeMeta, standard: readonly string[]): string {
 }
 
 /** The bound values of a full row of `meta`: the `standard` columns but `skip`, then every stored field; undefined when one is unset. */
-function fullRowValues(meta: DocTypeMeta, data: DocData, standard: readonly string[], skip?: string): unknown[] | undefined {
+function fullRowValues(
+  meta: DocTypeMeta,
+  data: DocData,
+  standard: readonly string[],
+  skip?: string,
+): unknown[] | undefined {
   const values: unknown[] = [];
   for (const key of standard) {
     if (data[key] === undefined) return undefined;
@@ -202,7 +245,12 @@ function fullRowValues(meta: DocTypeMeta, data: DocData, standard: readonly stri
  * Inserts a row of `meta` on SQLite. A full row (every column set, as the lifecycle writes them) binds straight from
  * `data` through one statement text per DocType; a row with unset columns leaves them to their defaults (insertRow).
  */
-function insertSqliteRow(conn: BetterSqlite3.Database, meta: DocTypeMeta, data: DocData, standard: readonly string[]): void {
+function insertSqliteRow(
+  conn: BetterSqlite3.Database,
+  meta: DocTypeMeta,
+  data: DocData,
+  standard: readonly string[],
+): void {
   const values = fullRowValues(meta, data, standard);
   if (values) prepared(conn, fullRowInsert(meta, standard)).run(values);
   else insertRow(conn, meta.tableName, rowValues(meta, data, standard));
@@ -211,7 +259,10 @@ function insertSqliteRow(conn: BetterSqlite3.Database, meta: DocTypeMeta, data: 
 /** The UPDATE text of a full row of `meta` by name (and parent, for child rows): every column but the name is set. */
 function fullRowUpdate(meta: DocTypeMeta, standard: readonly string[]): string {
   return cachedRowText('update', meta, standard, () => {
-    const columns = [...standard.filter((c) => c !== 'name'), ...fieldLists(meta).stored.map((f) => f.fieldname)];
+    const columns = [
+      ...standard.filter((c) => c !== 'name'),
+      ...fieldLists(meta).stored.map((f) => f.fieldname),
+    ];
     const where = standard === CHILD_STANDARD ? 'name = ? AND parent = ?' : 'name = ?';
     return `update ${quoteIdent(meta.tableName)} set ${columns.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${where}`;
   });
@@ -221,7 +272,12 @@ function fullRowUpdate(meta: DocTypeMeta, standard: readonly string[]): string {
  * Updates the stored row of `data` (a child row when `parent` is given) on SQLite: a full row binds straight from
  * `data` through one statement text per DocType; a row with unset columns leaves those as they are (updateRows).
  */
-function updateSqliteRow(conn: BetterSqlite3.Database, meta: DocTypeMeta, data: DocData, parent?: string): void {
+function updateSqliteRow(
+  conn: BetterSqlite3.Database,
+  meta: DocTypeMeta,
+  data: DocData,
+  parent?: string,
+): void {
   const standard = parent === undefined ? PARENT_STANDARD : CHILD_STANDARD;
   const values = fullRowValues(meta, data, standard, 'name');
   if (values) {
@@ -231,18 +287,32 @@ function updateSqliteRow(conn: BetterSqlite3.Database, meta: DocTypeMeta, data: 
     return;
   }
   const { name, ...changes } = rowValues(meta, data, standard);
-  updateRows(conn, meta.tableName, changes, parent === undefined ? { name: String(name) } : { name: String(name), parent });
+  updateRows(
+    conn,
+    meta.tableName,
+    changes,
+    parent === undefined ? { name: String(name) } : { name: String(name), parent },
+  );
 }
 
 /** Inserts a document row and its child rows: prepared statements on SQLite, the objection models elsewhere. */
-export async function insertDoc(trx: Knex, binding: DocTypeBinding, registry: Registry, data: DocData): Promise<void> {
+export async function insertDoc(
+  trx: Knex,
+  binding: DocTypeBinding,
+  registry: Registry,
+  data: DocData,
+): Promise<void> {
   const { meta } = binding;
   const conn = await sqliteConnection(trx);
   try {
     if (conn) insertSqliteRow(conn, meta, data, PARENT_STANDARD);
     else await binding.model.query(trx).insert(rowValues(meta, data, PARENT_STANDARD));
   } catch (err) {
-    if (isDuplicateKeyError(err)) throw new DuplicateEntryError(`${meta.name} ${String(data.name)} already exists`, { cause: err, title: 'Duplicate Name' });
+    if (isDuplicateKeyError(err))
+      throw new DuplicateEntryError(`${meta.name} ${String(data.name)} already exists`, {
+        cause: err,
+        title: 'Duplicate Name',
+      });
     throw err;
   }
   for (const { field, child } of tableFields(meta, registry)) {
@@ -274,11 +344,17 @@ export async function updateDoc(
   for (const { field, child } of tableFields(meta, registry)) {
     const rows = data[field.fieldname] as DocData[] | undefined;
     if (rows === undefined) continue;
-    const before = new Set(((previous[field.fieldname] as DocData[] | undefined) ?? []).map((r) => String(r.name)));
+    const before = new Set(
+      ((previous[field.fieldname] as DocData[] | undefined) ?? []).map((r) => String(r.name)),
+    );
     const kept = new Set(rows.map((r) => String(r.name)));
     const removed = [...before].filter((n) => !kept.has(n));
     if (conn) {
-      for (const rowName of removed) prepared(conn, `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE name = ? AND parent = ?`).run(rowName, name);
+      for (const rowName of removed)
+        prepared(conn, `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE name = ? AND parent = ?`).run(
+          rowName,
+          name,
+        );
     } else if (removed.length) {
       await child.model.query(trx).delete().whereIn('name', removed).andWhere('parent', name);
     }
@@ -291,7 +367,11 @@ export async function updateDoc(
       const values = rowValues(child.meta, row, CHILD_STANDARD);
       if (before.has(String(row.name))) {
         const { name: rowName, ...rowChanges } = values;
-        await child.model.query(trx).patch(rowChanges).where('name', String(rowName)).andWhere('parent', name);
+        await child.model
+          .query(trx)
+          .patch(rowChanges)
+          .where('name', String(rowName))
+          .andWhere('parent', name);
       } else {
         await child.model.query(trx).insert(values);
       }
@@ -300,11 +380,21 @@ export async function updateDoc(
 }
 
 /** Deletes a document and its child rows: prepared statements on SQLite, the objection models elsewhere. */
-export async function deleteDoc(trx: Knex, binding: DocTypeBinding, registry: Registry, name: string): Promise<void> {
+export async function deleteDoc(
+  trx: Knex,
+  binding: DocTypeBinding,
+  registry: Registry,
+  name: string,
+): Promise<void> {
   const conn = await sqliteConnection(trx);
   for (const { child } of tableFields(binding.meta, registry)) {
-    if (conn) prepared(conn, `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE parent = ? AND parenttype = ?`).run(name, binding.meta.name);
-    else await child.model.query(trx).delete().where('parent', name).andWhere('parenttype', binding.meta.name);
+    if (conn)
+      prepared(
+        conn,
+        `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE parent = ? AND parenttype = ?`,
+      ).run(name, binding.meta.name);
+    else
+      await child.model.query(trx).delete().where('parent', name).andWhere('parenttype', binding.meta.name);
   }
   if (conn) prepared(conn, `DELETE FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).run(name);
   else await binding.model.query(trx).delete().where('name', name);

@@ -67,19 +67,23 @@ export function normalizeValue(field: FieldMeta, value: unknown): unknown {
     case 'string':
       if (typeof value !== 'string') throw badValue(field, 'must be text');
       if (/[\u0000]/.test(value)) throw badValue(field, 'must not contain NUL characters');
-      if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value)) throw badValue(field, 'contains a lone surrogate');
+      if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value))
+        throw badValue(field, 'contains a lone surrogate');
       return value;
     case 'integer':
     case 'number':
-      if (typeof value !== 'number' || !Number.isFinite(value)) throw badValue(field, 'must be a finite number');
-      if (info.value === 'integer' && !Number.isSafeInteger(value)) throw badValue(field, 'must be an integer');
+      if (typeof value !== 'number' || !Number.isFinite(value))
+        throw badValue(field, 'must be a finite number');
+      if (info.value === 'integer' && !Number.isSafeInteger(value))
+        throw badValue(field, 'must be an integer');
       return value;
     case 'check':
       return value ? 1 : 0;
     case 'date': {
       if (value === '') return null;
       const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(String(value));
-      if (!m || !validDate(Number(m[1]), Number(m[2]), Number(m[3]))) throw badValue(field, `"${String(value)}" is not a valid date (YYYY-MM-DD)`);
+      if (!m || !validDate(Number(m[1]), Number(m[2]), Number(m[3])))
+        throw badValue(field, `"${String(value)}" is not a valid date (YYYY-MM-DD)`);
       return value;
     }
     case 'datetime': {
@@ -95,7 +99,8 @@ export function normalizeValue(field: FieldMeta, value: unknown): unknown {
     case 'time': {
       if (value === '') return null;
       const m = /^(\d{1,2}):(\d{2})(?::(\d{2}))?/.exec(String(value));
-      if (!m || Number(m[1]) > 23 || Number(m[2]) > 59 || Number(m[3] ?? 0) > 59) throw badValue(field, `"${String(value)}" is not a valid time`);
+      if (!m || Number(m[1]) > 23 || Number(m[2]) > 59 || Number(m[3] ?? 0) > 59)
+        throw badValue(field, `"${String(value)}" is not a valid time`);
       return formatTime(String(value));
     }
     case 'json':

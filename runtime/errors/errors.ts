@@ -44,7 +44,11 @@ export class CSRFTokenError extends define('CSRFTokenError', 400) {}
 /** No or invalid credentials. */
 export class AuthenticationError extends define('AuthenticationError', 401) {}
 /** A malformed Authorization header. */
-export class InvalidAuthorizationToken extends define('InvalidAuthorizationToken', 401, AuthenticationError) {}
+export class InvalidAuthorizationToken extends define(
+  'InvalidAuthorizationToken',
+  401,
+  AuthenticationError,
+) {}
 /** Authenticated, but not permitted. */
 export class PermissionError extends define('PermissionError', 403) {}
 /** A bearer token whose scopes do not cover the endpoint or method (OAuth `insufficient_scope`). */

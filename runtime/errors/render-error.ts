@@ -1,5 +1,11 @@
 // The one place an error becomes an HTTP response body: Frappe's v1 shape, plus `errors` in v2.
-import { AppError, InternalServerError, RequestEntityTooLargeError, BadRequestError, UnsupportedMediaTypeError } from './errors';
+import {
+  AppError,
+  InternalServerError,
+  RequestEntityTooLargeError,
+  BadRequestError,
+  UnsupportedMediaTypeError,
+} from './errors';
 
 /** What the renderer needs to know about the request. */
 export interface RenderOptions {
@@ -18,7 +24,8 @@ export interface RenderedError {
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const e = err as { status?: unknown; statusCode?: unknown; type?: unknown; message?: unknown };
-  const status = typeof e?.status === 'number' ? e.status : typeof e?.statusCode === 'number' ? e.statusCode : 500;
+  const status =
+    typeof e?.status === 'number' ? e.status : typeof e?.statusCode === 'number' ? e.statusCode : 500;
   if (status === 413) return new RequestEntityTooLargeError('Request body is too large', { cause: err });
   if (status === 415) return new UnsupportedMediaTypeError('Unsupported content type', { cause: err });
   if (status === 400 && (e?.type === 'entity.parse.failed' || err instanceof SyntaxError)) {

@@ -81,7 +81,8 @@ export function parseQuery(query: string): QueryParams {
       const eq = pair.indexOf('=');
       const [keyEncoded, valueEncoded] = pair.indexOf('%') >= 0 ? encodedParts(pair, eq) : PLAIN_PAIR;
       const key = decodePart(eq < 0 ? pair : pair.slice(0, eq), keyEncoded);
-      if (key in out && !Object.prototype.hasOwnProperty.call(out, key)) return parse(query, '&', '=', { maxKeys: 0 });
+      if (key in out && !Object.prototype.hasOwnProperty.call(out, key))
+        return parse(query, '&', '=', { maxKeys: 0 });
       const value = eq < 0 ? '' : decodePart(pair.slice(eq + 1), valueEncoded);
       const known = out[key];
       if (known === undefined) out[key] = value;
@@ -101,7 +102,8 @@ export function queryParams(ctx: AppContext): QueryParams {
 /** Every request parameter: the JSON/form body when there is one, else the query string. */
 export function requestParams(ctx: AppContext): Record<string, unknown> {
   const body = (ctx.request as { body?: unknown }).body;
-  if (body && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length > 0) return body as Record<string, unknown>;
+  if (body && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length > 0)
+    return body as Record<string, unknown>;
   const params: Record<string, unknown> = {};
   const query = queryParams(ctx);
   for (const key of Object.keys(query)) {
@@ -129,8 +131,14 @@ export function jsonParam(params: Record<string, unknown>, key: string): unknown
 export function intParam(params: Record<string, unknown>, key: string, fallback: number): number {
   const value = params[key];
   if (value === undefined || value === null || value === '') return fallback;
-  const n = typeof value === 'number' ? value : /^\d+$/.test(String(value).trim()) ? Number(String(value).trim()) : NaN;
-  if (!Number.isSafeInteger(n) || n < 0) throw new DataError(`Parameter ${key} must be a non-negative integer`);
+  const n =
+    typeof value === 'number'
+      ? value
+      : /^\d+$/.test(String(value).trim())
+        ? Number(String(value).trim())
+        : NaN;
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new DataError(`Parameter ${key} must be a non-negative integer`);
   return n;
 }
 

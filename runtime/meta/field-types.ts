@@ -69,7 +69,8 @@ export type ColumnKind =
   | 'none';
 
 /** The value shape a field accepts on the wire, before storage. */
-export type ValueKind = 'string' | 'integer' | 'number' | 'check' | 'date' | 'datetime' | 'time' | 'json' | 'rows' | 'none';
+export type ValueKind =
+  'string' | 'integer' | 'number' | 'check' | 'date' | 'datetime' | 'time' | 'json' | 'rows' | 'none';
 
 /** Storage and wire facts for one field type. */
 export interface FieldTypeInfo {

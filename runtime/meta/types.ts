@@ -23,7 +23,15 @@ export const RIGHTS = [
 export type Right = (typeof RIGHTS)[number];
 
 /** Columns every DocType table has (Frappe's default_fields without `doctype`). */
-export const STANDARD_FIELDS = ['name', 'owner', 'creation', 'modified', 'modified_by', 'docstatus', 'idx'] as const;
+export const STANDARD_FIELDS = [
+  'name',
+  'owner',
+  'creation',
+  'modified',
+  'modified_by',
+  'docstatus',
+  'idx',
+] as const;
 /** Columns child tables add. */
 export const CHILD_FIELDS = ['parent', 'parentfield', 'parenttype'] as const;
 

@@ -15,7 +15,9 @@ export interface Admission {
 /** Throws 405 (with Allow) for a verb outside the list, 401 for a Guest, 403 for a bearer token lacking a scope, 429 over the limit. */
 export async function admitCall(ctx: AppContext, path: string, method: Admission): Promise<void> {
   if (!method.methods.includes(ctx.method)) {
-    throw new MethodNotAllowedError(`${ctx.method} is not allowed for ${path}`, { headers: { Allow: method.methods.join(', ') } });
+    throw new MethodNotAllowedError(`${ctx.method} is not allowed for ${path}`, {
+      headers: { Allow: method.methods.join(', ') },
+    });
   }
   if (!method.allowGuest && ctx.state.user.name === 'Guest') throw new AuthenticationError('Login required');
   assertScopes(ctx.state, method.scopes);

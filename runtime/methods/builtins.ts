@@ -2,7 +2,13 @@
 import { regenerateKeys } from '../auth/api-keys';
 import { clientIp, isHttps } from '../auth/client-ip';
 import { ipAllowed } from '../auth/ip-restriction';
-import { assertNotLocked, attemptKeys, lockoutPolicy, recordFailure, recordSuccess } from '../auth/login-attempts';
+import {
+  assertNotLocked,
+  attemptKeys,
+  lockoutPolicy,
+  recordFailure,
+  recordSuccess,
+} from '../auth/login-attempts';
 import { createSession, endSession, parseSessionExpiry } from '../auth/sessions';
 import { loadSettings } from '../auth/settings';
 import { loadUser } from '../auth/users';
@@ -31,7 +37,12 @@ export interface BuiltinMethod {
 
 const SESSION_COOKIES = ['sid', 'system_user', 'full_name', 'user_id', 'user_image'];
 
-function setLoginCookies(ctx: AppContext, sid: string, user: { name: string; fullName: string; userType: string }, maxAge: number): void {
+function setLoginCookies(
+  ctx: AppContext,
+  sid: string,
+  user: { name: string; fullName: string; userType: string },
+  maxAge: number,
+): void {
   const secure = isHttps(ctx);
   // Koa trusts only TLS sockets; behind a trusted proxy that terminated https, tell the cookie jar so.
   if (secure) (ctx.cookies as unknown as { secure: boolean }).secure = true;
@@ -69,9 +80,16 @@ async function login(ctx: AppContext): Promise<unknown> {
     throw new AuthenticationError(INVALID_LOGIN);
   }
   await recordSuccess(site, keys[0] as string);
-  if (!ipAllowed(user.restrictIp, ip)) throw new AuthenticationError('Access not allowed from this IP Address');
+  if (!ipAllowed(user.restrictIp, ip))
+    throw new AuthenticationError('Access not allowed from this IP Address');
   const expiryMs = parseSessionExpiry(settings.session_expiry);
-  const session = await createSession(site, user.name, ip, expiryMs, Number(settings.deny_multiple_sessions) === 1);
+  const session = await createSession(
+    site,
+    user.name,
+    ip,
+    expiryMs,
+    Number(settings.deny_multiple_sessions) === 1,
+  );
   setLoginCookies(ctx, session.sid, user, Math.floor(expiryMs));
   return { message: 'Logged In', home_page: '/app', full_name: user.fullName, csrf_token: session.csrfToken };
 }
@@ -80,13 +98,15 @@ async function logout(ctx: AppContext): Promise<unknown> {
   if (ctx.state.session) await endSession(ctx.state.site, ctx.state.session.sid);
   const secure = isHttps(ctx);
   if (secure) (ctx.cookies as unknown as { secure: boolean }).secure = true;
-  for (const name of SESSION_COOKIES) ctx.cookies.set(name, null, { secure, sameSite: 'lax', overwrite: true });
+  for (const name of SESSION_COOKIES)
+    ctx.cookies.set(name, null, { secure, sameSite: 'lax', overwrite: true });
   return undefined;
 }
 
 async function generateKeys(ctx: AppContext): Promise<unknown> {
   const { user, site } = ctx.state;
-  if (user.name !== ADMINISTRATOR && !user.roles.has('System Manager')) throw new PermissionError('Only System Manager may generate API keys');
+  if (user.name !== ADMINISTRATOR && !user.roles.has('System Manager'))
+    throw new PermissionError('Only System Manager may generate API keys');
   const target = requestParams(ctx).user;
   if (typeof target !== 'string' || !target) throw new ValidationError('user is required');
   const keys = await site.db.knex.transaction((trx) => regenerateKeys(trx, target));
@@ -112,12 +132,33 @@ async function runDocMethodBody(ctx: AppContext): Promise<unknown> {
 /** Built-in methods by every dotted or short name Frappe clients use. */
 export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<string, BuiltinMethod>([
   ['ping', { methods: ['GET', 'POST', 'PUT', 'DELETE'], allowGuest: true, handler: async () => 'pong' }],
-  ['frappe.ping', { methods: ['GET', 'POST', 'PUT', 'DELETE'], allowGuest: true, handler: async () => 'pong' }],
+  [
+    'frappe.ping',
+    { methods: ['GET', 'POST', 'PUT', 'DELETE'], allowGuest: true, handler: async () => 'pong' },
+  ],
   ['login', { methods: ['POST'], allowGuest: true, handler: login, raw: true, csrf: false }],
   ['logout', { methods: ['POST'], allowGuest: true, handler: logout }],
-  ['frappe.auth.get_logged_user', { methods: ['GET', 'POST', 'PUT', 'DELETE'], allowGuest: false, handler: async (ctx) => ctx.state.user.name }],
-  ['frappe.core.doctype.user.user.generate_keys', { methods: ['POST'], allowGuest: false, handler: generateKeys }],
-  ['User/generate_keys', { methods: ['POST'], allowGuest: false, handler: generateKeys, path: 'frappe.core.doctype.user.user.generate_keys' }],
+  [
+    'frappe.auth.get_logged_user',
+    {
+      methods: ['GET', 'POST', 'PUT', 'DELETE'],
+      allowGuest: false,
+      handler: async (ctx) => ctx.state.user.name,
+    },
+  ],
+  [
+    'frappe.core.doctype.user.user.generate_keys',
+    { methods: ['POST'], allowGuest: false, handler: generateKeys },
+  ],
+  [
+    'User/generate_keys',
+    {
+      methods: ['POST'],
+      allowGuest: false,
+      handler: generateKeys,
+      path: 'frappe.core.doctype.user.user.generate_keys',
+    },
+  ],
   ['frappe.client.get_list', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getList }],
   ['frappe.client.get_count', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getCount }],
   ['frappe.client.get', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getDoc }],
@@ -128,7 +169,10 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
   ['frappe.client.delete', { methods: ['POST', 'DELETE'], allowGuest: false, handler: client.deleteDoc }],
   ['frappe.client.submit', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.submitDoc }],
   ['frappe.client.cancel', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.cancelDoc }],
-  ['frappe.client.get_single_value', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getSingleValue }],
+  [
+    'frappe.client.get_single_value',
+    { methods: ['GET', 'POST'], allowGuest: false, handler: client.getSingleValue },
+  ],
   // The document method run decides guests, verbs and limits itself (admitCall inside runDocMethod).
   ['run_doc_method', { methods: ['GET', 'POST'], allowGuest: true, handler: runDocMethodBody, raw: true }],
 ]);

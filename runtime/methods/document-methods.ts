@@ -36,7 +36,11 @@ interface ResolvedDocumentMethod {
   /** The right checked before the call (default: read for GET, write for POST). */
   right?: Right;
   /** A built-in on a stored document: the shared operation, which checks the exact right itself. */
-  operation?: (caller: Caller, doctype: string, name: string) => Promise<{ doc: DocData; messages: string[] }>;
+  operation?: (
+    caller: Caller,
+    doctype: string,
+    name: string,
+  ) => Promise<{ doc: DocData; messages: string[] }>;
 }
 
 interface BuiltinDocumentMethod {
@@ -52,7 +56,11 @@ const BUILTIN: Readonly<Record<string, BuiltinDocumentMethod>> = {
 };
 
 /** The method `name` of `binding`'s documents; 404 when it is missing or not whitelisted. */
-export function resolveDocumentMethod(registry: Registry, binding: DocTypeBinding, name: string): ResolvedDocumentMethod {
+export function resolveDocumentMethod(
+  registry: Registry,
+  binding: DocTypeBinding,
+  name: string,
+): ResolvedDocumentMethod {
   const doctype = binding.meta.name;
   const found = methodTable(registry).documentMethod(doctype, name);
   if (found) {
@@ -61,7 +69,12 @@ export function resolveDocumentMethod(registry: Registry, binding: DocTypeBindin
       path: entry.path,
       admission: options,
       args: (params) => checkArguments(entry.validate, rawArguments(params, entry.jsonArgs)),
-      run: (doc, args, caller, messages) => (doc[name] as (a: unknown, c: unknown) => Promise<unknown>).call(doc, args, createMethodCall(caller, messages)),
+      run: (doc, args, caller, messages) =>
+        (doc[name] as (a: unknown, c: unknown) => Promise<unknown>).call(
+          doc,
+          args,
+          createMethodCall(caller, messages),
+        ),
     };
   }
   const builtin = Object.hasOwn(BUILTIN, name) && binding.meta.isSubmittable ? BUILTIN[name] : undefined;
@@ -82,19 +95,36 @@ export function resolveDocumentMethod(registry: Registry, binding: DocTypeBindin
 }
 
 /** Loads the document, checks `right` on it, runs the method and returns its result with the document after it. */
-export async function runOn(caller: Caller, binding: DocTypeBinding, name: string, method: ResolvedDocumentMethod, args: Record<string, unknown>, right: Right): Promise<DocumentMethodResult> {
+export async function runOn(
+  caller: Caller,
+  binding: DocTypeBinding,
+  name: string,
+  method: ResolvedDocumentMethod,
+  args: Record<string, unknown>,
+  right: Right,
+): Promise<DocumentMethodResult> {
   const tx = new DocumentTransaction(caller.site, caller.user);
   // No transaction is held across the method: each save inside it is its own unit, checked as the caller.
   const doc = await tx.getDoc(binding.meta.name, binding.meta.issingle ? binding.meta.name : name);
   await assertDocumentPermission(caller, binding, { ...doc }, right);
   const messages = tx.messages;
   const result = await method.run(doc, args, caller, messages);
-  const data = readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, { ...doc }, caller.version));
+  const data = readableDoc(
+    caller,
+    binding,
+    serializeDoc(binding, caller.site.registry, { ...doc }, caller.version),
+  );
   return { result, doc: data, messages };
 }
 
 /** Runs method `methodName` on the stored document `doctype`/`name` for the request (v1 `?run_method=`, v2 `/method/{m}`). */
-export async function runDocumentMethod(ctx: AppContext, caller: Caller, doctype: string, name: string, methodName: string): Promise<DocumentMethodResult> {
+export async function runDocumentMethod(
+  ctx: AppContext,
+  caller: Caller,
+  doctype: string,
+  name: string,
+  methodName: string,
+): Promise<DocumentMethodResult> {
   const binding = bindingFor(caller, doctype, 'get');
   const method = resolveDocumentMethod(caller.site.registry, binding, methodName);
   await admitCall(ctx, method.path, method.admission);

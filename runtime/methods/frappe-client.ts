@@ -9,22 +9,38 @@ import * as lists from '../operations/list-operations';
 
 /** frappe.client's list parameters are v1's (`limit_page_length`, `limit_start`, list or dict filters). */
 const listCaller = (ctx: AppContext): Caller => ({ ...callerOf(ctx), version: 1 });
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Fields `set_value` may not change: identity and docstatus move only through their own endpoints. */
-const NOT_SETTABLE = new Set(['name', 'owner', 'creation', 'modified', 'modified_by', 'docstatus', 'doctype', 'idx', 'parent', 'parentfield', 'parenttype', 'flags']);
+const NOT_SETTABLE = new Set([
+  'name',
+  'owner',
+  'creation',
+  'modified',
+  'modified_by',
+  'docstatus',
+  'doctype',
+  'idx',
+  'parent',
+  'parentfield',
+  'parenttype',
+  'flags',
+]);
 
 function text(params: Record<string, unknown>, key: string): string {
   const value = params[key];
   if (value === undefined || value === null || value === '') throw new DataError(`Missing argument: ${key}`);
-  if (typeof value !== 'string' && typeof value !== 'number') throw new DataError(`Argument ${key}: must be a string`);
+  if (typeof value !== 'string' && typeof value !== 'number')
+    throw new DataError(`Argument ${key}: must be a string`);
   return String(value);
 }
 
 function docArgument(params: Record<string, unknown>): { doctype: string; fields: Record<string, unknown> } {
   if (params.doc === undefined) throw new DataError('Missing argument: doc');
   const doc = jsonParam(params, 'doc');
-  if (!isObject(doc) || typeof doc.doctype !== 'string' || doc.doctype === '') throw new DataError('Argument doc: must be an object with a doctype');
+  if (!isObject(doc) || typeof doc.doctype !== 'string' || doc.doctype === '')
+    throw new DataError('Argument doc: must be an object with a doctype');
   const { doctype, ...fields } = doc;
   return { doctype, fields };
 }
@@ -54,7 +70,13 @@ export async function getDoc(ctx: AppContext): Promise<unknown> {
   let name = params.name === undefined || params.name === '' ? undefined : text(params, 'name');
   if (name === undefined) {
     if (params.filters === undefined) throw new DataError('Missing argument: name');
-    const [first] = (await lists.listDocuments(listCaller(ctx), doctype, { fields: ['name'], filters: filtersArgument(params), limit_page_length: 1 })).data as DocData[];
+    const [first] = (
+      await lists.listDocuments(listCaller(ctx), doctype, {
+        fields: ['name'],
+        filters: filtersArgument(params),
+        limit_page_length: 1,
+      })
+    ).data as DocData[];
     if (!first) throw new DoesNotExistError(`No ${doctype} matches the filters`);
     name = String(first.name);
   }
@@ -67,11 +89,21 @@ export async function getValue(ctx: AppContext): Promise<unknown> {
   const doctype = text(params, 'doctype');
   const raw = jsonParam(params, 'fieldname') ?? 'name';
   const fields = Array.isArray(raw) ? (raw.length ? raw : ['name']) : [raw];
-  if (!fields.every((f) => typeof f === 'string')) throw new DataError('Argument fieldname: must be a field name or a list of field names');
-  const asDict = params.as_dict === undefined ? true : !['0', 'false', 0, false].includes(params.as_dict as string);
-  const [row] = (await lists.listDocuments(listCaller(ctx), doctype, { fields, filters: filtersArgument(params), limit_page_length: 1 })).data as DocData[];
+  if (!fields.every((f) => typeof f === 'string'))
+    throw new DataError('Argument fieldname: must be a field name or a list of field names');
+  const asDict =
+    params.as_dict === undefined ? true : !['0', 'false', 0, false].includes(params.as_dict as string);
+  const [row] = (
+    await lists.listDocuments(listCaller(ctx), doctype, {
+      fields,
+      filters: filtersArgument(params),
+      limit_page_length: 1,
+    })
+  ).data as DocData[];
   if (!row) return undefined;
-  return asDict ? Object.fromEntries(fields.map((f) => [f, row[f as string] ?? null])) : fields.map((f) => row[f as string] ?? null);
+  return asDict
+    ? Object.fromEntries(fields.map((f) => [f, row[f as string] ?? null]))
+    : fields.map((f) => row[f as string] ?? null);
 }
 
 /** frappe.client.insert: inserts `doc` (with its `doctype`); answers 200 like every method. */
@@ -99,10 +131,12 @@ export async function setValue(ctx: AppContext): Promise<unknown> {
   const fieldname = jsonParam(params, 'fieldname');
   let values: Record<string, unknown>;
   if (isObject(fieldname)) values = { ...fieldname };
-  else if (typeof fieldname === 'string' && fieldname !== '') values = { [fieldname]: jsonValue(params.value) };
+  else if (typeof fieldname === 'string' && fieldname !== '')
+    values = { [fieldname]: jsonValue(params.value) };
   else throw new DataError('Missing argument: fieldname');
   const refused = Object.keys(values).filter((key) => NOT_SETTABLE.has(key) || key === '__proto__');
-  if (refused.length) throw new DataError(`Argument fieldname: ${refused.join(', ')} cannot be set with set_value`);
+  if (refused.length)
+    throw new DataError(`Argument fieldname: ${refused.join(', ')} cannot be set with set_value`);
   const result = await documents.updateDocument(callerOf(ctx), doctype, name, values);
   ctx.state.messages.push(...result.messages);
   return result.doc;
@@ -121,14 +155,19 @@ function jsonValue(value: unknown): unknown {
 /** frappe.client.delete: deletes one document; no result. */
 export async function deleteDoc(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
-  ctx.state.messages.push(...(await documents.deleteDocument(callerOf(ctx), text(params, 'doctype'), text(params, 'name'))));
+  ctx.state.messages.push(
+    ...(await documents.deleteDocument(callerOf(ctx), text(params, 'doctype'), text(params, 'name'))),
+  );
   return undefined;
 }
 
 /** frappe.client.submit: saves `doc` with docstatus 1 (the lifecycle checks the submit right); answers the document. */
 export async function submitDoc(ctx: AppContext): Promise<unknown> {
   const { doctype, fields } = docArgument(requestParams(ctx));
-  const result = await documents.updateDocument(callerOf(ctx), doctype, text(fields, 'name'), { ...fields, docstatus: 1 });
+  const result = await documents.updateDocument(callerOf(ctx), doctype, text(fields, 'name'), {
+    ...fields,
+    docstatus: 1,
+  });
   ctx.state.messages.push(...result.messages);
   return result.doc;
 }
@@ -147,6 +186,7 @@ export async function getSingleValue(ctx: AppContext): Promise<unknown> {
   const doctype = text(params, 'doctype');
   const field = text(params, 'field');
   const doc = await documents.getDocument(callerOf(ctx), doctype, doctype);
-  if (!Object.hasOwn(doc, field)) throw new DataError(`Argument field: ${doctype} has no field ${field.slice(0, 140)}`);
+  if (!Object.hasOwn(doc, field))
+    throw new DataError(`Argument field: ${doctype} has no field ${field.slice(0, 140)}`);
   return doc[field] ?? null;
 }

@@ -6,7 +6,16 @@ import type { AppContext } from '../http/state';
 import type { BodyValidator } from '../registry/registry';
 
 /** Request keys that never reach a method: permission switches, the CSRF token, Frappe's routing and cache keys. */
-const NEVER_PASSED = new Set(['ignore_permissions', 'flags', 'csrf_token', 'cmd', '_', '__proto__', 'constructor', 'prototype']);
+const NEVER_PASSED = new Set([
+  'ignore_permissions',
+  'flags',
+  'csrf_token',
+  'cmd',
+  '_',
+  '__proto__',
+  'constructor',
+  'prototype',
+]);
 
 function describe(error: NonNullable<BodyValidator['errors']>[number]): string {
   if (error.keyword === 'required') return `Missing argument: ${String(error.params?.missingProperty ?? '')}`;
@@ -18,7 +27,10 @@ function describe(error: NonNullable<BodyValidator['errors']>[number]): string {
 }
 
 /** Copies the request's parameters a method may see into a fresh object, parsing JSON text for structured arguments. */
-export function rawArguments(params: Record<string, unknown>, jsonArgs: readonly string[]): Record<string, unknown> {
+export function rawArguments(
+  params: Record<string, unknown>,
+  jsonArgs: readonly string[],
+): Record<string, unknown> {
   const args: Record<string, unknown> = {};
   for (const key of Object.keys(params)) {
     if (NEVER_PASSED.has(key)) continue;
@@ -36,12 +48,19 @@ export function rawArguments(params: Record<string, unknown>, jsonArgs: readonly
 }
 
 /** Validates `args` with a generated validator (coercing in place, dropping unknown keys); 400 naming each bad argument. */
-export function checkArguments(validate: BodyValidator, args: Record<string, unknown>): Record<string, unknown> {
+export function checkArguments(
+  validate: BodyValidator,
+  args: Record<string, unknown>,
+): Record<string, unknown> {
   if (!validate(args)) throw new DataError([...new Set((validate.errors ?? []).map(describe))].join('; '));
   return args;
 }
 
 /** The validated arguments of the request for a method with `validate` and `jsonArgs`. */
-export function methodArguments(ctx: AppContext, validate: BodyValidator, jsonArgs: readonly string[]): Record<string, unknown> {
+export function methodArguments(
+  ctx: AppContext,
+  validate: BodyValidator,
+  jsonArgs: readonly string[],
+): Record<string, unknown> {
   return checkArguments(validate, rawArguments(requestParams(ctx), jsonArgs));
 }

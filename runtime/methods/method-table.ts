@@ -30,7 +30,12 @@ export interface MethodTable {
 
 const tables = new WeakMap<Registry, MethodTable>();
 
-function addBinding(binding: DocTypeBinding, byPath: Map<string, FunctionMethod>, byShortPath: Map<string, FunctionMethod>, docs: Map<string, DocumentMethod>): void {
+function addBinding(
+  binding: DocTypeBinding,
+  byPath: Map<string, FunctionMethod>,
+  byShortPath: Map<string, FunctionMethod>,
+  docs: Map<string, DocumentMethod>,
+): void {
   const controller = binding.controller;
   if (!controller || !binding.methods) return;
   const Controller = controller.default as typeof Document | undefined;

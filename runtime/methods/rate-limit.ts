@@ -2,7 +2,12 @@
 // memory, or in Redis when REDIS_URL is set (rate-limiter-flexible; memory insures against Redis failures).
 import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
 import { clientIp } from '../auth/client-ip';
 import { TooManyRequestsError } from '../errors/errors';
 import type { AppContext } from '../http/state';
@@ -26,7 +31,10 @@ const perSite = new WeakMap<Site, SiteLimiters>();
 function limitersOf(site: Site): SiteLimiters {
   let entry = perSite.get(site);
   if (!entry) {
-    entry = { byBucket: new Map(), prefix: `svc-rl:${createHash('sha256').update(site.config.databaseUrl).digest('hex').slice(0, 16)}:` };
+    entry = {
+      byBucket: new Map(),
+      prefix: `svc-rl:${createHash('sha256').update(site.config.databaseUrl).digest('hex').slice(0, 16)}:`,
+    };
     if (site.config.redisUrl) {
       // Commands wait for the first connection (so the first calls count in Redis too); a Redis that stays away makes
       // them fail after one retry, and the in-memory insurance limiter counts instead.
@@ -45,7 +53,9 @@ function limiterFor(site: Site, path: string, limit: RateLimit): RateLimiterAbst
   if (!limiter) {
     const options = { points: limit.limit, duration: limit.seconds, keyPrefix: `${entry.prefix}${bucket}` };
     const memory = new RateLimiterMemory(options);
-    limiter = entry.redis ? new RateLimiterRedis({ ...options, storeClient: entry.redis, insuranceLimiter: memory }) : memory;
+    limiter = entry.redis
+      ? new RateLimiterRedis({ ...options, storeClient: entry.redis, insuranceLimiter: memory })
+      : memory;
     entry.byBucket.set(bucket, limiter);
   }
   return limiter;
@@ -64,9 +74,12 @@ export async function consumeRateLimit(ctx: AppContext, path: string, limit: Rat
   } catch (rejection) {
     if (!(rejection instanceof RateLimiterRes)) throw rejection;
     const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-    throw new TooManyRequestsError('You hit the rate limit because of too many requests. Please try after sometime.', {
-      headers: { 'Retry-After': String(retryAfter) },
-    });
+    throw new TooManyRequestsError(
+      'You hit the rate limit because of too many requests. Please try after sometime.',
+      {
+        headers: { 'Retry-After': String(retryAfter) },
+      },
+    );
   }
 }
 

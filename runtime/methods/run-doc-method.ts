@@ -16,16 +16,26 @@ import { readableDoc } from '../permissions/field-levels';
 import { admitCall } from './admit-call';
 import { resolveDocumentMethod, type DocumentMethodResult } from './document-methods';
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Reads `method`, `document` (v1: `docs`) and `kwargs` (v1: `args`) from the request; 400 naming what is wrong. */
-function runDocParams(params: Record<string, unknown>): { method: string; document: Record<string, unknown>; kwargs: Record<string, unknown>; mustExist: boolean } {
+function runDocParams(params: Record<string, unknown>): {
+  method: string;
+  document: Record<string, unknown>;
+  kwargs: Record<string, unknown>;
+  mustExist: boolean;
+} {
   const method = params.method;
   if (typeof method !== 'string' || method === '') throw new DataError('Missing argument: method');
   // v1 may name a stored document by `dt` and `dn` instead of sending it (`dn` defaults to `dt` for a Single).
-  const named = params.document === undefined && params.docs === undefined && typeof params.dt === 'string' ? { doctype: params.dt, name: typeof params.dn === 'string' ? params.dn : params.dt } : undefined;
+  const named =
+    params.document === undefined && params.docs === undefined && typeof params.dt === 'string'
+      ? { doctype: params.dt, name: typeof params.dn === 'string' ? params.dn : params.dt }
+      : undefined;
   const document = named ?? jsonParam(params, params.document !== undefined ? 'document' : 'docs');
-  if (!isObject(document) || typeof document.doctype !== 'string') throw new DataError('Argument document: must be an object with a doctype');
+  if (!isObject(document) || typeof document.doctype !== 'string')
+    throw new DataError('Argument document: must be an object with a doctype');
   const kwargs = jsonParam(params, params.kwargs !== undefined ? 'kwargs' : 'args') ?? {};
   if (!isObject(kwargs)) throw new DataError('Argument kwargs: must be an object');
   return { method, document, kwargs, mustExist: named !== undefined };
@@ -45,15 +55,30 @@ export async function runDocMethod(ctx: AppContext, caller: Caller): Promise<Doc
   delete input.doctype;
   const data = checkBody(binding.validateUpdate, input, doctype);
   const tx = new DocumentTransaction(caller.site, caller.user);
-  const name = binding.meta.issingle ? binding.meta.name : typeof data.name === 'string' && data.name ? data.name : undefined;
-  const stored = name ? await tx.getDoc(doctype, name).catch((err: unknown) => (err instanceof DoesNotExistError ? undefined : Promise.reject(err))) : undefined;
-  if (!stored && mustExist) throw new DoesNotExistError(`${doctype} ${String(name ?? '').slice(0, 140)} not found`);
+  const name = binding.meta.issingle
+    ? binding.meta.name
+    : typeof data.name === 'string' && data.name
+      ? data.name
+      : undefined;
+  const stored = name
+    ? await tx
+        .getDoc(doctype, name)
+        .catch((err: unknown) => (err instanceof DoesNotExistError ? undefined : Promise.reject(err)))
+    : undefined;
+  if (!stored && mustExist)
+    throw new DoesNotExistError(`${doctype} ${String(name ?? '').slice(0, 140)} not found`);
   let doc: Document;
   if (stored) {
     // A document naming a stored one is checked against what is stored: a forged owner or name gains nothing.
     await assertDocumentPermission(caller, binding, { ...stored }, right);
-    if (data.modified && formatDatetime(String(data.modified)) !== stored.modified && !binding.meta.issingle) {
-      throw new TimestampMismatchError(`${doctype} ${stored.name} has been modified after you have opened it. Please refresh to get the latest document.`);
+    if (
+      data.modified &&
+      formatDatetime(String(data.modified)) !== stored.modified &&
+      !binding.meta.issingle
+    ) {
+      throw new TimestampMismatchError(
+        `${doctype} ${stored.name} has been modified after you have opened it. Please refresh to get the latest document.`,
+      );
     }
     doc = Object.assign(stored, data);
   } else {
@@ -64,5 +89,13 @@ export async function runDocMethod(ctx: AppContext, caller: Caller): Promise<Doc
     await assertDocumentPermission(caller, binding, { ...doc, owner: caller.user.name }, right);
   }
   const result = await method.run(doc, args, caller, tx.messages);
-  return { result, doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, { ...doc }, caller.version)), messages: tx.messages };
+  return {
+    result,
+    doc: readableDoc(
+      caller,
+      binding,
+      serializeDoc(binding, caller.site.registry, { ...doc }, caller.version),
+    ),
+    messages: tx.messages,
+  };
 }

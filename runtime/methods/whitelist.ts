@@ -31,9 +31,18 @@ const marks = new WeakMap<object, ResolvedWhitelist>();
 
 function resolve(options: WhitelistOptions): ResolvedWhitelist {
   const methods = options.methods?.map((m) => m.toUpperCase() as HttpVerb) ?? DEFAULT_VERBS;
-  for (const verb of methods) if (!VERBS.has(verb)) throw new TypeError(`whitelist: unknown HTTP verb ${verb}`);
+  for (const verb of methods)
+    if (!VERBS.has(verb)) throw new TypeError(`whitelist: unknown HTTP verb ${verb}`);
   const limit = options.rateLimit;
-  if (limit && !(Number.isSafeInteger(limit.limit) && limit.limit > 0 && Number.isSafeInteger(limit.seconds) && limit.seconds > 0)) {
+  if (
+    limit &&
+    !(
+      Number.isSafeInteger(limit.limit) &&
+      limit.limit > 0 &&
+      Number.isSafeInteger(limit.seconds) &&
+      limit.seconds > 0
+    )
+  ) {
     throw new TypeError('whitelist: rateLimit needs a positive integer limit and seconds');
   }
   return {

@@ -40,12 +40,15 @@ export function parseAuthorization(header: string): Credentials {
       return keyPair(value);
     case 'basic': {
       if (!BASE64.test(value) || value.length % 4 !== 0) {
-        throw new InvalidAuthorizationToken('Failed to decode token, please provide a valid base64-encoded token.');
+        throw new InvalidAuthorizationToken(
+          'Failed to decode token, please provide a valid base64-encoded token.',
+        );
       }
       return keyPair(Buffer.from(value, 'base64').toString('utf8'));
     }
     case 'bearer':
-      if (!/^[A-Za-z0-9._~+/=-]{1,512}$/.test(value)) throw new InvalidAuthorizationToken('Invalid bearer token');
+      if (!/^[A-Za-z0-9._~+/=-]{1,512}$/.test(value))
+        throw new InvalidAuthorizationToken('Invalid bearer token');
       return { kind: 'bearer', token: value };
     default:
       throw new InvalidAuthorizationToken(`Unsupported authorization scheme ${scheme.slice(0, 20)}`);
@@ -71,7 +74,10 @@ async function headerUser(ctx: AppContext, header: string): Promise<string> {
     state.scopes = grant.scopes;
     return grant.user;
   }
-  const source = keySource(state.site.registry, ctx.get('svc-authorization-source') || ctx.get('frappe-authorization-source'));
+  const source = keySource(
+    state.site.registry,
+    ctx.get('svc-authorization-source') || ctx.get('frappe-authorization-source'),
+  );
   if (source === null) throw new AuthenticationError('Invalid authorization source');
   const user = await userForApiKey(state.site.db.knex, credentials.key, credentials.secret, source);
   if (!user) throw new AuthenticationError('Invalid API key or secret');
@@ -80,17 +86,31 @@ async function headerUser(ctx: AppContext, header: string): Promise<string> {
 }
 
 /** Runs the auth hooks; a hook naming a user other than the one already authenticated is a conflict (401). */
-async function hookUser(ctx: AppContext, hooks: readonly AuthHook[], current: string | undefined): Promise<string | undefined> {
-  const request = { headers: ctx.headers, method: ctx.method, path: ctx.path, ip: clientIp(ctx), user: current ?? GUEST.name };
+async function hookUser(
+  ctx: AppContext,
+  hooks: readonly AuthHook[],
+  current: string | undefined,
+): Promise<string | undefined> {
+  const request = {
+    headers: ctx.headers,
+    method: ctx.method,
+    path: ctx.path,
+    ip: clientIp(ctx),
+    user: current ?? GUEST.name,
+  };
   for (const hook of hooks) {
     let named: unknown;
     try {
       named = await hook(request);
     } catch (err) {
-      throw new AuthenticationError(err instanceof AuthenticationError ? err.message : 'Authentication refused by an auth hook', { cause: err });
+      throw new AuthenticationError(
+        err instanceof AuthenticationError ? err.message : 'Authentication refused by an auth hook',
+        { cause: err },
+      );
     }
     if (typeof named !== 'string' || named === '' || named === GUEST.name) continue;
-    if (current && named !== current) throw new AuthenticationError('An auth hook and the request credentials name different users');
+    if (current && named !== current)
+      throw new AuthenticationError('An auth hook and the request credentials name different users');
     if (!current) ctx.state.auth = 'hook';
     return named;
   }
@@ -145,7 +165,11 @@ export function createAuthenticate(options: AuthenticateOptions): Middleware {
 }
 
 /** Every other request: header, session cookie and hooks, with their database reads and every refusal. */
-async function fullAuthenticate(ctx: AppContext, next: () => Promise<unknown>, options: AuthenticateOptions): Promise<void> {
+async function fullAuthenticate(
+  ctx: AppContext,
+  next: () => Promise<unknown>,
+  options: AuthenticateOptions,
+): Promise<void> {
   const state = ctx.state;
   const { site } = state;
   const sid = ctx.headers.cookie ? ctx.cookies.get('sid') : undefined;
@@ -153,7 +177,11 @@ async function fullAuthenticate(ctx: AppContext, next: () => Promise<unknown>, o
   let userName: string | undefined;
   if (header) userName = await headerUser(ctx, header);
   if (sid && sid !== GUEST.name) {
-    const session = await resumeSession(site, sid, parseSessionExpiry((await loadSettings(site)).session_expiry));
+    const session = await resumeSession(
+      site,
+      sid,
+      parseSessionExpiry((await loadSettings(site)).session_expiry),
+    );
     if (!session) {
       if (!header) ctx.cookies.set('sid', null);
     } else if (userName === undefined) {
@@ -167,8 +195,13 @@ async function fullAuthenticate(ctx: AppContext, next: () => Promise<unknown>, o
   if (options.authHooks.length) userName = await hookUser(ctx, options.authHooks, userName);
   if (userName) {
     const user = await loadUser(site.db.knex, userName);
-    if (!user || !user.enabled) throw new AuthenticationError('User disabled or missing', state.auth === 'bearer' ? { headers: INVALID_BEARER } : undefined);
-    if (user.restrictIp && !ipAllowed(user.restrictIp, clientIp(ctx))) throw new AuthenticationError('Access not allowed from this IP Address');
+    if (!user || !user.enabled)
+      throw new AuthenticationError(
+        'User disabled or missing',
+        state.auth === 'bearer' ? { headers: INVALID_BEARER } : undefined,
+      );
+    if (user.restrictIp && !ipAllowed(user.restrictIp, clientIp(ctx)))
+      throw new AuthenticationError('Access not allowed from this IP Address');
     state.user = user;
   } else {
     state.user = GUEST;

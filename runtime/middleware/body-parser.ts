@@ -36,21 +36,33 @@ export function createBodyParser(options: BodyParserOptions): Middleware {
     jsonLimit: options.maxBodySize,
     formLimit: options.maxBodySize,
     jsonStrict: false,
-    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE, HttpMethodEnum.GET],
+    parsedMethods: [
+      HttpMethodEnum.POST,
+      HttpMethodEnum.PUT,
+      HttpMethodEnum.PATCH,
+      HttpMethodEnum.DELETE,
+      HttpMethodEnum.GET,
+    ],
   });
   return function bodyParser(ctx, next) {
     const length = Number(ctx.get('content-length') || 0);
     const hasBody = length > 0 || ctx.get('transfer-encoding') !== '';
     // Most GETs carry no body: nothing to parse (Frappe clients that send a JSON body on GET still get it parsed).
     if (!hasBody) return next();
-    if (length > options.maxBodySize) throw new RequestEntityTooLargeError(`Request body is larger than ${options.maxBodySize} bytes`);
+    if (length > options.maxBodySize)
+      throw new RequestEntityTooLargeError(`Request body is larger than ${options.maxBodySize} bytes`);
     // Plain JSON, by far the most common body, needs no media-type matching of our own (koa-body does its own).
     if (ctx.request.type !== 'application/json') {
-      if (!ctx.is(ACCEPTED)) throw new UnsupportedMediaTypeError(`Content type ${ctx.get('content-type') || '(none)'} is not supported; send application/json`);
-      if (ctx.is('text/plain')) throw new UnsupportedMediaTypeError('Content type text/plain is not accepted; send application/json');
+      if (!ctx.is(ACCEPTED))
+        throw new UnsupportedMediaTypeError(
+          `Content type ${ctx.get('content-type') || '(none)'} is not supported; send application/json`,
+        );
+      if (ctx.is('text/plain'))
+        throw new UnsupportedMediaTypeError('Content type text/plain is not accepted; send application/json');
     }
     return parse(ctx, async () => {
-      if (nestedDeeperThan((ctx.request as { body?: unknown }).body, MAX_DEPTH)) throw new BadRequestError(`The request body nests deeper than ${MAX_DEPTH} levels`);
+      if (nestedDeeperThan((ctx.request as { body?: unknown }).body, MAX_DEPTH))
+        throw new BadRequestError(`The request body nests deeper than ${MAX_DEPTH} levels`);
       await next();
     });
   };

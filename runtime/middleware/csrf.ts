@@ -19,7 +19,10 @@ function exempt(state: RequestState): boolean {
   const route = state.route;
   if (!route) return false;
   if (route.row.csrf === false) return true;
-  return route.row.operation === 'method' && BUILTIN_METHODS.get(methodName(route.params.method, state.version))?.csrf === false;
+  return (
+    route.row.operation === 'method' &&
+    BUILTIN_METHODS.get(methodName(route.params.method, state.version))?.csrf === false
+  );
 }
 
 function same(a: string, b: string): boolean {
@@ -34,11 +37,19 @@ export function createCsrf(options: CsrfOptions): Middleware {
     const state = (ctx as AppContext).state;
     if (state.auth === 'session' && UNSAFE.has(ctx.method) && !options.ignoreCsrf && !exempt(state)) {
       const referrer = ctx.get('origin') || ctx.get('referer');
-      const allowed = referrer !== '' && options.allowedReferrers.some((r) => referrer === r || referrer.startsWith(r.endsWith('/') ? r : `${r}/`));
+      const allowed =
+        referrer !== '' &&
+        options.allowedReferrers.some(
+          (r) => referrer === r || referrer.startsWith(r.endsWith('/') ? r : `${r}/`),
+        );
       if (!allowed) {
         const body = (ctx.request as { body?: Record<string, unknown> }).body;
-        const sent = ctx.get('x-svc-csrf-token') || ctx.get('x-frappe-csrf-token') || (typeof body?.csrf_token === 'string' ? body.csrf_token : '');
-        if (!sent || !state.session || !same(sent, state.session.csrfToken)) throw new CSRFTokenError('Invalid Request: missing or wrong CSRF token');
+        const sent =
+          ctx.get('x-svc-csrf-token') ||
+          ctx.get('x-frappe-csrf-token') ||
+          (typeof body?.csrf_token === 'string' ? body.csrf_token : '');
+        if (!sent || !state.session || !same(sent, state.session.csrfToken))
+          throw new CSRFTokenError('Invalid Request: missing or wrong CSRF token');
       }
     }
     return next();

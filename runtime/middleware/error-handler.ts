@@ -16,7 +16,10 @@ export function createErrorHandler(options: ErrorHandlerOptions): Middleware {
     try {
       await next();
     } catch (err) {
-      const rendered = renderError(err, { version: versionOf(ctx.path), developerMode: options.developerMode });
+      const rendered = renderError(err, {
+        version: versionOf(ctx.path),
+        developerMode: options.developerMode,
+      });
       if (rendered.status >= 500) options.onServerError?.(err, ctx as AppContext);
       ctx.status = rendered.status;
       for (const [name, value] of Object.entries(rendered.headers)) ctx.set(name, value);

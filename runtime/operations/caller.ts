@@ -22,7 +22,8 @@ export function callerOf(ctx: AppContext): Caller {
 export function bindingFor(caller: Caller, doctype: string, op: V2Operation): DocTypeBinding {
   const binding = caller.site.registry.get(doctype);
   const ops: ReadonlySet<string> | undefined = caller.version === 1 ? binding?.v1Ops : binding?.v2Ops;
-  if (!binding || !ops || ops.size === 0) throw new DoesNotExistError(`DocType ${doctype.slice(0, 140)} not found`);
+  if (!binding || !ops || ops.size === 0)
+    throw new DoesNotExistError(`DocType ${doctype.slice(0, 140)} not found`);
   if (!ops.has(op)) throw new MethodNotAllowedError(`${op} is not allowed on ${doctype}`);
   return binding;
 }

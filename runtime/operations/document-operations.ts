@@ -21,19 +21,29 @@ export interface DocumentResult {
 }
 
 /** Reads one document (the DocType's own name for a Single); `expandLinks` replaces Link values by the linked documents. */
-export async function getDocument(caller: Caller, doctype: string, name: string, options: { expandLinks?: boolean } = {}): Promise<DocData> {
+export async function getDocument(
+  caller: Caller,
+  doctype: string,
+  name: string,
+  options: { expandLinks?: boolean } = {},
+): Promise<DocData> {
   const binding = bindingFor(caller, doctype, 'get');
   assertDocTypePermission(caller.user, binding.meta, 'read');
   const data = await readDoc(caller.site, binding, binding.meta.issingle ? binding.meta.name : name);
   if (!data) throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);
   await assertDocumentPermission(caller, binding, data, 'read');
   const doc = readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, data, caller.version));
-  if (options.expandLinks) await expandLinks(caller.site, caller.user, binding, [doc], { nested: true, version: caller.version });
+  if (options.expandLinks)
+    await expandLinks(caller.site, caller.user, binding, [doc], { nested: true, version: caller.version });
   return doc;
 }
 
 /** Inserts a document from a request body. v2 uses a client `name` as given; v1 only for prompt and UUID naming (as Frappe). */
-export async function createDocument(caller: Caller, doctype: string, body: Record<string, unknown>): Promise<DocumentResult> {
+export async function createDocument(
+  caller: Caller,
+  doctype: string,
+  body: Record<string, unknown>,
+): Promise<DocumentResult> {
   const binding = bindingFor(caller, doctype, 'create');
   assertDocTypePermission(caller.user, binding.meta, 'create');
   const input = { ...body };
@@ -43,21 +53,36 @@ export async function createDocument(caller: Caller, doctype: string, body: Reco
   delete data.name;
   delete data.modified;
   const kind = binding.meta.naming.kind;
-  const clientName = typeof rawName === 'string' && (caller.version === 2 || kind === 'prompt' || kind === 'uuid') ? rawName : undefined;
+  const clientName =
+    typeof rawName === 'string' && (caller.version === 2 || kind === 'prompt' || kind === 'uuid')
+      ? rawName
+      : undefined;
   const tx = new DocumentTransaction(caller.site, caller.user);
   const doc = await tx.run(async () => {
     const created = tx.newDoc(doctype, data, clientName);
     await created.insert();
     return created;
   });
-  return { doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)), messages: tx.messages };
+  return {
+    doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)),
+    messages: tx.messages,
+  };
 }
 
 /** Applies changes to a document: only the fields sent change; a stale `modified` is refused. */
-export async function updateDocument(caller: Caller, doctype: string, name: string, body: Record<string, unknown>): Promise<DocumentResult> {
+export async function updateDocument(
+  caller: Caller,
+  doctype: string,
+  name: string,
+  body: Record<string, unknown>,
+): Promise<DocumentResult> {
   const binding = bindingFor(caller, doctype, 'update');
   // The lifecycle decides the exact right from the docstatus move (write, submit or cancel); here: any of them at all.
-  if (!(['write', 'submit', 'cancel'] as const).some((right) => hasDocTypePermission(caller.user, binding.meta, right))) {
+  if (
+    !(['write', 'submit', 'cancel'] as const).some((right) =>
+      hasDocTypePermission(caller.user, binding.meta, right),
+    )
+  ) {
     throw refusal(caller.user, `No permission to write ${binding.meta.name}`);
   }
   const input = { ...body };
@@ -66,16 +91,26 @@ export async function updateDocument(caller: Caller, doctype: string, name: stri
   const changes = checkBody(binding.validateUpdate, input, doctype);
   const tx = new DocumentTransaction(caller.site, caller.user);
   const doc = await tx.run(async () => {
-    const loaded = await tx.getDoc(doctype, binding.meta.issingle ? binding.meta.name : name, { forUpdate: true });
+    const loaded = await tx.getDoc(doctype, binding.meta.issingle ? binding.meta.name : name, {
+      forUpdate: true,
+    });
     Object.assign(loaded, changes);
     await loaded.save();
     return loaded;
   });
-  return { doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)), messages: tx.messages };
+  return {
+    doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)),
+    messages: tx.messages,
+  };
 }
 
 /** Moves a document's docstatus (1 submit, 2 cancel) through the lifecycle, which checks the right the move needs. */
-async function moveDocstatus(caller: Caller, doctype: string, name: string, docstatus: 1 | 2): Promise<DocumentResult> {
+async function moveDocstatus(
+  caller: Caller,
+  doctype: string,
+  name: string,
+  docstatus: 1 | 2,
+): Promise<DocumentResult> {
   const binding = bindingFor(caller, doctype, 'update');
   const right = docstatus === 1 ? 'submit' : 'cancel';
   assertDocTypePermission(caller.user, binding.meta, right);
@@ -86,7 +121,10 @@ async function moveDocstatus(caller: Caller, doctype: string, name: string, docs
     await loaded.save();
     return loaded;
   });
-  return { doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)), messages: tx.messages };
+  return {
+    doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)),
+    messages: tx.messages,
+  };
 }
 
 /** Submits a draft (docstatus 0 → 1): needs `submit`; runs before_submit and on_submit. */
@@ -112,7 +150,12 @@ const IDENTITY = ['name', 'owner', 'creation', 'modified', 'modified_by', 'docst
 const CHILD_IDENTITY = [...IDENTITY, 'parent', 'parentfield', 'parenttype', 'idx'];
 
 /** A clean copy that can be posted back as a new document. `keepNoCopy` false drops no_copy fields. */
-export async function copyDocument(caller: Caller, doctype: string, name: string, keepNoCopy: boolean): Promise<DocData> {
+export async function copyDocument(
+  caller: Caller,
+  doctype: string,
+  name: string,
+  keepNoCopy: boolean,
+): Promise<DocData> {
   const binding = bindingFor(caller, doctype, 'copy');
   assertDocTypePermission(caller.user, binding.meta, 'read');
   const data = await readDoc(caller.site, binding, name);

@@ -3,7 +3,13 @@
 import type { DocData } from '../document/store';
 import { DataError } from '../errors/errors';
 import { queryAccess } from '../permissions/query-access';
-import { buildCountQuery, buildListQuery, packedColumns, pageDecoder, type PageDecoder } from '../query/build-query';
+import {
+  buildCountQuery,
+  buildListQuery,
+  packedColumns,
+  pageDecoder,
+  type PageDecoder,
+} from '../query/build-query';
 import { attachChildRows } from '../query/child-rows';
 import type { QueryScope } from '../query/columns';
 import { expandLinks } from '../query/expand-links';
@@ -45,7 +51,11 @@ async function scopeFor(caller: Caller, doctype: string, op: 'list' | 'count'): 
 }
 
 async function count(scope: QueryScope, plan: CountPlan): Promise<number> {
-  const n = await runCount(scope.site, () => buildCountQuery(scope.site.db.knex, { scope, filters: plan.filters }), plan.slot);
+  const n = await runCount(
+    scope.site,
+    () => buildCountQuery(scope.site.db.knex, { scope, filters: plan.filters }),
+    plan.slot,
+  );
   if (!Number.isSafeInteger(n)) throw new DataError('count out of range');
   return n;
 }
@@ -59,13 +69,18 @@ export interface SerializedListPage {
 }
 
 /** Plans reading Link-target columns carry the target DocType's access from parse time: they are parsed per request. */
-const keepPlan = ({ request }: ListEntry): boolean => !request.plan.selection.items.some((i) => i.ref?.source.kind === 'link');
+const keepPlan = ({ request }: ListEntry): boolean =>
+  !request.plan.selection.items.some((i) => i.ref?.source.kind === 'link');
 
 /**
  * Lists documents from Frappe-style parameters: `fields`, `filters`, `or_filters`, `order_by`, `group_by`, paging
  * (v1 `limit_start`/`limit_page_length`/`limit`, v2 `start`/`limit`), `as_dict`, `expand`, v2 `include=count`.
  */
-export async function listDocuments(caller: Caller, doctype: string, params: Record<string, unknown>): Promise<ListPage> {
+export async function listDocuments(
+  caller: Caller,
+  doctype: string,
+  params: Record<string, unknown>,
+): Promise<ListPage> {
   return (await list(caller, doctype, params, false)) as ListPage;
 }
 
@@ -74,17 +89,29 @@ export async function listDocuments(caller: Caller, doctype: string, params: Rec
  * unchanged) by a cached plan, with no child rows or expanded links to fetch, is serialized once and its text reused
  * until the rows are dropped: stringifying 20 rows cost more than the rest of a remembered list request.
  */
-export async function listDocumentsSerialized(caller: Caller, doctype: string, params: Record<string, unknown>): Promise<SerializedListPage> {
+export async function listDocumentsSerialized(
+  caller: Caller,
+  doctype: string,
+  params: Record<string, unknown>,
+): Promise<SerializedListPage> {
   return (await list(caller, doctype, params, true)) as SerializedListPage;
 }
 
-async function list(caller: Caller, doctype: string, params: Record<string, unknown>, serialized: boolean): Promise<ListPage | SerializedListPage> {
+async function list(
+  caller: Caller,
+  doctype: string,
+  params: Record<string, unknown>,
+  serialized: boolean,
+): Promise<ListPage | SerializedListPage> {
   const scope = await scopeFor(caller, doctype, 'list');
   const key = planKey('list', caller, doctype, scope.access, params);
   const cached = await cachedPlan(
     caller.site,
     key,
-    async (): Promise<ListEntry> => ({ request: await parseListRequest(scope, params, caller.version), slot: {} }),
+    async (): Promise<ListEntry> => ({
+      request: await parseListRequest(scope, params, caller.version),
+      slot: {},
+    }),
     keepPlan,
   );
   const request: ListRequest = cached.request;
@@ -93,21 +120,38 @@ async function list(caller: Caller, doctype: string, params: Record<string, unkn
   let rows: DocData[] = [];
   let reuse: Map<object, unknown> | undefined;
   if (request.pageLength > 0) {
-    const set = await runSelect(caller.site, { build: (packed) => buildListQuery(knex, plan, packed), packedColumns: packedColumns(plan) }, cached.slot);
+    const set = await runSelect(
+      caller.site,
+      { build: (packed) => buildListQuery(knex, plan, packed), packedColumns: packedColumns(plan) },
+      cached.slot,
+    );
     // The text may be kept with the rows only for a plan that stays cached (it is the key) and needs no other reads.
-    if (serialized && set.derived && key !== undefined && keepPlan(cached) && plan.selection.children.length === 0 && request.expand.length === 0) {
+    if (
+      serialized &&
+      set.derived &&
+      key !== undefined &&
+      keepPlan(cached) &&
+      plan.selection.children.length === 0 &&
+      request.expand.length === 0
+    ) {
       reuse = set.derived;
       const known = reuse.get(cached) as SerializedListPage | undefined;
       if (known) return withCount(scope, cached, known);
     }
-    if (cached.decoder?.columns !== set.columns) cached.decoder = { columns: set.columns, decode: pageDecoder(plan, set.columns) };
+    if (cached.decoder?.columns !== set.columns)
+      cached.decoder = { columns: set.columns, decode: pageDecoder(plan, set.columns) };
     rows = cached.decoder.decode(set);
   }
   const hasNextPage = rows.length > request.pageLength;
   if (hasNextPage) rows = rows.slice(0, request.pageLength);
-  for (const select of plan.selection.children) await attachChildRows(knex, scope.binding.meta.name, select, rows);
+  for (const select of plan.selection.children)
+    await attachChildRows(knex, scope.binding.meta.name, select, rows);
   for (const hidden of request.hiddenKeys) for (const row of rows) delete row[hidden];
-  if (request.expand.length) await expandLinks(caller.site, caller.user, scope.binding, rows, { only: request.expand, version: caller.version });
+  if (request.expand.length)
+    await expandLinks(caller.site, caller.user, scope.binding, rows, {
+      only: request.expand,
+      version: caller.version,
+    });
   const data = request.asDict ? rows : rows.map((r) => Object.values(r));
   if (!serialized) {
     const page: ListPage = { data };
@@ -121,14 +165,29 @@ async function list(caller: Caller, doctype: string, params: Record<string, unkn
 }
 
 /** The page with v2's `include=count` added (a copy: a remembered answer is shared). */
-async function withCount<T extends ListPage | SerializedListPage>(scope: QueryScope, cached: ListEntry, page: T): Promise<T> {
+async function withCount<T extends ListPage | SerializedListPage>(
+  scope: QueryScope,
+  cached: ListEntry,
+  page: T,
+): Promise<T> {
   if (!cached.request.includeCount) return page;
-  return { ...page, count: await count(scope, (cached.count ??= { filters: cached.request.plan.filters, slot: {} })) };
+  return {
+    ...page,
+    count: await count(scope, (cached.count ??= { filters: cached.request.plan.filters, slot: {} })),
+  };
 }
 
 /** Counts the documents matching `filters` (and `or_filters`). */
-export async function countDocuments(caller: Caller, doctype: string, params: Record<string, unknown>): Promise<number> {
+export async function countDocuments(
+  caller: Caller,
+  doctype: string,
+  params: Record<string, unknown>,
+): Promise<number> {
   const scope = await scopeFor(caller, doctype, caller.version === 1 ? 'list' : 'count');
-  const plan = await cachedPlan(caller.site, planKey('count', caller, doctype, scope.access, params), async (): Promise<CountPlan> => ({ filters: parseWhere(scope, params), slot: {} }));
+  const plan = await cachedPlan(
+    caller.site,
+    planKey('count', caller, doctype, scope.access, params),
+    async (): Promise<CountPlan> => ({ filters: parseWhere(scope, params), slot: {} }),
+  );
   return count(scope, plan);
 }

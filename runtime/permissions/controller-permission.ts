@@ -19,7 +19,12 @@ export function controllerRestriction(binding: DocTypeBinding, user: SessionUser
 }
 
 /** False when the controller exports `hasPermission` and it refuses `right` on `doc` for `user`. */
-export function controllerAllows(binding: DocTypeBinding, doc: Readonly<DocData>, right: Right, user: SessionUser): boolean {
+export function controllerAllows(
+  binding: DocTypeBinding,
+  doc: Readonly<DocData>,
+  right: Right,
+  user: SessionUser,
+): boolean {
   const hook = binding.controller?.hasPermission;
   return typeof hook === 'function' ? (hook as HasPermission)(doc, right, user) !== false : true;
 }

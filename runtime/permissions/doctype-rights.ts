@@ -19,7 +19,12 @@ export interface DocTypeRights {
 }
 
 const EVERYTHING: ReadonlyMap<Right, Reach> = new Map(RIGHTS.map((r) => [r, 'all'] as const));
-const ADMIN_RIGHTS: DocTypeRights = { doc: EVERYTHING, readLevels: new Set(), writeLevels: new Set(), all: true };
+const ADMIN_RIGHTS: DocTypeRights = {
+  doc: EVERYTHING,
+  readLevels: new Set(),
+  writeLevels: new Set(),
+  all: true,
+};
 /** Rights that only mean something on a submittable DocType (Frappe forces them to 0 elsewhere). */
 const SUBMIT_RIGHTS: ReadonlySet<Right> = new Set(['submit', 'cancel', 'amend']);
 
@@ -34,7 +39,8 @@ function compute(meta: DocTypeMeta, roles: ReadonlySet<string>): DocTypeRights {
     for (const right of row.rights) {
       if (right === 'read') readLevels.add(row.permlevel);
       if (right === 'write') writeLevels.add(row.permlevel);
-      if (row.permlevel !== 0 || (SUBMIT_RIGHTS.has(right) && !meta.isSubmittable) || right === 'import') continue;
+      if (row.permlevel !== 0 || (SUBMIT_RIGHTS.has(right) && !meta.isSubmittable) || right === 'import')
+        continue;
       if (!row.ifOwner) doc.set(right, 'all');
       else if (!doc.has(right)) doc.set(right, 'owner');
     }

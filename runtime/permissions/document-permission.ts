@@ -32,7 +32,16 @@ export async function hasDocumentPermission(
  * a DocType the user may not use at all was refused with the same 403 before the lookup (see the README's status rule).
  * Inside a transaction pass it as `q`: on SQLite a query beside the open transaction would wait on it forever.
  */
-export async function assertDocumentPermission(caller: Caller, binding: DocTypeBinding, doc: Readonly<DocData>, right: Right, q?: Queryable): Promise<void> {
+export async function assertDocumentPermission(
+  caller: Caller,
+  binding: DocTypeBinding,
+  doc: Readonly<DocData>,
+  right: Right,
+  q?: Queryable,
+): Promise<void> {
   if (await hasDocumentPermission(caller.site, caller.user, binding, doc, right, q)) return;
-  throw refusal(caller.user, `No permission to ${right} ${binding.meta.name} ${String(doc.name ?? '').slice(0, 140)}`.trim());
+  throw refusal(
+    caller.user,
+    `No permission to ${right} ${binding.meta.name} ${String(doc.name ?? '').slice(0, 140)}`.trim(),
+  );
 }

@@ -40,8 +40,12 @@ function strip(meta: DocTypeMeta, registry: Registry, rights: DocTypeRights, dat
   for (const [key, value] of Object.entries(data)) {
     const field = fields.get(key);
     if (field && !readsLevel(rights, field.permlevel)) continue;
-    const child = field && isTableType(field.fieldtype) && field.options ? registry.get(field.options) : undefined;
-    out[key] = child && Array.isArray(value) ? (value as DocData[]).map((row) => strip(child.meta, registry, rights, row)) : value;
+    const child =
+      field && isTableType(field.fieldtype) && field.options ? registry.get(field.options) : undefined;
+    out[key] =
+      child && Array.isArray(value)
+        ? (value as DocData[]).map((row) => strip(child.meta, registry, rights, row))
+        : value;
   }
   return out;
 }
@@ -72,12 +76,19 @@ const same = (field: FieldMeta, a: unknown, b: unknown): boolean => {
   return JSON.stringify(norm(a)) === JSON.stringify(norm(b));
 };
 
-function changedField(meta: DocTypeMeta, rights: DocTypeRights, registry: Registry, data: DocData, before: DocData | undefined, user: string): FieldMeta | undefined {
+function changedField(
+  meta: DocTypeMeta,
+  rights: DocTypeRights,
+  registry: Registry,
+  data: DocData,
+  before: DocData | undefined,
+  user: string,
+): FieldMeta | undefined {
   for (const field of meta.fields) {
     if (!(field.fieldname in data)) continue;
     if (isTableType(field.fieldtype)) {
       const rows = (data[field.fieldname] as DocData[] | undefined) ?? [];
-      const old = ((before?.[field.fieldname] as DocData[] | undefined) ?? []);
+      const old = (before?.[field.fieldname] as DocData[] | undefined) ?? [];
       if (!writesLevel(rights, field.permlevel)) {
         const key = (r: DocData[]) => JSON.stringify(r.map((row) => row.name ?? null));
         if (rows.length !== old.length || (rows.length && key(rows) !== key(old))) return field;
@@ -86,7 +97,14 @@ function changedField(meta: DocTypeMeta, rights: DocTypeRights, registry: Regist
       if (!child) continue;
       const byName = new Map(old.map((row) => [String(row.name), row]));
       for (const row of rows) {
-        const hit = changedField(child.meta, rights, registry, row, row.name ? byName.get(String(row.name)) : undefined, user);
+        const hit = changedField(
+          child.meta,
+          rights,
+          registry,
+          row,
+          row.name ? byName.get(String(row.name)) : undefined,
+          user,
+        );
         if (hit) return hit;
       }
       continue;
@@ -102,16 +120,29 @@ function changedField(meta: DocTypeMeta, rights: DocTypeRights, registry: Regist
  * Child rows the client sent back without a field it may not write (it may not even see it) keep that field's
  * stored value, so re-sending rows as they were read never wipes what the user cannot see. Mutates the rows.
  */
-export function keepUnwritableRowValues(user: SessionUser, binding: DocTypeBinding, registry: Registry, data: DocData, stored: DocData): void {
+export function keepUnwritableRowValues(
+  user: SessionUser,
+  binding: DocTypeBinding,
+  registry: Registry,
+  data: DocData,
+  stored: DocData,
+): void {
   const rights = rightsFor(user, binding.meta);
   if (rights.all) return;
   for (const field of binding.meta.fields) {
     const rows = data[field.fieldname];
-    const child = isTableType(field.fieldtype) && field.options && Array.isArray(rows) ? registry.get(field.options) : undefined;
+    const child =
+      isTableType(field.fieldtype) && field.options && Array.isArray(rows)
+        ? registry.get(field.options)
+        : undefined;
     if (!child) continue;
-    const hidden = child.meta.fields.filter((f) => storesValue(f.fieldtype) && !writesLevel(rights, f.permlevel));
+    const hidden = child.meta.fields.filter(
+      (f) => storesValue(f.fieldtype) && !writesLevel(rights, f.permlevel),
+    );
     if (!hidden.length) continue;
-    const before = new Map(((stored[field.fieldname] as DocData[] | undefined) ?? []).map((row) => [String(row.name), row]));
+    const before = new Map(
+      ((stored[field.fieldname] as DocData[] | undefined) ?? []).map((row) => [String(row.name), row]),
+    );
     for (const row of rows as DocData[]) {
       const old = row.name === undefined || row.name === null ? undefined : before.get(String(row.name));
       if (old) for (const f of hidden) if (!(f.fieldname in row)) row[f.fieldname] = old[f.fieldname];
@@ -123,9 +154,18 @@ export function keepUnwritableRowValues(user: SessionUser, binding: DocTypeBindi
  * Refuses (403 naming the field) a value of `data` above the user's write levels that differs from `stored` (an
  * existing document) or from the field's default (a new one). Child rows are compared by name.
  */
-export function checkWriteLevels(user: SessionUser, binding: DocTypeBinding, registry: Registry, data: DocData, stored: DocData | undefined): void {
+export function checkWriteLevels(
+  user: SessionUser,
+  binding: DocTypeBinding,
+  registry: Registry,
+  data: DocData,
+  stored: DocData | undefined,
+): void {
   const rights = rightsFor(user, binding.meta);
   if (rights.all) return;
   const field = changedField(binding.meta, rights, registry, data, stored, user.name);
-  if (field) throw new PermissionError(`Not allowed to change ${field.label} (${field.fieldname}): insufficient permission level`);
+  if (field)
+    throw new PermissionError(
+      `Not allowed to change ${field.label} (${field.fieldname}): insufficient permission level`,
+    );
 }

@@ -19,14 +19,22 @@ export interface QueryAccess {
 }
 
 /** Administrator's access: every field but Password fields, every row. */
-const ADMIN_ACCESS: QueryAccess = { canReadField: (meta, fieldname) => meta.fields.find((f) => f.fieldname === fieldname)?.fieldtype !== 'Password' };
+const ADMIN_ACCESS: QueryAccess = {
+  canReadField: (meta, fieldname) =>
+    meta.fields.find((f) => f.fieldname === fieldname)?.fieldtype !== 'Password',
+};
 
 /**
  * Decides the access of `user` to `meta` for `right` (default `read`): throws 401/403 when the user may not use the
  * DocType at all, otherwise returns the fields the user may read and the rows the user may reach: the owner's own
  * rows under an if_owner right, the user's User Permissions and the controller's `permissionQuery`, all ANDed.
  */
-export async function queryAccess(site: Site, user: SessionUser, meta: DocTypeMeta, right: Right = 'read'): Promise<QueryAccess> {
+export async function queryAccess(
+  site: Site,
+  user: SessionUser,
+  meta: DocTypeMeta,
+  right: Right = 'read',
+): Promise<QueryAccess> {
   assertDocTypePermission(user, meta, right);
   if (user.name === ADMINISTRATOR) return ADMIN_ACCESS;
   const rights = rightsFor(user, meta);

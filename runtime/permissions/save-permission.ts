@@ -38,10 +38,17 @@ export async function assertSavePermission(
   if (!stored) {
     // A new document: the user will own it, so an if_owner create row is enough; its Link values are checked with the links.
     const rights = rightsFor(user, meta).doc;
-    const needed: Right[] = ['create', ...(action === 'submit' ? (['submit'] as const) : []), ...(data.amended_from ? (['amend'] as const) : [])];
+    const needed: Right[] = [
+      'create',
+      ...(action === 'submit' ? (['submit'] as const) : []),
+      ...(data.amended_from ? (['amend'] as const) : []),
+    ];
     for (const right of needed) {
       // Object.assign, not a spread with an added key: V8 makes that copy cost microseconds.
-      if (!rights.has(right) || !controllerAllows(binding, Object.assign({}, data, { owner: user.name }), right, user)) {
+      if (
+        !rights.has(right) ||
+        !controllerAllows(binding, Object.assign({}, data, { owner: user.name }), right, user)
+      ) {
         throw refusal(user, `No permission to ${right} ${meta.name}`);
       }
     }
@@ -56,7 +63,13 @@ export async function assertSavePermission(
 }
 
 /** Throws 401/403 unless `user` may delete the stored document (`q`: the delete's transaction). */
-export async function assertDeletePermission(q: Queryable, site: Site, user: SessionUser, binding: DocTypeBinding, stored: DocData): Promise<void> {
+export async function assertDeletePermission(
+  q: Queryable,
+  site: Site,
+  user: SessionUser,
+  binding: DocTypeBinding,
+  stored: DocData,
+): Promise<void> {
   if (await hasDocumentPermission(site, user, binding, stored, 'delete', q)) return;
   throw refusal(user, `No permission to delete ${binding.meta.name} ${String(stored.name)}`);
 }

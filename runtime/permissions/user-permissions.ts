@@ -36,7 +36,9 @@ export class UserPermissions {
   allowed(allow: string, doctype: string): ReadonlySet<string> | undefined {
     const key = `${allow}\u0000${doctype}`;
     if (this.allowedMemo.has(key)) return this.allowedMemo.get(key);
-    const rows = (this.byAllow.get(allow) ?? []).filter((r) => r.applicableFor === undefined || r.applicableFor === doctype);
+    const rows = (this.byAllow.get(allow) ?? []).filter(
+      (r) => r.applicableFor === undefined || r.applicableFor === doctype,
+    );
     const values = rows.length ? new Set(rows.map((r) => r.forValue)) : undefined;
     this.allowedMemo.set(key, values);
     return values;
@@ -53,7 +55,8 @@ export class UserPermissions {
       if (field.fieldtype !== 'Link' || !field.options || field.ignoreUserPermissions) continue;
       const values = this.allowed(field.options, meta.name);
       // An empty link is allowed (Frappe without apply_strict_user_permissions).
-      if (values) parts.push(or(cond(field.fieldname, 'in', [...values]), cond(field.fieldname, 'is', 'not set')));
+      if (values)
+        parts.push(or(cond(field.fieldname, 'in', [...values]), cond(field.fieldname, 'is', 'not set')));
     }
     const tree = parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : and(...parts);
     this.restrictionMemo.set(meta, tree ? { tree } : {});
@@ -61,7 +64,11 @@ export class UserPermissions {
   }
 
   /** The first Link value of `data` (a document of `doctype`, or a child row of one) outside the allowed values. */
-  deniedLink(meta: DocTypeMeta, doctype: string, data: DocData): { fieldname: string; target: string } | undefined {
+  deniedLink(
+    meta: DocTypeMeta,
+    doctype: string,
+    data: DocData,
+  ): { fieldname: string; target: string } | undefined {
     for (const field of meta.fields) {
       if (field.fieldtype !== 'Link' || !field.options || field.ignoreUserPermissions) continue;
       const value = data[field.fieldname];
@@ -105,7 +112,11 @@ export function forgetUserPermissions(): void {
  * The User Permissions of `user` on `site` (none for Administrator and Guest); cached for a few seconds. Inside a
  * write pass the transaction as `q` (SQLite has one connection: a query beside the open transaction would wait on it).
  */
-export async function loadUserPermissions(site: Site, user: string, q: Queryable = site.db.knex): Promise<UserPermissions> {
+export async function loadUserPermissions(
+  site: Site,
+  user: string,
+  q: Queryable = site.db.knex,
+): Promise<UserPermissions> {
   if (user === ADMINISTRATOR || user === 'Guest' || !site.registry.get('User Permission')) return NONE;
   let cache = caches.get(site.db);
   if (!cache || generations.get(site.db) !== generation) {
@@ -121,8 +132,13 @@ export async function loadUserPermissions(site: Site, user: string, q: Queryable
   const perms = rows.length
     ? new UserPermissions(
         rows.map((r) => {
-          const applicableFor = Number(r.apply_to_all_doctypes) === 1 || !r.applicable_for ? undefined : String(r.applicable_for);
-          return { allow: String(r.allow), forValue: String(r.for_value), ...(applicableFor ? { applicableFor } : {}) };
+          const applicableFor =
+            Number(r.apply_to_all_doctypes) === 1 || !r.applicable_for ? undefined : String(r.applicable_for);
+          return {
+            allow: String(r.allow),
+            forValue: String(r.for_value),
+            ...(applicableFor ? { applicableFor } : {}),
+          };
         }),
       )
     : NONE;

@@ -61,7 +61,12 @@ function addJoins(knex: Knex, q: Knex.QueryBuilder, plan: ListPlan): void {
       if (source.access.restriction) {
         // Rows of the target the reader may not see join as NULL.
         const sub = knex(target).select(`${target}.*`);
-        applyFilterTree(sub, source.access.restriction, { knex, registry: scope.site.registry, binding: source.target, qualifier: target });
+        applyFilterTree(sub, source.access.restriction, {
+          knex,
+          registry: scope.site.registry,
+          binding: source.target,
+          qualifier: target,
+        });
         q.leftJoin(sub.as(name), `${name}.name`, `${main}.${source.linkField}`);
       } else {
         q.leftJoin(`${target} as ${name}`, `${name}.name`, `${main}.${source.linkField}`);
@@ -76,7 +81,9 @@ function addJoins(knex: Knex, q: Knex.QueryBuilder, plan: ListPlan): void {
  * `json_array` builds and JSON.parse reads several times faster than better-sqlite3 hands over separate values.
  */
 export function packedColumns(plan: ListPlan): string[] | undefined {
-  return plan.selection.items.every((item) => item.kind === 'column') ? plan.selection.items.map((_, i) => alias(i)) : undefined;
+  return plan.selection.items.every((item) => item.kind === 'column')
+    ? plan.selection.items.map((_, i) => alias(i))
+    : undefined;
 }
 
 /** Builds the SELECT of a list plan; `packed` (SQLite, plans with `packedColumns` only): one `json_array` per row. */
@@ -101,7 +108,12 @@ export function buildListQuery(knex: Knex, plan: ListPlan, packed = false): Knex
       else q[item.fn]({ [alias(i)]: column });
     });
   }
-  applyFilterTree(q, whereTree(plan), { knex, registry: scope.site.registry, binding: scope.binding, qualifier: main });
+  applyFilterTree(q, whereTree(plan), {
+    knex,
+    registry: scope.site.registry,
+    binding: scope.binding,
+    qualifier: main,
+  });
   if (plan.groupBy.length) q.groupBy(plan.groupBy.map((ref) => columnExpression(scope, ref)));
   for (const term of plan.order) {
     // A selected plain column sorts by its column (an index can serve it); aggregates and aliases by their alias.
@@ -115,22 +127,33 @@ export function buildListQuery(knex: Knex, plan: ListPlan, packed = false): Knex
 }
 
 /** Builds the COUNT of the rows a plan's filters match (no joins: child filters never repeat rows). */
-export function buildCountQuery(knex: Knex, plan: { scope: QueryScope; filters: FilterNode }): Knex.QueryBuilder {
+export function buildCountQuery(
+  knex: Knex,
+  plan: { scope: QueryScope; filters: FilterNode },
+): Knex.QueryBuilder {
   const main = plan.scope.binding.meta.tableName;
   const q = knex(main).count({ count: '*' });
-  applyFilterTree(q, whereTree(plan), { knex, registry: plan.scope.site.registry, binding: plan.scope.binding, qualifier: main });
+  applyFilterTree(q, whereTree(plan), {
+    knex,
+    registry: plan.scope.site.registry,
+    binding: plan.scope.binding,
+    qualifier: main,
+  });
   return q;
 }
 
 type Decoder = (value: unknown) => unknown;
 
-const asNumber: Decoder = (v) => (v === null || v === undefined ? null : typeof v === 'number' ? v : Number(v));
+const asNumber: Decoder = (v) =>
+  v === null || v === undefined ? null : typeof v === 'number' ? v : Number(v);
 const asIs: Decoder = (v) => (v === undefined ? null : v);
 /** Frappe's datetime text; a stored `YYYY-MM-DD HH:MM:SS.ffffff` with a non-zero fraction is already in that form. */
 const asDatetime: Decoder = (v) => {
   if (v === null || v === undefined) return null;
   const text = String(v);
-  return text.length === 26 && text[10] === ' ' && text[19] === '.' && !text.endsWith('000000') ? text : formatDatetime(text);
+  return text.length === 26 && text[10] === ' ' && text[19] === '.' && !text.endsWith('000000')
+    ? text
+    : formatDatetime(text);
 };
 
 /** The decoder of one column's values (chosen once per page, not per value). */

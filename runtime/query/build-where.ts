@@ -23,7 +23,8 @@ export interface WhereTarget {
 export function columnKind(binding: DocTypeBinding, fieldname: string): ColumnKind {
   if (isStandardColumn(binding.meta, fieldname)) return standardKind(fieldname);
   const field = binding.fieldMap.get(fieldname);
-  if (!field || isTableType(field.fieldtype)) throw new DataError(`filters: Field not permitted in query: ${clip(fieldname)}`);
+  if (!field || isTableType(field.fieldtype))
+    throw new DataError(`filters: Field not permitted in query: ${clip(fieldname)}`);
   return fieldKind(field);
 }
 
@@ -32,7 +33,8 @@ export function likeMatches(text: string, pattern: string): boolean {
   let source = '';
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i] as string;
-    if (ch === '\\' && i + 1 < pattern.length) source += (pattern[++i] as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    if (ch === '\\' && i + 1 < pattern.length)
+      source += (pattern[++i] as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     else if (ch === '%') source += '.*';
     else if (ch === '_') source += '.';
     else source += ch.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -84,7 +86,8 @@ function applyCondition(q: Knex.QueryBuilder, target: WhereTarget, node: FilterC
   const col = `${target.qualifier}.${node.field}`;
   const text = kind !== 'integer' && kind !== 'number' && kind !== 'check';
   if (c.op === 'is') {
-    if (c.value === 'set') q.where((b) => (text ? b.whereNotNull(col).andWhere(col, '<>', '') : b.whereNotNull(col)));
+    if (c.value === 'set')
+      q.where((b) => (text ? b.whereNotNull(col).andWhere(col, '<>', '') : b.whereNotNull(col)));
     else q.where((b) => (text ? b.whereNull(col).orWhere(col, '') : b.whereNull(col)));
     return;
   }
@@ -111,16 +114,28 @@ function applyCondition(q: Knex.QueryBuilder, target: WhereTarget, node: FilterC
         return b.where(col, c.op, c.value);
     }
   };
-  if (!NEVER_NULL.has(node.field) && nullSatisfies(c, nullFallback(kind))) q.where((b) => b.whereNull(col).orWhere((inner) => base(inner)));
+  if (!NEVER_NULL.has(node.field) && nullSatisfies(c, nullFallback(kind)))
+    q.where((b) => b.whereNull(col).orWhere((inner) => base(inner)));
   else q.where((b) => base(b));
 }
 
-function applyChildConditions(q: Knex.QueryBuilder, target: WhereTarget, table: string, conditions: FilterCondition[]): void {
+function applyChildConditions(
+  q: Knex.QueryBuilder,
+  target: WhereTarget,
+  table: string,
+  conditions: FilterCondition[],
+): void {
   const field = target.binding.fieldMap.get(table);
-  const child = field && isTableType(field.fieldtype) && field.options ? target.registry.get(field.options) : undefined;
-  if (!child) throw new DataError(`filters: ${clip(table)} is not a table field of ${target.binding.meta.name}`);
+  const child =
+    field && isTableType(field.fieldtype) && field.options ? target.registry.get(field.options) : undefined;
+  if (!child)
+    throw new DataError(`filters: ${clip(table)} is not a table field of ${target.binding.meta.name}`);
   const qualifier = child.meta.tableName;
-  const sub = target.knex(qualifier).select(`${qualifier}.parent`).where(`${qualifier}.parenttype`, target.binding.meta.name).andWhere(`${qualifier}.parentfield`, table);
+  const sub = target
+    .knex(qualifier)
+    .select(`${qualifier}.parent`)
+    .where(`${qualifier}.parenttype`, target.binding.meta.name)
+    .andWhere(`${qualifier}.parentfield`, table);
   const childTarget: WhereTarget = { ...target, binding: child, qualifier };
   for (const c of conditions) applyCondition(sub, childTarget, { ...c, table: undefined });
   q.whereIn(`${target.qualifier}.name`, sub);
@@ -137,7 +152,8 @@ function constant(node: FilterNode, target: WhereTarget): boolean | undefined {
     return (c.value as unknown[]).length === 0 ? c.op === 'not in' : undefined;
   }
   const values = node.children.map((c) => constant(c, target));
-  if (node.kind === 'and') return values.includes(false) ? false : values.every((v) => v === true) ? true : undefined;
+  if (node.kind === 'and')
+    return values.includes(false) ? false : values.every((v) => v === true) ? true : undefined;
   return values.includes(true) ? true : values.every((v) => v === false) ? false : undefined;
 }
 
@@ -157,7 +173,8 @@ function applyNode(q: Knex.QueryBuilder, node: FilterNode, target: WhereTarget):
   }
   const byTable = new Map<string, FilterCondition[]>();
   for (const child of members) {
-    if (child.kind === 'condition' && child.table !== undefined) byTable.set(child.table, [...(byTable.get(child.table) ?? []), child]);
+    if (child.kind === 'condition' && child.table !== undefined)
+      byTable.set(child.table, [...(byTable.get(child.table) ?? []), child]);
     else q.where((inner) => applyNode(inner, child, target));
   }
   for (const [table, conditions] of byTable) applyChildConditions(q, target, table, conditions);

@@ -4,7 +4,12 @@ import { decodeRow } from '../document/store';
 import type { ChildSelect } from './parse-fields';
 
 /** Adds `select.fields` of the child rows under `select.tableField` of each row (rows need `name`). */
-export async function attachChildRows(knex: Knex, parentType: string, select: ChildSelect, rows: Record<string, unknown>[]): Promise<void> {
+export async function attachChildRows(
+  knex: Knex,
+  parentType: string,
+  select: ChildSelect,
+  rows: Record<string, unknown>[],
+): Promise<void> {
   const names = [...new Set(rows.map((r) => String(r.name)))];
   const byParent = new Map<string, Record<string, unknown>[]>();
   if (names.length) {

@@ -54,7 +54,10 @@ export const NEVER_NULL: ReadonlySet<string> = new Set(['name', 'creation', 'mod
 
 /** True when `fieldname` is a standard column of `meta`. */
 export function isStandardColumn(meta: DocTypeMeta, fieldname: string): boolean {
-  return (STANDARD_FIELDS as readonly string[]).includes(fieldname) || (meta.istable && (CHILD_FIELDS as readonly string[]).includes(fieldname));
+  return (
+    (STANDARD_FIELDS as readonly string[]).includes(fieldname) ||
+    (meta.istable && (CHILD_FIELDS as readonly string[]).includes(fieldname))
+  );
 }
 
 /** The value kind of a stored field. */
@@ -69,13 +72,21 @@ export function standardKind(fieldname: string): ColumnKind {
 }
 
 /** Checks that `fieldname` is a column of `binding` the reader may read; 400 when unknown, 403 when not readable. */
-export function readableColumn(binding: DocTypeBinding, access: QueryAccess, fieldname: string, where: string): { kind: ColumnKind; meta?: FieldMeta } {
+export function readableColumn(
+  binding: DocTypeBinding,
+  access: QueryAccess,
+  fieldname: string,
+  where: string,
+): { kind: ColumnKind; meta?: FieldMeta } {
   const { meta } = binding;
   if (isStandardColumn(meta, fieldname)) return { kind: standardKind(fieldname) };
   const field = binding.fieldMap.get(fieldname);
-  if (!field || !storesValue(field.fieldtype)) throw new DataError(`${where}: Field not permitted in query: ${clip(fieldname)}`);
+  if (!field || !storesValue(field.fieldtype))
+    throw new DataError(`${where}: Field not permitted in query: ${clip(fieldname)}`);
   if (field.fieldtype === 'Password' || !access.canReadField(meta, fieldname)) {
-    throw new PermissionError(`${where}: You do not have permission to access field ${meta.name}.${fieldname}`);
+    throw new PermissionError(
+      `${where}: You do not have permission to access field ${meta.name}.${fieldname}`,
+    );
   }
   return { kind: fieldKind(field), meta: field };
 }
@@ -85,13 +96,17 @@ export function readableColumns(binding: DocTypeBinding, access: QueryAccess): s
   const { meta } = binding;
   const out: string[] = [...STANDARD_FIELDS, ...(meta.istable ? CHILD_FIELDS : [])];
   for (const f of meta.fields) {
-    if (storesValue(f.fieldtype) && f.fieldtype !== 'Password' && access.canReadField(meta, f.fieldname)) out.push(f.fieldname);
+    if (storesValue(f.fieldtype) && f.fieldtype !== 'Password' && access.canReadField(meta, f.fieldname))
+      out.push(f.fieldname);
   }
   return out;
 }
 
 /** The Table field of the queried DocType named `name`, or whose child DocType is `name` / `tab<name>`. */
-export function childTable(scope: QueryScope, name: string): { tableField: string; child: DocTypeBinding } | undefined {
+export function childTable(
+  scope: QueryScope,
+  name: string,
+): { tableField: string; child: DocTypeBinding } | undefined {
   const { binding, site } = scope;
   for (const f of binding.meta.fields) {
     if (!isTableType(f.fieldtype) || !f.options) continue;
@@ -105,15 +120,28 @@ export function childTable(scope: QueryScope, name: string): { tableField: strin
 
 function checkTableField(scope: QueryScope, tableField: string, where: string): void {
   if (!scope.access.canReadField(scope.binding.meta, tableField)) {
-    throw new PermissionError(`${where}: You do not have permission to access field ${scope.binding.meta.name}.${tableField}`);
+    throw new PermissionError(
+      `${where}: You do not have permission to access field ${scope.binding.meta.name}.${tableField}`,
+    );
   }
 }
 
 /** A column of the queried DocType's child table. */
-export function childColumn(scope: QueryScope, table: { tableField: string; child: DocTypeBinding }, fieldname: string, where: string): ColumnRef {
+export function childColumn(
+  scope: QueryScope,
+  table: { tableField: string; child: DocTypeBinding },
+  fieldname: string,
+  where: string,
+): ColumnRef {
   checkTableField(scope, table.tableField, where);
   const { kind, meta } = readableColumn(table.child, scope.access, fieldname, where);
-  return { source: { kind: 'child', ...table }, field: fieldname, kind, meta, label: `${table.tableField}.${fieldname}` };
+  return {
+    source: { kind: 'child', ...table },
+    field: fieldname,
+    kind,
+    meta,
+    label: `${table.tableField}.${fieldname}`,
+  };
 }
 
 /** A column of the queried DocType itself. */
@@ -127,7 +155,12 @@ export function mainColumn(scope: QueryScope, fieldname: string, where: string):
  * `table_field.field` or `ChildDocType.field` (a child table), `link_field.field` (the Link's target, read with the
  * reader's access to that DocType). `joins` false allows only the queried DocType.
  */
-export async function resolveColumn(scope: QueryScope, parts: string[], where: string, joins: boolean): Promise<ColumnRef> {
+export async function resolveColumn(
+  scope: QueryScope,
+  parts: string[],
+  where: string,
+  joins: boolean,
+): Promise<ColumnRef> {
   const { meta } = scope.binding;
   const [first, second] = parts as [string, string | undefined];
   if (second === undefined) return mainColumn(scope, first, where);
@@ -137,12 +170,19 @@ export async function resolveColumn(scope: QueryScope, parts: string[], where: s
   const table = childTable(scope, first);
   if (table) return childColumn(scope, table, second, where);
   const link = scope.binding.fieldMap.get(first);
-  const target = link?.fieldtype === 'Link' && link.options ? scope.site.registry.get(link.options) : undefined;
+  const target =
+    link?.fieldtype === 'Link' && link.options ? scope.site.registry.get(link.options) : undefined;
   if (!link || !target || target.meta.issingle || target.meta.isVirtual) throw refused();
   if (!scope.access.canReadField(meta, first)) {
     throw new PermissionError(`${where}: You do not have permission to access field ${meta.name}.${first}`);
   }
   const access = await queryAccess(scope.site, scope.user, target.meta, 'read');
   const column = readableColumn(target, access, second, where);
-  return { source: { kind: 'link', linkField: first, target, access }, field: second, kind: column.kind, meta: column.meta, label: `${first}.${second}` };
+  return {
+    source: { kind: 'link', linkField: first, target, access },
+    field: second,
+    kind: column.kind,
+    meta: column.meta,
+    label: `${first}.${second}`,
+  };
 }

@@ -18,7 +18,14 @@ interface LinkSlot {
   name: string;
 }
 
-function collect(site: Site, binding: DocTypeBinding, doc: DocData, only: ReadonlySet<string> | undefined, nested: boolean, out: LinkSlot[]): void {
+function collect(
+  site: Site,
+  binding: DocTypeBinding,
+  doc: DocData,
+  only: ReadonlySet<string> | undefined,
+  nested: boolean,
+  out: LinkSlot[],
+): void {
   for (const field of binding.meta.fields) {
     const value = doc[field.fieldname];
     if (isTableType(field.fieldtype) && nested && Array.isArray(value) && field.options) {
@@ -30,7 +37,8 @@ function collect(site: Site, binding: DocTypeBinding, doc: DocData, only: Readon
     let target: unknown;
     if (field.fieldtype === 'Link') target = field.options;
     else if (field.fieldtype === 'Dynamic Link' && field.options) target = doc[field.options];
-    if (typeof target === 'string' && target) out.push({ holder: doc, field: field.fieldname, target, name: value });
+    if (typeof target === 'string' && target)
+      out.push({ holder: doc, field: field.fieldname, target, name: value });
   }
 }
 
@@ -63,8 +71,15 @@ export async function expandLinks(
     const table = target.meta.tableName;
     const names = [...new Set(targetSlots.map((s) => s.name))];
     const q = site.db.knex(table).select(readableColumns(target, access).map((c) => `${table}.${c}`));
-    const tree = access.restriction ? and(cond('name', 'in', names), access.restriction) : cond('name', 'in', names);
-    applyFilterTree(q, tree, { knex: site.db.knex, registry: site.registry, binding: target, qualifier: table });
+    const tree = access.restriction
+      ? and(cond('name', 'in', names), access.restriction)
+      : cond('name', 'in', names);
+    applyFilterTree(q, tree, {
+      knex: site.db.knex,
+      registry: site.registry,
+      binding: target,
+      qualifier: table,
+    });
     const found = new Map<string, DocData>();
     for (const row of (await q) as Record<string, unknown>[]) {
       const doc = decodeRow(target.meta, row);

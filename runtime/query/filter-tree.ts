@@ -39,7 +39,9 @@ export type FilterNode = FilterCondition | FilterGroup;
 
 /** A condition node. */
 export function cond(field: string, op: FilterOperator, value: unknown, table?: string): FilterCondition {
-  return table === undefined ? { kind: 'condition', field, op, value } : { kind: 'condition', field, table, op, value };
+  return table === undefined
+    ? { kind: 'condition', field, op, value }
+    : { kind: 'condition', field, table, op, value };
 }
 
 /** All of the nodes. */

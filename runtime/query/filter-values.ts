@@ -42,7 +42,10 @@ export type NormalizedCondition =
 export function parseOperator(raw: unknown): FilterOperator {
   const name = typeof raw === 'string' ? raw.trim().toLowerCase().replace(/\s+/g, ' ') : undefined;
   const op = name === undefined ? undefined : OPERATOR_NAMES[name];
-  if (!op) throw new DataError(`filters: Operator must be one of ${Object.keys(OPERATOR_NAMES).join(', ')}; got "${clip(raw)}"`);
+  if (!op)
+    throw new DataError(
+      `filters: Operator must be one of ${Object.keys(OPERATOR_NAMES).join(', ')}; got "${clip(raw)}"`,
+    );
   return op;
 }
 
@@ -69,7 +72,11 @@ const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{
 
 function validDay(y: string, m: string, d: string): boolean {
   const date = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
-  return date.getUTCFullYear() === Number(y) && date.getUTCMonth() === Number(m) - 1 && date.getUTCDate() === Number(d);
+  return (
+    date.getUTCFullYear() === Number(y) &&
+    date.getUTCMonth() === Number(m) - 1 &&
+    date.getUTCDate() === Number(d)
+  );
 }
 
 /** Coerces one value for a column of `kind`; `end` widens a bare date to the end of its day (between on Datetime). */
@@ -81,20 +88,36 @@ export function coerceValue(kind: ColumnKind, value: unknown, label: string, end
     case 'number':
     case 'check': {
       if (value === '') return 0;
-      const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value) ? Number(value) : NaN;
+      const n =
+        typeof value === 'number'
+          ? value
+          : typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value)
+            ? Number(value)
+            : NaN;
       if (!Number.isFinite(n)) throw bad('a number');
       return n;
     }
     case 'date': {
       const text = typeof value === 'string' ? value.trim() : '';
       const m = DATE.exec(text.slice(0, 10));
-      if (!m || !validDay(m[1] as string, m[2] as string, m[3] as string) || (text.length > 10 && !DATETIME.test(text))) throw bad('a date (YYYY-MM-DD)');
+      if (
+        !m ||
+        !validDay(m[1] as string, m[2] as string, m[3] as string) ||
+        (text.length > 10 && !DATETIME.test(text))
+      )
+        throw bad('a date (YYYY-MM-DD)');
       return text.slice(0, 10);
     }
     case 'datetime': {
       const text = typeof value === 'string' ? value.trim() : '';
       const m = DATE.exec(text) ?? DATETIME.exec(text);
-      if (!m || !validDay(m[1] as string, m[2] as string, m[3] as string) || Number(m[4] ?? 0) > 23 || Number(m[5] ?? 0) > 59 || Number(m[6] ?? 0) > 59) {
+      if (
+        !m ||
+        !validDay(m[1] as string, m[2] as string, m[3] as string) ||
+        Number(m[4] ?? 0) > 23 ||
+        Number(m[5] ?? 0) > 59 ||
+        Number(m[6] ?? 0) > 59
+      ) {
         throw bad('a datetime (YYYY-MM-DD HH:MM:SS)');
       }
       if (m[4] === undefined) return end ? `${text} 23:59:59.999999` : `${text} 00:00:00`;
@@ -103,7 +126,8 @@ export function coerceValue(kind: ColumnKind, value: unknown, label: string, end
     case 'time': {
       const text = typeof value === 'string' ? value.trim() : '';
       const m = /^(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?$/.exec(text);
-      if (!m || Number(m[1]) > 23 || Number(m[2]) > 59 || Number(m[3] ?? 0) > 59) throw bad('a time (HH:MM:SS)');
+      if (!m || Number(m[1]) > 23 || Number(m[2]) > 59 || Number(m[3] ?? 0) > 59)
+        throw bad('a time (HH:MM:SS)');
       return formatTime(text);
     }
     default:
@@ -114,7 +138,12 @@ export function coerceValue(kind: ColumnKind, value: unknown, label: string, end
 }
 
 /** Checks an operator and value against a column and returns the condition the builder emits; 400 when they do not fit. */
-export function normalizeCondition(kind: ColumnKind, op: FilterOperator, value: unknown, label: string): NormalizedCondition {
+export function normalizeCondition(
+  kind: ColumnKind,
+  op: FilterOperator,
+  value: unknown,
+  label: string,
+): NormalizedCondition {
   switch (op) {
     case '=':
     case '!=':
@@ -127,28 +156,39 @@ export function normalizeCondition(kind: ColumnKind, op: FilterOperator, value: 
       return { op, value: coerceValue(kind, value, label) };
     case 'like':
     case 'not like':
-      if (typeof value !== 'string' && typeof value !== 'number') throw new DataError(`filters: ${op} on ${label} needs a text pattern`);
-      if (kind === 'integer' || kind === 'number' || kind === 'check') throw new DataError(`filters: ${op} is not supported on the number field ${label}`);
+      if (typeof value !== 'string' && typeof value !== 'number')
+        throw new DataError(`filters: ${op} on ${label} needs a text pattern`);
+      if (kind === 'integer' || kind === 'number' || kind === 'check')
+        throw new DataError(`filters: ${op} is not supported on the number field ${label}`);
       return { op, value: String(value) };
     case 'in':
     case 'not in': {
-      const list = typeof value === 'string' ? value.split(',').map((v) => v.trim()) : value === null || value === undefined ? [] : value;
+      const list =
+        typeof value === 'string'
+          ? value.split(',').map((v) => v.trim())
+          : value === null || value === undefined
+            ? []
+            : value;
       if (!Array.isArray(list)) throw new DataError(`filters: ${op} on ${label} needs a list`);
-      if (list.length > MAX_IN_VALUES) throw new DataError(`filters: ${op} takes at most ${MAX_IN_VALUES} values`);
+      if (list.length > MAX_IN_VALUES)
+        throw new DataError(`filters: ${op} takes at most ${MAX_IN_VALUES} values`);
       return { op, value: list.map((v) => coerceValue(kind, v, label)) };
     }
     case 'between': {
-      if (!Array.isArray(value) || value.length !== 2) throw new DataError(`filters: between on ${label} needs [from, to]`);
+      if (!Array.isArray(value) || value.length !== 2)
+        throw new DataError(`filters: between on ${label} needs [from, to]`);
       return { op, value: [coerceValue(kind, value[0], label), coerceValue(kind, value[1], label, true)] };
     }
     case 'timespan': {
-      if (kind !== 'date' && kind !== 'datetime') throw new DataError(`filters: timespan needs a Date or Datetime field, not ${label}`);
+      if (kind !== 'date' && kind !== 'datetime')
+        throw new DataError(`filters: timespan needs a Date or Datetime field, not ${label}`);
       const [from, to] = timespanRange(value);
       return { op: 'between', value: [coerceValue(kind, from, label), coerceValue(kind, to, label, true)] };
     }
     case 'is': {
       const v = typeof value === 'string' ? value.trim().toLowerCase() : '';
-      if (v !== 'set' && v !== 'not set') throw new DataError(`filters: 'is' takes 'set' or 'not set'; got ${clip(value)}`);
+      if (v !== 'set' && v !== 'not set')
+        throw new DataError(`filters: 'is' takes 'set' or 'not set'; got ${clip(value)}`);
       return { op, value: v };
     }
     default: {

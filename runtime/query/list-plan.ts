@@ -53,7 +53,8 @@ function listParam(params: Record<string, unknown>, key: string): string[] {
   const raw = jsonParam(params, key);
   if (raw === undefined || raw === null || raw === '') return [];
   const list = typeof raw === 'string' ? raw.split(',').map((s) => s.trim()) : raw;
-  if (!Array.isArray(list) || list.length > 100 || !list.every((v) => typeof v === 'string')) throw new DataError(`'${key}' must be a list of names`);
+  if (!Array.isArray(list) || list.length > 100 || !list.every((v) => typeof v === 'string'))
+    throw new DataError(`'${key}' must be a list of names`);
   return list as string[];
 }
 
@@ -61,7 +62,8 @@ function parseExpand(scope: QueryScope, params: Record<string, unknown>): string
   const names = listParam(params, 'expand');
   for (const name of names) {
     const field = scope.binding.fieldMap.get(name);
-    if (!field || (field.fieldtype !== 'Link' && field.fieldtype !== 'Dynamic Link')) throw new DataError(`expand: ${name.slice(0, 80)} is not a Link field of ${scope.binding.meta.name}`);
+    if (!field || (field.fieldtype !== 'Link' && field.fieldtype !== 'Dynamic Link'))
+      throw new DataError(`expand: ${name.slice(0, 80)} is not a Link field of ${scope.binding.meta.name}`);
   }
   return names;
 }
@@ -70,25 +72,35 @@ function parseExpand(scope: QueryScope, params: Record<string, unknown>): string
 function parseInclude(params: Record<string, unknown>, version: 1 | 2): boolean {
   if (version === 1) return false;
   const parts = listParam(params, 'include');
-  for (const part of parts) if (part !== 'count') throw new DataError(`include: unknown part ${part.slice(0, 80)}`);
+  for (const part of parts)
+    if (part !== 'count') throw new DataError(`include: unknown part ${part.slice(0, 80)}`);
   return parts.length > 0;
 }
 
 /** Parses a list request of API version `version` against the scope's DocType and access. */
-export async function parseListRequest(scope: QueryScope, params: Record<string, unknown>, version: 1 | 2): Promise<ListRequest> {
+export async function parseListRequest(
+  scope: QueryScope,
+  params: Record<string, unknown>,
+  version: 1 | 2,
+): Promise<ListRequest> {
   const selection = await parseFields(scope, jsonParam(params, 'fields'));
   const filters = parseWhere(scope, params);
   const groupBy = await parseGroupBy(scope, params.group_by);
   checkGrouping(selection.items, groupBy);
   const grouped = groupBy.length > 0 || selection.items.some((i) => i.kind === 'aggregate');
-  const order = (await parseOrderBy(scope, params.order_by, selection.items)) ?? (grouped ? [] : defaultOrder(scope));
+  const order =
+    (await parseOrderBy(scope, params.order_by, selection.items)) ?? (grouped ? [] : defaultOrder(scope));
   const length = pageLength(scope, params, version);
   const offset = intParam(params, version === 1 ? 'limit_start' : 'start', 0);
   const expand = parseExpand(scope, params);
   const hiddenKeys: string[] = [];
   if (selection.children.length && !selection.items.some((i) => i.key === 'name')) {
     if (grouped) throw new DataError('fields: child rows cannot be combined with group_by or aggregates');
-    selection.items.push({ kind: 'column', ref: { source: { kind: 'main' }, field: 'name', kind: 'string', label: 'name' }, key: 'name' });
+    selection.items.push({
+      kind: 'column',
+      ref: { source: { kind: 'main' }, field: 'name', kind: 'string', label: 'name' },
+      key: 'name',
+    });
     hiddenKeys.push('name');
   }
   for (const name of expand) {

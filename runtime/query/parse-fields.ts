@@ -3,7 +3,15 @@
 // child-row selections (`{"parts": ["part_name", "qty"]}`). Anything else is a 400 naming the offending text.
 import { DataError } from '../errors/errors';
 import type { DocTypeBinding } from '../registry/registry';
-import { childColumn, childTable, mainColumn, readableColumns, resolveColumn, type ColumnRef, type QueryScope } from './columns';
+import {
+  childColumn,
+  childTable,
+  mainColumn,
+  readableColumns,
+  resolveColumn,
+  type ColumnRef,
+  type QueryScope,
+} from './columns';
 import { clip, tokenize, TokenStream } from './tokenize';
 
 /** An aggregate function the grammar allows. */
@@ -50,8 +58,15 @@ export function readReference(s: TokenStream): string[] {
   return parts;
 }
 
-async function aggregate(scope: QueryScope, fn: AggregateFn, arg: string[] | '*', distinct: boolean, alias: string | undefined): Promise<SelectItem> {
-  if (arg === '*' && (fn !== 'count' || distinct)) throw new DataError(`${WHERE}: ${fn}(*) is not allowed; name a field`);
+async function aggregate(
+  scope: QueryScope,
+  fn: AggregateFn,
+  arg: string[] | '*',
+  distinct: boolean,
+  alias: string | undefined,
+): Promise<SelectItem> {
+  if (arg === '*' && (fn !== 'count' || distinct))
+    throw new DataError(`${WHERE}: ${fn}(*) is not allowed; name a field`);
   const ref = arg === '*' ? undefined : await resolveColumn(scope, arg, WHERE, true);
   if ((fn === 'sum' || fn === 'avg') && ref && !['integer', 'number', 'check'].includes(ref.kind)) {
     throw new DataError(`${WHERE}: ${fn} needs a number field, not ${ref.label}`);
@@ -69,7 +84,10 @@ async function stringItem(scope: QueryScope, text: string): Promise<SelectItem[]
     item = '*';
   } else if (first?.kind === 'word' && s.peek(1)?.kind === 'lparen') {
     const fn = first.text.toLowerCase();
-    if (!isAggregate(fn)) throw new DataError(`${WHERE}: function ${clip(first.text)} is not allowed; use count, sum, avg, min or max`);
+    if (!isAggregate(fn))
+      throw new DataError(
+        `${WHERE}: function ${clip(first.text)} is not allowed; use count, sum, avg, min or max`,
+      );
     s.next();
     s.expect('lparen');
     const distinct = s.keyword('distinct');
@@ -102,13 +120,18 @@ function readAlias(s: TokenStream): string | undefined {
   return t.text;
 }
 
-async function dictItem(scope: QueryScope, raw: Record<string, unknown>, children: ChildSelect[]): Promise<SelectItem[]> {
+async function dictItem(
+  scope: QueryScope,
+  raw: Record<string, unknown>,
+  children: ChildSelect[],
+): Promise<SelectItem[]> {
   const keys = Object.keys(raw).filter((k) => k !== 'as');
   const alias = raw.as;
   if (alias !== undefined && (typeof alias !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(alias))) {
     throw new DataError(`${WHERE}: an alias must be a plain identifier; got ${clip(alias)}`);
   }
-  if (keys.length !== 1) throw new DataError(`${WHERE}: a field object names one function or one table field; got ${clip(raw)}`);
+  if (keys.length !== 1)
+    throw new DataError(`${WHERE}: a field object names one function or one table field; got ${clip(raw)}`);
   const key = keys[0] as string;
   const value = raw[key];
   const fn = key.toLowerCase();
@@ -118,11 +141,18 @@ async function dictItem(scope: QueryScope, raw: Record<string, unknown>, childre
     return [await aggregate(scope, fn, arg, false, alias as string | undefined)];
   }
   const table = childTable(scope, key);
-  if (!table || table.tableField !== key || alias !== undefined) throw new DataError(`${WHERE}: ${clip(key)} is not an allowed function or table field`);
-  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_FIELDS) throw new DataError(`${WHERE}: ${key} takes a list of field names`);
+  if (!table || table.tableField !== key || alias !== undefined)
+    throw new DataError(`${WHERE}: ${clip(key)} is not an allowed function or table field`);
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_FIELDS)
+    throw new DataError(`${WHERE}: ${key} takes a list of field names`);
   const names: string[] = [];
   for (const name of value) {
-    if (name === '*') names.push(...readableColumns(table.child, scope.access).filter((f) => f !== 'parent' && f !== 'parenttype' && f !== 'parentfield'));
+    if (name === '*')
+      names.push(
+        ...readableColumns(table.child, scope.access).filter(
+          (f) => f !== 'parent' && f !== 'parenttype' && f !== 'parentfield',
+        ),
+      );
     else if (typeof name === 'string') names.push(childColumn(scope, table, name, WHERE).field);
     else throw new DataError(`${WHERE}: ${key} takes a list of field names`);
   }
@@ -157,13 +187,18 @@ export async function parseFields(scope: QueryScope, raw: unknown): Promise<Fiel
   for (const entry of list) {
     let parsed: SelectItem[];
     if (typeof entry === 'string') parsed = await stringItem(scope, entry.trim());
-    else if (entry && typeof entry === 'object' && !Array.isArray(entry)) parsed = await dictItem(scope, entry as Record<string, unknown>, children);
+    else if (entry && typeof entry === 'object' && !Array.isArray(entry))
+      parsed = await dictItem(scope, entry as Record<string, unknown>, children);
     else throw new DataError(`${WHERE}: each field must be a string or an object; got ${clip(entry)}`);
     for (const item of parsed) {
-      const identity = item.kind === 'column' ? `c:${item.ref.label}` : `a:${item.fn}:${item.distinct}:${item.ref?.label ?? '*'}`;
+      const identity =
+        item.kind === 'column'
+          ? `c:${item.ref.label}`
+          : `a:${item.fn}:${item.distinct}:${item.ref?.label ?? '*'}`;
       const seen = byKey.get(item.key);
       if (seen === identity) continue;
-      if (seen !== undefined) throw new DataError(`${WHERE}: two fields are returned as ${clip(item.key)}; give one an alias`);
+      if (seen !== undefined)
+        throw new DataError(`${WHERE}: two fields are returned as ${clip(item.key)}; give one an alias`);
       byKey.set(item.key, identity);
       items.push(item);
     }

@@ -18,13 +18,19 @@ interface ParseState {
 
 function column(state: ParseState, doctype: unknown, field: unknown): ColumnRef {
   const { scope, where } = state;
-  if (typeof field !== 'string') throw new DataError(`${where}: field names must be strings; got ${clip(field)}`);
+  if (typeof field !== 'string')
+    throw new DataError(`${where}: field names must be strings; got ${clip(field)}`);
   const parts = field.split('.');
-  if (!parts.every((p) => FIELD.test(p)) || parts.length > 2) throw new DataError(`${where}: Field not permitted in query: ${clip(field)}`);
+  if (!parts.every((p) => FIELD.test(p)) || parts.length > 2)
+    throw new DataError(`${where}: Field not permitted in query: ${clip(field)}`);
   if (doctype !== undefined && doctype !== scope.binding.meta.name) {
-    if (typeof doctype !== 'string') throw new DataError(`${where}: the DocType of a condition must be a string`);
+    if (typeof doctype !== 'string')
+      throw new DataError(`${where}: the DocType of a condition must be a string`);
     const table = childTable(scope, doctype);
-    if (!table || parts.length > 1) throw new DataError(`${where}: conditions on ${clip(doctype)} are not supported on ${scope.binding.meta.name}`);
+    if (!table || parts.length > 1)
+      throw new DataError(
+        `${where}: conditions on ${clip(doctype)} are not supported on ${scope.binding.meta.name}`,
+      );
     return childColumn(scope, table, field, where);
   }
   if (parts.length === 1) return mainColumn(scope, field, where);
@@ -33,20 +39,36 @@ function column(state: ParseState, doctype: unknown, field: unknown): ColumnRef 
   return childColumn(scope, table, parts[1] as string, where);
 }
 
-function condition(state: ParseState, doctype: unknown, field: unknown, op: unknown, value: unknown): FilterNode {
-  if (++state.conditions > MAX_CONDITIONS) throw new DataError(`${state.where}: at most ${MAX_CONDITIONS} conditions`);
+function condition(
+  state: ParseState,
+  doctype: unknown,
+  field: unknown,
+  op: unknown,
+  value: unknown,
+): FilterNode {
+  if (++state.conditions > MAX_CONDITIONS)
+    throw new DataError(`${state.where}: at most ${MAX_CONDITIONS} conditions`);
   const ref = column(state, doctype, field);
   const normalized = normalizeCondition(ref.kind, parseOperator(op), value, ref.label);
-  return cond(ref.field, normalized.op, normalized.value, ref.source.kind === 'child' ? ref.source.tableField : undefined);
+  return cond(
+    ref.field,
+    normalized.op,
+    normalized.value,
+    ref.source.kind === 'child' ? ref.source.tableField : undefined,
+  );
 }
 
 /** `[cond, "and"|"or", cond, ...]`: a nested group in Frappe's v2 syntax. */
 function isNestedGroup(list: unknown[]): boolean {
-  return list.length >= 3 && list.every((item, i) => (i % 2 === 1 ? item === 'and' || item === 'or' : Array.isArray(item)));
+  return (
+    list.length >= 3 &&
+    list.every((item, i) => (i % 2 === 1 ? item === 'and' || item === 'or' : Array.isArray(item)))
+  );
 }
 
 function item(state: ParseState, raw: unknown, depth: number): FilterNode {
-  if (!Array.isArray(raw)) throw new DataError(`${state.where}: each condition must be a list; got ${clip(raw)}`);
+  if (!Array.isArray(raw))
+    throw new DataError(`${state.where}: each condition must be a list; got ${clip(raw)}`);
   if (raw.length > 0 && Array.isArray(raw[0])) return list(state, raw, depth + 1);
   switch (raw.length) {
     case 2:
@@ -64,7 +86,8 @@ function list(state: ParseState, raw: unknown[], depth: number): FilterNode {
   if (depth > MAX_DEPTH) throw new DataError(`${state.where}: groups nest at most ${MAX_DEPTH} deep`);
   if (isNestedGroup(raw)) {
     const connectives = new Set(raw.filter((_, i) => i % 2 === 1));
-    if (connectives.size > 1) throw new DataError(`${state.where}: Error parsing nested filters: mix of "and" and "or" in one group`);
+    if (connectives.size > 1)
+      throw new DataError(`${state.where}: Error parsing nested filters: mix of "and" and "or" in one group`);
     const children = raw.filter((_, i) => i % 2 === 0).map((c) => item(state, c, depth));
     return connectives.has('or') ? or(...children) : and(...children);
   }
@@ -76,7 +99,8 @@ function dict(state: ParseState, raw: Record<string, unknown>): FilterNode {
     ...Object.keys(raw).map((field) => {
       const value = raw[field];
       if (Array.isArray(value)) {
-        if (value.length !== 2) throw new DataError(`${state.where}: ${clip(field)} takes a value or [operator, value]`);
+        if (value.length !== 2)
+          throw new DataError(`${state.where}: ${clip(field)} takes a value or [operator, value]`);
         return condition(state, undefined, field, value[0], value[1]);
       }
       return condition(state, undefined, field, '=', value);
@@ -89,7 +113,12 @@ function dict(state: ParseState, raw: Record<string, unknown>): FilterNode {
  * `[field, op, value]`, `[DocType, field, op, value]` (the DocType may be a child table), or nested groups
  * `[cond, "or", cond]`. With `combine` 'or' the top-level conditions are ORed (`or_filters`).
  */
-export function parseFilters(scope: QueryScope, raw: unknown, where: string, combine: 'and' | 'or' = 'and'): FilterNode {
+export function parseFilters(
+  scope: QueryScope,
+  raw: unknown,
+  where: string,
+  combine: 'and' | 'or' = 'and',
+): FilterNode {
   if (raw === undefined || raw === null || raw === '') return and();
   const state: ParseState = { scope, where, conditions: 0 };
   let node: FilterNode;

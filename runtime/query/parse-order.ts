@@ -15,7 +15,12 @@ export interface OrderTerm {
 
 const MAX_TERMS = 20;
 
-async function term(scope: QueryScope, s: TokenStream, items: SelectItem[], where: string): Promise<Omit<OrderTerm, 'direction'>> {
+async function term(
+  scope: QueryScope,
+  s: TokenStream,
+  items: SelectItem[],
+  where: string,
+): Promise<Omit<OrderTerm, 'direction'>> {
   const start = s.peek();
   const parts: string[] = [];
   const name = () => {
@@ -34,7 +39,13 @@ async function term(scope: QueryScope, s: TokenStream, items: SelectItem[], wher
   return { ref: await resolveColumn(scope, parts, where, false) };
 }
 
-async function parseTerms(scope: QueryScope, raw: string, items: SelectItem[], where: string, directions: boolean): Promise<OrderTerm[]> {
+async function parseTerms(
+  scope: QueryScope,
+  raw: string,
+  items: SelectItem[],
+  where: string,
+  directions: boolean,
+): Promise<OrderTerm[]> {
   const s = new TokenStream(tokenize(raw, where), raw, where);
   const terms: OrderTerm[] = [];
   while (!s.done()) {
@@ -52,7 +63,11 @@ async function parseTerms(scope: QueryScope, raw: string, items: SelectItem[], w
 }
 
 /** Parses `order_by`; undefined when none was given. */
-export async function parseOrderBy(scope: QueryScope, raw: unknown, items: SelectItem[]): Promise<OrderTerm[] | undefined> {
+export async function parseOrderBy(
+  scope: QueryScope,
+  raw: unknown,
+  items: SelectItem[],
+): Promise<OrderTerm[] | undefined> {
   if (raw === undefined || raw === null || raw === '') return undefined;
   if (typeof raw !== 'string') throw new DataError("'order_by' must be a string");
   return parseTerms(scope, raw, items, 'order_by', true);

@@ -19,7 +19,13 @@ function roleKey(roles: ReadonlySet<string>): string {
 }
 
 /** The cache key of a plan, or undefined when the request is too large to key. */
-export function planKey(kind: string, caller: Caller, doctype: string, access: QueryAccess, params: Record<string, unknown>): string | undefined {
+export function planKey(
+  kind: string,
+  caller: Caller,
+  doctype: string,
+  access: QueryAccess,
+  params: Record<string, unknown>,
+): string | undefined {
   const { user } = caller;
   const restriction = access.restriction ? JSON.stringify(access.restriction) : '';
   const key = `${kind}\u0000${doctype}\u0000${caller.version}\u0000${user.name}\u0000${roleKey(user.roles)}\u0000${restriction}\u0000${today()}\u0000${JSON.stringify(params)}`;
@@ -27,7 +33,12 @@ export function planKey(kind: string, caller: Caller, doctype: string, access: Q
 }
 
 /** The cached value for `key`, made by `make` on a miss (nothing is kept when `make` throws or `keep` says no). */
-export async function cachedPlan<T>(site: Site, key: string | undefined, make: () => Promise<T>, keep: (value: T) => boolean = () => true): Promise<T> {
+export async function cachedPlan<T>(
+  site: Site,
+  key: string | undefined,
+  make: () => Promise<T>,
+  keep: (value: T) => boolean = () => true,
+): Promise<T> {
   if (key === undefined) return make();
   let cache = caches.get(site);
   if (!cache) caches.set(site, (cache = new Map()));

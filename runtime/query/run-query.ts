@@ -72,7 +72,16 @@ const MAX_SIZE = 4_000_000;
  */
 function snapshotOf(reader: BetterSqlite3.Database): Snapshot {
   let snapshot = snapshots.get(reader);
-  if (!snapshot) snapshots.set(reader, (snapshot = { version: undefined, results: new Map(), size: 0, versionStatement: reader.prepare('PRAGMA data_version').pluck() }));
+  if (!snapshot)
+    snapshots.set(
+      reader,
+      (snapshot = {
+        version: undefined,
+        results: new Map(),
+        size: 0,
+        versionStatement: reader.prepare('PRAGMA data_version').pluck(),
+      }),
+    );
   const version = snapshot.versionStatement.get();
   if (version !== snapshot.version) forget(snapshot, version);
   return snapshot;
@@ -88,7 +97,8 @@ function forget(snapshot: Snapshot, version: unknown): void {
 
 function remember(snapshot: Snapshot, key: string, value: RememberedPage | number, size: number): void {
   if (size > MAX_SIZE / 4) return;
-  if (snapshot.results.size >= MAX_RESULTS || snapshot.size + size > MAX_SIZE) forget(snapshot, snapshot.version);
+  if (snapshot.results.size >= MAX_RESULTS || snapshot.size + size > MAX_SIZE)
+    forget(snapshot, snapshot.version);
   snapshot.results.set(key, value);
   snapshot.size += size;
 }
@@ -117,14 +127,26 @@ export async function runSelect(site: Site, source: SelectSource, slot: Compiled
     const packed = source.packedColumns;
     compiled = compileInto(slot, source.build(packed !== undefined));
     slot.packed = packed !== undefined;
-    slot.columns = packed ?? prepared(reader, compiled.sql).columns().map((c) => c.name);
+    slot.columns =
+      packed ??
+      prepared(reader, compiled.sql)
+        .columns()
+        .map((c) => c.name);
   }
   const columns = slot.columns as string[];
-  if (!slot.packed) return { columns, rows: prepared(reader, compiled.sql).raw(true).all(...compiled.bindings) as unknown[][] };
+  if (!slot.packed)
+    return {
+      columns,
+      rows: prepared(reader, compiled.sql)
+        .raw(true)
+        .all(...compiled.bindings) as unknown[][],
+    };
   const snapshot = snapshotOf(reader);
   const remembered = snapshot.results.get(slot.key as string) as RememberedPage | undefined;
   if (remembered) return { columns, ...remembered };
-  const texts = prepared(reader, compiled.sql).pluck(true).all(...compiled.bindings) as string[];
+  const texts = prepared(reader, compiled.sql)
+    .pluck(true)
+    .all(...compiled.bindings) as string[];
   const rows = new Array<unknown[]>(texts.length);
   let size = 0;
   for (let i = 0; i < texts.length; i++) {
@@ -138,7 +160,11 @@ export async function runSelect(site: Site, source: SelectSource, slot: Compiled
 }
 
 /** Runs a COUNT query and returns the number; on SQLite it is remembered until the database changes, like SELECTs. */
-export async function runCount(site: Site, build: () => Knex.QueryBuilder, slot: CompiledSlot = {}): Promise<number> {
+export async function runCount(
+  site: Site,
+  build: () => Knex.QueryBuilder,
+  slot: CompiledSlot = {},
+): Promise<number> {
   const reader = site.db.readConnection?.();
   if (!reader) {
     const [row] = (await build()) as { count: number | string }[];
@@ -148,7 +174,11 @@ export async function runCount(site: Site, build: () => Knex.QueryBuilder, slot:
   const snapshot = snapshotOf(reader);
   let count = snapshot.results.get(slot.key as string) as number | undefined;
   if (count === undefined) {
-    count = Number(prepared(reader, compiled.sql).pluck().get(...compiled.bindings) ?? 0);
+    count = Number(
+      prepared(reader, compiled.sql)
+        .pluck()
+        .get(...compiled.bindings) ?? 0,
+    );
     remember(snapshot, slot.key as string, count, 0);
   }
   return count;

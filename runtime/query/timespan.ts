@@ -47,7 +47,10 @@ const quarter = (d: Date, offset: number): [Date, Date] => {
   const first = Math.floor(d.getUTCMonth() / 3) * 3 - d.getUTCMonth() + 3 * offset;
   return months(d, first, first + 2);
 };
-const year = (d: Date, offset: number): [Date, Date] => [day(d.getUTCFullYear() + offset, 0, 1), day(d.getUTCFullYear() + offset, 11, 31)];
+const year = (d: Date, offset: number): [Date, Date] => [
+  day(d.getUTCFullYear() + offset, 0, 1),
+  day(d.getUTCFullYear() + offset, 11, 31),
+];
 
 /** The inclusive `[from, to]` dates (YYYY-MM-DD) of a timespan, relative to `now` (today, UTC, by default). */
 export function timespanRange(value: unknown, now: string = today()): [string, string] {

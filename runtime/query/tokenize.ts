@@ -10,11 +10,17 @@ export interface Token {
 
 /** User text shortened for an error message. */
 export function clip(text: unknown): string {
-  const s = typeof text === 'string' ? text : JSON.stringify(text) ?? String(text);
+  const s = typeof text === 'string' ? text : (JSON.stringify(text) ?? String(text));
   return s.length > 80 ? `${s.slice(0, 80)}…` : s;
 }
 
-const PUNCTUATION: Record<string, Token['kind']> = { '.': 'dot', '(': 'lparen', ')': 'rparen', '*': 'star', ',': 'comma' };
+const PUNCTUATION: Record<string, Token['kind']> = {
+  '.': 'dot',
+  '(': 'lparen',
+  ')': 'rparen',
+  '*': 'star',
+  ',': 'comma',
+};
 
 /** Splits `input` into tokens; `where` names the parameter in errors. */
 export function tokenize(input: string, where: string): Token[] {

@@ -10,7 +10,8 @@ export type V2Operation = V1Operation | 'copy' | 'count' | 'meta' | 'bulk_update
 /** An ajv standalone validator: coerces and strips the body in place, sets `errors` on failure. */
 export interface BodyValidator {
   (data: unknown): boolean;
-  errors?: { instancePath: string; message?: string; keyword: string; params?: Record<string, unknown> }[] | null;
+  errors?:
+    { instancePath: string; message?: string; keyword: string; params?: Record<string, unknown> }[] | null;
 }
 
 /** A controller module: its default export extends Document; other exports may be whitelisted functions. */

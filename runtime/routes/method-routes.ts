@@ -64,6 +64,11 @@ export function sendDocumentMethodResult(ctx: AppContext, outcome: DocumentMetho
 }
 
 /** Runs a whitelisted method on a stored document (v1 `?run_method=m`, v2 `/method/{m}`). */
-export async function callDocumentMethod(ctx: AppContext, doctype: string, name: string, method: string): Promise<void> {
+export async function callDocumentMethod(
+  ctx: AppContext,
+  doctype: string,
+  name: string,
+  method: string,
+): Promise<void> {
   sendDocumentMethodResult(ctx, await runDocumentMethod(ctx, callerOf(ctx), doctype, name, method));
 }

@@ -10,7 +10,13 @@ import { callDocumentMethod } from './method-routes';
 import type { RouteParams, RouteRow } from './route-table';
 
 /** Sends a success body with the request's user messages beside it. */
-export function respond(ctx: AppContext, status: number, key: 'data' | 'message', value: unknown, messages: string[] = []): void {
+export function respond(
+  ctx: AppContext,
+  status: number,
+  key: 'data' | 'message',
+  value: unknown,
+  messages: string[] = [],
+): void {
   // Literals, not `{ [key]: value }`: a computed key builds the object through the runtime.
   const body: Record<string, unknown> = key === 'data' ? { data: value } : { message: value };
   if (messages.length) {
@@ -30,9 +36,14 @@ function jsonBody(ctx: AppContext): Record<string, unknown> {
 function runMethodOf(ctx: AppContext): string | undefined {
   const fromQuery = queryParams(ctx).run_method;
   const body = ctx.request.body;
-  const value = fromQuery ?? (body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).run_method : undefined);
+  const value =
+    fromQuery ??
+    (body && typeof body === 'object' && !Array.isArray(body)
+      ? (body as Record<string, unknown>).run_method
+      : undefined);
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value === '') throw new BadRequestError('run_method must be one method name');
+  if (typeof value !== 'string' || value === '')
+    throw new BadRequestError('run_method must be one method name');
   return value;
 }
 
@@ -41,13 +52,21 @@ export async function getDocument(ctx: AppContext, p: RouteParams, row: RouteRow
   const method = ctx.state.version === 1 ? runMethodOf(ctx) : undefined;
   if (method !== undefined) return callDocumentMethod(ctx, p.doctype, p.name, method);
   const expandLinks = boolParam(requestParams(ctx), 'expand_links', false);
-  respond(ctx, row.status, 'data', await documents.getDocument(callerOf(ctx), p.doctype, p.name, { expandLinks }));
+  respond(
+    ctx,
+    row.status,
+    'data',
+    await documents.getDocument(callerOf(ctx), p.doctype, p.name, { expandLinks }),
+  );
 }
 
 /** Runs a document method: v2 names it in the path, v1 in `run_method` (a v1 POST without one is 405). */
 export function runDocumentMethod(ctx: AppContext, p: RouteParams): Promise<void> {
   const method = p.method || runMethodOf(ctx);
-  if (method === undefined) throw new MethodNotAllowedError(`POST needs run_method on ${ctx.state.path.slice(0, 200)}`, { headers: { Allow: 'GET, PUT, DELETE' } });
+  if (method === undefined)
+    throw new MethodNotAllowedError(`POST needs run_method on ${ctx.state.path.slice(0, 200)}`, {
+      headers: { Allow: 'GET, PUT, DELETE' },
+    });
   return callDocumentMethod(ctx, p.doctype, p.name, method);
 }
 
@@ -55,7 +74,10 @@ export function runDocumentMethod(ctx: AppContext, p: RouteParams): Promise<void
 export async function listDocuments(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
   // The rows arrive as JSON text (reused while the database is unchanged); the envelope is written around them.
   const page = await lists.listDocumentsSerialized(callerOf(ctx), p.doctype, requestParams(ctx));
-  const rest = ctx.state.version === 1 ? '' : `,"has_next_page":${page.hasNextPage === true}${page.count === undefined ? '' : `,"count":${page.count}`}`;
+  const rest =
+    ctx.state.version === 1
+      ? ''
+      : `,"has_next_page":${page.hasNextPage === true}${page.count === undefined ? '' : `,"count":${page.count}`}`;
   ctx.status = row.status;
   ctx.type = 'json';
   ctx.body = `{"data":${page.json}${rest}}`;
@@ -86,7 +108,12 @@ export async function deleteDocument(ctx: AppContext, p: RouteParams, row: Route
 /** GET a clean copy that can be posted back as a new document (v2). */
 export async function copyDocument(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
   const keepNoCopy = boolParam(requestParams(ctx), 'ignore_no_copy', true);
-  respond(ctx, row.status, 'data', await documents.copyDocument(callerOf(ctx), p.doctype, p.name, keepNoCopy));
+  respond(
+    ctx,
+    row.status,
+    'data',
+    await documents.copyDocument(callerOf(ctx), p.doctype, p.name, keepNoCopy),
+  );
 }
 
 /** GET a DocType's metadata (v2). */

@@ -111,14 +111,23 @@ describe('§6.2 paths', () => {
 
   test('an unknown verb is 405 JSON with Allow (CONTRACT §6) and OPTIONS lists the verbs of the path; neither changes anything', async () => {
     const verbs = t.http as unknown as Record<string, (p: string) => ReturnType<typeof t.http.get>>;
-    const res = await refused(() => verbs.propfind!(`/api/resource/ToDo/${todo}`).set(auth()), 405, 'MethodNotAllowedError');
+    const res = await refused(
+      () => verbs.propfind!(`/api/resource/ToDo/${todo}`).set(auth()),
+      405,
+      'MethodNotAllowedError',
+    );
     expect(res.headers['content-type']).toMatch(/application\/json/);
     expect(String(res.headers.allow).split(/,\s*/)).toEqual(['GET', 'POST', 'PUT', 'DELETE']);
-    await refused(() => verbs.propfind!('/api/resource/NoSuchPlace/x/y/../z').set(auth()), 405, 'MethodNotAllowedError');
+    await refused(
+      () => verbs.propfind!('/api/resource/NoSuchPlace/x/y/../z').set(auth()),
+      405,
+      'MethodNotAllowedError',
+    );
     await refused(() => verbs.propfind!('/api/nowhere').set(auth()), 404, 'DoesNotExistError');
     const options = await t.http.options(`/api/v2/document/ToDo/${todo}`).set(auth());
     expect(options.status).toBe(200);
-    for (const method of ['GET', 'PUT', 'PATCH', 'DELETE']) expect(String(options.headers.allow).split(/,\s*/)).toContain(method);
+    for (const method of ['GET', 'PUT', 'PATCH', 'DELETE'])
+      expect(String(options.headers.allow).split(/,\s*/)).toContain(method);
     expect(await countRows(t, 'ToDo', { name: todo })).toBe(1);
   });
 });

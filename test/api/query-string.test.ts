@@ -5,7 +5,9 @@ import fc from 'fast-check';
 import { parseQuery } from '../../runtime/http/params';
 
 /** Characters that matter to a query string's grammar and decoding, mixed with arbitrary text. */
-const part = fc.stringMatching(/^(?:[a-z0-9]|%[0-9a-fA-F]{2}|%[g-z]?|\+|=|&|__proto__|constructor|toString|hasOwnProperty|é|\u{1F600})*$/u);
+const part = fc.stringMatching(
+  /^(?:[a-z0-9]|%[0-9a-fA-F]{2}|%[g-z]?|\+|=|&|__proto__|constructor|toString|hasOwnProperty|é|\u{1F600})*$/u,
+);
 
 const entries = (params: object) => Object.entries(params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
@@ -28,13 +30,16 @@ test.each([
   expect(entries(parseQuery(query))).toEqual(entries(want));
 });
 
-test.each(['__proto__=x', 'constructor=1', 'a=1&toString=2', '__pro%74o__=y'])('%s stays a plain key, never the prototype', (query) => {
-  const params = parseQuery(query);
-  const key = Object.keys(parse(query))[Object.keys(parse(query)).length - 1] as string;
-  expect(Object.prototype.hasOwnProperty.call(params, key)).toBe(true);
-  expect(typeof params[key]).toBe('string');
-  expect(Object.getPrototypeOf(params)).toBe(null);
-});
+test.each(['__proto__=x', 'constructor=1', 'a=1&toString=2', '__pro%74o__=y'])(
+  '%s stays a plain key, never the prototype',
+  (query) => {
+    const params = parseQuery(query);
+    const key = Object.keys(parse(query))[Object.keys(parse(query)).length - 1] as string;
+    expect(Object.prototype.hasOwnProperty.call(params, key)).toBe(true);
+    expect(typeof params[key]).toBe('string');
+    expect(Object.getPrototypeOf(params)).toBe(null);
+  },
+);
 
 test('a query without such keys gives a plain object with no inherited reads', () => {
   const params = parseQuery('a=1');

@@ -110,7 +110,11 @@ describe('write coalescing', () => {
     });
 
     test('a streamed body, a HEAD and a response that waited for a timer are all sent whole', async () => {
-      const [stream, head, slow] = await Promise.all([get('/stream'), get('/item?n=1', 'HEAD'), get('/slow?n=7')]);
+      const [stream, head, slow] = await Promise.all([
+        get('/stream'),
+        get('/item?n=1', 'HEAD'),
+        get('/slow?n=7'),
+      ]);
       expect(stream.body).toBe('one two three');
       expect(head.status).toBe(200);
       expect(head.body).toBe('');

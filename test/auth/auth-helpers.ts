@@ -4,7 +4,10 @@ import type { TestSite } from '../helpers/test-site';
 
 /** Saves System Settings values as Administrator (the auth caches drop them at once). */
 export async function setSettings(t: TestSite, values: Record<string, unknown>): Promise<void> {
-  const res = await t.http.put('/api/resource/System Settings/System Settings').set('Authorization', t.adminToken).send(values);
+  const res = await t.http
+    .put('/api/resource/System Settings/System Settings')
+    .set('Authorization', t.adminToken)
+    .send(values);
   if (res.status !== 200) throw new Error(`System Settings: ${res.status} ${JSON.stringify(res.body)}`);
 }
 
@@ -28,7 +31,12 @@ export interface LoggedIn {
 }
 
 /** Logs in with a password through POST /api/method/login; throws unless it succeeds. */
-export async function login(t: TestSite, usr: string, pwd: string, headers: Record<string, string> = {}): Promise<LoggedIn> {
+export async function login(
+  t: TestSite,
+  usr: string,
+  pwd: string,
+  headers: Record<string, string> = {},
+): Promise<LoggedIn> {
   const res = await t.http.post('/api/method/login').set(headers).send({ usr, pwd });
   if (res.status !== 200) throw new Error(`login ${usr}: ${res.status} ${JSON.stringify(res.body)}`);
   const sid = cookieValue(res, 'sid');

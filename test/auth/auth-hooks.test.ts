@@ -26,7 +26,9 @@ const neverHook: AuthHook = async () => undefined;
 beforeAll(async () => {
   t = await createTestSite();
   await createUser(t, USER, ['System Manager'], 'hook-password-1');
-  http = request(createApp(t.site, { authHooks: [neverHook, gatewayHook], onServerError: () => undefined }).callback());
+  http = request(
+    createApp(t.site, { authHooks: [neverHook, gatewayHook], onServerError: () => undefined }).callback(),
+  );
 });
 afterAll(() => t.close());
 beforeEach(() => {
@@ -42,7 +44,11 @@ test('a hook that names a user makes the request run as that user', async () => 
 });
 
 test('hook-authenticated writes need no CSRF token (no cookie involved)', async () => {
-  const res = await http.post('/api/resource/ToDo').set('X-Gateway-Secret', 'gateway-secret').set('X-Gateway-User', USER).send({ description: 'hooked' });
+  const res = await http
+    .post('/api/resource/ToDo')
+    .set('X-Gateway-Secret', 'gateway-secret')
+    .set('X-Gateway-User', USER)
+    .send({ description: 'hooked' });
   expect(res.status).toBe(201);
   expect(res.body.data.owner).toBe(USER);
 });
@@ -64,26 +70,43 @@ test('a hook that throws → 401 AuthenticationError without its internal messag
 test('hooks run after the built-in methods and see their user', async () => {
   const res = await http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', t.adminToken);
   expect(res.body.message).toBe('Administrator');
-  expect(seen).toEqual([{ user: 'Administrator', ip: expect.any(String), path: '/api/method/frappe.auth.get_logged_user' }]);
+  expect(seen).toEqual([
+    { user: 'Administrator', ip: expect.any(String), path: '/api/method/frappe.auth.get_logged_user' },
+  ]);
 });
 
 test('a hook naming a different user than the token → 401', async () => {
-  const res = await whoAmI().set('Authorization', t.adminToken).set('X-Gateway-Secret', 'gateway-secret').set('X-Gateway-User', USER);
+  const res = await whoAmI()
+    .set('Authorization', t.adminToken)
+    .set('X-Gateway-Secret', 'gateway-secret')
+    .set('X-Gateway-User', USER);
   expect(res.status).toBe(401);
 });
 
 test('a hook naming a different user than the session cookie → 401', async () => {
   const s = await login(t, 'Administrator', 'admin-test-password');
-  const res = await whoAmI().set('Cookie', s.cookie).set('X-Gateway-Secret', 'gateway-secret').set('X-Gateway-User', USER);
+  const res = await whoAmI()
+    .set('Cookie', s.cookie)
+    .set('X-Gateway-Secret', 'gateway-secret')
+    .set('X-Gateway-User', USER);
   expect(res.status).toBe(401);
 });
 
 test('a hook naming an unknown or disabled user → 401', async () => {
-  expect((await whoAmI().set('X-Gateway-Secret', 'gateway-secret').set('X-Gateway-User', 'nobody@example.com')).status).toBe(401);
+  expect(
+    (await whoAmI().set('X-Gateway-Secret', 'gateway-secret').set('X-Gateway-User', 'nobody@example.com'))
+      .status,
+  ).toBe(401);
   const email = 'hook-disabled@example.com';
   await createUser(t, email, ['System Manager']);
-  await t.http.put(`/api/resource/User/${email}`).set('Authorization', t.adminToken).send({ enabled: 0 }).expect(200);
-  expect((await whoAmI().set('X-Gateway-Secret', 'gateway-secret').set('X-Gateway-User', email)).status).toBe(401);
+  await t.http
+    .put(`/api/resource/User/${email}`)
+    .set('Authorization', t.adminToken)
+    .send({ enabled: 0 })
+    .expect(200);
+  expect((await whoAmI().set('X-Gateway-Secret', 'gateway-secret').set('X-Gateway-User', email)).status).toBe(
+    401,
+  );
 });
 
 describe('loadAuthHooks', () => {
@@ -97,7 +120,9 @@ describe('loadAuthHooks', () => {
     writeFileSync(path.join(sub, 'hooks.ts'), "export const authHooks = [() => 'Administrator'];\n");
     const hooks = loadAuthHooks(sub);
     expect(hooks).toHaveLength(1);
-    expect(hooks[0]!({ headers: {}, method: 'GET', path: '/', ip: '127.0.0.1', user: 'Guest' })).toBe('Administrator');
+    expect(hooks[0]!({ headers: {}, method: 'GET', path: '/', ip: '127.0.0.1', user: 'Guest' })).toBe(
+      'Administrator',
+    );
   });
 
   test('no hooks.ts: no hooks', () => {

@@ -18,15 +18,16 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-const whoAmI = (authorization: string) => t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', authorization);
+const whoAmI = (authorization: string) =>
+  t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', authorization);
 
-test('token key:secret authenticates as the key\'s user', async () => {
+test("token key:secret authenticates as the key's user", async () => {
   const res = await whoAmI(`token ${key}:${secret}`);
   expect(res.status).toBe(200);
   expect(res.body.message).toBe(USER);
 });
 
-test('Basic base64(key:secret) authenticates as the key\'s user', async () => {
+test("Basic base64(key:secret) authenticates as the key's user", async () => {
   const res = await whoAmI(`Basic ${b64(`${key}:${secret}`)}`);
   expect(res.status).toBe(200);
   expect(res.body.message).toBe(USER);
@@ -60,15 +61,22 @@ const malformed: [string, () => string][] = [
 ];
 
 test.each(malformed)('%s → 401 InvalidAuthorizationToken, never Guest', async (_label, header) => {
-  for (const path of ['/api/method/frappe.auth.get_logged_user', '/api/method/ping', '/api/v2/document/ToDo']) {
+  for (const path of [
+    '/api/method/frappe.auth.get_logged_user',
+    '/api/method/ping',
+    '/api/v2/document/ToDo',
+  ]) {
     const res = await t.http.get(path).set('Authorization', header());
     expect([path, res.status, res.body.exc_type]).toEqual([path, 401, 'InvalidAuthorizationToken']);
   }
 });
 
 const wrong: [string, () => string][] = [
-  ['a valid key with a wrong secret', () => `token ${key}:${secret.slice(0, -1)}${secret.endsWith('0') ? '1' : '0'}`],
-  ['a valid key with another user\'s secret', () => `token ${key}:${t.adminToken.split(':')[1]}`],
+  [
+    'a valid key with a wrong secret',
+    () => `token ${key}:${secret.slice(0, -1)}${secret.endsWith('0') ? '1' : '0'}`,
+  ],
+  ["a valid key with another user's secret", () => `token ${key}:${t.adminToken.split(':')[1]}`],
   ['an unknown key', () => `token 0123456789abcde:${secret}`],
   ['Basic with a wrong secret', () => `Basic ${b64(`${key}:wrong`)}`],
 ];
@@ -81,30 +89,43 @@ test.each(wrong)('%s → 401 AuthenticationError', async (_label, header) => {
 
 test('a refused header changes nothing, even on a guest-callable path', async () => {
   const before = await countRows(t, 'tabToDo');
-  const res = await t.http.post('/api/resource/ToDo').set('Authorization', `token ${key}:nope`).send({ description: 'x' });
+  const res = await t.http
+    .post('/api/resource/ToDo')
+    .set('Authorization', `token ${key}:nope`)
+    .send({ description: 'x' });
   expect(res.status).toBe(401);
   expect(await countRows(t, 'tabToDo')).toBe(before);
 });
 
 test('a session cookie of one user plus a token of another → 401, never the cookie user', async () => {
   const s = await login(t, USER, PASSWORD);
-  const res = await t.http.get('/api/method/frappe.auth.get_logged_user').set('Cookie', s.cookie).set('Authorization', t.adminToken);
+  const res = await t.http
+    .get('/api/method/frappe.auth.get_logged_user')
+    .set('Cookie', s.cookie)
+    .set('Authorization', t.adminToken);
   expect(res.status).toBe(401);
   expect(res.body.exc_type).toBe('AuthenticationError');
 });
 
 test('a session cookie plus a token of the same user is that user (and token auth needs no CSRF)', async () => {
   const s = await login(t, USER, PASSWORD);
-  const res = await t.http.post('/api/method/frappe.auth.get_logged_user').set('Cookie', s.cookie).set('Authorization', userToken);
+  const res = await t.http
+    .post('/api/method/frappe.auth.get_logged_user')
+    .set('Cookie', s.cookie)
+    .set('Authorization', userToken);
   expect(res.status).toBe(200);
   expect(res.body.message).toBe(USER);
 });
 
-test('a disabled user\'s key → 401', async () => {
+test("a disabled user's key → 401", async () => {
   const email = 'disabled-key@example.com';
   const token = await createUser(t, email, ['System Manager']);
   expect((await whoAmI(token)).status).toBe(200);
-  await t.http.put(`/api/resource/User/${email}`).set('Authorization', t.adminToken).send({ enabled: 0 }).expect(200);
+  await t.http
+    .put(`/api/resource/User/${email}`)
+    .set('Authorization', t.adminToken)
+    .send({ enabled: 0 })
+    .expect(200);
   const res = await whoAmI(token);
   expect(res.status).toBe(401);
 });
@@ -112,7 +133,10 @@ test('a disabled user\'s key → 401', async () => {
 test('regenerating keys invalidates the old secret at once', async () => {
   const email = 'rotated@example.com';
   const token = await createUser(t, email, ['System Manager']);
-  const res = await t.http.post('/api/method/frappe.core.doctype.user.user.generate_keys').set('Authorization', t.adminToken).send({ user: email });
+  const res = await t.http
+    .post('/api/method/frappe.core.doctype.user.user.generate_keys')
+    .set('Authorization', t.adminToken)
+    .send({ user: email });
   expect(res.status).toBe(200);
   expect((await whoAmI(token)).status).toBe(401);
   expect((await whoAmI(`token ${res.body.message.api_key}:${res.body.message.api_secret}`)).status).toBe(200);
@@ -155,11 +179,13 @@ test('wrong secrets sharing a correct prefix take no longer than unrelated ones 
 });
 
 test('an oversized Authorization header is refused before any work (431 from the HTTP parser)', async () => {
-  const res = await t.http.get('/api/resource/ToDo').set('Authorization', `token ${'k'.repeat(20_000)}:${secret}`);
+  const res = await t.http
+    .get('/api/resource/ToDo')
+    .set('Authorization', `token ${'k'.repeat(20_000)}:${secret}`);
   expect([400, 431]).toContain(res.status);
 });
 
-test('200 extra headers with a valid token still authenticate only the token\'s user', async () => {
+test("200 extra headers with a valid token still authenticate only the token's user", async () => {
   const req = t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', userToken);
   for (let i = 0; i < 200; i++) req.set(`X-Filler-${i}`, 'x');
   const res = await req;

@@ -35,7 +35,8 @@ describe('clientIp', () => {
       state: { site: { config: { site: { trusted_proxies: trusted } } } },
       req: { socket: { remoteAddress: peer } },
       secure: false,
-      get: (name: string) => (name === 'x-forwarded-for' ? (xff ?? '') : name === 'x-forwarded-proto' ? (proto ?? '') : ''),
+      get: (name: string) =>
+        name === 'x-forwarded-for' ? (xff ?? '') : name === 'x-forwarded-proto' ? (proto ?? '') : '',
     }) as unknown as Context;
 
   test('without trusted proxies X-Forwarded-For is ignored', () => {
@@ -65,7 +66,12 @@ describe('without trusted proxies', () => {
     token = await createUser(t, USER, ['System Manager'], PASSWORD);
   });
   afterAll(() => t.close());
-  const restrict = (value: string) => t.http.put(`/api/resource/User/${USER}`).set('Authorization', t.adminToken).send({ restrict_ip: value }).expect(200);
+  const restrict = (value: string) =>
+    t.http
+      .put(`/api/resource/User/${USER}`)
+      .set('Authorization', t.adminToken)
+      .send({ restrict_ip: value })
+      .expect(200);
 
   test('a user restricted to other addresses cannot log in, even with a spoofed X-Forwarded-For', async () => {
     await restrict('10.1.0.0/16');
@@ -80,21 +86,30 @@ describe('without trusted proxies', () => {
 
   test('an API-key request from another address → 401', async () => {
     await restrict('10.1.0.0/16');
-    const res = await t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', token).set('X-Forwarded-For', '10.1.2.3');
+    const res = await t.http
+      .get('/api/method/frappe.auth.get_logged_user')
+      .set('Authorization', token)
+      .set('X-Forwarded-For', '10.1.2.3');
     expect(res.status).toBe(401);
   });
 
   test('a session request after the restriction is set → 401', async () => {
     await restrict('');
     const s = await login(t, USER, PASSWORD);
-    expect((await t.http.get('/api/method/frappe.auth.get_logged_user').set('Cookie', s.cookie)).status).toBe(200);
+    expect((await t.http.get('/api/method/frappe.auth.get_logged_user').set('Cookie', s.cookie)).status).toBe(
+      200,
+    );
     await restrict('10.1.0.0/16');
-    expect((await t.http.get('/api/method/frappe.auth.get_logged_user').set('Cookie', s.cookie)).status).toBe(401);
+    expect((await t.http.get('/api/method/frappe.auth.get_logged_user').set('Cookie', s.cookie)).status).toBe(
+      401,
+    );
   });
 
   test('the local address allowed by prefix lets everything through', async () => {
     await restrict('127.0.');
-    expect((await t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', token)).status).toBe(200);
+    expect(
+      (await t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', token)).status,
+    ).toBe(200);
     await login(t, USER, PASSWORD);
   });
 });
@@ -106,24 +121,50 @@ describe('behind a trusted proxy', () => {
   beforeAll(async () => {
     t = await createTestSite({ site: { trusted_proxies: ['127.0.0.1', '::1'] } });
     token = await createUser(t, USER, ['System Manager'], PASSWORD);
-    await t.http.put(`/api/resource/User/${USER}`).set('Authorization', t.adminToken).send({ restrict_ip: '10.1.0.0/16' }).expect(200);
+    await t.http
+      .put(`/api/resource/User/${USER}`)
+      .set('Authorization', t.adminToken)
+      .send({ restrict_ip: '10.1.0.0/16' })
+      .expect(200);
   });
   afterAll(() => t.close());
 
   test('login from an allowed forwarded address succeeds; from another it is refused', async () => {
-    expect((await t.http.post('/api/method/login').set('X-Forwarded-For', '10.1.2.3').send({ usr: USER, pwd: PASSWORD })).status).toBe(200);
-    expect((await t.http.post('/api/method/login').set('X-Forwarded-For', '10.9.2.3').send({ usr: USER, pwd: PASSWORD })).status).toBe(401);
+    expect(
+      (
+        await t.http
+          .post('/api/method/login')
+          .set('X-Forwarded-For', '10.1.2.3')
+          .send({ usr: USER, pwd: PASSWORD })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await t.http
+          .post('/api/method/login')
+          .set('X-Forwarded-For', '10.9.2.3')
+          .send({ usr: USER, pwd: PASSWORD })
+      ).status,
+    ).toBe(401);
   });
 
   test('every session request is checked against the forwarded address', async () => {
     const s = await login(t, USER, PASSWORD, { 'X-Forwarded-For': '10.1.2.3' });
-    const get = (xff: string) => t.http.get('/api/method/frappe.auth.get_logged_user').set('Cookie', s.cookie).set('X-Forwarded-For', xff);
+    const get = (xff: string) =>
+      t.http
+        .get('/api/method/frappe.auth.get_logged_user')
+        .set('Cookie', s.cookie)
+        .set('X-Forwarded-For', xff);
     expect((await get('10.1.9.9')).status).toBe(200);
     expect((await get('192.168.1.1')).status).toBe(401);
   });
 
   test('API-key requests are checked against the forwarded address', async () => {
-    const get = (xff: string) => t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', token).set('X-Forwarded-For', xff);
+    const get = (xff: string) =>
+      t.http
+        .get('/api/method/frappe.auth.get_logged_user')
+        .set('Authorization', token)
+        .set('X-Forwarded-For', xff);
     expect((await get('10.1.0.1')).status).toBe(200);
     expect((await get('10.2.0.1')).status).toBe(401);
   });

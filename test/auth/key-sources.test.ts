@@ -15,7 +15,10 @@ beforeAll(async () => {
   remove = generated.remove;
   t = await createTestSite({ registry: generated.registry });
   await createUser(t, USER, ['System Manager']);
-  const res = await t.http.post('/api/resource/API Client').set('Authorization', t.adminToken).send({ api_key: KEY, api_secret: SECRET, user: USER, enabled: 1 });
+  const res = await t.http
+    .post('/api/resource/API Client')
+    .set('Authorization', t.adminToken)
+    .send({ api_key: KEY, api_secret: SECRET, user: USER, enabled: 1 });
   if (res.status !== 201) throw new Error(JSON.stringify(res.body));
   clientName = res.body.data.name;
   await t.http
@@ -29,8 +32,15 @@ afterAll(async () => {
   remove();
 });
 
-const whoAmI = (source: string, authorization = `token ${KEY}:${SECRET}`, header = 'Svc-Authorization-Source') =>
-  t.http.get('/api/method/frappe.auth.get_logged_user').set(header, source).set('Authorization', authorization);
+const whoAmI = (
+  source: string,
+  authorization = `token ${KEY}:${SECRET}`,
+  header = 'Svc-Authorization-Source',
+) =>
+  t.http
+    .get('/api/method/frappe.auth.get_logged_user')
+    .set(header, source)
+    .set('Authorization', authorization);
 
 test('key and secret checked against the named DocType; the request runs as its user', async () => {
   const res = await whoAmI('API Client');
@@ -49,7 +59,9 @@ test('Basic credentials work with a key source too', async () => {
 });
 
 test('the same key without the header is looked up in User (and is unknown there)', async () => {
-  const res = await t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', `token ${KEY}:${SECRET}`);
+  const res = await t.http
+    .get('/api/method/frappe.auth.get_logged_user')
+    .set('Authorization', `token ${KEY}:${SECRET}`);
   expect(res.status).toBe(401);
 });
 
@@ -77,9 +89,17 @@ test.each([
 });
 
 test('a disabled row → 401 (and enabling it again works at once)', async () => {
-  await t.http.put(`/api/resource/API Client/${clientName}`).set('Authorization', t.adminToken).send({ enabled: 0 }).expect(200);
+  await t.http
+    .put(`/api/resource/API Client/${clientName}`)
+    .set('Authorization', t.adminToken)
+    .send({ enabled: 0 })
+    .expect(200);
   expect((await whoAmI('API Client')).status).toBe(401);
-  await t.http.put(`/api/resource/API Client/${clientName}`).set('Authorization', t.adminToken).send({ enabled: 1 }).expect(200);
+  await t.http
+    .put(`/api/resource/API Client/${clientName}`)
+    .set('Authorization', t.adminToken)
+    .send({ enabled: 1 })
+    .expect(200);
   expect((await whoAmI('API Client')).status).toBe(200);
 });
 
@@ -92,7 +112,11 @@ test('a row whose user is disabled → 401', async () => {
     .send({ api_key: 'clientkey000002', api_secret: SECRET, user: email, enabled: 1 })
     .expect(201);
   expect((await whoAmI('API Client', `token clientkey000002:${SECRET}`)).status).toBe(200);
-  await t.http.put(`/api/resource/User/${email}`).set('Authorization', t.adminToken).send({ enabled: 0 }).expect(200);
+  await t.http
+    .put(`/api/resource/User/${email}`)
+    .set('Authorization', t.adminToken)
+    .send({ enabled: 0 })
+    .expect(200);
   expect((await whoAmI('API Client', `token clientkey000002:${SECRET}`)).status).toBe(401);
 });
 

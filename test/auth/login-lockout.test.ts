@@ -24,7 +24,8 @@ let currentIp = '';
 beforeEach(() => {
   currentIp = `10.0.0.${++ip}`;
 });
-const attempt = (usr: string, pwd: string, xff = currentIp) => t.http.post('/api/method/login').set('X-Forwarded-For', xff).send({ usr, pwd });
+const attempt = (usr: string, pwd: string, xff = currentIp) =>
+  t.http.post('/api/method/login').set('X-Forwarded-For', xff).send({ usr, pwd });
 
 test('after allow_consecutive_login_attempts failures the account is locked: 429 with Retry-After, even with the right password', async () => {
   await setSettings(t, { allow_consecutive_login_attempts: 3, allow_login_after_fail: 60 });
@@ -43,7 +44,11 @@ test('rotating X-Forwarded-For from an untrusted peer does not dodge the lock (X
   try {
     await setSettings(untrusted, { allow_consecutive_login_attempts: 3, allow_login_after_fail: 60 });
     await createUser(untrusted, 'rotator@example.com', ['System Manager'], PASSWORD);
-    const send = (pwd: string, xff: string) => untrusted.http.post('/api/method/login').set('X-Forwarded-For', xff).send({ usr: 'rotator@example.com', pwd });
+    const send = (pwd: string, xff: string) =>
+      untrusted.http
+        .post('/api/method/login')
+        .set('X-Forwarded-For', xff)
+        .send({ usr: 'rotator@example.com', pwd });
     for (let i = 0; i < 3; i++) expect((await send('wrong', `198.51.100.${i}`)).status).toBe(401);
     expect((await send(PASSWORD, '203.0.113.77')).status).toBe(429);
   } finally {
@@ -58,7 +63,7 @@ test('the user lock holds from every address', async () => {
   expect((await attempt(usr, PASSWORD, '10.1.0.200')).status).toBe(429);
 });
 
-test('a success before the limit clears the user\'s streak (the IP streak runs on)', async () => {
+test("a success before the limit clears the user's streak (the IP streak runs on)", async () => {
   await setSettings(t, { allow_consecutive_login_attempts: 3, allow_login_after_fail: 60 });
   const usr = await freshUser();
   // Each attempt from its own address, so only the user's streak is in play.
@@ -71,7 +76,7 @@ test('a success before the limit clears the user\'s streak (the IP streak runs o
   expect((await attempt(usr, PASSWORD, from(6))).status).toBe(200);
 });
 
-test('a success does not clear the IP\'s streak', async () => {
+test("a success does not clear the IP's streak", async () => {
   await setSettings(t, { allow_consecutive_login_attempts: 3, allow_login_after_fail: 60 });
   const usr = await freshUser();
   await attempt('someone-else@example.com', 'wrong');
@@ -113,7 +118,10 @@ test('every spelling of the login path and any extra body field count against th
   const usr = await freshUser();
   const paths = ['/api/method/login', '/api/v2/method/login', '/api/method/login/', '/api/v1/method/login'];
   for (const [i, path] of paths.entries()) {
-    const res = await t.http.post(path).set('X-Forwarded-For', `10.4.0.${i}`).send({ usr, pwd: 'wrong', email: `fresh-${i}@example.com` });
+    const res = await t.http
+      .post(path)
+      .set('X-Forwarded-For', `10.4.0.${i}`)
+      .send({ usr, pwd: 'wrong', email: `fresh-${i}@example.com` });
     expect([path, res.status]).toEqual([path, 401]);
   }
   expect((await attempt(usr, PASSWORD, '10.4.0.99')).status).toBe(429);

@@ -10,7 +10,11 @@ beforeAll(async () => {
   t = await createTestSite();
   await createUser(t, USER, ['System Manager'], PASSWORD);
   await createUser(t, DISABLED, ['System Manager'], PASSWORD);
-  await t.http.put(`/api/resource/User/${DISABLED}`).set('Authorization', t.adminToken).send({ enabled: 0 }).expect(200);
+  await t.http
+    .put(`/api/resource/User/${DISABLED}`)
+    .set('Authorization', t.adminToken)
+    .send({ enabled: 0 })
+    .expect(200);
   // Many failures from one address follow; the lockout has its own test file.
   await setSettings(t, { allow_consecutive_login_attempts: 1000 });
 });
@@ -81,6 +85,9 @@ test('login is POST only', async () => {
 });
 
 test('login ignores the Authorization header', async () => {
-  const res = await t.http.post('/api/method/login').set('Authorization', 'token bad:bad').send({ usr: USER, pwd: PASSWORD });
+  const res = await t.http
+    .post('/api/method/login')
+    .set('Authorization', 'token bad:bad')
+    .send({ usr: USER, pwd: PASSWORD });
   expect(res.status).toBe(401);
 });

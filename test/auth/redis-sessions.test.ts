@@ -44,9 +44,10 @@ afterAll(async () => {
   await t.close();
 });
 
-const whoAmI = (http: ReturnType<typeof request>, cookie: string) => http.get('/api/method/frappe.auth.get_logged_user').set('Cookie', cookie);
+const whoAmI = (http: ReturnType<typeof request>, cookie: string) =>
+  http.get('/api/method/frappe.auth.get_logged_user').set('Cookie', cookie);
 
-test('a session started on one process is known to the other, and is kept in Redis under the site\'s prefix', async () => {
+test("a session started on one process is known to the other, and is kept in Redis under the site's prefix", async () => {
   const s = await login({ ...t, http: a }, USER, PASSWORD);
   const res = await whoAmI(b, s.cookie);
   expect(res.status).toBe(200);
@@ -58,14 +59,20 @@ test('a session started on one process is known to the other, and is kept in Red
 
 test('a CSRF token from one process is valid on the other', async () => {
   const s = await login({ ...t, http: a }, USER, PASSWORD);
-  const res = await b.post('/api/resource/ToDo').set('Cookie', s.cookie).set('X-Svc-CSRF-Token', s.csrf).send({ description: 'shared' });
+  const res = await b
+    .post('/api/resource/ToDo')
+    .set('Cookie', s.cookie)
+    .set('X-Svc-CSRF-Token', s.csrf)
+    .send({ description: 'shared' });
   expect(res.status).toBe(201);
 });
 
 test('logging out on one process ends the session on the other (within the short memory cache)', async () => {
   const s = await login({ ...t, http: a }, USER, PASSWORD);
   expect((await whoAmI(b, s.cookie)).status).toBe(200);
-  expect((await a.post('/api/method/logout').set('Cookie', s.cookie).set('X-Svc-CSRF-Token', s.csrf)).status).toBe(200);
+  expect(
+    (await a.post('/api/method/logout').set('Cookie', s.cookie).set('X-Svc-CSRF-Token', s.csrf)).status,
+  ).toBe(200);
   expect(await redis.keys(`svc:*:sid:${s.sid}`)).toEqual([]);
   await new Promise((r) => setTimeout(r, 2_100));
   expect((await whoAmI(b, s.cookie)).status).toBe(401);
@@ -74,7 +81,9 @@ test('logging out on one process ends the session on the other (within the short
 test('a session missing from Redis is read back from the Sessions table', async () => {
   const s = await login({ ...t, http: a }, USER, PASSWORD);
   await redis.del(...(await redis.keys(`svc:*:sid:${s.sid}`)));
-  const fresh = request(createApp(await open(REDIS_URL), { authHooks: [], onServerError: () => undefined }).callback());
+  const fresh = request(
+    createApp(await open(REDIS_URL), { authHooks: [], onServerError: () => undefined }).callback(),
+  );
   expect((await whoAmI(fresh, s.cookie)).status).toBe(200);
   expect(await redis.keys(`svc:*:sid:${s.sid}`)).toHaveLength(1);
 });
@@ -83,7 +92,8 @@ test('login lockout counters are shared: failures on one process lock the user o
   await setSettings(t, { allow_consecutive_login_attempts: 3, allow_login_after_fail: 60 });
   const usr = 'locked-everywhere@example.com';
   await createUser(t, usr, ['System Manager'], PASSWORD);
-  for (let i = 0; i < 3; i++) expect((await a.post('/api/method/login').send({ usr, pwd: 'wrong' })).status).toBe(401);
+  for (let i = 0; i < 3; i++)
+    expect((await a.post('/api/method/login').send({ usr, pwd: 'wrong' })).status).toBe(401);
   const res = await b.post('/api/method/login').send({ usr, pwd: PASSWORD });
   expect(res.status).toBe(429);
   expect(Number(res.headers['retry-after'])).toBeGreaterThan(55);
@@ -96,7 +106,12 @@ test('login lockout counters are shared: failures on one process lock the user o
 });
 
 test('an unreachable Redis answers 503, not 500, and logs nobody in', async () => {
-  const broken = request(createApp(await open('redis://127.0.0.1:1'), { authHooks: [], onServerError: () => undefined }).callback());
+  const broken = request(
+    createApp(await open('redis://127.0.0.1:1'), {
+      authHooks: [],
+      onServerError: () => undefined,
+    }).callback(),
+  );
   const before = await t.site.db.knex('tabSessions').where('user', USER).count({ n: '*' }).first();
   const res = await broken.post('/api/method/login').send({ usr: USER, pwd: PASSWORD });
   expect(res.status).toBe(503);

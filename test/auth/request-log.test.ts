@@ -19,7 +19,10 @@ afterAll(async () => {
 
 async function logRows(): Promise<Record<string, unknown>[]> {
   await flushRequestLog(t.site);
-  return (await t.site.db.knex('tabAPI Request Log').select('*').orderBy('creation')) as Record<string, unknown>[];
+  return (await t.site.db.knex('tabAPI Request Log').select('*').orderBy('creation')) as Record<
+    string,
+    unknown
+  >[];
 }
 async function clearLog(): Promise<void> {
   await flushRequestLog(t.site);
@@ -43,7 +46,13 @@ describe('with log_api_requests on', () => {
     await t.http.get('/api/resource/ToDo/does-not-exist').set('Authorization', userToken).expect(404);
     const rows = await logRows();
     expect(rows).toHaveLength(2);
-    expect(rows[0]).toMatchObject({ path: '/api/v2/document/ToDo', method: 'GET', user: USER, status: 200, ip: '127.0.0.1' });
+    expect(rows[0]).toMatchObject({
+      path: '/api/v2/document/ToDo',
+      method: 'GET',
+      user: USER,
+      status: 200,
+      ip: '127.0.0.1',
+    });
     expect(rows[1]).toMatchObject({ path: '/api/resource/ToDo/does-not-exist', status: 404, user: USER });
     expect(Number(rows[0]!.duration)).toBeGreaterThanOrEqual(0);
   });
@@ -51,7 +60,9 @@ describe('with log_api_requests on', () => {
   test('refused requests are logged too, as Guest with their status', async () => {
     await t.http.get('/api/resource/ToDo').set('Authorization', 'token bad:worse').expect(401);
     const rows = await logRows();
-    expect(rows).toEqual([expect.objectContaining({ path: '/api/resource/ToDo', user: 'Guest', status: 401 })]);
+    expect(rows).toEqual([
+      expect.objectContaining({ path: '/api/resource/ToDo', user: 'Guest', status: 401 }),
+    ]);
   });
 
   test('requests outside /api are not logged', async () => {
@@ -63,14 +74,32 @@ describe('with log_api_requests on', () => {
     const s = await login(t, USER, PASSWORD);
     const [key, secret] = userToken.slice('token '.length).split(':') as [string, string];
     await t.http.post('/api/method/login').send({ usr: USER, pwd: 'Wr0ng-Password-Secret' });
-    await t.http.get('/api/resource/ToDo').query({ api_secret: 'query-secret-value', pwd: 'query-password' }).set('Authorization', userToken);
-    await t.http.get('/api/resource/ToDo').set('Authorization', `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}`);
-    await t.http.post('/api/resource/ToDo').set('Cookie', s.cookie).set('X-Svc-CSRF-Token', s.csrf).send({ description: 'x', csrf_token: s.csrf });
+    await t.http
+      .get('/api/resource/ToDo')
+      .query({ api_secret: 'query-secret-value', pwd: 'query-password' })
+      .set('Authorization', userToken);
+    await t.http
+      .get('/api/resource/ToDo')
+      .set('Authorization', `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}`);
+    await t.http
+      .post('/api/resource/ToDo')
+      .set('Cookie', s.cookie)
+      .set('X-Svc-CSRF-Token', s.csrf)
+      .send({ description: 'x', csrf_token: s.csrf });
     await t.http.get('/api/resource/ToDo').set('Authorization', 'Bearer bearer-token-value-123');
     const rows = await logRows();
     expect(rows.length).toBe(6);
     const text = JSON.stringify(rows);
-    for (const secretText of [PASSWORD, 'Wr0ng-Password-Secret', secret, 'query-secret-value', 'query-password', s.sid, s.csrf, 'bearer-token-value-123']) {
+    for (const secretText of [
+      PASSWORD,
+      'Wr0ng-Password-Secret',
+      secret,
+      'query-secret-value',
+      'query-password',
+      s.sid,
+      s.csrf,
+      'bearer-token-value-123',
+    ]) {
       expect(text).not.toContain(secretText);
     }
   });

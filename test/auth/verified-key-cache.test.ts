@@ -13,7 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const whoAmI = (authorization: string) => t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', authorization);
+const whoAmI = (authorization: string) =>
+  t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', authorization);
 /** A secret of the same length that differs in its last character. */
 const near = (s: string) => s.slice(0, -1) + (s.endsWith('a') ? 'b' : 'a');
 
@@ -28,7 +29,10 @@ test('a verified key keeps authenticating, and a secret differing in one charact
 
 test('regenerating the keys refuses the old secret at once', async () => {
   expect((await whoAmI(`token ${key}:${secret}`)).status).toBe(200);
-  const res = await t.http.post('/api/method/frappe.core.doctype.user.user.generate_keys').set('Authorization', t.adminToken).send({ user: USER });
+  const res = await t.http
+    .post('/api/method/frappe.core.doctype.user.user.generate_keys')
+    .set('Authorization', t.adminToken)
+    .send({ user: USER });
   expect(res.status).toBe(200);
   const fresh = res.body.message as { api_key: string; api_secret: string };
   expect(fresh.api_key).toBe(key);
@@ -39,7 +43,10 @@ test('regenerating the keys refuses the old secret at once', async () => {
 
 test('disabling the user refuses its cached key at once', async () => {
   expect((await whoAmI(`token ${key}:${secret}`)).status).toBe(200);
-  const off = await t.http.put(`/api/resource/User/${USER}`).set('Authorization', t.adminToken).send({ enabled: 0 });
+  const off = await t.http
+    .put(`/api/resource/User/${USER}`)
+    .set('Authorization', t.adminToken)
+    .send({ enabled: 0 });
   expect(off.status).toBe(200);
   expect((await whoAmI(`token ${key}:${secret}`)).status).toBe(401);
   await t.http.put(`/api/resource/User/${USER}`).set('Authorization', t.adminToken).send({ enabled: 1 });
@@ -47,7 +54,9 @@ test('disabling the user refuses its cached key at once', async () => {
 });
 
 test('a cached key with a session cookie of another user is still a conflict (401)', async () => {
-  const login = await t.http.post('/api/method/login').send({ usr: 'Administrator', pwd: 'admin-test-password' });
+  const login = await t.http
+    .post('/api/method/login')
+    .send({ usr: 'Administrator', pwd: 'admin-test-password' });
   const sid = /sid=([^;]+)/.exec(String(login.headers['set-cookie']))?.[1];
   expect(sid).toBeTruthy();
   expect((await whoAmI(`token ${key}:${secret}`)).status).toBe(200);

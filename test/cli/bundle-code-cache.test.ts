@@ -45,7 +45,10 @@ test('svc loads the registry through the cache and keeps it', () => {
 }, 60_000);
 
 test('a cache made from another bundle is not used: svc compiles the bundle and makes the cache again', () => {
-  writeFileSync(`${bundle}.v8cache`, Buffer.concat([Buffer.from('1:2\n'), readFileSync(`${bundle}.v8cache`).subarray(100)]));
+  writeFileSync(
+    `${bundle}.v8cache`,
+    Buffer.concat([Buffer.from('1:2\n'), readFileSync(`${bundle}.v8cache`).subarray(100)]),
+  );
   expect(migrate()).toMatch(/^migrated \d+ DocTypes: .*ToDo/m);
   expect(cacheStamp()).toBe(fileStamp(bundle));
 }, 60_000);

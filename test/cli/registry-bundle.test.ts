@@ -20,7 +20,11 @@ test('the bundle holds the registry of the generated folder', async () => {
   expect(bundle).toBeDefined();
   const fromBundle = (require(bundle as string) as { registry: Registry }).registry;
   const fromSource = (require(path.join(dir, 'index.ts')) as { registry: Registry }).registry;
-  const names = (r: Registry) => r.all().map((b) => b.meta.name).sort();
+  const names = (r: Registry) =>
+    r
+      .all()
+      .map((b) => b.meta.name)
+      .sort();
   expect(names(fromBundle)).toEqual(names(fromSource));
   expect(fromBundle.get('ToDo')?.meta).toEqual(fromSource.get('ToDo')?.meta);
   // The bundled validators work: a ToDo body with a bad Select value is refused.
@@ -35,7 +39,10 @@ test('a fresh bundle is reused; a changed input rebuilds it', async () => {
   expect(statSync(first).mtimeMs).toBe(builtAt);
 
   const todoModel = path.join(dir, 'models', 'todo.ts');
-  writeFileSync(todoModel, readFileSync(todoModel, 'utf8').replace('"label": "Status"', '"label": "Bundle Probe"'));
+  writeFileSync(
+    todoModel,
+    readFileSync(todoModel, 'utf8').replace('"label": "Status"', '"label": "Bundle Probe"'),
+  );
   const rebuilt = (await ensureRegistryBundle(dir)) as string;
   // Not toContain: a failure would print the whole bundle.
   expect(readFileSync(rebuilt, 'utf8').includes('Bundle Probe')).toBe(true);

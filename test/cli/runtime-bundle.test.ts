@@ -8,7 +8,11 @@ const ROOT = path.resolve(__dirname, '../..');
 /** Runs `script` in a fresh Node process with tsx, the runtime bundle installed first; returns what it printed. */
 function afterInstall(script: string, env: NodeJS.ProcessEnv = {}): unknown {
   const code = `require('./runtime/cli/runtime-bundle').installRuntimeBundle().then(() => { ${script} })`;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', code], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', code], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
   expect(run.stderr).toBe('');
   expect(run.status).toBe(0);
   return JSON.parse(run.stdout) as unknown;
@@ -29,7 +33,10 @@ test('runtime modules come from the bundle, one instance whichever path requires
 }, 60_000);
 
 test('SVC_BUNDLE=0 leaves the runtime to tsx', () => {
-  const result = afterInstall(PROBE, { SVC_BUNDLE: '0' }) as { sameDocument: boolean; compiledOneByOne: number };
+  const result = afterInstall(PROBE, { SVC_BUNDLE: '0' }) as {
+    sameDocument: boolean;
+    compiledOneByOne: number;
+  };
   expect(result.sameDocument).toBe(true);
   expect(result.compiledOneByOne).toBeGreaterThan(0);
 }, 60_000);

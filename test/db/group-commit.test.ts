@@ -22,7 +22,11 @@ afterEach(async () => {
 });
 
 /** The committed rows, as another reader sees them. */
-const committed = () => (db.readConnection as () => import('better-sqlite3').Database)().prepare('SELECT name FROM items ORDER BY name').pluck().all();
+const committed = () =>
+  (db.readConnection as () => import('better-sqlite3').Database)()
+    .prepare('SELECT name FROM items ORDER BY name')
+    .pluck()
+    .all();
 const insert = (name: string) => (q: Knex) => q('items').insert({ name });
 
 test('the writes of one turn share one transaction: each sees the ones before it, no reader sees any before the commit', async () => {
@@ -69,7 +73,9 @@ test('a failed commit rejects every write of the batch and keeps none of them', 
   await db.knex.raw('PRAGMA foreign_keys = ON');
   await db.knex.schema.createTable('refs', (t) => t.string('name').primary());
   // A deferred foreign key is checked at COMMIT: the write itself succeeds, the commit of its batch fails.
-  await db.knex.raw('CREATE TABLE links (name TEXT PRIMARY KEY, ref TEXT REFERENCES refs(name) DEFERRABLE INITIALLY DEFERRED)');
+  await db.knex.raw(
+    'CREATE TABLE links (name TEXT PRIMARY KEY, ref TEXT REFERENCES refs(name) DEFERRABLE INITIALLY DEFERRED)',
+  );
   const results = await Promise.allSettled([
     inWriteTransaction(db, insert('innocent')),
     inWriteTransaction(db, (q) => q('links').insert({ name: 'l1', ref: 'missing' })),

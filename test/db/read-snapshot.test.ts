@@ -25,7 +25,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const names = (conn: BetterSqlite3.Database) => conn.prepare('SELECT name FROM items ORDER BY name').pluck().all();
+const names = (conn: BetterSqlite3.Database) =>
+  conn.prepare('SELECT name FROM items ORDER BY name').pluck().all();
 
 test('the reads of one turn share a read transaction that ends in the check phase', async () => {
   const reader = read();

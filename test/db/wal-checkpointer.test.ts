@@ -25,7 +25,8 @@ function writeRows(conn: BetterSqlite3.Database, count: number): void {
 }
 
 async function until(test: () => boolean, ms: number): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 25))) if (test()) return true;
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 25)))
+    if (test()) return true;
   return test();
 }
 

@@ -10,14 +10,30 @@ let t: TestSite;
 let caller: Caller;
 beforeAll(async () => {
   t = await createTestSite({ registry: await fixtureRegistry() });
-  caller = { site: t.site, user: { name: 'Administrator', roles: new Set(['Administrator', 'System Manager', 'All']) }, version: 2 };
+  caller = {
+    site: t.site,
+    user: { name: 'Administrator', roles: new Set(['Administrator', 'System Manager', 'All']) },
+    version: 2,
+  };
 });
 afterAll(() => t.close());
 
 const titles = async (prefix: string) =>
-  ((await t.site.db.knex('tabWidget').where('title', 'like', `${prefix}%`).select('title')) as { title: string }[]).map((r) => r.title).sort();
+  (
+    (await t.site.db.knex('tabWidget').where('title', 'like', `${prefix}%`).select('title')) as {
+      title: string;
+    }[]
+  )
+    .map((r) => r.title)
+    .sort();
 const partsOf = async (prefix: string) =>
-  Number(((await t.site.db.knex('tabWidget Part').where('part_name', 'like', `${prefix}%`).count({ n: '*' })) as { n: number | string }[])[0]?.n);
+  Number(
+    (
+      (await t.site.db.knex('tabWidget Part').where('part_name', 'like', `${prefix}%`).count({ n: '*' })) as {
+        n: number | string;
+      }[]
+    )[0]?.n,
+  );
 
 test('concurrent creates whose hooks throw leave exactly the others, each with all its rows', async () => {
   const hooks = ['before_insert', 'validate', 'after_insert', 'on_update'];
@@ -35,7 +51,12 @@ test('concurrent creates whose hooks throw leave exactly the others, each with a
 
 test('a transaction that fails while another waits rolls back alone', async () => {
   const table = 'tabWidget';
-  const row = (title: string) => ({ name: title, title, creation: '2024-01-01 00:00:00', modified: '2024-01-01 00:00:00' });
+  const row = (title: string) => ({
+    name: title,
+    title,
+    creation: '2024-01-01 00:00:00',
+    modified: '2024-01-01 00:00:00',
+  });
   const failing = inWriteTransaction(t.site.db, async (q) => {
     await q(table).insert(row('wt-failing'));
     await new Promise((resolve) => setTimeout(resolve, 30));
@@ -54,6 +75,8 @@ test("a query through a transaction's knex after it ended is refused", async () 
   await inWriteTransaction(t.site.db, async (q) => {
     kept = q;
   });
-  await expect(kept!('tabWidget').insert({ name: 'wt-late', title: 'wt-late' })).rejects.toThrow(/Transaction query already complete/);
+  await expect(kept!('tabWidget').insert({ name: 'wt-late', title: 'wt-late' })).rejects.toThrow(
+    /Transaction query already complete/,
+  );
   expect(await titles('wt-late')).toEqual([]);
 });

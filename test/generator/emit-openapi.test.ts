@@ -60,8 +60,12 @@ describe('emitOpenApi', () => {
   );
 
   test('a single DocType has no list: its document is named after the DocType, as the runtime serves it', () => {
-    expect(v2.paths['/api/v2/document/ToDo%20Settings/ToDo%20Settings']?.get?.operationId).toBe('v2_get_todo_settings');
-    expect(v1.paths['/api/resource/ToDo%20Settings/ToDo%20Settings']?.get?.operationId).toBe('v1_get_todo_settings');
+    expect(v2.paths['/api/v2/document/ToDo%20Settings/ToDo%20Settings']?.get?.operationId).toBe(
+      'v2_get_todo_settings',
+    );
+    expect(v1.paths['/api/resource/ToDo%20Settings/ToDo%20Settings']?.get?.operationId).toBe(
+      'v1_get_todo_settings',
+    );
   });
 
   test('the ToDo schema: Select enum, required without defaults, child table as an array of $ref', () => {

@@ -58,7 +58,9 @@ async function databaseUrl(): Promise<{ url: string; drop: () => Promise<void> }
 }
 
 /** Opens a fresh site (own database), with Administrator API keys ready. */
-export async function createTestSite(options: { site?: Partial<SiteConfig>; registry?: Registry } = {}): Promise<TestSite> {
+export async function createTestSite(
+  options: { site?: Partial<SiteConfig>; registry?: Registry } = {},
+): Promise<TestSite> {
   const { url, drop } = await databaseUrl();
   const config: ServiceConfig = {
     port: 0,
@@ -85,12 +87,23 @@ export async function createTestSite(options: { site?: Partial<SiteConfig>; regi
 }
 
 /** Creates a user with roles and API keys; returns its Authorization header value. */
-export async function createUser(t: TestSite, email: string, roles: string[], password = 'user-password-1'): Promise<string> {
+export async function createUser(
+  t: TestSite,
+  email: string,
+  roles: string[],
+  password = 'user-password-1',
+): Promise<string> {
   const res = await t.http
     .post('/api/resource/User')
     .set('Authorization', t.adminToken)
-    .send({ email, first_name: email.split('@')[0], new_password: password, roles: roles.map((role) => ({ role })) });
-  if (res.status !== 201) throw new Error(`could not create ${email}: ${res.status} ${JSON.stringify(res.body)}`);
+    .send({
+      email,
+      first_name: email.split('@')[0],
+      new_password: password,
+      roles: roles.map((role) => ({ role })),
+    });
+  if (res.status !== 201)
+    throw new Error(`could not create ${email}: ${res.status} ${JSON.stringify(res.body)}`);
   const keys = await regenerateKeys(t.site.db.knex, email);
   if (!keys) throw new Error(`User ${email} missing`);
   return `token ${keys.api_key}:${keys.api_secret}`;

@@ -19,5 +19,8 @@ test('the bundled registry carries the controller module and its whitelisted fun
   expect(bundle).toBeDefined();
   const registry = (require(bundle as string) as { registry: Registry }).registry;
   expect(typeof registry.get('Bench Probe')?.controller?.default).toBe('function');
-  expect([...methodTable(registry).byPath.keys()]).toEqual(['bench.bench_probe.bench_probe.echo', 'bench.bench_probe.bench_probe.echo_limited']);
+  expect([...methodTable(registry).byPath.keys()]).toEqual([
+    'bench.bench_probe.bench_probe.echo',
+    'bench.bench_probe.bench_probe.echo_limited',
+  ]);
 }, 60_000);

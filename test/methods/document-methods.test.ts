@@ -20,7 +20,8 @@ const probe = async (title: string) => {
   await t.http.post('/api/v2/document/Method Probe').set(admin()).send({ title, counter: 0 }).expect(201);
   return title;
 };
-const counter = async (title: string) => Number((await t.site.db.knex('tabMethod Probe').where({ name: title }).first('counter')).counter);
+const counter = async (title: string) =>
+  Number((await t.site.db.knex('tabMethod Probe').where({ name: title }).first('counter')).counter);
 const v2 = (name: string, m: string) => `/api/v2/document/Method Probe/${name}/method/${m}`;
 
 test('v2 POST runs a write method: { data, docs: [doc] } with the saved document', async () => {
@@ -71,13 +72,21 @@ test('a user who may not read the DocType gets the same answer for a real and a 
 
 test('v1 run_method: GET by query, POST by query or body, `data` holds the result', async () => {
   const name = await probe('v1-run');
-  const get = await t.http.get(`/api/resource/Method Probe/${name}?run_method=peek`).set('Authorization', reader);
+  const get = await t.http
+    .get(`/api/resource/Method Probe/${name}?run_method=peek`)
+    .set('Authorization', reader);
   expect(get.status).toBe(200);
   expect(get.body.data).toMatchObject({ title: name });
-  const byQuery = await t.http.post(`/api/resource/Method Probe/${name}?run_method=increment`).set('Authorization', writer).send({ step: 3 });
+  const byQuery = await t.http
+    .post(`/api/resource/Method Probe/${name}?run_method=increment`)
+    .set('Authorization', writer)
+    .send({ step: 3 });
   expect(byQuery.status).toBe(200);
   expect(byQuery.body).toEqual({ data: 3 });
-  const byBody = await t.http.post(`/api/v1/resource/Method Probe/${name}`).set('Authorization', writer).send({ run_method: 'increment', step: 1 });
+  const byBody = await t.http
+    .post(`/api/v1/resource/Method Probe/${name}`)
+    .set('Authorization', writer)
+    .send({ run_method: 'increment', step: 1 });
   expect(byBody.status).toBe(200);
   expect(byBody.body.data).toBe(4);
 });
@@ -95,7 +104,9 @@ test.each(['secret', 'save', 'delete', 'constructor', '__proto__', 'validate', '
       expect(r.status).toBe(404);
       expect(r.body.exc_type).toBe('DoesNotExistError');
     }
-    expect(await t.site.db.knex('tabMethod Probe').where({ name }).count({ n: '*' }).first()).toEqual({ n: 1 });
+    expect(await t.site.db.knex('tabMethod Probe').where({ name }).count({ n: '*' }).first()).toEqual({
+      n: 1,
+    });
   },
 );
 
@@ -113,7 +124,10 @@ test('document method arguments are validated like function arguments (400 namin
 });
 
 test('Widget.bump (the contract example) adds, saves and says so in messages', async () => {
-  const created = await t.http.post('/api/v2/document/Widget').set(admin()).send({ title: 'bumpable', qty: 1 });
+  const created = await t.http
+    .post('/api/v2/document/Widget')
+    .set(admin())
+    .send({ title: 'bumpable', qty: 1 });
   const name = created.body.data.name;
   const res = await t.http.post(`/api/v2/document/Widget/${name}/method/bump`).set(admin()).send({ by: 4 });
   expect(res.status).toBe(200);
@@ -125,7 +139,10 @@ test('Widget.bump (the contract example) adds, saves and says so in messages', a
 });
 
 test('built-in submit and cancel on a submittable DocType (POST only)', async () => {
-  const created = await t.http.post('/api/v2/document/Gadget Order').set(admin()).send({ customer: 'method-submit', qty: 1, parts: [{ part_name: 'p' }] });
+  const created = await t.http
+    .post('/api/v2/document/Gadget Order')
+    .set(admin())
+    .send({ customer: 'method-submit', qty: 1, parts: [{ part_name: 'p' }] });
   const name = created.body.data.name;
   const url = (m: string) => `/api/v2/document/Gadget Order/${name}/method/${m}`;
   expect((await t.http.get(url('submit')).set(admin())).status).toBe(405);
@@ -140,10 +157,14 @@ test('built-in submit and cancel on a submittable DocType (POST only)', async ()
 });
 
 describe('run_doc_method', () => {
-  const call = (body: object, token = t.adminToken) => t.http.post('/api/v2/method/run_doc_method').set('Authorization', token).send(body);
+  const call = (body: object, token = t.adminToken) =>
+    t.http.post('/api/v2/method/run_doc_method').set('Authorization', token).send(body);
 
   test('runs on the document sent (not loaded): object or JSON text, kwargs as arguments', async () => {
-    const asObject = await call({ method: 'peek', document: { doctype: 'Method Probe', title: 'in-memory', counter: 9 } });
+    const asObject = await call({
+      method: 'peek',
+      document: { doctype: 'Method Probe', title: 'in-memory', counter: 9 },
+    });
     expect(asObject.status).toBe(200);
     expect(asObject.body.data).toEqual({ title: 'in-memory', counter: 9, user: 'Administrator' });
     expect(asObject.body.docs[0]).toMatchObject({ title: 'in-memory', counter: 9 });
@@ -153,12 +174,18 @@ describe('run_doc_method', () => {
       .set(admin());
     expect(asText.status).toBe(200);
     expect(asText.body.data.title).toBe('as-text');
-    expect(await t.site.db.knex('tabMethod Probe').where({ name: 'in-memory' }).count({ n: '*' }).first()).toEqual({ n: 0 });
+    expect(
+      await t.site.db.knex('tabMethod Probe').where({ name: 'in-memory' }).count({ n: '*' }).first(),
+    ).toEqual({ n: 0 });
   });
 
   test('a stored document sent with changes: the method sees the changes; its save stores them', async () => {
     const name = await probe('rdm-stored');
-    const res = await call({ method: 'increment', document: { doctype: 'Method Probe', name, title: name, counter: 10 }, kwargs: { step: 1 } });
+    const res = await call({
+      method: 'increment',
+      document: { doctype: 'Method Probe', name, title: name, counter: 10 },
+      kwargs: { step: 1 },
+    });
     expect(res.status).toBe(200);
     expect(res.body.data).toBe(11);
     expect(await counter(name)).toBe(11);
@@ -166,42 +193,72 @@ describe('run_doc_method', () => {
 
   test('#42 a forged document naming a stored one is checked against the stored one (403), a stale modified is 409', async () => {
     const name = await probe('rdm-forged');
-    const forged = await call({ method: 'increment', document: { doctype: 'Method Probe', name, title: name, owner: 'reader@example.com' } }, reader);
+    const forged = await call(
+      {
+        method: 'increment',
+        document: { doctype: 'Method Probe', name, title: name, owner: 'reader@example.com' },
+      },
+      reader,
+    );
     expect(forged.status).toBe(403);
-    const admin = await call({ method: 'peek', document: { doctype: 'User', name: 'Administrator' } }, reader);
+    const admin = await call(
+      { method: 'peek', document: { doctype: 'User', name: 'Administrator' } },
+      reader,
+    );
     expect([403, 404]).toContain(admin.status);
-    const stale = await call({ method: 'increment', document: { doctype: 'Method Probe', name, title: name, modified: '2000-01-01 00:00:00' } });
+    const stale = await call({
+      method: 'increment',
+      document: { doctype: 'Method Probe', name, title: name, modified: '2000-01-01 00:00:00' },
+    });
     expect(stale.status).toBe(409);
     expect(stale.body.exc_type).toBe('TimestampMismatchError');
     expect(await counter(name)).toBe(0);
   });
 
   test('bad parameters are 400 naming them; unknown DocType or method 404; GET of a POST-only method 405', async () => {
-    expect((await call({ document: { doctype: 'Method Probe' } })).body.exception).toContain('Missing argument: method');
+    expect((await call({ document: { doctype: 'Method Probe' } })).body.exception).toContain(
+      'Missing argument: method',
+    );
     expect((await call({ method: 'peek' })).status).toBe(400);
     expect((await call({ method: 'peek', document: '{not json' })).status).toBe(400);
-    expect((await call({ method: 'peek', document: { doctype: 'Method Probe' }, kwargs: [1] })).status).toBe(400);
+    expect((await call({ method: 'peek', document: { doctype: 'Method Probe' }, kwargs: [1] })).status).toBe(
+      400,
+    );
     expect((await call({ method: 'peek', document: { doctype: 'Nope' } })).status).toBe(404);
     expect((await call({ method: 'secret', document: { doctype: 'Widget', title: 'x' } })).status).toBe(404);
-    const get = await t.http.get('/api/v2/method/run_doc_method').query({ method: 'increment', document: JSON.stringify({ doctype: 'Method Probe', title: 'x' }) }).set(admin());
+    const get = await t.http
+      .get('/api/v2/method/run_doc_method')
+      .query({ method: 'increment', document: JSON.stringify({ doctype: 'Method Probe', title: 'x' }) })
+      .set(admin());
     expect(get.status).toBe(405);
   });
 
   test('v1 /api/method/run_doc_method: a stored document by dt and dn, the result in `message` beside `docs`', async () => {
     const name = await probe('rdm-v1');
-    const res = await t.http.post('/api/method/run_doc_method').set(admin()).send({ method: 'increment', dt: 'Method Probe', dn: name, args: { step: 3 } });
+    const res = await t.http
+      .post('/api/method/run_doc_method')
+      .set(admin())
+      .send({ method: 'increment', dt: 'Method Probe', dn: name, args: { step: 3 } });
     expect(res.status).toBe(200);
     expect(res.body.message).toBe(3);
     expect(res.body.docs[0]).toMatchObject({ name, counter: 3 });
-    const missing = await t.http.post('/api/method/run_doc_method').set(admin()).send({ method: 'increment', dt: 'Method Probe', dn: 'no-such-probe' });
+    const missing = await t.http
+      .post('/api/method/run_doc_method')
+      .set(admin())
+      .send({ method: 'increment', dt: 'Method Probe', dn: 'no-such-probe' });
     expect(missing.status).toBe(404);
-    const forged = await t.http.post('/api/method/run_doc_method').set('Authorization', reader).send({ method: 'increment', dt: 'Method Probe', dn: name });
+    const forged = await t.http
+      .post('/api/method/run_doc_method')
+      .set('Authorization', reader)
+      .send({ method: 'increment', dt: 'Method Probe', dn: name });
     expect(forged.status).toBe(403);
     expect(await counter(name)).toBe(3);
   });
 
   test('guests are refused with 401', async () => {
-    const res = await t.http.post('/api/v2/method/run_doc_method').send({ method: 'peek', document: { doctype: 'Method Probe', title: 'x' } });
+    const res = await t.http
+      .post('/api/v2/method/run_doc_method')
+      .send({ method: 'peek', document: { doctype: 'Method Probe', title: 'x' } });
     expect(res.status).toBe(401);
   });
 });

@@ -17,33 +17,132 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 function probe(controller: string, extra: Record<string, string> = {}): void {
   const folder = path.join(dir, 'doctypes/shop/probe');
   mkdirSync(folder, { recursive: true });
-  writeFileSync(path.join(folder, 'probe.json'), JSON.stringify({ doctype: 'DocType', name: 'Probe', module: 'Shop', fields: [{ fieldname: 'qty', fieldtype: 'Int' }], permissions: [] }));
-  writeFileSync(path.join(folder, 'probe.ts'), `import { Document, whitelist } from 'doctype-service';\n${controller}`);
+  writeFileSync(
+    path.join(folder, 'probe.json'),
+    JSON.stringify({
+      doctype: 'DocType',
+      name: 'Probe',
+      module: 'Shop',
+      fields: [{ fieldname: 'qty', fieldtype: 'Int' }],
+      permissions: [],
+    }),
+  );
+  writeFileSync(
+    path.join(folder, 'probe.ts'),
+    `import { Document, whitelist } from 'doctype-service';\n${controller}`,
+  );
   for (const [file, text] of Object.entries(extra)) writeFileSync(path.join(folder, file), text);
 }
 const build = () => buildFiles({ doctypes: ['doctypes'], out: 'generated', cwd: dir });
-type OpenApi = { paths: Record<string, Record<string, { parameters?: { name: string; required: boolean; schema?: unknown; content?: unknown }[]; requestBody?: { content: Record<string, { schema: unknown }> } }>> };
+type OpenApi = {
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: { name: string; required: boolean; schema?: unknown; content?: unknown }[];
+        requestBody?: { content: Record<string, { schema: unknown }> };
+      }
+    >
+  >;
+};
 
 test.each([
-  ['{ a: string }', { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false }],
-  ['{ n?: number; b: boolean }', { type: 'object', properties: { n: { type: 'number' }, b: { type: 'boolean' } }, required: ['b'], additionalProperties: false }],
-  ["{ mode: 'a' | 'b'; level: 1 | 2 }", { type: 'object', properties: { mode: { enum: ['a', 'b'] }, level: { enum: [1, 2] } }, required: ['mode', 'level'], additionalProperties: false }],
-  ['{ tags: string[]; pair: [string, number] }', { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' } }, pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], minItems: 2, maxItems: 2 } }, required: ['tags', 'pair'], additionalProperties: false }],
-  ['{ s: string | null; any: unknown }', { type: 'object', properties: { s: { type: ['string', 'null'] }, any: {} }, required: ['s'], additionalProperties: false }],
-  ['{ map: Record<string, number> }', { type: 'object', properties: { map: { type: 'object', properties: {}, additionalProperties: { type: 'number' } } }, required: ['map'], additionalProperties: false }],
-  ['Args', { type: 'object', properties: { id: { type: 'string' }, inner: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'], additionalProperties: false } }, required: ['id', 'inner'], additionalProperties: false }],
+  [
+    '{ a: string }',
+    { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false },
+  ],
+  [
+    '{ n?: number; b: boolean }',
+    {
+      type: 'object',
+      properties: { n: { type: 'number' }, b: { type: 'boolean' } },
+      required: ['b'],
+      additionalProperties: false,
+    },
+  ],
+  [
+    "{ mode: 'a' | 'b'; level: 1 | 2 }",
+    {
+      type: 'object',
+      properties: { mode: { enum: ['a', 'b'] }, level: { enum: [1, 2] } },
+      required: ['mode', 'level'],
+      additionalProperties: false,
+    },
+  ],
+  [
+    '{ tags: string[]; pair: [string, number] }',
+    {
+      type: 'object',
+      properties: {
+        tags: { type: 'array', items: { type: 'string' } },
+        pair: {
+          type: 'array',
+          prefixItems: [{ type: 'string' }, { type: 'number' }],
+          minItems: 2,
+          maxItems: 2,
+        },
+      },
+      required: ['tags', 'pair'],
+      additionalProperties: false,
+    },
+  ],
+  [
+    '{ s: string | null; any: unknown }',
+    {
+      type: 'object',
+      properties: { s: { type: ['string', 'null'] }, any: {} },
+      required: ['s'],
+      additionalProperties: false,
+    },
+  ],
+  [
+    '{ map: Record<string, number> }',
+    {
+      type: 'object',
+      properties: { map: { type: 'object', properties: {}, additionalProperties: { type: 'number' } } },
+      required: ['map'],
+      additionalProperties: false,
+    },
+  ],
+  [
+    'Args',
+    {
+      type: 'object',
+      properties: {
+        id: { type: 'string' },
+        inner: {
+          type: 'object',
+          properties: { x: { type: 'number' } },
+          required: ['x'],
+          additionalProperties: false,
+        },
+      },
+      required: ['id', 'inner'],
+      additionalProperties: false,
+    },
+  ],
 ])('argument type %s becomes JSON Schema', async (type, want) => {
-  probe(`interface Args { id: string; inner: { x: number } }\nexport const fn = whitelist({}, async (args: ${type}) => args);\n`);
+  probe(
+    `interface Args { id: string; inner: { x: number } }\nexport const fn = whitelist({}, async (args: ${type}) => args);\n`,
+  );
   const v2 = JSON.parse((await build()).files.get('openapi/v2.json') as string) as OpenApi;
-  expect(v2.paths['/api/v2/method/shop.probe.probe.fn']?.post?.requestBody?.content['application/json']?.schema).toEqual(want);
+  expect(
+    v2.paths['/api/v2/method/shop.probe.probe.fn']?.post?.requestBody?.content['application/json']?.schema,
+  ).toEqual(want);
 });
 
 test('a type imported from a neighbouring file resolves', async () => {
-  probe("import type { Order } from './types';\nexport const fn = whitelist({ methods: ['POST'] }, async (o: Order) => o);\n", {
-    'types.ts': 'export interface Order { sku: string; qty: number }\n',
-  });
+  probe(
+    "import type { Order } from './types';\nexport const fn = whitelist({ methods: ['POST'] }, async (o: Order) => o);\n",
+    {
+      'types.ts': 'export interface Order { sku: string; qty: number }\n',
+    },
+  );
   const v1 = JSON.parse((await build()).files.get('openapi/v1.json') as string) as OpenApi;
-  expect(v1.paths['/api/method/shop.probe.probe.fn']?.post?.requestBody?.content['application/json']?.schema).toMatchObject({ required: ['sku', 'qty'] });
+  expect(
+    v1.paths['/api/method/shop.probe.probe.fn']?.post?.requestBody?.content['application/json']?.schema,
+  ).toMatchObject({ required: ['sku', 'qty'] });
   expect(Object.keys(v1.paths['/api/method/shop.probe.probe.fn'] ?? {})).toEqual(['post']);
 });
 
@@ -51,13 +150,21 @@ test.each([
   ['export const fn = whitelist({}, async (s: string) => s);', 'function fn must take one object argument'],
   ['export const fn = whitelist({}, async (a: { when: Date }) => a);', 'Date has no JSON form'],
   ['export const fn = whitelist({}, async (a: { cb: () => void }) => a);', 'is a function'],
-  ['export const fn = whitelist({}, async (a: { ignore_permissions?: boolean }) => a);', 'may not take an argument named ignore_permissions'],
-  ['export default class P extends Document {\n  @whitelist({}) async m(a: { flags: object }) { return a; }\n}', 'method m may not take an argument named flags'],
+  [
+    'export const fn = whitelist({}, async (a: { ignore_permissions?: boolean }) => a);',
+    'may not take an argument named ignore_permissions',
+  ],
+  [
+    'export default class P extends Document {\n  @whitelist({}) async m(a: { flags: object }) { return a; }\n}',
+    'method m may not take an argument named flags',
+  ],
 ])('%s is refused at build time', async (source, message) => {
   probe(`${source}\n`);
   const err = (await build().catch((e: unknown) => e)) as GeneratorProblems;
   expect(err).toBeInstanceOf(GeneratorProblems);
-  expect(err.problems.map((p) => `${p.file}: ${p.message}`).join('\n')).toMatch(new RegExp(`doctypes/shop/probe/probe\\.ts: .*${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+  expect(err.problems.map((p) => `${p.file}: ${p.message}`).join('\n')).toMatch(
+    new RegExp(`doctypes/shop/probe/probe\\.ts: .*${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+  );
 });
 
 test('the OpenAPI documents hold every whitelisted method with its verbs and argument schema (v1 and v2)', async () => {
@@ -72,34 +179,67 @@ export const plain = async () => 1;
   const files = (await build()).files;
   const v1 = JSON.parse(files.get('openapi/v1.json') as string) as OpenApi;
   const v2 = JSON.parse(files.get('openapi/v2.json') as string) as OpenApi;
-  for (const [doc, p] of [[v1, '/api/method/shop.probe.probe.stock'], [v2, '/api/v2/method/shop.probe.probe.stock'], [v2, '/api/v2/method/Probe/stock']] as const) {
+  for (const [doc, p] of [
+    [v1, '/api/method/shop.probe.probe.stock'],
+    [v2, '/api/v2/method/shop.probe.probe.stock'],
+    [v2, '/api/v2/method/Probe/stock'],
+  ] as const) {
     expect(Object.keys(doc.paths[p] ?? {})).toEqual(['get']);
     const params = doc.paths[p]?.get?.parameters ?? [];
-    expect(params.map((x) => [x.name, x.required])).toEqual([['sku', true], ['opts', false]]);
-    expect(params[1]?.content).toEqual({ 'application/json': { schema: { type: 'object', properties: { deep: { type: 'boolean' } }, required: ['deep'], additionalProperties: false } } });
+    expect(params.map((x) => [x.name, x.required])).toEqual([
+      ['sku', true],
+      ['opts', false],
+    ]);
+    expect(params[1]?.content).toEqual({
+      'application/json': {
+        schema: {
+          type: 'object',
+          properties: { deep: { type: 'boolean' } },
+          required: ['deep'],
+          additionalProperties: false,
+        },
+      },
+    });
   }
   expect(Object.keys(v2.paths['/api/v2/document/Probe/{name}/method/bump'] ?? {})).toEqual(['post']);
-  expect(Object.keys(v2.paths['/api/v2/document/Probe/{name}/method/bump']?.post ?? {})).toContain('requestBody');
+  expect(Object.keys(v2.paths['/api/v2/document/Probe/{name}/method/bump']?.post ?? {})).toContain(
+    'requestBody',
+  );
   expect(Object.keys(v2.paths['/api/v2/document/Probe/{name}/method/look'] ?? {})).toEqual(['get', 'post']);
-  expect(v1.paths['/api/resource/Probe/{name}']?.post?.parameters?.find((x) => x.name === 'run_method')?.schema).toEqual({ type: 'string', enum: ['bump', 'look'] });
+  expect(
+    v1.paths['/api/resource/Probe/{name}']?.post?.parameters?.find((x) => x.name === 'run_method')?.schema,
+  ).toEqual({ type: 'string', enum: ['bump', 'look'] });
   expect(JSON.stringify(v2)).not.toContain('helper');
   expect(JSON.stringify(v2)).not.toContain('plain');
-  for (const builtin of ['ping', 'login', 'run_doc_method', 'frappe.client.get_list', 'frappe.client.set_value']) {
+  for (const builtin of [
+    'ping',
+    'login',
+    'run_doc_method',
+    'frappe.client.get_list',
+    'frappe.client.set_value',
+  ]) {
     expect(v2.paths[`/api/v2/method/${builtin}`]).toBeDefined();
     expect(v1.paths[`/api/method/${builtin}`]).toBeDefined();
   }
   const methods = files.get('methods/probe.ts') as string;
-  expect(methods).toMatch(/^\/\/ Code generated by generator\/emit\/methods\.ts from doctypes\/shop\/probe\/probe\.json\./);
+  expect(methods).toMatch(
+    /^\/\/ Code generated by generator\/emit\/methods\.ts from doctypes\/shop\/probe\/probe\.json\./,
+  );
   expect(methods).toContain('path: "shop.probe.probe.stock"');
   expect(files.get('index.ts')).toContain('methods: probe_methods.methods');
   // Same input, same bytes.
   const again = (await build()).files;
-  for (const key of ['methods/probe.ts', 'openapi/v1.json', 'openapi/v2.json', 'index.ts']) expect(again.get(key)).toBe(files.get(key));
+  for (const key of ['methods/probe.ts', 'openapi/v1.json', 'openapi/v2.json', 'index.ts'])
+    expect(again.get(key)).toBe(files.get(key));
 });
 
 test('options that are not a literal still generate, with a warning naming the method', async () => {
-  probe("const POST_ONLY = { methods: ['POST' as const] };\nexport const fn = whitelist(POST_ONLY, async (a: { x?: string }) => a);\n");
+  probe(
+    "const POST_ONLY = { methods: ['POST' as const] };\nexport const fn = whitelist(POST_ONLY, async (a: { x?: string }) => a);\n",
+  );
   const built = await build();
   expect(built.files.has('methods/probe.ts')).toBe(true);
-  expect(built.warnings.map((w) => w.message).join('\n')).toContain('function fn: whitelist options are not an object literal');
+  expect(built.warnings.map((w) => w.message).join('\n')).toContain(
+    'function fn: whitelist options are not an object literal',
+  );
 });

@@ -20,13 +20,18 @@ afterAll(async () => {
 });
 
 /** The SDK with token auth (Node has no cookie jar; the browser flow would carry the session cookie instead). */
-const tokenApp = () => new FrappeApp(url, { useToken: true, token: () => t.adminToken.replace(/^token /, ''), type: 'token' });
+const tokenApp = () =>
+  new FrappeApp(url, { useToken: true, token: () => t.adminToken.replace(/^token /, ''), type: 'token' });
 
 test('auth: loginWithUsernamePassword, and getLoggedInUser', async () => {
   const app = new FrappeApp(url);
-  const login = await app.auth().loginWithUsernamePassword({ username: 'Administrator', password: 'admin-test-password' });
+  const login = await app
+    .auth()
+    .loginWithUsernamePassword({ username: 'Administrator', password: 'admin-test-password' });
   expect(login).toMatchObject({ message: 'Logged In', full_name: 'Administrator' });
-  await expect(app.auth().loginWithUsernamePassword({ username: 'Administrator', password: 'wrong' })).rejects.toMatchObject({ httpStatus: 401 });
+  await expect(
+    app.auth().loginWithUsernamePassword({ username: 'Administrator', password: 'wrong' }),
+  ).rejects.toMatchObject({ httpStatus: 401 });
   expect(await tokenApp().auth().getLoggedInUser()).toBe('Administrator');
 });
 
@@ -36,7 +41,10 @@ test('db: createDoc, getDoc, updateDoc, getDocList with filters, getCount, getVa
   expect(a).toMatchObject({ name: 'sdk-a', counter: 1 });
   await db.createDoc('Method Probe', { title: 'sdk-b', counter: 2 });
   expect(await db.getDoc('Method Probe', 'sdk-a')).toMatchObject({ name: 'sdk-a', counter: 1 });
-  expect(await db.updateDoc('Method Probe', 'sdk-a', { counter: 10 })).toMatchObject({ name: 'sdk-a', counter: 10 });
+  expect(await db.updateDoc('Method Probe', 'sdk-a', { counter: 10 })).toMatchObject({
+    name: 'sdk-a',
+    counter: 10,
+  });
   const list = await db.getDocList('Method Probe', {
     fields: ['name', 'counter'],
     filters: [['counter', '>', 5]],
@@ -45,27 +53,42 @@ test('db: createDoc, getDoc, updateDoc, getDocList with filters, getCount, getVa
   });
   expect(list).toEqual([{ name: 'sdk-a', counter: 10 }]);
   expect(await db.getCount('Method Probe', [['name', 'like', 'sdk-%']])).toBe(2);
-  expect(await db.getValue('Method Probe', 'counter', [['name', '=', 'sdk-b']])).toEqual({ message: { counter: 2 } });
+  expect(await db.getValue('Method Probe', 'counter', [['name', '=', 'sdk-b']])).toEqual({
+    message: { counter: 2 },
+  });
   const set = await db.setValue('Method Probe', 'sdk-b', 'counter', 3);
   expect(set.message).toMatchObject({ name: 'sdk-b', counter: 3 });
   expect(await db.deleteDoc('Method Probe', 'sdk-b')).toEqual({ data: 'ok' });
   expect(await db.getCount('Method Probe', [['name', 'like', 'sdk-%']])).toBe(1);
-  await expect(db.getDoc('Method Probe', 'sdk-b')).rejects.toMatchObject({ httpStatus: 404, exc_type: 'DoesNotExistError' });
+  await expect(db.getDoc('Method Probe', 'sdk-b')).rejects.toMatchObject({
+    httpStatus: 404,
+    exc_type: 'DoesNotExistError',
+  });
 });
 
 test('call: get and post reach whitelisted functions with their arguments', async () => {
   const call = tokenApp().call();
-  expect(await call.get('widgets.widget.widget.stock', { sku: 'S1' })).toEqual({ message: { sku: 'S1', qty: 42 } });
-  expect(await call.get('widgets.widget.widget.echo', { text: 'x', tags: ['a'], count: 2 })).toEqual({ message: { text: 'x', tags: ['a'], count: 2 } });
+  expect(await call.get('widgets.widget.widget.stock', { sku: 'S1' })).toEqual({
+    message: { sku: 'S1', qty: 42 },
+  });
+  expect(await call.get('widgets.widget.widget.echo', { text: 'x', tags: ['a'], count: 2 })).toEqual({
+    message: { text: 'x', tags: ['a'], count: 2 },
+  });
   const posted = await call.post('widgets.widget.widget.greet', { name: 'SDK' });
   expect(posted.message).toBe('greeted');
   expect(await call.get('ping')).toEqual({ message: 'pong' });
-  await expect(call.post('widgets.widget.widget.stock', { sku: 'S1' })).rejects.toMatchObject({ httpStatus: 405 });
+  await expect(call.post('widgets.widget.widget.stock', { sku: 'S1' })).rejects.toMatchObject({
+    httpStatus: 405,
+  });
 });
 
 test('db: submit, cancel and getSingleValue', async () => {
   const db = tokenApp().db();
-  const order = await db.createDoc('Gadget Order', { customer: 'sdk-order', qty: 1, parts: [{ part_name: 'p' }] });
+  const order = await db.createDoc('Gadget Order', {
+    customer: 'sdk-order',
+    qty: 1,
+    parts: [{ part_name: 'p' }],
+  });
   const submitted = await db.submit({ doctype: 'Gadget Order', name: order.name });
   expect(submitted).toMatchObject({ name: order.name, docstatus: 1 });
   expect(await db.cancel('Gadget Order', order.name)).toEqual({});

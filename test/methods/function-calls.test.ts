@@ -41,7 +41,9 @@ test('messages a method adds appear as _server_messages in v1 on success', async
   const res = await t.http.get(`/api/method/${DOTTED}.greet?name=Bo`).set(admin());
   expect(res.status).toBe(200);
   expect(res.body.message).toBe('greeted');
-  expect(JSON.parse(res.body._server_messages).map((m: string) => JSON.parse(m).message)).toEqual(['Hello Bo']);
+  expect(JSON.parse(res.body._server_messages).map((m: string) => JSON.parse(m).message)).toEqual([
+    'Hello Bo',
+  ]);
 });
 
 test('a function returning nothing answers 200 with no result key', async () => {
@@ -84,7 +86,9 @@ test('a verb outside the list is 405 with Allow, and the function does not run',
   const get = await t.http.get(`/api/v2/method/Widget/make_widget?title=by-get`).set(admin());
   expect(get.status).toBe(405);
   expect(get.headers.allow).toBe('POST');
-  expect(await t.site.db.knex('tabWidget').where({ title: 'by-get' }).count({ n: '*' }).first()).toEqual({ n: 0 });
+  expect(await t.site.db.knex('tabWidget').where({ title: 'by-get' }).count({ n: '*' }).first()).toEqual({
+    n: 0,
+  });
 });
 
 test('without `methods`, GET, POST, PUT and DELETE are allowed and PATCH is not', async () => {
@@ -107,13 +111,20 @@ test('guests: 401 unless the function allows guests', async () => {
 });
 
 test('a method runs as the caller: its operations are permission-checked (403, nothing created)', async () => {
-  const res = await t.http.post('/api/v2/method/Widget/make_widget').set('Authorization', userToken).send({ title: 'not allowed' });
+  const res = await t.http
+    .post('/api/v2/method/Widget/make_widget')
+    .set('Authorization', userToken)
+    .send({ title: 'not allowed' });
   expect(res.status).toBe(403);
   expect(res.body.exc_type).toBe('PermissionError');
-  expect(await t.site.db.knex('tabWidget').where({ title: 'not allowed' }).count({ n: '*' }).first()).toEqual({ n: 0 });
+  expect(await t.site.db.knex('tabWidget').where({ title: 'not allowed' }).count({ n: '*' }).first()).toEqual(
+    { n: 0 },
+  );
   const ok = await t.http.post('/api/v2/method/Widget/make_widget').set(admin()).send({ title: 'allowed' });
   expect(ok.status).toBe(200);
-  expect(await t.site.db.knex('tabWidget').where({ name: ok.body.data }).first('title')).toEqual({ title: 'allowed' });
+  expect(await t.site.db.knex('tabWidget').where({ name: ok.body.data }).first('title')).toEqual({
+    title: 'allowed',
+  });
 });
 
 test('a list inside a method sees what the caller may read', async () => {
@@ -121,26 +132,37 @@ test('a list inside a method sees what the caller may read', async () => {
   const res = await t.http.get('/api/v2/method/Method Probe/titles').set('Authorization', userToken);
   expect(res.status).toBe(200);
   expect(res.body.data).toContain('probe-list');
-  const refused = await t.http.get('/api/v2/method/Method%20Probe/titles').set('Authorization', await createUser(t, 'nobody@example.com', []));
+  const refused = await t.http
+    .get('/api/v2/method/Method%20Probe/titles')
+    .set('Authorization', await createUser(t, 'nobody@example.com', []));
   expect(refused.status).toBe(403);
 });
 
-test.each(['/api/method/', '/api/v1/method/', '/api/v2/method/'])('%s with no method name is 404 on every verb', async (path) => {
-  for (const verb of ['get', 'post', 'put', 'delete'] as const) {
-    const res = await t.http[verb](path).set(admin());
-    expect([verb, res.status, res.body.exc_type]).toEqual([verb, 404, 'DoesNotExistError']);
-  }
-});
+test.each(['/api/method/', '/api/v1/method/', '/api/v2/method/'])(
+  '%s with no method name is 404 on every verb',
+  async (path) => {
+    for (const verb of ['get', 'post', 'put', 'delete'] as const) {
+      const res = await t.http[verb](path).set(admin());
+      expect([verb, res.status, res.body.exc_type]).toEqual([verb, 404, 'DoesNotExistError']);
+    }
+  },
+);
 
 test('escapes in the method path are decoded: %2E is a dot, %2F a slash', async () => {
-  for (const path of [`/api/method/widgets%2Ewidget.widget.stock?sku=A1`, '/api/v2/method/Widget%2Fstock?sku=A1']) {
+  for (const path of [
+    `/api/method/widgets%2Ewidget.widget.stock?sku=A1`,
+    '/api/v2/method/Widget%2Fstock?sku=A1',
+  ]) {
     const res = await t.http.get(path).set(admin());
     expect([path, res.status]).toEqual([path, 200]);
   }
 });
 
-test.each(['/api/method/%', '/api/method/ping%E0%A4%A', '/api/v2/method/Widget%2Fstock%C0%AF'])('a malformed escape in %s is 400', async (path) => {
-  const res = await t.http.get(path).set(admin());
-  expect(res.status).toBe(400);
-  expect(res.body.exception).toMatch(/percent-encoding/);
-});
+test.each(['/api/method/%', '/api/method/ping%E0%A4%A', '/api/v2/method/Widget%2Fstock%C0%AF'])(
+  'a malformed escape in %s is 400',
+  async (path) => {
+    const res = await t.http.get(path).set(admin());
+    expect(res.status).toBe(400);
+    expect(res.body.exception).toMatch(/percent-encoding/);
+  },
+);

@@ -18,11 +18,21 @@ test('query parameters are coerced to the declared types; JSON values arrive as 
     .query({ text: 'hi', count: '3', flag: 'true', tags: '["a","b"]', meta: '{"a":"7"}', mode: 'fast' })
     .set(admin());
   expect(res.status).toBe(200);
-  expect(res.body.data).toEqual({ text: 'hi', count: 3, flag: true, tags: ['a', 'b'], meta: { a: 7 }, mode: 'fast' });
+  expect(res.body.data).toEqual({
+    text: 'hi',
+    count: 3,
+    flag: true,
+    tags: ['a', 'b'],
+    meta: { a: 7 },
+    mode: 'fast',
+  });
 });
 
 test('a JSON body and a form body give the same arguments', async () => {
-  const json = await t.http.post(ECHO).set(admin()).send({ text: 'hi', count: 3, tags: ['a'], meta: { a: 1 } });
+  const json = await t.http
+    .post(ECHO)
+    .set(admin())
+    .send({ text: 'hi', count: 3, tags: ['a'], meta: { a: 1 } });
   const form = await t.http
     .post(ECHO)
     .set(admin())
@@ -35,7 +45,10 @@ test('a JSON body and a form body give the same arguments', async () => {
 });
 
 test('unknown arguments are dropped', async () => {
-  const res = await t.http.post(ECHO).set(admin()).send({ text: 'hi', extra: 1, meta: { a: 1, b: 2 } });
+  const res = await t.http
+    .post(ECHO)
+    .set(admin())
+    .send({ text: 'hi', extra: 1, meta: { a: 1, b: 2 } });
   expect(res.status).toBe(200);
   expect(res.body.data).toEqual({ text: 'hi', meta: { a: 1 } });
 });
@@ -70,7 +83,10 @@ test('a repeated query argument is 400', async () => {
 
 test('#56 user=Administrator, ignore_permissions and flags never change the acting user or the permission checks', async () => {
   const token = await createUser(t, 'plain@example.com', ['Probe Reader']);
-  const who = await t.http.post('/api/v2/method/Widget/whoami').set('Authorization', token).send({ user: 'Administrator', ignore_permissions: 1, flags: { ignore_permissions: true } });
+  const who = await t.http
+    .post('/api/v2/method/Widget/whoami')
+    .set('Authorization', token)
+    .send({ user: 'Administrator', ignore_permissions: 1, flags: { ignore_permissions: true } });
   expect(who.status).toBe(200);
   expect(who.body.data).toBe('plain@example.com');
   const guest = await t.http.get('/api/v2/method/Widget/whoami?user=Administrator&ignore_permissions=1');
@@ -83,11 +99,16 @@ test('#56 user=Administrator, ignore_permissions and flags never change the acti
     const res = await t.http.post('/api/v2/method/Widget/make_widget').set('Authorization', token).send(body);
     expect(res.status).toBe(403);
   }
-  expect(await t.site.db.knex('tabWidget').where({ title: 'sneak' }).count({ n: '*' }).first()).toEqual({ n: 0 });
+  expect(await t.site.db.knex('tabWidget').where({ title: 'sneak' }).count({ n: '*' }).first()).toEqual({
+    n: 0,
+  });
 });
 
 test('ignore_permissions and flags never reach the function, even where it accepts any key', async () => {
-  const res = await t.http.post(ECHO).set(admin()).send({ text: 'x', ignore_permissions: 1, flags: { x: 1 } });
+  const res = await t.http
+    .post(ECHO)
+    .set(admin())
+    .send({ text: 'x', ignore_permissions: 1, flags: { x: 1 } });
   expect(res.status).toBe(200);
   expect(res.body.data).toEqual({ text: 'x' });
 });
@@ -97,17 +118,27 @@ test('__proto__ and constructor keys pollute nothing', async () => {
     .post(ECHO)
     .set(admin())
     .set('Content-Type', 'application/json')
-    .send('{"text":"x","__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":1}},"meta":{"a":1,"__proto__":{"polluted":1}}}');
+    .send(
+      '{"text":"x","__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":1}},"meta":{"a":1,"__proto__":{"polluted":1}}}',
+    );
   expect(res.status).toBe(400);
   expect(res.body.exc_type).toBe('BadRequestError');
-  const query = await t.http.get(`${ECHO}?text=x&__proto__=polluted&constructor=polluted&prototype=polluted`).set(admin());
+  const query = await t.http
+    .get(`${ECHO}?text=x&__proto__=polluted&constructor=polluted&prototype=polluted`)
+    .set(admin());
   expect(query.status).toBe(200);
   expect(query.body.data).toEqual({ text: 'x' });
   expect(({} as Record<string, unknown>).polluted).toBeUndefined();
 });
 
 test('hostile string values are passed as plain data, never interpreted', async () => {
-  const values = ["x' OR 1=1 --", '<script>alert(1)</script>', '${process.exit(1)}', '../../etc/passwd', 'a\u0000b'];
+  const values = [
+    "x' OR 1=1 --",
+    '<script>alert(1)</script>',
+    '${process.exit(1)}',
+    '../../etc/passwd',
+    'a\u0000b',
+  ];
   for (const text of values) {
     const res = await t.http.post(ECHO).set(admin()).send({ text });
     expect(res.status).toBe(200);

@@ -15,7 +15,8 @@ afterAll(async () => {
   await dev.close();
 });
 
-const serverMessages = (body: { _server_messages: string }) => (JSON.parse(body._server_messages) as string[]).map((m) => JSON.parse(m).message);
+const serverMessages = (body: { _server_messages: string }) =>
+  (JSON.parse(body._server_messages) as string[]).map((m) => JSON.parse(m).message);
 
 test.each([
   ['/api/method/widgets.widget.widget.fail', 1],
@@ -26,20 +27,27 @@ test.each([
   expect(res.body.exc_type).toBe('ValidationError');
   expect(res.body.exception).toBe('ValidationError: Widget input is not acceptable');
   expect(serverMessages(res.body)).toEqual(['Widget input is not acceptable']);
-  if (version === 2) expect(res.body.errors).toEqual([{ type: 'ValidationError', message: 'Widget input is not acceptable' }]);
+  if (version === 2)
+    expect(res.body.errors).toEqual([{ type: 'ValidationError', message: 'Widget input is not acceptable' }]);
   else expect(res.body.errors).toBeUndefined();
   expect(res.body.message).toBeUndefined();
   expect(res.body.data).toBeUndefined();
 });
 
 test('a PermissionError thrown by a method is 403', async () => {
-  const res = await t.http.post('/api/v2/method/Widget/fail').set('Authorization', t.adminToken).send({ kind: 'permission' });
+  const res = await t.http
+    .post('/api/v2/method/Widget/fail')
+    .set('Authorization', t.adminToken)
+    .send({ kind: 'permission' });
   expect(res.status).toBe(403);
   expect(res.body.exc_type).toBe('PermissionError');
 });
 
 test('any other exception is a generic 500: no message, no stack, no path', async () => {
-  const res = await t.http.post('/api/v2/method/Widget/fail').set('Authorization', t.adminToken).send({ kind: 'crash' });
+  const res = await t.http
+    .post('/api/v2/method/Widget/fail')
+    .set('Authorization', t.adminToken)
+    .send({ kind: 'crash' });
   expect(res.status).toBe(500);
   expect(res.body.exc_type).toBe('InternalServerError');
   expect(JSON.stringify(res.body)).not.toContain('secret');
@@ -47,7 +55,10 @@ test('any other exception is a generic 500: no message, no stack, no path', asyn
 });
 
 test('developer_mode shows the details of a 500', async () => {
-  const res = await dev.http.post('/api/v2/method/Widget/fail').set('Authorization', dev.adminToken).send({ kind: 'crash' });
+  const res = await dev.http
+    .post('/api/v2/method/Widget/fail')
+    .set('Authorization', dev.adminToken)
+    .send({ kind: 'crash' });
   expect(res.status).toBe(500);
   expect(res.body.exc).toContain('internal detail: /srv/secret.sql');
 });

@@ -30,20 +30,35 @@ test('#12 every path variant of one function counts against one bucket', async (
     `/api/v1/method/widgets.widget.widget.limited%2F?email=${Math.random()}`,
   ];
   for (const path of variants) {
-    const res = await t.http.post(path).set('Authorization', token).send({ email: `${Math.random()}@x.com` });
+    const res = await t.http
+      .post(path)
+      .set('Authorization', token)
+      .send({ email: `${Math.random()}@x.com` });
     expect([path, res.status]).toEqual([path, 200]);
   }
-  for (const path of [...variants, '/api/v2/method/widgets.widget.widget.limited', '/api/v2/method/Widget/limited//']) {
-    tooMany(await t.http.post(path).set('Authorization', token).send({ email: `${Math.random()}@x.com` }));
+  for (const path of [
+    ...variants,
+    '/api/v2/method/widgets.widget.widget.limited',
+    '/api/v2/method/Widget/limited//',
+  ]) {
+    tooMany(
+      await t.http
+        .post(path)
+        .set('Authorization', token)
+        .send({ email: `${Math.random()}@x.com` }),
+    );
   }
   // A case variant names no function at all: 404, the function does not run.
-  expect((await t.http.post('/api/method/Widgets.Widget.Widget.limited').set('Authorization', token)).status).toBe(404);
+  expect(
+    (await t.http.post('/api/method/Widgets.Widget.Widget.limited').set('Authorization', token)).status,
+  ).toBe(404);
 });
 
 test('callers have separate buckets: another user is not limited by the first', async () => {
   const a = await createUser(t, 'bucket-a@example.com', []);
   const b = await createUser(t, 'bucket-b@example.com', []);
-  for (let i = 0; i < 3; i++) expect((await t.http.get('/api/v2/method/Widget/limited').set('Authorization', a)).status).toBe(200);
+  for (let i = 0; i < 3; i++)
+    expect((await t.http.get('/api/v2/method/Widget/limited').set('Authorization', a)).status).toBe(200);
   tooMany(await t.http.get('/api/v2/method/Widget/limited').set('Authorization', a));
   expect((await t.http.get('/api/v2/method/Widget/limited').set('Authorization', b)).status).toBe(200);
 });
@@ -58,7 +73,10 @@ test('guests are counted by IP; X-Forwarded-For from an untrusted peer cannot ro
 });
 
 test('behind a trusted proxy, guests are counted by the forwarded client address', async () => {
-  const proxied = await createTestSite({ registry: await fixtureRegistry(), site: { trusted_proxies: ['127.0.0.1', '::1'] } });
+  const proxied = await createTestSite({
+    registry: await fixtureRegistry(),
+    site: { trusted_proxies: ['127.0.0.1', '::1'] },
+  });
   try {
     const from = (ip: string) => proxied.http.get('/api/v2/method/Widget/limited').set('X-Forwarded-For', ip);
     for (let i = 0; i < 3; i++) expect((await from('203.0.113.7')).status).toBe(200);
@@ -71,12 +89,27 @@ test('behind a trusted proxy, guests are counted by the forwarded client address
 });
 
 test('a rate-limited document method: limit per caller, 429 with Retry-After', async () => {
-  await t.http.post('/api/v2/document/Method Probe').set('Authorization', t.adminToken).send({ title: 'rl-probe' }).expect(201);
+  await t.http
+    .post('/api/v2/document/Method Probe')
+    .set('Authorization', t.adminToken)
+    .send({ title: 'rl-probe' })
+    .expect(201);
   const url = '/api/v2/document/Method Probe/rl-probe/method/limited_touch';
   expect((await t.http.post(url).set('Authorization', t.adminToken)).status).toBe(200);
-  expect((await t.http.post('/api/resource/Method Probe/rl-probe?run_method=limited_touch').set('Authorization', t.adminToken)).status).toBe(200);
+  expect(
+    (
+      await t.http
+        .post('/api/resource/Method Probe/rl-probe?run_method=limited_touch')
+        .set('Authorization', t.adminToken)
+    ).status,
+  ).toBe(200);
   tooMany(await t.http.post(url).set('Authorization', t.adminToken));
-  tooMany(await t.http.post('/api/v2/method/run_doc_method').set('Authorization', t.adminToken).send({ method: 'limited_touch', document: { doctype: 'Method Probe', title: 'rl-probe' } }));
+  tooMany(
+    await t.http
+      .post('/api/v2/method/run_doc_method')
+      .set('Authorization', t.adminToken)
+      .send({ method: 'limited_touch', document: { doctype: 'Method Probe', title: 'rl-probe' } }),
+  );
 });
 
 test('with REDIS_URL the counters live in Redis: shared by the processes of one site, apart from other sites', async () => {
@@ -87,7 +120,8 @@ test('with REDIS_URL the counters live in Redis: shared by the processes of one 
   const secondHttp = request(createApp(secondProcess, { onServerError: () => undefined }).callback());
   const user = `redis-${process.pid}-${Date.now()}@example.com`;
   try {
-    for (const s of [site, otherSite]) s.site.config.redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+    for (const s of [site, otherSite])
+      s.site.config.redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
     const token = await createUser(site, user, []);
     const otherToken = await createUser(otherSite, user, []);
     for (let i = 0; i < 3; i++) {
@@ -97,7 +131,9 @@ test('with REDIS_URL the counters live in Redis: shared by the processes of one 
     tooMany(await secondHttp.get('/api/v2/method/Widget/limited').set('Authorization', token));
     tooMany(await site.http.get('/api/v2/method/Widget/limited').set('Authorization', token));
     // The same user name on another site (another database) has a bucket of its own.
-    expect((await otherSite.http.get('/api/v2/method/Widget/limited').set('Authorization', otherToken)).status).toBe(200);
+    expect(
+      (await otherSite.http.get('/api/v2/method/Widget/limited').set('Authorization', otherToken)).status,
+    ).toBe(200);
   } finally {
     for (const s of [site.site, secondProcess, otherSite.site]) await closeRateLimits(s);
     await site.close();

@@ -6,7 +6,11 @@ test('the wrapper returns the function itself, marked with resolved defaults', a
   const wrapped = whitelist({}, fn);
   expect(wrapped).toBe(fn);
   expect(await wrapped({ a: 2 })).toBe(4);
-  expect(whitelistOf(fn)).toEqual({ methods: ['GET', 'POST', 'PUT', 'DELETE'], allowGuest: false, scopes: ['all'] });
+  expect(whitelistOf(fn)).toEqual({
+    methods: ['GET', 'POST', 'PUT', 'DELETE'],
+    allowGuest: false,
+    scopes: ['all'],
+  });
   expect(whitelistOf(async () => 1)).toBeUndefined();
   expect(whitelistOf({})).toBeUndefined();
 });
@@ -21,7 +25,12 @@ test('the decorator marks the method on the prototype; undecorated methods stay 
       return 0;
     }
   }
-  expect(whitelistOf(Probe.prototype.bump)).toEqual({ methods: ['POST'], allowGuest: true, rateLimit: { limit: 2, seconds: 9 }, scopes: ['all'] });
+  expect(whitelistOf(Probe.prototype.bump)).toEqual({
+    methods: ['POST'],
+    allowGuest: true,
+    rateLimit: { limit: 2, seconds: 9 },
+    scopes: ['all'],
+  });
   expect(whitelistOf(Probe.prototype.plain)).toBeUndefined();
 });
 

@@ -7,8 +7,15 @@ import { GUEST, type SessionUser } from '../../runtime/site';
 
 const meta = (permissions: PermissionMeta[], isSubmittable = false): DocTypeMeta =>
   ({ name: 'Thing', fields: [], permissions, isSubmittable }) as unknown as DocTypeMeta;
-const row = (role: string, rights: PermissionMeta['rights'], extra: Partial<PermissionMeta> = {}): PermissionMeta => ({ role, permlevel: 0, ifOwner: false, rights, ...extra });
-const user = (...roles: string[]): SessionUser => ({ name: 'u@x.test', roles: new Set(['All', 'Guest', ...roles]) });
+const row = (
+  role: string,
+  rights: PermissionMeta['rights'],
+  extra: Partial<PermissionMeta> = {},
+): PermissionMeta => ({ role, permlevel: 0, ifOwner: false, rights, ...extra });
+const user = (...roles: string[]): SessionUser => ({
+  name: 'u@x.test',
+  roles: new Set(['All', 'Guest', ...roles]),
+});
 
 test('a role gets exactly the rights of its rows; other roles nothing', () => {
   const m = meta([row('Clerk', ['read', 'write'])]);
@@ -35,12 +42,22 @@ test('if_owner rows reach only owned documents unless another row grants the rig
 });
 
 test('only permlevel 0 rows grant document rights; higher rows grant field levels', () => {
-  const m = meta([row('Clerk', ['read']), row('Auditor', ['read'], { permlevel: 1 }), row('Editor', ['read', 'write'], { permlevel: 2 })]);
+  const m = meta([
+    row('Clerk', ['read']),
+    row('Auditor', ['read'], { permlevel: 1 }),
+    row('Editor', ['read', 'write'], { permlevel: 2 }),
+  ]);
   const auditor = rightsFor(user('Auditor'), m);
   expect(auditor.doc.has('read')).toBe(false);
   expect(readsLevel(auditor, 1)).toBe(true);
   const both = rightsFor(user('Clerk', 'Auditor', 'Editor'), m);
-  expect([readsLevel(both, 0), readsLevel(both, 1), readsLevel(both, 2), writesLevel(both, 1), writesLevel(both, 2)]).toEqual([true, true, true, false, true]);
+  expect([
+    readsLevel(both, 0),
+    readsLevel(both, 1),
+    readsLevel(both, 2),
+    writesLevel(both, 1),
+    writesLevel(both, 2),
+  ]).toEqual([true, true, true, false, true]);
 });
 
 test('submit, cancel and amend count only on submittable DocTypes; import never', () => {

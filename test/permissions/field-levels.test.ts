@@ -2,7 +2,13 @@
 // oracle, changing one without write at its level is 403 naming the field; Password fields are never returned.
 // Also security.md 6.3 #19, #23, #24 and 6.4 #35.
 import { createUser, type TestSite } from '../helpers/test-site';
-import { adminPost, createPermissionSite, postAs, storedRow, type PermissionUsers } from './helpers/permission-site';
+import {
+  adminPost,
+  createPermissionSite,
+  postAs,
+  storedRow,
+  type PermissionUsers,
+} from './helpers/permission-site';
 
 let t: TestSite;
 let users: PermissionUsers;
@@ -10,14 +16,25 @@ let north: Record<string, any>;
 
 beforeAll(async () => {
   ({ t, users } = await createPermissionSite());
-  north = await adminPost(t, 'Perm Case', { title: 'north', region: 'North', secret_note: 'n-secret', pin: 'p1', items: [{ item: 'a', cost: 7 }] });
+  north = await adminPost(t, 'Perm Case', {
+    title: 'north',
+    region: 'North',
+    secret_note: 'n-secret',
+    pin: 'p1',
+    items: [{ item: 'a', cost: 7 }],
+  });
 });
 afterAll(() => t.close());
 
-const get = (path: string, auth: string, query: object = {}) => t.http.get(path).query(query).set('Authorization', auth);
+const get = (path: string, auth: string, query: object = {}) =>
+  t.http.get(path).query(query).set('Authorization', auth);
 
 describe('reading', () => {
-  const surfaces = () => [`/api/resource/Perm Case/${north.name}`, `/api/v2/document/Perm Case/${north.name}`, `/api/v2/document/Perm Case/${north.name}/copy`];
+  const surfaces = () => [
+    `/api/resource/Perm Case/${north.name}`,
+    `/api/v2/document/Perm Case/${north.name}`,
+    `/api/v2/document/Perm Case/${north.name}/copy`,
+  ];
 
   test('a reader without level 1 sees neither the secret note nor the item costs; never the PIN', async () => {
     for (const path of surfaces()) {
@@ -54,7 +71,9 @@ describe('reading', () => {
         expect(row).not.toHaveProperty('secret_note');
         expect(row).not.toHaveProperty('pin');
         const auditor = await get(path, users.auditor, query);
-        expect(auditor.body.data.find((r: { name: string }) => r.name === north.name).secret_note).toBe('n-secret');
+        expect(auditor.body.data.find((r: { name: string }) => r.name === north.name).secret_note).toBe(
+          'n-secret',
+        );
       }
     }
   });
@@ -62,7 +81,10 @@ describe('reading', () => {
   test('create and update answers leave out what the writer may not read', async () => {
     const created = await postAs(t, users.writer, 'Perm Case', { title: 'mine' });
     expect(created).not.toHaveProperty('secret_note');
-    const res = await t.http.put(`/api/v2/document/Perm Case/${created.name}`).set('Authorization', users.writer).send({ amount: 3 });
+    const res = await t.http
+      .put(`/api/v2/document/Perm Case/${created.name}`)
+      .set('Authorization', users.writer)
+      .send({ amount: 3 });
     expect(res.status).toBe(200);
     expect(res.body.data).not.toHaveProperty('secret_note');
   });
@@ -82,7 +104,11 @@ describe('naming a higher-level field in a query (#19, #23, #24, #30)', () => {
   ];
 
   test.each(REFUSED)('%s: 403 for the reader on list (v1, v2) and count', async (_what, query) => {
-    for (const path of ['/api/resource/Perm Case', '/api/v2/document/Perm Case', '/api/v2/doctype/Perm Case/count']) {
+    for (const path of [
+      '/api/resource/Perm Case',
+      '/api/v2/document/Perm Case',
+      '/api/v2/doctype/Perm Case/count',
+    ]) {
       if (path.endsWith('/count') && !('filters' in query)) continue;
       const res = await get(path, users.reader, query);
       expect([path, res.status, res.body.exc_type]).toEqual([path, 403, 'PermissionError']);
@@ -90,16 +116,27 @@ describe('naming a higher-level field in a query (#19, #23, #24, #30)', () => {
   });
 
   test('no oracle: a right and a wrong guess of the hidden value get byte-identical answers', async () => {
-    for (const path of ['/api/resource/Perm Case', '/api/v2/document/Perm Case', '/api/v2/doctype/Perm Case/count']) {
-      const right = await get(path, users.reader, { filters: '[["Perm Case", "secret_note", "like", "n%"]]' });
-      const wrong = await get(path, users.reader, { filters: '[["Perm Case", "secret_note", "like", "zz%"]]' });
+    for (const path of [
+      '/api/resource/Perm Case',
+      '/api/v2/document/Perm Case',
+      '/api/v2/doctype/Perm Case/count',
+    ]) {
+      const right = await get(path, users.reader, {
+        filters: '[["Perm Case", "secret_note", "like", "n%"]]',
+      });
+      const wrong = await get(path, users.reader, {
+        filters: '[["Perm Case", "secret_note", "like", "zz%"]]',
+      });
       expect(right.status).toBe(403);
       expect(JSON.stringify(wrong.body)).toBe(JSON.stringify(right.body));
     }
   });
 
   test('the auditor may filter and sort on the secret note', async () => {
-    const res = await get('/api/v2/document/Perm Case', users.auditor, { filters: '{"secret_note": "n-secret"}', order_by: 'secret_note desc' });
+    const res = await get('/api/v2/document/Perm Case', users.auditor, {
+      filters: '{"secret_note": "n-secret"}',
+      order_by: 'secret_note desc',
+    });
     expect(res.status).toBe(200);
     expect(res.body.data.map((r: { name: string }) => r.name)).toEqual([north.name]);
   });
@@ -120,7 +157,10 @@ describe('naming a higher-level field in a query (#19, #23, #24, #30)', () => {
   test('#23 oracle attempts on User secrets: identical answers whatever prefix is guessed', async () => {
     const bodies = new Set<string>();
     for (const prefix of ['a', 'b', '0', '']) {
-      for (const query of [{ filters: JSON.stringify([['User', 'api_secret', 'like', `${prefix}%`]]) }, { order_by: 'api_secret' }]) {
+      for (const query of [
+        { filters: JSON.stringify([['User', 'api_secret', 'like', `${prefix}%`]]) },
+        { order_by: 'api_secret' },
+      ]) {
         const res = await get('/api/resource/User', users.writer, query);
         expect(res.status).toBe(403);
         bodies.add(`${res.status}:${res.body.exc_type}`);
@@ -130,14 +170,17 @@ describe('naming a higher-level field in a query (#19, #23, #24, #30)', () => {
   });
 
   test('#24 filters through a child table on User need read on User (and its level)', async () => {
-    const res = await get('/api/resource/User', users.writer, { filters: '[["Has Role", "role", "=", "System Manager"]]' });
+    const res = await get('/api/resource/User', users.writer, {
+      filters: '[["Has Role", "role", "=", "System Manager"]]',
+    });
     expect(res.status).toBe(403);
     expect(res.body.exc_type).toBe('PermissionError');
   });
 });
 
 describe('writing above the write levels (#35)', () => {
-  const fresh = () => adminPost(t, 'Perm Case', { title: 'levels', secret_note: 'kept', items: [{ item: 'i', cost: 3 }] });
+  const fresh = () =>
+    adminPost(t, 'Perm Case', { title: 'levels', secret_note: 'kept', items: [{ item: 'i', cost: 3 }] });
 
   test('changing the secret note is 403 naming the field and stores nothing', async () => {
     const doc = await fresh();
@@ -147,7 +190,9 @@ describe('writing above the write levels (#35)', () => {
       ['put', `/api/v2/document/Perm Case/${doc.name}`],
       ['patch', `/api/v2/document/Perm Case/${doc.name}`],
     ] as const) {
-      const res = await t.http[method](path).set('Authorization', users.writer).send({ secret_note: 'overwritten', amount: 9 });
+      const res = await t.http[method](path)
+        .set('Authorization', users.writer)
+        .send({ secret_note: 'overwritten', amount: 9 });
       expect(res.status).toBe(403);
       expect(res.body.exc_type).toBe('PermissionError');
       expect(res.body.exception).toContain('secret_note');
@@ -157,37 +202,67 @@ describe('writing above the write levels (#35)', () => {
 
   test('sending the unchanged value, or leaving it out, passes', async () => {
     const doc = await fresh();
-    const same = await t.http.put(`/api/v2/document/Perm Case/${doc.name}`).set('Authorization', users.writer).send({ secret_note: 'kept', amount: 1 });
+    const same = await t.http
+      .put(`/api/v2/document/Perm Case/${doc.name}`)
+      .set('Authorization', users.writer)
+      .send({ secret_note: 'kept', amount: 1 });
     expect(same.status).toBe(200);
-    const without = await t.http.put(`/api/v2/document/Perm Case/${doc.name}`).set('Authorization', users.writer).send({ amount: 2 });
+    const without = await t.http
+      .put(`/api/v2/document/Perm Case/${doc.name}`)
+      .set('Authorization', users.writer)
+      .send({ amount: 2 });
     expect(without.status).toBe(200);
     expect((await storedRow(t, 'Perm Case', doc.name))?.secret_note).toBe('kept');
   });
 
   test('a child row’s higher-level cost: changing it is 403, re-sending the rows unchanged (without the hidden cost) passes', async () => {
     const doc = await fresh();
-    const row = (await t.site.db.knex('tabPerm Case Item').where({ parent: doc.name }).first()) as { name: string };
-    const changed = await t.http.put(`/api/v2/document/Perm Case/${doc.name}`).set('Authorization', users.writer).send({ items: [{ name: row.name, item: 'i', cost: 99 }] });
+    const row = (await t.site.db.knex('tabPerm Case Item').where({ parent: doc.name }).first()) as {
+      name: string;
+    };
+    const changed = await t.http
+      .put(`/api/v2/document/Perm Case/${doc.name}`)
+      .set('Authorization', users.writer)
+      .send({ items: [{ name: row.name, item: 'i', cost: 99 }] });
     expect(changed.status).toBe(403);
     expect(changed.body.exception).toContain('cost');
-    expect(Number((await t.site.db.knex('tabPerm Case Item').where({ name: row.name }).first()).cost)).toBe(3);
+    expect(Number((await t.site.db.knex('tabPerm Case Item').where({ name: row.name }).first()).cost)).toBe(
+      3,
+    );
     // The rows as the writer got them (no cost): the stored cost stays.
-    const resent = await t.http.put(`/api/v2/document/Perm Case/${doc.name}`).set('Authorization', users.writer).send({ items: [{ name: row.name, item: 'renamed' }] });
+    const resent = await t.http
+      .put(`/api/v2/document/Perm Case/${doc.name}`)
+      .set('Authorization', users.writer)
+      .send({ items: [{ name: row.name, item: 'renamed' }] });
     expect(resent.status).toBe(200);
     const kept = await t.site.db.knex('tabPerm Case Item').where({ name: row.name }).first();
     expect([kept.item, Number(kept.cost)]).toEqual(['renamed', 3]);
-    const added = await t.http.put(`/api/v2/document/Perm Case/${doc.name}`).set('Authorization', users.writer).send({ items: [{ name: row.name, item: 'i', cost: 3 }, { item: 'new', cost: 5 }] });
+    const added = await t.http
+      .put(`/api/v2/document/Perm Case/${doc.name}`)
+      .set('Authorization', users.writer)
+      .send({
+        items: [
+          { name: row.name, item: 'i', cost: 3 },
+          { item: 'new', cost: 5 },
+        ],
+      });
     expect(added.status).toBe(403);
     expect(await t.site.db.knex('tabPerm Case Item').where({ parent: doc.name })).toHaveLength(1);
   });
 
   test('create with a higher-level value is 403 and stores nothing; at its default it passes', async () => {
     for (const path of ['/api/resource/Perm Case', '/api/v2/document/Perm Case']) {
-      const refused = await t.http.post(path).set('Authorization', users.writer).send({ title: `leveled ${path}`, secret_note: 'mine' });
+      const refused = await t.http
+        .post(path)
+        .set('Authorization', users.writer)
+        .send({ title: `leveled ${path}`, secret_note: 'mine' });
       expect(refused.status).toBe(403);
       expect(refused.body.exception).toContain('secret_note');
       expect(await t.site.db.knex('tabPerm Case').where({ title: `leveled ${path}` })).toHaveLength(0);
-      const ok = await t.http.post(path).set('Authorization', users.writer).send({ title: `plain ${path}`, secret_note: '' });
+      const ok = await t.http
+        .post(path)
+        .set('Authorization', users.writer)
+        .send({ title: `plain ${path}`, secret_note: '' });
       expect(ok.status).toBe(201);
     }
   });
@@ -195,10 +270,16 @@ describe('writing above the write levels (#35)', () => {
   test('System Manager writes level 1 (granted by the rows); Administrator too', async () => {
     const sm = await createUser(t, 'sm@perm.test', ['System Manager']);
     const doc = await fresh();
-    const res = await t.http.put(`/api/v2/document/Perm Case/${doc.name}`).set('Authorization', sm).send({ secret_note: 'by sm' });
+    const res = await t.http
+      .put(`/api/v2/document/Perm Case/${doc.name}`)
+      .set('Authorization', sm)
+      .send({ secret_note: 'by sm' });
     expect(res.status).toBe(200);
     expect(res.body.data.secret_note).toBe('by sm');
-    const admin = await t.http.put(`/api/v2/document/Perm Case/${doc.name}`).set('Authorization', t.adminToken).send({ secret_note: 'by admin' });
+    const admin = await t.http
+      .put(`/api/v2/document/Perm Case/${doc.name}`)
+      .set('Authorization', t.adminToken)
+      .send({ secret_note: 'by admin' });
     expect(admin.status).toBe(200);
     expect((await storedRow(t, 'Perm Case', doc.name))?.secret_note).toBe('by admin');
   });

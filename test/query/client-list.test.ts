@@ -9,10 +9,19 @@ beforeAll(async () => {
 afterAll(() => s.t.close());
 
 const call = (method: string, params: Record<string, unknown>) =>
-  s.t.http.get(`/api/method/frappe.client.${method}`).query(query({ doctype: 'Query Order', ...params })).set('Authorization', s.t.adminToken);
+  s.t.http
+    .get(`/api/method/frappe.client.${method}`)
+    .query(query({ doctype: 'Query Order', ...params }))
+    .set('Authorization', s.t.adminToken);
 
 test('get_list with fields, filters, order_by and paging', async () => {
-  const res = await call('get_list', { fields: ['title', 'amount'], filters: [['status', '=', 'Open']], order_by: 'amount desc', limit_start: 1, limit_page_length: 2 });
+  const res = await call('get_list', {
+    fields: ['title', 'amount'],
+    filters: [['status', '=', 'Open']],
+    order_by: 'amount desc',
+    limit_start: 1,
+    limit_page_length: 2,
+  });
   expect(res.status).toBe(200);
   expect(res.body.message).toEqual([
     { title: 'alpha', amount: 100 },
@@ -21,7 +30,13 @@ test('get_list with fields, filters, order_by and paging', async () => {
 });
 
 test('get_list with or_filters, limit and as_dict=0', async () => {
-  const res = await call('get_list', { fields: ['title'], or_filters: { status: 'Cancelled', amount: ['>=', 500] }, order_by: 'title', limit: 5, as_dict: 0 });
+  const res = await call('get_list', {
+    fields: ['title'],
+    or_filters: { status: 'Cancelled', amount: ['>=', 500] },
+    order_by: 'title',
+    limit: 5,
+    as_dict: 0,
+  });
   expect(res.status).toBe(200);
   expect(res.body.message).toEqual([['delta'], ['epsilon']]);
 });
@@ -30,7 +45,12 @@ test('get_list with group_by and an aggregate, as a POST JSON body', async () =>
   const res = await s.t.http
     .post('/api/method/frappe.client.get_list')
     .set('Authorization', s.t.adminToken)
-    .send({ doctype: 'Query Order', fields: ['status', 'count(name) as n'], group_by: 'status', order_by: 'n desc, status' });
+    .send({
+      doctype: 'Query Order',
+      fields: ['status', 'count(name) as n'],
+      group_by: 'status',
+      order_by: 'n desc, status',
+    });
   expect(res.status).toBe(200);
   expect(res.body.message).toEqual([
     { status: 'Open', n: 3 },

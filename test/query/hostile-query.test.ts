@@ -11,7 +11,10 @@ const HOSTILE_VALUE = "back\\slash' OR 1=1 -- ";
 beforeAll(async () => {
   s = await seededSite();
   reader = await createUser(s.t, 'hostile-reader@example.com', ['Query Reader']);
-  await s.t.http.post('/api/v2/document/Query%20Order').set('Authorization', s.t.adminToken).send({ title: HOSTILE_VALUE });
+  await s.t.http
+    .post('/api/v2/document/Query%20Order')
+    .set('Authorization', s.t.adminToken)
+    .send({ title: HOSTILE_VALUE });
 });
 afterAll(() => s.t.close());
 
@@ -19,7 +22,12 @@ type Surface = 'v1 list' | 'v2 list' | 'v2 count' | 'get_list' | 'get_count';
 const LISTS: Surface[] = ['v1 list', 'v2 list', 'get_list'];
 const ALL_SURFACES: Surface[] = [...LISTS, 'v2 count', 'get_count'];
 
-function call(surface: Surface, params: Record<string, unknown>, auth = s.t.adminToken, doctype = 'Query Order') {
+function call(
+  surface: Surface,
+  params: Record<string, unknown>,
+  auth = s.t.adminToken,
+  doctype = 'Query Order',
+) {
   const dt = encodeURIComponent(doctype);
   const path = {
     'v1 list': `/api/resource/${dt}`,
@@ -29,18 +37,29 @@ function call(surface: Surface, params: Record<string, unknown>, auth = s.t.admi
     get_count: '/api/method/frappe.client.get_count',
   }[surface];
   const extra = surface.startsWith('get_') ? { doctype } : {};
-  return s.t.http.get(path).query(query({ ...extra, ...params })).set('Authorization', auth);
+  return s.t.http
+    .get(path)
+    .query(query({ ...extra, ...params }))
+    .set('Authorization', auth);
 }
 
 /** Refused with `status`, in under a second, nothing changed (the watched tables and Query Order). */
-async function refused(surface: Surface, params: Record<string, unknown>, status: number, auth?: string, doctype?: string) {
+async function refused(
+  surface: Surface,
+  params: Record<string, unknown>,
+  status: number,
+  auth?: string,
+  doctype?: string,
+) {
   const orders = await countRows(s.t, 'Query Order');
   const started = Date.now();
   const res = await expectRefused(s.t, () => call(surface, params, auth, doctype), status);
   expect(Date.now() - started).toBeLessThan(1000);
   expect(res.body.exc_type).toBe(status === 403 ? 'PermissionError' : 'DataError');
   // No driver error text (the message may quote the user's own input, never SQL the server built).
-  expect(JSON.stringify(res.body)).not.toMatch(/SQLITE_[A-Z]|\bER_[A-Z]|: syntax error|error in your SQL syntax/);
+  expect(JSON.stringify(res.body)).not.toMatch(
+    /SQLITE_[A-Z]|\bER_[A-Z]|: syntax error|error in your SQL syntax/,
+  );
   expect(await countRows(s.t, 'Query Order')).toBe(orders);
   return res;
 }
@@ -70,9 +89,12 @@ const F5 = [
 ];
 
 describe('#17 #18 #20 fields', () => {
-  test.each([['*', '(select password from __Auth)'], ...F5.map((f) => ['name', f])])('%s, %s → 400 DataError', async (...fields) => {
-    for (const surface of LISTS) await refused(surface, { fields }, 400);
-  });
+  test.each([['*', '(select password from __Auth)'], ...F5.map((f) => ['name', f])])(
+    '%s, %s → 400 DataError',
+    async (...fields) => {
+      for (const surface of LISTS) await refused(surface, { fields }, 400);
+    },
+  );
 
   test.each([
     ['an object', { 0: 'name' }],
@@ -85,26 +107,48 @@ describe('#17 #18 #20 fields', () => {
   test('5,000 fields (in a JSON body) → 400', async () => {
     const fields = Array.from({ length: 5000 }, () => 'name');
     for (const path of ['/api/resource/Query%20Order', '/api/v2/document/Query%20Order']) {
-      const res = await expectRefused(s.t, () => s.t.http.get(path).set('Authorization', s.t.adminToken).send({ fields }), 400, 'DataError');
+      const res = await expectRefused(
+        s.t,
+        () => s.t.http.get(path).set('Authorization', s.t.adminToken).send({ fields }),
+        400,
+        'DataError',
+      );
       expect(res.body.exception).toMatch(/at most 500/);
     }
   });
 });
 
 describe('#19 #23 Password and unreadable fields: 403, the same answer whatever is guessed', () => {
-  test.each([['api_secret'], ['`tabUser`.`api_secret`'], ['User.api_secret'], ['new_password']])('User fields %s → 403', async (field) => {
-    for (const surface of LISTS) await refused(surface, { fields: ['name', field] }, 403, s.t.adminToken, 'User');
-  });
+  test.each([['api_secret'], ['`tabUser`.`api_secret`'], ['User.api_secret'], ['new_password']])(
+    'User fields %s → 403',
+    async (field) => {
+      for (const surface of LISTS)
+        await refused(surface, { fields: ['name', field] }, 403, s.t.adminToken, 'User');
+    },
+  );
 
   test('oracle attempts on User.api_secret in filters and order_by', async () => {
     for (const surface of ALL_SURFACES) {
       const bodies = new Set<string>();
       for (const prefix of ['a%', 'b%', '%']) {
-        bodies.add(JSON.stringify((await refused(surface, { filters: [['User', 'api_secret', 'like', prefix]] }, 403, s.t.adminToken, 'User')).body));
+        bodies.add(
+          JSON.stringify(
+            (
+              await refused(
+                surface,
+                { filters: [['User', 'api_secret', 'like', prefix]] },
+                403,
+                s.t.adminToken,
+                'User',
+              )
+            ).body,
+          ),
+        );
       }
       expect(bodies.size).toBe(1);
     }
-    for (const surface of LISTS) await refused(surface, { order_by: 'api_secret' }, 403, s.t.adminToken, 'User');
+    for (const surface of LISTS)
+      await refused(surface, { order_by: 'api_secret' }, 403, s.t.adminToken, 'User');
   });
 
   test('a permlevel-1 field as a reader, in every parameter', async () => {
@@ -115,7 +159,17 @@ describe('#19 #23 Password and unreadable fields: 403, the same answer whatever 
     }
     for (const surface of ALL_SURFACES) {
       await refused(surface, { filters: [['cost', '>', 0]] }, 403, reader);
-      await refused(surface, { or_filters: [['cost', '>', 0], ['title', '=', 'x']] }, 403, reader);
+      await refused(
+        surface,
+        {
+          or_filters: [
+            ['cost', '>', 0],
+            ['title', '=', 'x'],
+          ],
+        },
+        403,
+        reader,
+      );
     }
   });
 });
@@ -159,13 +213,19 @@ describe('#22 #24 #25 #26 #27 filters', () => {
     ['a filter on a child table of another DocType', [['Has Role', 'role', '=', 'System Manager']]],
     ['a Link-target filter', [['customer.credit_limit', '>', 0]]],
   ])('%s → 400', async (_label, filters) => {
-    for (const surface of ALL_SURFACES) await refused(surface, { filters: typeof filters === 'string' ? filters : JSON.stringify(filters) }, 400);
+    for (const surface of ALL_SURFACES)
+      await refused(
+        surface,
+        { filters: typeof filters === 'string' ? filters : JSON.stringify(filters) },
+        400,
+      );
     expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   test('a child-table filter on User as a reader who may not read User → 403', async () => {
-    for (const surface of ALL_SURFACES) await refused(surface, { filters: [['Has Role', 'role', '=', 'System Manager']] }, 403, reader, 'User');
+    for (const surface of ALL_SURFACES)
+      await refused(surface, { filters: [['Has Role', 'role', '=', 'System Manager']] }, 403, reader, 'User');
   });
 
   test('in [] and in null match nothing; not in [] restricts nothing', async () => {
@@ -178,7 +238,14 @@ describe('#22 #24 #25 #26 #27 filters', () => {
     for (const surface of ALL_SURFACES) {
       await refused(surface, { filters: '[["name","=",' }, 400);
       const started = Date.now();
-      const res = await s.t.http.get(surface === 'v2 count' ? '/api/v2/doctype/Query%20Order/count' : '/api/v2/document/Query%20Order?filters=[]&filters=[]').set('Authorization', s.t.adminToken).query(surface === 'v2 count' ? 'filters=[]&filters=[]' : '');
+      const res = await s.t.http
+        .get(
+          surface === 'v2 count'
+            ? '/api/v2/doctype/Query%20Order/count'
+            : '/api/v2/document/Query%20Order?filters=[]&filters=[]',
+        )
+        .set('Authorization', s.t.adminToken)
+        .query(surface === 'v2 count' ? 'filters=[]&filters=[]' : '');
       expect(res.status).toBe(400);
       expect(Date.now() - started).toBeLessThan(1000);
     }
@@ -211,7 +278,14 @@ describe('#28 #29 order_by', () => {
 });
 
 describe('#30 group_by', () => {
-  test.each(['SLEEP(0)', 'owner having 1=1', 'owner with rollup', '(select 1)', 'owner desc', 'owner; drop table tabToDo'])('%s → 400', async (groupBy) => {
+  test.each([
+    'SLEEP(0)',
+    'owner having 1=1',
+    'owner with rollup',
+    '(select 1)',
+    'owner desc',
+    'owner; drop table tabToDo',
+  ])('%s → 400', async (groupBy) => {
     for (const surface of LISTS) await refused(surface, { fields: ['owner'], group_by: groupBy }, 400);
   });
 });
@@ -230,7 +304,12 @@ describe('#31 paging', () => {
 
   test('huge values are clamped to max_page_length, never unbounded', async () => {
     for (const surface of LISTS) {
-      const res = await call(surface, { limit: 1_000_000_000, limit_page_length: 1_000_000_000, start: 1_000_000_000_000, limit_start: 1_000_000_000_000 });
+      const res = await call(surface, {
+        limit: 1_000_000_000,
+        limit_page_length: 1_000_000_000,
+        start: 1_000_000_000_000,
+        limit_start: 1_000_000_000_000,
+      });
       expect(res.status).toBe(200);
       expect(res.body.data ?? res.body.message).toEqual([]);
     }

@@ -9,12 +9,19 @@ beforeAll(async () => {
 afterAll(() => s.t.close());
 
 const list = (version: 'v1' | 'v2', params: Record<string, unknown>) =>
-  s.t.http.get(PATHS[version]).query(query({ fields: ['title'], limit_page_length: 0, limit: 100, ...params })).set('Authorization', s.t.adminToken);
+  s.t.http
+    .get(PATHS[version])
+    .query(query({ fields: ['title'], limit_page_length: 0, limit: 100, ...params }))
+    .set('Authorization', s.t.adminToken);
 
 async function expectTitles(params: Record<string, unknown>, expected: string[]): Promise<void> {
   for (const version of ['v1', 'v2'] as const) {
     const res = await list(version, params);
-    expect({ version, status: res.status, body: res.status === 200 ? titles(res.body) : res.body }).toEqual({ version, status: 200, body: [...expected].sort() });
+    expect({ version, status: res.status, body: res.status === 200 ? titles(res.body) : res.body }).toEqual({
+      version,
+      status: 200,
+      body: [...expected].sort(),
+    });
   }
 }
 
@@ -43,7 +50,11 @@ describe('operators', () => {
     ['not in [] restricts nothing', [['status', 'not in', []]], ALL],
     ['between numbers', [['amount', 'between', [75, 250.5]]], ['alpha', 'beta', 'delta']],
     ['between dates', [['order_date', 'between', ['2024-01-10', '2024-02-01']]], ['alpha', 'beta']],
-    ['between widens a Datetime to whole days', [['ship_at', 'between', ['2024-02-01', '2024-02-01']]], ['beta']],
+    [
+      'between widens a Datetime to whole days',
+      [['ship_at', 'between', ['2024-02-01', '2024-02-01']]],
+      ['beta'],
+    ],
     ['is set', [['customer', 'is', 'set']], ['alpha', 'beta', 'delta', 'epsilon', 'zeta']],
     ['is not set', [['order_date', 'is', 'not set']], ['delta']],
     ['timespan today', [['order_date', 'timespan', 'today']], ['zeta']],
@@ -63,8 +74,25 @@ describe('syntaxes', () => {
   });
 
   test('or_filters are ORed together and ANDed with filters', async () => {
-    await expectTitles({ or_filters: [['status', '=', 'Cancelled'], ['amount', '>=', 500]] }, ['delta', 'epsilon']);
-    await expectTitles({ filters: [['urgent', '=', 1]], or_filters: [['status', '=', 'Cancelled'], ['amount', '>=', 500]] }, ['delta']);
+    await expectTitles(
+      {
+        or_filters: [
+          ['status', '=', 'Cancelled'],
+          ['amount', '>=', 500],
+        ],
+      },
+      ['delta', 'epsilon'],
+    );
+    await expectTitles(
+      {
+        filters: [['urgent', '=', 1]],
+        or_filters: [
+          ['status', '=', 'Cancelled'],
+          ['amount', '>=', 500],
+        ],
+      },
+      ['delta'],
+    );
     await expectTitles({ or_filters: { status: 'Closed', qty: 0 } }, ['beta', 'gamma', 'zeta']);
   });
 
@@ -76,11 +104,19 @@ describe('syntaxes', () => {
 
   test('a null value: = null is "not set", != null is "set"', async () => {
     await expectTitles({ filters: { customer: null } }, ['gamma']);
-    await expectTitles({ filters: [['customer', '!=', null]] }, ['alpha', 'beta', 'delta', 'epsilon', 'zeta']);
+    await expectTitles({ filters: [['customer', '!=', null]] }, [
+      'alpha',
+      'beta',
+      'delta',
+      'epsilon',
+      'zeta',
+    ]);
   });
 
   test('mixing "and" and "or" in one group is a 400', async () => {
-    const res = await list('v2', { filters: [['qty', '=', 1], 'and', ['qty', '=', 2], 'or', ['qty', '=', 3]] });
+    const res = await list('v2', {
+      filters: [['qty', '=', 1], 'and', ['qty', '=', 2], 'or', ['qty', '=', 3]],
+    });
     expect(res.status).toBe(400);
     expect(res.body.exception).toMatch(/nested filters/);
   });
@@ -96,12 +132,36 @@ describe('child-table conditions', () => {
   });
 
   test('conditions on the same child table in one AND group hold for the same row', async () => {
-    await expectTitles({ filters: [['Query Order Line', 'item', '=', 'nut'], ['Query Order Line', 'qty', '=', 2]] }, []);
-    await expectTitles({ filters: [['Query Order Line', 'item', '=', 'bolt'], ['Query Order Line', 'qty', '=', 2]] }, ['alpha']);
+    await expectTitles(
+      {
+        filters: [
+          ['Query Order Line', 'item', '=', 'nut'],
+          ['Query Order Line', 'qty', '=', 2],
+        ],
+      },
+      [],
+    );
+    await expectTitles(
+      {
+        filters: [
+          ['Query Order Line', 'item', '=', 'bolt'],
+          ['Query Order Line', 'qty', '=', 2],
+        ],
+      },
+      ['alpha'],
+    );
   });
 
   test('a child condition inside an OR group', async () => {
-    await expectTitles({ or_filters: [['Query Order Line', 'item', '=', 'gear'], ['status', '=', 'Closed']] }, ['beta', 'delta', 'zeta']);
+    await expectTitles(
+      {
+        or_filters: [
+          ['Query Order Line', 'item', '=', 'gear'],
+          ['status', '=', 'Closed'],
+        ],
+      },
+      ['beta', 'delta', 'zeta'],
+    );
   });
 });
 

@@ -15,13 +15,17 @@ async function indexes(table: string): Promise<string[]> {
   const rows =
     DB_KIND === 'sqlite'
       ? await knex('sqlite_master').select({ name: 'name' }).where({ type: 'index', tbl_name: table })
-      : await knex('information_schema.statistics').select({ name: 'index_name' }).where('table_name', table).andWhere('table_schema', knex.raw('database()'));
+      : await knex('information_schema.statistics')
+          .select({ name: 'index_name' })
+          .where('table_name', table)
+          .andWhere('table_schema', knex.raw('database()'));
   return [...new Set((rows as { name: string }[]).map((r) => r.name))];
 }
 
 test('a parent table indexes creation, modified, its search_index fields and its sort_field, and no other Link', async () => {
   const have = await indexes('tabQuery Order');
-  for (const column of ['creation', 'modified', 'customer', 'amount']) expect(have).toContain(indexName('tabQuery Order', column));
+  for (const column of ['creation', 'modified', 'customer', 'amount'])
+    expect(have).toContain(indexName('tabQuery Order', column));
   expect(have).not.toContain(indexName('tabQuery Order', 'assigned_to'));
   const todo = await indexes('tabToDo');
   expect(todo).toEqual(expect.arrayContaining(['creation', 'modified'].map((c) => indexName('tabToDo', c))));

@@ -11,7 +11,10 @@ beforeAll(async () => {
 afterAll(() => s.t.close());
 
 const list = (version: 'v1' | 'v2', params: Record<string, unknown>) =>
-  s.t.http.get(PATHS[version]).query(query({ fields: ['title'], ...params })).set('Authorization', s.t.adminToken);
+  s.t.http
+    .get(PATHS[version])
+    .query(query({ fields: ['title'], ...params }))
+    .set('Authorization', s.t.adminToken);
 const titlesOf = (res: { body: { data: { title: string }[] } }) => res.body.data.map((r) => r.title);
 
 describe('order_by', () => {
@@ -20,8 +23,16 @@ describe('order_by', () => {
     ['a field with no direction is ascending', { order_by: 'amount' }, ['gamma', 'zeta', 'delta', 'alpha']],
     ['desc', { order_by: 'title desc' }, ['zeta', 'gamma', 'epsilon', 'delta']],
     ['a comma list', { order_by: 'qty desc, title desc' }, ['beta', 'delta', 'zeta', 'epsilon']],
-    ['a backticked qualified name', { order_by: '`tabQuery Order`.`title` DESC' }, ['zeta', 'gamma', 'epsilon', 'delta']],
-    ['a selected alias', { fields: ['title', 'amount as a'], order_by: 'a asc' }, ['gamma', 'zeta', 'delta', 'alpha']],
+    [
+      'a backticked qualified name',
+      { order_by: '`tabQuery Order`.`title` DESC' },
+      ['zeta', 'gamma', 'epsilon', 'delta'],
+    ],
+    [
+      'a selected alias',
+      { fields: ['title', 'amount as a'], order_by: 'a asc' },
+      ['gamma', 'zeta', 'delta', 'alpha'],
+    ],
   ])('%s', async (_label, params, expected) => {
     for (const version of ['v1', 'v2'] as const) {
       const res = await list(version, { limit: 4, limit_page_length: 4, ...params });
@@ -39,13 +50,15 @@ describe('order_by', () => {
     ['a trailing comma', 'title,'],
     ['a child field', 'lines.qty'],
   ])('%s is a 400', async (_label, orderBy) => {
-    for (const version of ['v1', 'v2'] as const) expect((await list(version, { order_by: orderBy })).status).toBe(400);
+    for (const version of ['v1', 'v2'] as const)
+      expect((await list(version, { order_by: orderBy })).status).toBe(400);
   });
 });
 
 describe('paging', () => {
   test('v1 limit_start / limit_page_length; 0 means all up to max_page_length', async () => {
-    const page = (start: number, length: number) => list('v1', { order_by: 'title', limit_start: start, limit_page_length: length });
+    const page = (start: number, length: number) =>
+      list('v1', { order_by: 'title', limit_start: start, limit_page_length: length });
     expect(titlesOf(await page(0, 2))).toEqual(['alpha', 'beta']);
     expect(titlesOf(await page(2, 2))).toEqual(['delta', 'epsilon']);
     expect(titlesOf(await page(5, 2))).toEqual(['zeta']);
@@ -70,7 +83,11 @@ describe('paging', () => {
   test('the default page is 20 rows (a site without max_page_length 4)', async () => {
     const t = await createTestSite({ registry: await fixtureRegistry() });
     try {
-      for (let i = 0; i < 22; i++) await t.http.post('/api/v2/document/Query%20Customer').set('Authorization', t.adminToken).send({ customer_name: `C${i}` });
+      for (let i = 0; i < 22; i++)
+        await t.http
+          .post('/api/v2/document/Query%20Customer')
+          .set('Authorization', t.adminToken)
+          .send({ customer_name: `C${i}` });
       for (const path of ['/api/resource/Query%20Customer', '/api/v2/document/Query%20Customer']) {
         const res = await t.http.get(path).set('Authorization', t.adminToken);
         expect(res.body.data).toHaveLength(20);

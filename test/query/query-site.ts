@@ -13,14 +13,53 @@ export interface Seeded {
 /** The seeded orders (titles are unique; `zeta` is dated today for the timespan tests). */
 export const ORDERS: Record<string, unknown>[] = [
   {
-    title: 'alpha', status: 'Open', customer: 'Acme', amount: 100, qty: 1, urgent: 1, order_date: '2024-01-10',
-    ship_at: '2024-01-10 09:00:00', note: 'first', cost: 40,
-    lines: [{ item: 'bolt', qty: 2, rate: 1.5, customer: 'Globex' }, { item: 'nut', qty: 10, rate: 0.25 }, { item: 'bolt', qty: 4, rate: 1.5 }],
+    title: 'alpha',
+    status: 'Open',
+    customer: 'Acme',
+    amount: 100,
+    qty: 1,
+    urgent: 1,
+    order_date: '2024-01-10',
+    ship_at: '2024-01-10 09:00:00',
+    note: 'first',
+    cost: 40,
+    lines: [
+      { item: 'bolt', qty: 2, rate: 1.5, customer: 'Globex' },
+      { item: 'nut', qty: 10, rate: 0.25 },
+      { item: 'bolt', qty: 4, rate: 1.5 },
+    ],
   },
-  { title: 'beta', status: 'Closed', customer: 'Globex', amount: 250.5, qty: 5, urgent: 0, order_date: '2024-02-01', ship_at: '2024-02-01 23:30:00', lines: [{ item: 'bolt', qty: 1 }] },
+  {
+    title: 'beta',
+    status: 'Closed',
+    customer: 'Globex',
+    amount: 250.5,
+    qty: 5,
+    urgent: 0,
+    order_date: '2024-02-01',
+    ship_at: '2024-02-01 23:30:00',
+    lines: [{ item: 'bolt', qty: 1 }],
+  },
   { title: 'gamma', status: 'Open', amount: 0, qty: 0, order_date: '2024-02-15', note: '' },
-  { title: 'delta', status: 'Cancelled', customer: 'Acme', amount: 75, qty: 3, urgent: 1, note: 'last', lines: [{ item: 'gear', qty: 7 }] },
-  { title: 'epsilon', status: 'Open', customer: 'Globex', amount: 500, qty: 2, order_date: '2024-03-01', note: 'x%y' },
+  {
+    title: 'delta',
+    status: 'Cancelled',
+    customer: 'Acme',
+    amount: 75,
+    qty: 3,
+    urgent: 1,
+    note: 'last',
+    lines: [{ item: 'gear', qty: 7 }],
+  },
+  {
+    title: 'epsilon',
+    status: 'Open',
+    customer: 'Globex',
+    amount: 500,
+    qty: 2,
+    order_date: '2024-03-01',
+    note: 'x%y',
+  },
   { title: 'zeta', status: 'Closed', customer: 'Initech', amount: 10, qty: 2, order_date: today() },
 ];
 
@@ -34,7 +73,10 @@ export const PATHS = { v1: '/api/resource/Query%20Order', v2: '/api/v2/document/
 export async function seededSite(site: Partial<SiteConfig> = {}): Promise<Seeded> {
   const t = await createTestSite({ registry: await fixtureRegistry(), site });
   const post = async (doctype: string, body: object) => {
-    const res = await t.http.post(`/api/v2/document/${encodeURIComponent(doctype)}`).set('Authorization', t.adminToken).send(body);
+    const res = await t.http
+      .post(`/api/v2/document/${encodeURIComponent(doctype)}`)
+      .set('Authorization', t.adminToken)
+      .send(body);
     if (res.status !== 201) throw new Error(`seeding ${doctype}: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body.data as Record<string, unknown>;
   };
@@ -42,7 +84,8 @@ export async function seededSite(site: Partial<SiteConfig> = {}): Promise<Seeded
   await post('Query Customer', { customer_name: 'Globex', region: 'South', credit_limit: 2000 });
   await post('Query Customer', { customer_name: 'Initech' });
   const names: Record<string, string> = {};
-  for (const order of ORDERS) names[order.title as string] = (await post('Query Order', order)).name as string;
+  for (const order of ORDERS)
+    names[order.title as string] = (await post('Query Order', order)).name as string;
   return { t, names };
 }
 

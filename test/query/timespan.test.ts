@@ -43,6 +43,8 @@ test('year and month boundaries: last month in January, this week across a year 
 
 test('anything else is a 400 DataError', () => {
   for (const bad of ['last century', '', 'today; drop table x', 7, null]) {
-    expect(() => timespanRange(bad, NOW)).toThrow(expect.objectContaining({ status: 400, excType: 'DataError' }));
+    expect(() => timespanRange(bad, NOW)).toThrow(
+      expect.objectContaining({ status: 400, excType: 'DataError' }),
+    );
   }
 });

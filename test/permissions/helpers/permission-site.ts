@@ -72,30 +72,53 @@ export interface PermissionSite {
 export async function createPermissionSite(): Promise<PermissionSite> {
   const t = await createTestSite({ registry: await permissionRegistry() });
   const users = {} as PermissionUsers;
-  for (const key of Object.keys(USER_IDS) as (keyof PermissionUsers)[]) users[key] = await createUser(t, USER_IDS[key], ROLES[key]);
+  for (const key of Object.keys(USER_IDS) as (keyof PermissionUsers)[])
+    users[key] = await createUser(t, USER_IDS[key], ROLES[key]);
   for (const region of ['North', 'South', 'West']) await adminPost(t, 'Perm Region', { region_name: region });
   for (const region of ['North', 'South']) {
-    await adminPost(t, 'User Permission', { user: USER_IDS.restricted, allow: 'Perm Region', for_value: region });
+    await adminPost(t, 'User Permission', {
+      user: USER_IDS.restricted,
+      allow: 'Perm Region',
+      for_value: region,
+    });
   }
   return { t, users };
 }
 
 /** Creates a document as Administrator through v2; returns it. */
 export async function adminPost(t: TestSite, doctype: string, body: object): Promise<Record<string, any>> {
-  const res = await t.http.post(`/api/v2/document/${encodeURIComponent(doctype)}`).set('Authorization', t.adminToken).send(body);
-  if (res.status !== 201) throw new Error(`could not create ${doctype}: ${res.status} ${JSON.stringify(res.body)}`);
+  const res = await t.http
+    .post(`/api/v2/document/${encodeURIComponent(doctype)}`)
+    .set('Authorization', t.adminToken)
+    .send(body);
+  if (res.status !== 201)
+    throw new Error(`could not create ${doctype}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data as Record<string, any>;
 }
 
 /** Creates a document as `auth` through v2; returns it. */
-export async function postAs(t: TestSite, auth: string, doctype: string, body: object): Promise<Record<string, any>> {
-  const res = await t.http.post(`/api/v2/document/${encodeURIComponent(doctype)}`).set('Authorization', auth).send(body);
-  if (res.status !== 201) throw new Error(`could not create ${doctype}: ${res.status} ${JSON.stringify(res.body)}`);
+export async function postAs(
+  t: TestSite,
+  auth: string,
+  doctype: string,
+  body: object,
+): Promise<Record<string, any>> {
+  const res = await t.http
+    .post(`/api/v2/document/${encodeURIComponent(doctype)}`)
+    .set('Authorization', auth)
+    .send(body);
+  if (res.status !== 201)
+    throw new Error(`could not create ${doctype}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data as Record<string, any>;
 }
 
 /** The stored row of a document (straight from the database), without the volatile timestamps. */
-export async function storedRow(t: TestSite, doctype: string, name: string): Promise<Record<string, unknown> | undefined> {
-  const row = (await t.site.db.knex(`tab${doctype}`).where({ name }).first()) as Record<string, unknown> | undefined;
+export async function storedRow(
+  t: TestSite,
+  doctype: string,
+  name: string,
+): Promise<Record<string, unknown> | undefined> {
+  const row = (await t.site.db.knex(`tab${doctype}`).where({ name }).first()) as
+    Record<string, unknown> | undefined;
   return row ? { ...row } : undefined;
 }
