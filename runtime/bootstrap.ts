@@ -23,17 +23,15 @@ async function ensureRoles(site: Site): Promise<void> {
   const stamp = now();
   for (const role of roles) {
     if (existing.has(role)) continue;
-    await site.db
-      .knex('tabRole')
-      .insert({
-        name: role,
-        role_name: role,
-        desk_access: 1,
-        creation: stamp,
-        modified: stamp,
-        owner: ADMINISTRATOR,
-        modified_by: ADMINISTRATOR,
-      });
+    await site.db.knex('tabRole').insert({
+      name: role,
+      role_name: role,
+      desk_access: 1,
+      creation: stamp,
+      modified: stamp,
+      owner: ADMINISTRATOR,
+      modified_by: ADMINISTRATOR,
+    });
   }
 }
 
