@@ -2,3 +2,4 @@
 export type { DocTypeMeta, FieldMeta, PermissionMeta, NamingRule } from './meta/types';
 export type { V1Operation, V2Operation, BodyValidator, DocTypeEntry, MethodEntry } from './registry/registry';
 export { createRegistry } from './registry/registry';
+export type { BulkResult, BulkFailure } from './operations/bulk-operations';

@@ -68,6 +68,66 @@ const ERROR_SCHEMA: JsonSchema = {
   },
 };
 
+const nameValue = { oneOf: [{ type: 'string' }, { type: 'integer' }] };
+
+/** The bulk result object (SPEC 2.5): the success list is `updated`, `deleted` or `inserted`; the counts add up. */
+const BULK_RESULT_SCHEMA: JsonSchema = {
+  type: 'object',
+  description:
+    'Per-item outcome of a bulk operation. A malformed or refused item is listed in `failed`; success_count + failure_count = total.',
+  required: ['failed', 'total', 'success_count', 'failure_count'],
+  properties: {
+    updated: {
+      type: 'array',
+      items: {},
+      description: 'bulk update: names (across DocTypes: {doctype, name})',
+    },
+    deleted: {
+      type: 'array',
+      items: {},
+      description: 'bulk delete: names (across DocTypes: {doctype, name})',
+    },
+    inserted: { type: 'array', items: { type: 'string' }, description: 'bulk insert: names' },
+    failed: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          name: { type: ['string', 'null'] },
+          doctype: { type: ['string', 'null'] },
+          error: { type: 'string', description: 'exc_type of the error' },
+          message: { type: 'string' },
+        },
+      },
+    },
+    total: { type: 'integer' },
+    success_count: { type: 'integer' },
+    failure_count: { type: 'integer' },
+  },
+};
+
+/** The request body of a bulk row: `docs` (items per the operation) or `names`. */
+function bulkRequest(row: RouteRow, doc: JsonSchema | undefined): JsonSchema {
+  if (row.request === 'bulk-names')
+    return {
+      type: 'object',
+      required: ['names'],
+      properties: { names: { type: 'array', items: nameValue } },
+    };
+  const item: JsonSchema =
+    row.operation === 'bulkInsert'
+      ? (doc ?? {})
+      : row.operation === 'bulkUpdate'
+        ? { allOf: [doc ?? {}, { type: 'object', required: ['name'], properties: { name: nameValue } }] }
+        : {
+            type: 'object',
+            required: ['doctype', 'name'],
+            properties: { doctype: { type: 'string' }, name: nameValue },
+            additionalProperties: true,
+          };
+  return { type: 'object', required: ['docs'], properties: { docs: { type: 'array', items: item } } };
+}
+
 const errors = {
   '400': { description: 'Invalid request', content: json(ref('Error')) },
   '401': { description: 'Authentication required', content: json(ref('Error')) },
@@ -126,6 +186,13 @@ function responseSchema(row: RouteRow, doc: JsonSchema, version: 1 | 2): JsonSch
       return wrap({ type: 'object' });
     case 'ok':
       return wrap({ const: 'ok' });
+    case 'bulk-result':
+      return wrap(
+        ref('BulkResult'),
+        row.operation === 'bulkUpdate' || row.operation === 'bulkUpdateAcross'
+          ? { docs: { type: 'array', items: doc, description: 'name, the changed fields and modified' } }
+          : {},
+      );
     case 'method-result':
     case 'openapi':
       return { type: 'object' };
@@ -141,6 +208,9 @@ const SUMMARY: Partial<Record<Operation, [verb: string, description: string]>> =
   copy: ['Copy', 'A clean document that can be posted as new'],
   count: ['Count', 'Count'],
   meta: ['Metadata of', 'Metadata'],
+  bulkUpdate: ['Bulk update', 'Bulk result (each item in its own transaction)'],
+  bulkDelete: ['Bulk delete', 'Bulk result (each item in its own transaction)'],
+  bulkInsert: ['Bulk insert', 'Bulk result (each item in its own transaction)'],
 };
 
 /** The OpenAPI operations of one DocType row (document methods are `documentMethodPaths`'). */
@@ -163,6 +233,9 @@ function docTypeOperations(row: RouteRow, ir: DocTypeIR, version: 1 | 2): JsonSc
       summary: `${verb} ${dt}`,
       ...(params.length ? { parameters: params } : {}),
       ...(row.request === 'document' ? { requestBody: { required: true, content: json(doc) } } : {}),
+      ...(row.request === 'bulk-docs' || row.request === 'bulk-names'
+        ? { requestBody: { required: true, content: json(bulkRequest(row, doc)) } }
+        : {}),
       responses: {
         [String(row.status)]: ok(description, responseSchema(row, doc, version)),
         ...errors,
@@ -381,9 +454,24 @@ function document(version: 1 | 2, ctx: GeneratorContext): JsonSchema {
           responses: { '200': ok('OpenAPI 3.1', { type: 'object' }) },
         },
       };
-    else throw new Error(`generator/emit/openapi.ts: no description for ${row.operation} (${row.path})`);
+    else if (row.operation === 'bulkUpdateAcross' || row.operation === 'bulkDeleteAcross') {
+      const what = row.operation === 'bulkUpdateAcross' ? 'update' : 'delete';
+      paths[row.path] = {
+        post: {
+          tags: ['bulk'],
+          operationId: `v${version}_bulk_${what}_across`,
+          summary: `Bulk ${what} across DocTypes (each item in its own transaction)`,
+          requestBody: { required: true, content: json(bulkRequest(row, undefined)) },
+          responses: {
+            [String(row.status)]: ok('Bulk result', responseSchema(row, { type: 'object' }, version)),
+            ...errors,
+          },
+        },
+      };
+    } else throw new Error(`generator/emit/openapi.ts: no description for ${row.operation} (${row.path})`);
   }
   const schemas: Record<string, JsonSchema> = { Error: ERROR_SCHEMA };
+  if (version === 2) schemas.BulkResult = BULK_RESULT_SCHEMA;
   for (const ir of ctx.doctypes) schemas[className(ir.meta.name)] = documentSchema(ir.meta, ctx);
   return {
     openapi: '3.1.0',

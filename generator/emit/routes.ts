@@ -41,6 +41,11 @@ function routeType(row: RouteRow, doc: string, version: 1 | 2): string {
     'count-query': 'Record<string, string>',
     'copy-query': '{ ignore_no_copy?: string }',
     'method-args': 'Record<string, unknown>',
+    'bulk-docs':
+      row.operation === 'bulkInsert'
+        ? `{ docs: Partial<${doc}>[] }`
+        : `{ docs: (Partial<${doc}> & { name: string | number })[] }`,
+    'bulk-names': '{ names: (string | number)[] }',
   };
   const response: Record<RouteRow['response'], string> = {
     document: `{ data: ${doc} }`,
@@ -51,10 +56,16 @@ function routeType(row: RouteRow, doc: string, version: 1 | 2): string {
     ok: "{ data: 'ok' }",
     'method-result': version === 2 ? `{ data?: unknown; docs?: ${doc}[] }` : '{ data?: unknown }',
     openapi: 'Record<string, unknown>',
+    'bulk-result':
+      row.operation === 'bulkUpdate'
+        ? `{ data: BulkResult; docs: Partial<${doc}>[] }`
+        : '{ data: BulkResult }',
   };
   const input = request[row.request];
   const where =
     row.request === 'document' ||
+    row.request === 'bulk-docs' ||
+    row.request === 'bulk-names' ||
     (row.request === 'method-args' && row.verbs !== '*' && !row.verbs.includes('GET'))
       ? 'body'
       : 'query';
@@ -79,14 +90,21 @@ export function emitRoutes(ir: DocTypeIR, _ctx: GeneratorContext, version: 1 | 2
     name: 'Routes',
     isExported: true,
     docs: [`Request and success response of each REST v${version} route of ${ir.meta.name}, by operation.`],
-    properties: rows.map((row) => ({ name: row.operation, type: routeType(row, doc, version) })),
+    properties: rows.map((row) => ({
+      name: row.doctypeOperation ?? row.operation,
+      type: routeType(row, doc, version),
+    })),
   };
   return printSourceFile(header('generator/emit/routes.ts', ir.loaded.file), {
     statements: [
       {
         kind: StructureKind.ImportDeclaration,
         moduleSpecifier: RUNTIME_INTERNAL,
-        namedImports: ['DocTypeMeta', type],
+        namedImports: [
+          'DocTypeMeta',
+          type,
+          ...(rows.some((r) => r.response === 'bulk-result') ? ['BulkResult'] : []),
+        ],
         isTypeOnly: true,
       },
       {

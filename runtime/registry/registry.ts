@@ -5,7 +5,8 @@ import type { DocTypeMeta } from '../meta/types';
 /** A v1 operation a DocType may answer. */
 export type V1Operation = 'list' | 'create' | 'get' | 'update' | 'delete';
 /** A v2 operation a DocType may answer. */
-export type V2Operation = V1Operation | 'copy' | 'count' | 'meta' | 'bulk_update' | 'bulk_delete';
+export type V2Operation =
+  V1Operation | 'copy' | 'count' | 'meta' | 'bulk_update' | 'bulk_delete' | 'bulk_insert';
 
 /** An ajv standalone validator: coerces and strips the body in place, sets `errors` on failure. */
 export interface BodyValidator {

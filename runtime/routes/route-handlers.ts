@@ -1,5 +1,6 @@
 // One handler per operation of the route table: a row names its operation, this map runs it.
 import type { AppContext } from '../http/state';
+import * as bulk from './bulk-handlers';
 import { callMethod } from './method-routes';
 import { createOpenApiHandler } from './openapi-document';
 import * as resources from './resource-handlers';
@@ -31,5 +32,10 @@ export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers
     documentMethod: resources.runDocumentMethod,
     method: (ctx, p) => callMethod(ctx, p.method),
     openapi: createOpenApiHandler(options.generatedDir),
+    bulkUpdate: bulk.bulkUpdate,
+    bulkDelete: bulk.bulkDelete,
+    bulkInsert: bulk.bulkInsert,
+    bulkUpdateAcross: bulk.bulkUpdateAcross,
+    bulkDeleteAcross: bulk.bulkDeleteAcross,
   };
 }

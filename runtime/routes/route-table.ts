@@ -27,7 +27,12 @@ export type Operation =
   | 'meta'
   | 'documentMethod'
   | 'method'
-  | 'openapi';
+  | 'openapi'
+  | 'bulkUpdate'
+  | 'bulkDelete'
+  | 'bulkInsert'
+  | 'bulkUpdateAcross'
+  | 'bulkDeleteAcross';
 
 /** The operations a DocType may answer (checked per DocType by `bindingFor`), in the order generated files list them. */
 export const DOCTYPE_OPERATIONS = [
@@ -39,7 +44,10 @@ export const DOCTYPE_OPERATIONS = [
   'copy',
   'count',
   'meta',
-] as const satisfies readonly Operation[];
+  'bulk_update',
+  'bulk_delete',
+  'bulk_insert',
+] as const satisfies readonly (Operation | 'bulk_update' | 'bulk_delete' | 'bulk_insert')[];
 
 /** An operation a DocType may answer. */
 export type DocTypeOperation = (typeof DOCTYPE_OPERATIONS)[number];
@@ -48,10 +56,29 @@ export type DocTypeOperation = (typeof DOCTYPE_OPERATIONS)[number];
 export type DocTypeKind = 'document' | 'single' | 'child';
 
 /** Where a request's input comes from, for the OpenAPI documents and the generated route types. */
-export type RequestShape = 'none' | 'document' | 'list-query' | 'count-query' | 'copy-query' | 'method-args';
+export type RequestShape =
+  | 'none'
+  | 'document'
+  | 'list-query'
+  | 'count-query'
+  | 'copy-query'
+  | 'method-args'
+  /** `{ docs: [...] }`: updates (`name` + fields), new documents, or cross-DocType items (`doctype`, `name` …). */
+  | 'bulk-docs'
+  /** `{ names: [...] }`. */
+  | 'bulk-names';
 
 /** What a success answer holds inside its envelope. */
-export type ResponseShape = 'document' | 'documents' | 'count' | 'meta' | 'ok' | 'method-result' | 'openapi';
+export type ResponseShape =
+  | 'document'
+  | 'documents'
+  | 'count'
+  | 'meta'
+  | 'ok'
+  | 'method-result'
+  | 'openapi'
+  /** The bulk result object (SPEC 2.5) in `data`; a bulk update adds the saved documents as `docs`. */
+  | 'bulk-result';
 
 /** One route: a verb (or every verb) on a path template, the operation it runs and the answer it gives. */
 export interface RouteRow {
@@ -184,6 +211,37 @@ const V2_DOCUMENT_ROUTES: RouteRow[] = [
     request: 'document',
     response: 'document',
   }),
+  // Bulk rows before `{name+}`: a POST to `.../bulk_update` is the bulk operation (GET still reads a document so named).
+  v2('/document/{doctype}/bulk_update', {
+    ...DOC,
+    verbs: ['POST'],
+    operation: 'bulkUpdate',
+    status: 200,
+    kinds: LISTABLE,
+    doctypeOperation: 'bulk_update',
+    request: 'bulk-docs',
+    response: 'bulk-result',
+  }),
+  v2('/document/{doctype}/bulk_delete', {
+    ...DOC,
+    verbs: ['POST'],
+    operation: 'bulkDelete',
+    status: 200,
+    kinds: LISTABLE,
+    doctypeOperation: 'bulk_delete',
+    request: 'bulk-names',
+    response: 'bulk-result',
+  }),
+  v2('/document/{doctype}/bulk_insert', {
+    ...DOC,
+    verbs: ['POST'],
+    operation: 'bulkInsert',
+    status: 200,
+    kinds: LISTABLE,
+    doctypeOperation: 'bulk_insert',
+    request: 'bulk-docs',
+    response: 'bulk-result',
+  }),
   v2('/document/{doctype}/{name+}/method/{method}', {
     ...DOC,
     verbs: ['GET', 'POST'],
@@ -255,6 +313,26 @@ const V2_DOCUMENT_ROUTES: RouteRow[] = [
   }),
 ];
 
+/** Bulk operations across DocTypes: literal rows, so they win over the method family `/api/v2/method/{method+}`. */
+const BULK_ACROSS_ROUTES: RouteRow[] = [
+  v2('/method/bulk_update', {
+    ...DOC,
+    verbs: ['POST'],
+    operation: 'bulkUpdateAcross',
+    status: 200,
+    request: 'bulk-docs',
+    response: 'bulk-result',
+  }),
+  v2('/method/bulk_delete', {
+    ...DOC,
+    verbs: ['POST'],
+    operation: 'bulkDeleteAcross',
+    status: 200,
+    request: 'bulk-docs',
+    response: 'bulk-result',
+  }),
+];
+
 const METHOD = {
   verbs: '*',
   operation: 'method',
@@ -287,6 +365,7 @@ const OPENAPI_ROUTES: RouteRow[] = [...v1('/openapi.json', OPENAPI), v2('/openap
 export const ROUTE_TABLE: readonly RouteRow[] = [
   ...V1_RESOURCE_ROUTES,
   ...V2_DOCUMENT_ROUTES,
+  ...BULK_ACROSS_ROUTES,
   ...METHOD_ROUTES,
   ...OPENAPI_ROUTES,
 ];

@@ -77,7 +77,13 @@ describe('emitOpenApi', () => {
       items: { $ref: '#/components/schemas/ToDoItem' },
     });
     expect(todo?.properties.doctype).toEqual({ type: 'string', const: 'ToDo' });
-    expect(Object.keys(v2.components.schemas).sort()).toEqual(['Error', 'ToDo', 'ToDoItem', 'ToDoSettings']);
+    expect(Object.keys(v2.components.schemas).sort()).toEqual([
+      'BulkResult',
+      'Error',
+      'ToDo',
+      'ToDoItem',
+      'ToDoSettings',
+    ]);
   });
 
   test('paths are sorted and operation ids are unique', () => {

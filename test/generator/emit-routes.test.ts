@@ -3,7 +3,19 @@ import { emitRoutes, v1Operations, v2Operations } from '../../generator/emit/rou
 import { contextOf, docTypeIR } from '../helpers/doctype-ir';
 
 const FULL_V1 = ['list', 'create', 'get', 'update', 'delete'];
-const FULL_V2 = ['list', 'create', 'get', 'update', 'delete', 'copy', 'count', 'meta'];
+const FULL_V2 = [
+  'list',
+  'create',
+  'get',
+  'update',
+  'delete',
+  'copy',
+  'count',
+  'meta',
+  'bulk_update',
+  'bulk_delete',
+  'bulk_insert',
+];
 
 const cases: Array<[kind: string, flags: Record<string, unknown>, v1: string[], v2: string[]]> = [
   ['normal', {}, FULL_V1, FULL_V2],

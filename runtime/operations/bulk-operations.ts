@@ -1,0 +1,198 @@
+// Bulk update, delete and insert (SPEC 2.5, 4.2): every item goes through the caller's normal document operation in
+// a write transaction of its own (on SQLite a savepoint of the turn's group commit), so one bad item never spoils the
+// others and a refused item changes nothing. The outcome is the bulk result object; its counts always add up.
+import type { DocData } from '../document/store';
+import { AppError, InternalServerError } from '../errors/errors';
+import { refusal } from '../permissions/doctype-permission';
+import type { Caller } from './caller';
+import * as documents from './document-operations';
+
+/** A failed item: the document it named, the error's type (`exc_type`) and its message. */
+export interface BulkFailure {
+  name: string | null;
+  doctype: string | null;
+  error: string;
+  message: string;
+}
+
+/** What a bulk operation reports (SPEC 2.5): `updated`, `deleted` or `inserted`, then `failed` and the counts. */
+export interface BulkResult {
+  [done: string]: unknown;
+  failed: BulkFailure[];
+  total: number;
+  success_count: number;
+  failure_count: number;
+}
+
+/** A bulk result with the updated documents (update) and the messages the hooks left for the user. */
+export interface BulkOutcome {
+  result: BulkResult;
+  docs: DocData[];
+  messages: string[];
+}
+
+/** One item as the request gave it: the DocType and the raw entry (object, name, or anything hostile). */
+export interface BulkItem {
+  doctype: unknown;
+  entry: unknown;
+}
+
+/** The key of the success list per kind of bulk operation. */
+export type BulkKind = 'update' | 'delete' | 'insert';
+const DONE_KEY: Record<BulkKind, string> = { update: 'updated', delete: 'deleted', insert: 'inserted' };
+
+/** A per-item refusal found before the item reaches the document path (Frappe's per-item validation texts). */
+class ItemShapeError extends AppError {
+  override readonly status = 400;
+  override readonly excType = 'ValidationError';
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A name as Frappe takes it: a string, or an integer turned into a string; anything else is refused. */
+function nameOf(value: unknown): string {
+  if (typeof value === 'string' && value !== '') return value;
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+  throw new ItemShapeError("'name' must be a string or integer");
+}
+
+function doctypeOf(value: unknown): string {
+  if (typeof value === 'string' && value !== '') return value;
+  throw new ItemShapeError("'doctype' must be a string");
+}
+
+/**
+ * The name and DocType a failed item is reported under (null where the item did not give a usable one). `bare`: the
+ * entry is the name itself (bulk_delete's `names`), otherwise the name is the entry's `name`.
+ */
+function identify(item: BulkItem, bare: boolean): { name: string | null; doctype: string | null } {
+  const raw = bare ? item.entry : isObject(item.entry) ? item.entry.name : undefined;
+  const name =
+    typeof raw === 'string'
+      ? raw.slice(0, 140)
+      : typeof raw === 'number' && Number.isFinite(raw)
+        ? String(raw)
+        : null;
+  return { name, doctype: typeof item.doctype === 'string' ? item.doctype.slice(0, 140) : null };
+}
+
+/** The failure entry of an error: the service's own errors keep their text; anything else is an internal error. */
+function failureOf(item: BulkItem, bare: boolean, err: unknown): BulkFailure {
+  const known = err instanceof AppError ? err : new InternalServerError('Internal Server Error');
+  const message = known instanceof InternalServerError ? 'Internal Server Error' : known.message;
+  return { ...identify(item, bare), error: known.excType, message };
+}
+
+/** What one item's work gives back: the name it succeeded on, the document to report and its messages. */
+interface ItemDone {
+  name: string;
+  doctype: string;
+  doc?: DocData;
+  messages: string[];
+}
+
+/** The updated document as SPEC 4.2 reports it: `name`, the fields the item changed (readable ones) and `modified`. */
+function changedFields(doc: DocData, sent: Record<string, unknown>, across: boolean): DocData {
+  const out: DocData = { name: doc.name };
+  if (across) out.doctype = doc.doctype;
+  for (const key of Object.keys(sent)) if (key in doc && key !== 'name') out[key] = doc[key];
+  out.modified = doc.modified;
+  return out;
+}
+
+/** Runs one item of a bulk update through the caller's update path. */
+async function updateItem(caller: Caller, item: BulkItem, across: boolean): Promise<ItemDone> {
+  if (!isObject(item.entry) || !('name' in item.entry))
+    throw new ItemShapeError(
+      across
+        ? "Each document must be a dictionary with 'doctype', 'name', and field values"
+        : "Each update must be a dictionary with 'name' and field values",
+    );
+  const doctype = doctypeOf(item.doctype);
+  const name = nameOf(item.entry.name);
+  const changes: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(item.entry))
+    if (key !== 'name' && key !== 'doctype' && key !== 'flags' && key !== '__proto__') changes[key] = value;
+  const { doc, messages } = await documents.updateDocument(caller, doctype, name, changes);
+  return { name, doctype, doc: changedFields(doc, changes, across), messages };
+}
+
+/** Runs one item of a bulk delete through the caller's delete path. */
+async function deleteItem(caller: Caller, item: BulkItem, across: boolean): Promise<ItemDone> {
+  if (across && (!isObject(item.entry) || !('name' in item.entry) || !('doctype' in item.entry)))
+    throw new ItemShapeError("Each document must be a dictionary with 'doctype' and 'name' keys");
+  const doctype = doctypeOf(item.doctype);
+  const name = nameOf(isObject(item.entry) ? item.entry.name : item.entry);
+  return { name, doctype, messages: await documents.deleteDocument(caller, doctype, name) };
+}
+
+/** Runs one item of a bulk insert through the caller's create path. */
+async function insertItem(caller: Caller, item: BulkItem): Promise<ItemDone> {
+  if (!isObject(item.entry)) throw new ItemShapeError('Each document must be a dictionary of field values');
+  const doctype = doctypeOf(item.doctype);
+  const { doc, messages } = await documents.createDocument(caller, doctype, item.entry);
+  return { name: String(doc.name), doctype, messages };
+}
+
+/** How many items are started at once on SQLite (they queue into one group commit, each in its own savepoint). */
+const SQLITE_WINDOW = 64;
+
+/**
+ * Runs a bulk operation. `across`: items name their own DocType and successes are reported as `{doctype, name}`.
+ * On SQLite a window of items is started together so they share the turn's commit (each still in its own savepoint,
+ * in request order); on MariaDB items run one after another, each in its own transaction.
+ */
+export async function runBulk(
+  caller: Caller,
+  kind: BulkKind,
+  items: readonly BulkItem[],
+  options: { across?: boolean; onItem?: (index: number) => void } = {},
+): Promise<BulkOutcome> {
+  const across = options.across === true;
+  if (caller.user.name === 'Guest') throw refusal(caller.user, 'Login required');
+  const run = (item: BulkItem): Promise<ItemDone> =>
+    kind === 'update'
+      ? updateItem(caller, item, across)
+      : kind === 'delete'
+        ? deleteItem(caller, item, across)
+        : insertItem(caller, item);
+  const outcomes: (ItemDone | BulkFailure)[] = new Array(items.length);
+  const settle = async (index: number): Promise<void> => {
+    const item = items[index] as BulkItem;
+    try {
+      outcomes[index] = await run(item);
+    } catch (err) {
+      outcomes[index] = failureOf(item, kind === 'delete' && !across, err);
+    }
+    options.onItem?.(index);
+  };
+  const window = caller.site.db.dialect === 'sqlite' ? SQLITE_WINDOW : 1;
+  for (let start = 0; start < items.length; start += window) {
+    const end = Math.min(items.length, start + window);
+    const started: Promise<void>[] = [];
+    for (let i = start; i < end; i++) started.push(settle(i));
+    await Promise.all(started);
+  }
+  const done: unknown[] = [];
+  const failed: BulkFailure[] = [];
+  const docs: DocData[] = [];
+  const messages: string[] = [];
+  for (const outcome of outcomes) {
+    if ('error' in outcome) {
+      failed.push(outcome);
+      continue;
+    }
+    done.push(across ? { doctype: outcome.doctype, name: outcome.name } : outcome.name);
+    if (outcome.doc) docs.push(outcome.doc);
+    messages.push(...outcome.messages);
+  }
+  const result: BulkResult = {
+    [DONE_KEY[kind]]: done,
+    failed,
+    total: items.length,
+    success_count: done.length,
+    failure_count: failed.length,
+  };
+  return { result, docs, messages };
+}

@@ -1,0 +1,82 @@
+// HTTP handlers of the bulk rows (SPEC 4.2): read the list from the body, refuse a malformed request as a whole (400),
+// hand each item to runBulk (a malformed item is a failed item) and answer with the bulk result object.
+import { ValidationError } from '../errors/errors';
+import type { AppContext } from '../http/state';
+import { bindingFor, callerOf, type Caller } from '../operations/caller';
+import { refusal } from '../permissions/doctype-permission';
+import { runBulk, type BulkItem, type BulkKind } from '../operations/bulk-operations';
+import { respond } from './resource-handlers';
+import type { RouteParams, RouteRow } from './route-table';
+
+/** The request body's `key` as a list: absent gives `fallback` (or a 400 when there is none), anything else a 400. */
+function listOf(ctx: AppContext, key: string, fallback?: unknown[]): unknown[] {
+  const body = ctx.request.body;
+  const value =
+    body && typeof body === 'object' && !Array.isArray(body)
+      ? (body as Record<string, unknown>)[key]
+      : undefined;
+  if (value === undefined && fallback) return fallback;
+  if (!Array.isArray(value)) throw new ValidationError(`'${key}' must be a list`);
+  return value;
+}
+
+/** Runs the items and answers: `data` is the bulk result object; an update adds the saved documents as `docs`. */
+async function answer(
+  ctx: AppContext,
+  row: RouteRow,
+  kind: BulkKind,
+  items: BulkItem[],
+  across: boolean,
+): Promise<void> {
+  const { result, docs, messages } = await runBulk(callerOf(ctx), kind, items, { across });
+  respond(ctx, row.status, 'data', result, messages);
+  if (kind === 'update') (ctx.body as Record<string, unknown>).docs = docs;
+}
+
+/** The caller of a bulk row: a Guest is refused (401) before the body or the DocType is looked at. */
+function signedIn(ctx: AppContext): Caller {
+  const caller = callerOf(ctx);
+  if (caller.user.name === 'Guest') throw refusal(caller.user, 'Login required');
+  return caller;
+}
+
+/** The entry of an item as the DocType-wide endpoints see it. */
+const entryOf = (doctype: string) => (entry: unknown) => ({ doctype, entry });
+/** The entry of an item of a cross-DocType endpoint: it names its own DocType. */
+const ownDocType = (entry: unknown): BulkItem => ({
+  doctype:
+    entry && typeof entry === 'object' && !Array.isArray(entry)
+      ? (entry as Record<string, unknown>).doctype
+      : undefined,
+  entry,
+});
+
+/** POST /api/v2/document/{doctype}/bulk_update: `docs`, each with `name` and the fields to set. */
+export async function bulkUpdate(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
+  bindingFor(signedIn(ctx), p.doctype, 'bulk_update');
+  await answer(ctx, row, 'update', listOf(ctx, 'docs').map(entryOf(p.doctype)), false);
+}
+
+/** POST /api/v2/document/{doctype}/bulk_delete: `names`. */
+export async function bulkDelete(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
+  bindingFor(signedIn(ctx), p.doctype, 'bulk_delete');
+  await answer(ctx, row, 'delete', listOf(ctx, 'names').map(entryOf(p.doctype)), false);
+}
+
+/** POST /api/v2/document/{doctype}/bulk_insert: `docs`, each the fields of a new document. */
+export async function bulkInsert(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
+  bindingFor(signedIn(ctx), p.doctype, 'bulk_insert');
+  await answer(ctx, row, 'insert', listOf(ctx, 'docs').map(entryOf(p.doctype)), false);
+}
+
+/** POST /api/v2/method/bulk_update: `docs`, each with `doctype`, `name` and the fields to set. */
+export async function bulkUpdateAcross(ctx: AppContext, _p: RouteParams, row: RouteRow): Promise<void> {
+  signedIn(ctx);
+  await answer(ctx, row, 'update', listOf(ctx, 'docs').map(ownDocType), true);
+}
+
+/** POST /api/v2/method/bulk_delete: `docs`, each with `doctype` and `name` (a missing `docs` is an empty list, as Frappe). */
+export async function bulkDeleteAcross(ctx: AppContext, _p: RouteParams, row: RouteRow): Promise<void> {
+  signedIn(ctx);
+  await answer(ctx, row, 'delete', listOf(ctx, 'docs', []).map(ownDocType), true);
+}
