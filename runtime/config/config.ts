@@ -11,6 +11,8 @@ export interface SiteConfig {
   max_body_size: number;
   max_file_size: number;
   max_page_length: number;
+  /** Most child rows one document may hold (all its tables together); more is 413. */
+  max_child_rows: number;
   server_script_enabled: boolean;
   trusted_proxies: string[];
   /** Send the responses finished in one event-loop turn together (see middleware/write-coalescing.ts). */
@@ -39,6 +41,7 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   max_body_size: 10 * 1024 * 1024,
   max_file_size: 25 * 1024 * 1024,
   max_page_length: 1000,
+  max_child_rows: 10_000,
   server_script_enabled: true,
   trusted_proxies: [],
   coalesce_writes: true,

@@ -1,5 +1,6 @@
 // run_doc_method: a whitelisted method run on a document the client sends (`document`, object or JSON text), not
 // loaded from storage; when it names a stored document, that one's permissions decide and a stale `modified` is refused.
+import { checkClientBody } from '../document/client-body';
 import { checkBody } from '../document/checks';
 import type { Document } from '../document/document';
 import { DocumentTransaction } from '../document/lifecycle';
@@ -54,6 +55,7 @@ export async function runDocMethod(ctx: AppContext, caller: Caller): Promise<Doc
   const input = { ...document };
   delete input.doctype;
   const data = checkBody(binding.validateUpdate, input, doctype);
+  checkClientBody(caller, binding, data);
   const tx = new DocumentTransaction(caller.site, caller.user);
   const name = binding.meta.issingle
     ? binding.meta.name

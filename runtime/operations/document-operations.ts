@@ -1,6 +1,7 @@
 // Operations on one document: get, create, update, delete, copy and the DocType's meta. Each checks permissions,
 // runs the lifecycle and returns the serialized document with the messages the hooks added for the user.
 import { checkBody } from '../document/checks';
+import { checkClientBody } from '../document/client-body';
 import { DocumentTransaction } from '../document/lifecycle';
 import { readDoc } from '../document/reader';
 import { serializeDoc } from '../document/serialize';
@@ -49,6 +50,7 @@ export async function createDocument(
   const input = { ...body };
   delete input.doctype;
   const data = checkBody(binding.validateCreate, input, doctype);
+  checkClientBody(caller, binding, data);
   const rawName = data.name;
   delete data.name;
   delete data.modified;
@@ -89,6 +91,7 @@ export async function updateDocument(
   delete input.doctype;
   delete input.name;
   const changes = checkBody(binding.validateUpdate, input, doctype);
+  checkClientBody(caller, binding, changes);
   const tx = new DocumentTransaction(caller.site, caller.user);
   const doc = await tx.run(async () => {
     const loaded = await tx.getDoc(doctype, binding.meta.issingle ? binding.meta.name : name, {

@@ -1,5 +1,6 @@
-// Field levels (permlevel): fields above the levels a user may read leave every document the API returns, and a
-// change to a field above the levels the user may write is refused naming the field (an unchanged value passes).
+// Field levels (permlevel): fields above the levels a user may read leave every document the API returns, a value
+// sent for a field the user may not read is refused whatever it is, and a change to a field above the levels the
+// user may write is refused naming the field (an unchanged value passes when the user may read the field).
 import { defaultValue } from '../document/checks';
 import type { DocData } from '../document/store';
 import { normalizeValue } from '../document/values';
@@ -114,6 +115,49 @@ function changedField(
     if (!same(field, data[field.fieldname], was)) return field;
   }
   return undefined;
+}
+
+function unreadableField(
+  meta: DocTypeMeta,
+  rights: DocTypeRights,
+  registry: Registry,
+  data: DocData,
+): FieldMeta | undefined {
+  for (const field of meta.fields) {
+    if (!(field.fieldname in data)) continue;
+    if (!readsLevel(rights, field.permlevel)) return field;
+    const rows = data[field.fieldname];
+    const child =
+      isTableType(field.fieldtype) && field.options && Array.isArray(rows)
+        ? registry.get(field.options)
+        : undefined;
+    if (!child) continue;
+    for (const row of rows as unknown[]) {
+      if (row === null || typeof row !== 'object') continue;
+      const hit = unreadableField(child.meta, rights, registry, row as DocData);
+      if (hit) return hit;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Refuses (403 naming the field) a request body that sends any value, equal to the stored one or not, for a field
+ * the user may not read (child rows included): answering 200 for an unchanged value would confirm a guess.
+ */
+export function refuseUnreadableFields(
+  user: SessionUser,
+  binding: DocTypeBinding,
+  registry: Registry,
+  body: DocData,
+): void {
+  const rights = rightsFor(user, binding.meta);
+  if (readsEverything(rights, binding.meta, registry)) return;
+  const field = unreadableField(binding.meta, rights, registry, body);
+  if (field)
+    throw new PermissionError(
+      `Not allowed to set ${field.label} (${field.fieldname}): insufficient permission level`,
+    );
 }
 
 /**

@@ -5,10 +5,14 @@ import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite, type TestSite } from '../helpers/test-site';
 
 const MAX_BODY = 512 * 1024;
+const MAX_CHILD_ROWS = 50;
 let t: TestSite;
 let todo: string;
 beforeAll(async () => {
-  t = await createTestSite({ registry: await fixtureRegistry(), site: { max_body_size: MAX_BODY } });
+  t = await createTestSite({
+    registry: await fixtureRegistry(),
+    site: { max_body_size: MAX_BODY, max_child_rows: MAX_CHILD_ROWS },
+  });
   todo = (
     await t.http
       .post('/api/resource/ToDo')
@@ -155,12 +159,95 @@ describe('§6.4 bodies', () => {
     expect((await t.http.get(`/api/resource/ToDo/${todo}`).set(auth())).status).toBe(200);
   });
 
-  test.todo(
-    '#39 invalid UTF-8 in a JSON body (\\xC3\\x28) should be 400: the body parser (co-body) decodes it lossily to U+FFFD and stores it',
-  );
+  test.each([
+    ['a truncated two-byte sequence (\\xC3\\x28)', Buffer.from([0xc3, 0x28])],
+    ['a lone continuation byte (\\x80)', Buffer.from([0x80])],
+    ['a truncated four-byte sequence (\\xF0\\x9F\\x98)', Buffer.from([0xf0, 0x9f, 0x98])],
+    ['an encoded surrogate (\\xED\\xA0\\x80)', Buffer.from([0xed, 0xa0, 0x80])],
+  ])('#39 (e) invalid UTF-8 in a JSON body, %s, is 400 and stores nothing', async (_label, bad) => {
+    const body = Buffer.concat([Buffer.from('{"description":"a'), bad, Buffer.from('b"}')]);
+    for (const chunked of [false, true]) {
+      const res = await refused(
+        () =>
+          rawRequest(t.app.callback(), {
+            method: 'POST',
+            path: '/api/resource/ToDo',
+            headers: { 'content-type': 'application/json', authorization: t.adminToken },
+            body,
+            chunked,
+          }) as Promise<{ status: number; body: Record<string, unknown> }>,
+        400,
+        'BadRequestError',
+      );
+      expect(String(res.body.exception)).toContain('UTF-8');
+    }
+  });
+
+  test('#39 valid UTF-8 (two-, three- and four-byte characters) is stored exactly', async () => {
+    const text = 'é € 😀 ü';
+    const res = await rawRequest(t.app.callback(), {
+      method: 'POST',
+      path: '/api/resource/ToDo',
+      headers: { 'content-type': 'application/json', authorization: t.adminToken },
+      body: Buffer.from(JSON.stringify({ description: text }), 'utf8'),
+    });
+    expect(res.status).toBe(201);
+    const name = (res.body?.data as { name: string }).name;
+    expect((await t.site.db.knex('tabToDo').where({ name }).first()).description).toBe(text);
+  });
+
+  test('#39 (e) a lone surrogate in a v2 client-chosen name is 400 and stores nothing', async () => {
+    for (const name of ['a\\ud800b', '\\udc00', 'x\\ud83d']) {
+      await refused(
+        () => postJson('/api/v2/document/ToDo', `{"name":"${name}","description":"surrogate name"}`),
+        400,
+        'InvalidNameError',
+      );
+    }
+    const paired = await postJson(
+      '/api/v2/document/ToDo',
+      '{"name":"smile \\ud83d\\ude00","description":"ok"}',
+    );
+    expect(paired.status).toBe(201);
+    expect(paired.body.data.name).toBe('smile 😀');
+  });
 
   test('#39 a lone surrogate is refused on write', async () => {
     await refused(() => postJson('/api/resource/ToDo', '{"description":"a\\ud800b"}'), 400, 'DataError');
+  });
+
+  test('(f) more child rows than max_child_rows is 413 on create and update; at the cap it passes', async () => {
+    const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ part_name: `p${i}` }));
+    await refused(
+      () =>
+        t.http
+          .post('/api/v2/document/Widget')
+          .set(auth())
+          .send({ title: 'many', parts: rows(MAX_CHILD_ROWS + 1) }),
+      413,
+      'RequestEntityTooLargeError',
+    );
+    const ok = await t.http
+      .post('/api/v2/document/Widget')
+      .set(auth())
+      .send({ title: 'cap', parts: rows(MAX_CHILD_ROWS) });
+    expect(ok.status).toBe(201);
+    for (const [method, path] of [
+      ['put', `/api/resource/Widget/${ok.body.data.name}`],
+      ['patch', `/api/v2/document/Widget/${ok.body.data.name}`],
+    ] as const) {
+      await refused(
+        () =>
+          t.http[method](path)
+            .set(auth())
+            .send({ parts: rows(MAX_CHILD_ROWS + 1) }),
+        413,
+        'RequestEntityTooLargeError',
+      );
+    }
+    expect(await t.site.db.knex('tabWidget Part').where({ parent: ok.body.data.name })).toHaveLength(
+      MAX_CHILD_ROWS,
+    );
   });
 
   test('#39 duplicate keys resolve to the last one, then validate', async () => {

@@ -200,13 +200,49 @@ describe('writing above the write levels (#35)', () => {
     expect(await storedRow(t, 'Perm Case', doc.name)).toEqual(before);
   });
 
-  test('sending the unchanged value, or leaving it out, passes', async () => {
+  test('(a) any value for a field the user cannot read is 403, the right guess as the wrong one: no oracle', async () => {
+    const doc = await fresh();
+    const before = await storedRow(t, 'Perm Case', doc.name);
+    const answers = new Set<string>();
+    for (const guess of ['kept', 'wrong', '']) {
+      const res = await t.http
+        .put(`/api/v2/document/Perm Case/${doc.name}`)
+        .set('Authorization', users.writer)
+        .send({ secret_note: guess, amount: 1 });
+      expect(res.status).toBe(403);
+      answers.add(`${res.status}:${res.body.exc_type}:${res.body.exception}`);
+    }
+    expect(answers.size).toBe(1);
+    const row = (await t.site.db.knex('tabPerm Case Item').where({ parent: doc.name }).first()) as {
+      name: string;
+    };
+    const childGuess = await t.http
+      .put(`/api/v2/document/Perm Case/${doc.name}`)
+      .set('Authorization', users.writer)
+      .send({ items: [{ name: row.name, item: 'i', cost: 3 }] });
+    expect(childGuess.status).toBe(403);
+    expect(childGuess.body.exception).toContain('cost');
+    const viaMethod = await t.http
+      .post('/api/method/frappe.client.set_value')
+      .set('Authorization', users.writer)
+      .send({ doctype: 'Perm Case', name: doc.name, fieldname: 'secret_note', value: 'kept' });
+    expect(viaMethod.status).toBe(403);
+    expect(await storedRow(t, 'Perm Case', doc.name)).toEqual(before);
+  });
+
+  test('sending the unchanged value of a field the user reads but cannot write, or leaving it out, passes', async () => {
+    const readerWriter = await createUser(t, 'reads-level-1@perm.test', ['Case Writer', 'Case Auditor']);
     const doc = await fresh();
     const same = await t.http
       .put(`/api/v2/document/Perm Case/${doc.name}`)
-      .set('Authorization', users.writer)
+      .set('Authorization', readerWriter)
       .send({ secret_note: 'kept', amount: 1 });
     expect(same.status).toBe(200);
+    const changed = await t.http
+      .put(`/api/v2/document/Perm Case/${doc.name}`)
+      .set('Authorization', readerWriter)
+      .send({ secret_note: 'other' });
+    expect(changed.status).toBe(403);
     const without = await t.http
       .put(`/api/v2/document/Perm Case/${doc.name}`)
       .set('Authorization', users.writer)
@@ -250,7 +286,7 @@ describe('writing above the write levels (#35)', () => {
     expect(await t.site.db.knex('tabPerm Case Item').where({ parent: doc.name })).toHaveLength(1);
   });
 
-  test('create with a higher-level value is 403 and stores nothing; at its default it passes', async () => {
+  test('create with a higher-level value (even empty) is 403 and stores nothing; leaving it out passes', async () => {
     for (const path of ['/api/resource/Perm Case', '/api/v2/document/Perm Case']) {
       const refused = await t.http
         .post(path)
@@ -262,8 +298,13 @@ describe('writing above the write levels (#35)', () => {
       const ok = await t.http
         .post(path)
         .set('Authorization', users.writer)
-        .send({ title: `plain ${path}`, secret_note: '' });
+        .send({ title: `plain ${path}` });
       expect(ok.status).toBe(201);
+      const empty = await t.http
+        .post(path)
+        .set('Authorization', users.writer)
+        .send({ title: `empty ${path}`, secret_note: '' });
+      expect(empty.status).toBe(403);
     }
   });
 
