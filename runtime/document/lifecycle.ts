@@ -11,6 +11,7 @@ import {
 } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import type { FieldMeta } from '../meta/types';
+import { endUserSessions } from '../auth/sessions';
 import { assertDeletePermission, assertSavePermission } from '../permissions/save-permission';
 import { forgetUserPermissions, loadUserPermissions } from '../permissions/user-permissions';
 import type { DocTypeBinding } from '../registry/registry';
@@ -28,7 +29,7 @@ import {
 } from './checks';
 import { fieldLists, tableFields } from './field-lists';
 import { checkName, defaultNamingSeries, hashName, makeName } from './naming';
-import { forgetCredentials, storePasswordFields } from './passwords';
+import { forgetCredentials, isNewSecret, storePasswordFields } from './passwords';
 import type { DocumentSession } from './session';
 import { deleteDoc, insertDoc, loadDoc, updateDoc, writeSingle, type DocData } from './store';
 import { formatDatetime, now } from './values';
@@ -76,6 +77,8 @@ export class DocumentTransaction implements DocumentSession {
   ignorePermissions = false;
   /** DocTypes written in this transaction: their caches are dropped again after the commit. */
   private readonly written = new Set<string>();
+  /** Users whose password this transaction changed: their sessions end after the commit. */
+  private readonly passwordChanged = new Set<string>();
   private readonly states = new WeakMap<Document, DocState>();
   /** Counts the transactions this request ran; the current one's number while `trx` is open. */
   private runs = 0;
@@ -89,7 +92,7 @@ export class DocumentTransaction implements DocumentSession {
   async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.trx) return work();
     try {
-      return await inWriteTransaction(this.site.db, async (trx) => {
+      const result = await inWriteTransaction(this.site.db, async (trx) => {
         this.trx = trx;
         this.runs++;
         try {
@@ -98,7 +101,11 @@ export class DocumentTransaction implements DocumentSession {
           this.trx = undefined;
         }
       });
+      // A new password ends every session of its user (a stolen session dies with the old password).
+      for (const user of this.passwordChanged) await endUserSessions(this.site, user);
+      return result;
     } finally {
+      this.passwordChanged.clear();
       // Again after the commit: a request that read the old rows in between must not keep them cached.
       for (const doctype of this.written) forgetCredentials(doctype);
       if (this.written.has('User Permission')) forgetUserPermissions();
@@ -254,6 +261,8 @@ export class DocumentTransaction implements DocumentSession {
       for (const { field, child } of tableFields(binding.meta, registry))
         for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
           fillStoredValues(child.meta, row);
+      if (!state.isNew && binding.meta.name === 'User' && isNewSecret(data.new_password))
+        this.passwordChanged.add(String(data.name));
       await storePasswordFields(trx, binding, data);
       if (binding.meta.issingle) await writeSingle(trx, binding, data);
       else if (state.isNew) await insertDoc(trx, binding, registry, data);

@@ -8,6 +8,11 @@ import type { DocData } from './store';
 
 const MASK = '*****';
 
+/** True when a Password field's value is a secret to store (not empty, not the mask a read returns). */
+export function isNewSecret(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && !/^\*+$/.test(value);
+}
+
 /**
  * Moves Password values of `data` into `__Auth` and leaves a mask in the row. `new_password` of a User is
  * that user's login password; `api_secret` is kept as a digest so key sources can compare it.
@@ -15,7 +20,7 @@ const MASK = '*****';
 export async function storePasswordFields(trx: Knex, binding: DocTypeBinding, data: DocData): Promise<void> {
   for (const field of fieldLists(binding.meta).passwords) {
     const value = data[field.fieldname];
-    if (typeof value !== 'string' || value === '' || /^\*+$/.test(value)) continue;
+    if (!isNewSecret(value)) continue;
     const name = String(data.name);
     if (binding.meta.name === 'User' && field.fieldname === 'new_password') {
       await writeAuth(trx, 'User', name, 'password', await hashPassword(value));

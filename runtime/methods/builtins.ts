@@ -75,13 +75,12 @@ async function login(ctx: AppContext): Promise<unknown> {
   const hash = user ? await readAuth(q, 'User', usr, 'password') : undefined;
   // Unknown users are checked against a dummy hash, so both failures answer alike and take alike.
   const ok = await verifyPassword(pwd, hash);
-  if (!ok || !user || !user.enabled) {
+  // An address the user may not log in from gets the same answer as a wrong password, so it learns nothing of it.
+  if (!ok || !user || !user.enabled || !ipAllowed(user.restrictIp, ip)) {
     await recordFailure(site, keys, lockoutPolicy(settings));
     throw new AuthenticationError(INVALID_LOGIN);
   }
   await recordSuccess(site, keys[0] as string);
-  if (!ipAllowed(user.restrictIp, ip))
-    throw new AuthenticationError('Access not allowed from this IP Address');
   const expiryMs = parseSessionExpiry(settings.session_expiry);
   const session = await createSession(
     site,
@@ -109,6 +108,9 @@ async function generateKeys(ctx: AppContext): Promise<unknown> {
     throw new PermissionError('Only System Manager may generate API keys');
   const target = requestParams(ctx).user;
   if (typeof target !== 'string' || !target) throw new ValidationError('user is required');
+  // Administrator's keys would let anyone who holds them act as Administrator: only Administrator makes them.
+  if (target === ADMINISTRATOR && user.name !== ADMINISTRATOR)
+    throw new PermissionError("Only Administrator may generate Administrator's API keys");
   const keys = await site.db.knex.transaction((trx) => regenerateKeys(trx, target));
   if (!keys) throw new DoesNotExistError(`User ${target} not found`);
   return keys;

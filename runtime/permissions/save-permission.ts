@@ -9,6 +9,7 @@ import { controllerAllows } from './controller-permission';
 import { hasDocumentPermission } from './document-permission';
 import { refusal } from './doctype-permission';
 import { rightsFor } from './doctype-rights';
+import { PermissionError } from '../errors/errors';
 import { checkWriteLevels, keepUnwritableRowValues } from './field-levels';
 
 /** The right each save action needs on the stored document (a new document needs `create`). */
@@ -34,6 +35,7 @@ export async function assertSavePermission(
   action: SaveAction,
 ): Promise<void> {
   if (user.name === ADMINISTRATOR) return;
+  refuseAdministratorRecord(binding, stored);
   const { meta } = binding;
   if (!stored) {
     // A new document: the user will own it, so an if_owner create row is enough; its Link values are checked with the links.
@@ -62,6 +64,15 @@ export async function assertSavePermission(
   checkWriteLevels(user, binding, site.registry, data, stored);
 }
 
+/**
+ * Only Administrator changes or deletes the Administrator User record: its password and API key are the keys to
+ * everything, so a System Manager who could set them (or its api_secret) would act as Administrator.
+ */
+function refuseAdministratorRecord(binding: DocTypeBinding, stored: DocData | undefined): void {
+  if (binding.meta.name === 'User' && stored?.name === ADMINISTRATOR)
+    throw new PermissionError('Only Administrator may change the Administrator user');
+}
+
 /** Throws 401/403 unless `user` may delete the stored document (`q`: the delete's transaction). */
 export async function assertDeletePermission(
   q: Queryable,
@@ -70,6 +81,7 @@ export async function assertDeletePermission(
   binding: DocTypeBinding,
   stored: DocData,
 ): Promise<void> {
+  if (user.name !== ADMINISTRATOR) refuseAdministratorRecord(binding, stored);
   if (await hasDocumentPermission(site, user, binding, stored, 'delete', q)) return;
   throw refusal(user, `No permission to delete ${binding.meta.name} ${String(stored.name)}`);
 }

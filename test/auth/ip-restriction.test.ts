@@ -84,6 +84,18 @@ describe('without trusted proxies', () => {
     }
   });
 
+  test('(d) from a refused address, the right and a wrong password get identical answers', async () => {
+    await restrict('10.1.0.0/16');
+    const answers = new Set<string>();
+    for (const pwd of [PASSWORD, 'wrong-password-1']) {
+      const res = await t.http.post('/api/method/login').send({ usr: USER, pwd });
+      expect(res.status).toBe(401);
+      answers.add(JSON.stringify(res.body));
+    }
+    expect(answers.size).toBe(1);
+    await restrict('');
+  });
+
   test('an API-key request from another address → 401', async () => {
     await restrict('10.1.0.0/16');
     const res = await t.http
