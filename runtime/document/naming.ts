@@ -99,12 +99,17 @@ export function hashName(): string {
   return name;
 }
 
+/** A UTF-16 surrogate without its pair: no UTF-8 text holds it, so a row named with it could not be addressed. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /** Checks and cleans a name: trimmed, non-empty, no `<` or `>`, not the DocType's own name, at most 140 characters. */
 export function checkName(meta: DocTypeMeta, name: unknown): string {
   const text = typeof name === 'number' ? String(name) : typeof name === 'string' ? name.trim() : '';
   if (!text) throw new InvalidNameError(`No Name Specified for ${meta.name}`);
   if (/[<>]/.test(text)) throw new InvalidNameError("Name cannot contain special characters like '<', '>'");
   if (/[\u0000-\u001f]/.test(text)) throw new InvalidNameError('Name cannot contain control characters');
+  if (LONE_SURROGATE.test(text))
+    throw new InvalidNameError('Name cannot contain a lone surrogate (not valid Unicode text)');
   if (text.length > 140) throw new InvalidNameError('Name is longer than 140 characters');
   if (!meta.issingle && text === meta.name)
     throw new InvalidNameError(`${meta.name} is not allowed as a name`);

@@ -1,5 +1,5 @@
 // createBodyParser: JSON and form bodies within the size limit; other content types are refused with 415.
-import type { Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { BadRequestError, RequestEntityTooLargeError, UnsupportedMediaTypeError } from '../errors/errors';
 
@@ -26,24 +26,62 @@ function nestedDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
+/** Decodes UTF-8 strictly: a body with invalid bytes is refused instead of stored with U+FFFD in their place. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * JSON is read as latin1 (one character per byte, so no byte is lost to a replacement character) and, when any byte
+ * is not ASCII, decoded again as strict UTF-8 and parsed from that: ASCII bodies, nearly all of them, parse once.
+ */
+function redecodeJson(ctx: Context): void {
+  const request = ctx.request as { body?: unknown; rawBody?: string };
+  const raw = request.rawBody;
+  if (typeof raw !== 'string' || !NON_ASCII.test(raw)) return;
+  let text: string;
+  try {
+    text = strictUtf8.decode(Buffer.from(raw, 'latin1'));
+  } catch {
+    throw new BadRequestError('The request body is not valid UTF-8');
+  }
+  request.body = JSON.parse(text) as unknown;
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
 /** Parses request bodies; a body with an unsupported content type is 415, one over the limit 413. */
 export function createBodyParser(options: BodyParserOptions): Middleware {
-  const parse = koaBody({
+  const parsedMethods = [
+    HttpMethodEnum.POST,
+    HttpMethodEnum.PUT,
+    HttpMethodEnum.PATCH,
+    HttpMethodEnum.DELETE,
+    HttpMethodEnum.GET,
+  ];
+  const parseJson = koaBody({
     json: true,
-    urlencoded: true,
+    urlencoded: false,
     multipart: false,
     text: false,
     jsonLimit: options.maxBodySize,
-    formLimit: options.maxBodySize,
     jsonStrict: false,
-    parsedMethods: [
-      HttpMethodEnum.POST,
-      HttpMethodEnum.PUT,
-      HttpMethodEnum.PATCH,
-      HttpMethodEnum.DELETE,
-      HttpMethodEnum.GET,
-    ],
+    encoding: 'latin1',
+    includeUnparsed: true,
+    parsedMethods,
   });
+  const parseForm = koaBody({
+    json: false,
+    urlencoded: true,
+    multipart: false,
+    text: false,
+    formLimit: options.maxBodySize,
+    parsedMethods,
+  });
+  const parsed = async (ctx: Context, next: Next) => {
+    redecodeJson(ctx);
+    if (nestedDeeperThan((ctx.request as { body?: unknown }).body, MAX_DEPTH))
+      throw new BadRequestError(`The request body nests deeper than ${MAX_DEPTH} levels`);
+    await next();
+  };
   return function bodyParser(ctx, next) {
     const length = Number(ctx.get('content-length') || 0);
     const hasBody = length > 0 || ctx.get('transfer-encoding') !== '';
@@ -52,18 +90,13 @@ export function createBodyParser(options: BodyParserOptions): Middleware {
     if (length > options.maxBodySize)
       throw new RequestEntityTooLargeError(`Request body is larger than ${options.maxBodySize} bytes`);
     // Plain JSON, by far the most common body, needs no media-type matching of our own (koa-body does its own).
-    if (ctx.request.type !== 'application/json') {
-      if (!ctx.is(ACCEPTED))
-        throw new UnsupportedMediaTypeError(
-          `Content type ${ctx.get('content-type') || '(none)'} is not supported; send application/json`,
-        );
-      if (ctx.is('text/plain'))
-        throw new UnsupportedMediaTypeError('Content type text/plain is not accepted; send application/json');
-    }
-    return parse(ctx, async () => {
-      if (nestedDeeperThan((ctx.request as { body?: unknown }).body, MAX_DEPTH))
-        throw new BadRequestError(`The request body nests deeper than ${MAX_DEPTH} levels`);
-      await next();
-    });
+    if (ctx.request.type === 'application/json') return parseJson(ctx, () => parsed(ctx, next));
+    if (!ctx.is(ACCEPTED))
+      throw new UnsupportedMediaTypeError(
+        `Content type ${ctx.get('content-type') || '(none)'} is not supported; send application/json`,
+      );
+    if (ctx.is('text/plain'))
+      throw new UnsupportedMediaTypeError('Content type text/plain is not accepted; send application/json');
+    return parseJson(ctx, () => parseForm(ctx, () => parsed(ctx, next)));
   };
 }
