@@ -2,6 +2,7 @@
 import Koa from 'koa';
 import type { AppContext } from './http/state';
 import { versionOf } from './http/state';
+import { describeError } from './errors/log-error';
 import { loadAuthHooks, type AuthHook } from './auth/auth-hooks';
 import { createAuthenticate } from './middleware/authenticate';
 import { createBodyParser } from './middleware/body-parser';
@@ -19,7 +20,7 @@ import { GUEST } from './site';
 
 /** Options of the application. */
 export interface AppOptions {
-  /** Called with every 5xx error (defaults to console.error). */
+  /** Called with every 5xx error (default: console.error of describeError, no SQL values). */
   onServerError?: (err: unknown) => void;
   /** The generated folder whose openapi/ documents are served (default `generated`). */
   generatedDir?: string;
@@ -43,13 +44,15 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
     state.auth = 'guest';
     state.messages = [];
     ctx.set('Cache-Control', 'no-store,no-cache,must-revalidate,max-age=0');
+    // No answer of this service is meant to be sniffed into another type (HTML, script) by a browser.
+    ctx.set('X-Content-Type-Options', 'nosniff');
     return next();
   });
   app.use(createRequestLog());
   app.use(
     createErrorHandler({
       developerMode: conf.developer_mode,
-      onServerError: options.onServerError ?? ((err) => console.error(err)),
+      onServerError: options.onServerError ?? ((err) => console.error(describeError(err))),
     }),
   );
   app.use(createBodyParser({ maxBodySize: conf.max_body_size }));

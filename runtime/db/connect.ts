@@ -52,6 +52,8 @@ export function connect(url: string): Database {
         timezone: 'Z',
       } as Knex.MySql2ConnectionConfig,
       pool: { min: 0, max: 10 },
+      // An error's message carries the SQL with `?`, never the bound values (session tokens, passwords, user input).
+      compileSqlOnError: false,
     });
     return { knex, dialect: 'mysql', close: () => knex.destroy() };
   }
@@ -65,6 +67,7 @@ export function connect(url: string): Database {
     client: 'better-sqlite3',
     connection: { filename: file },
     useNullAsDefault: true,
+    compileSqlOnError: false,
     pool: {
       afterCreate: (conn: BetterSqlite3.Database, done: (err: Error | null, conn: unknown) => void) => {
         tuneSqlite(conn);

@@ -1,5 +1,6 @@
 // Hostile paths (security.md §6.2 #13 #15 #16), unknown routes and wrong verbs: the right status and error body, nothing changed.
 import { countRows, expectErrorBody, expectRefused } from './api-version';
+import { rawRequest } from './raw-request';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite, type TestSite } from '../helpers/test-site';
 
@@ -129,5 +130,43 @@ describe('§6.2 paths', () => {
     for (const method of ['GET', 'PUT', 'PATCH', 'DELETE'])
       expect(String(options.headers.allow).split(/,\s*/)).toContain(method);
     expect(await countRows(t, 'ToDo', { name: todo })).toBe(1);
+  });
+
+  test('(g) TRACE and PROPFIND on a real socket are 405 JSON with Allow, never an echo of the request', async () => {
+    for (const method of ['TRACE', 'PROPFIND']) {
+      for (const path of [`/api/resource/ToDo/${todo}`, '/api/v2/document/ToDo', '/api/method/ping']) {
+        const res = await refused(
+          () =>
+            rawRequest(t.app.callback(), {
+              method,
+              path,
+              headers: { authorization: t.adminToken, cookie: 'sid=secret-cookie' },
+              body: Buffer.alloc(0),
+            }) as Promise<{ status: number; body: Record<string, unknown> }>,
+          405,
+          'MethodNotAllowedError',
+        );
+        expect(JSON.stringify(res.body)).not.toContain('secret-cookie');
+      }
+    }
+  });
+});
+
+describe('(i) security headers', () => {
+  test('every answer (200, 201, 4xx, 405) carries X-Content-Type-Options: nosniff and no X-Powered-By (401 and 405 included)', async () => {
+    const answers = [
+      await t.http.get('/api/method/ping'),
+      await t.http.get(`/api/resource/ToDo/${todo}`).set(auth()),
+      await t.http.post('/api/resource/ToDo').set(auth()).send({ description: 'headers' }),
+      await t.http.get('/api/resource/ToDo/no-such-name').set(auth()),
+      await t.http.get('/api/resource/ToDo'),
+      await t.http.patch(`/api/resource/ToDo/${todo}`).set(auth()),
+      await t.http.get('/nothing'),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 201, 404, 401, 405, 404]);
+    for (const res of answers) {
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['x-powered-by']).toBeUndefined();
+    }
   });
 });
