@@ -8,13 +8,16 @@ const QUOTED = /'(?:[^'\\]|\\.)*'/g;
 
 /** One log entry for a server error: class, message (quoted literals masked), driver codes and stack frames. */
 export function describeError(err: unknown): string {
-  if (!(err instanceof Error)) return `non-error thrown: ${typeof err}`;
-  const record = err as unknown as Record<string, unknown>;
+  // Duck-typed, not instanceof: errors of a driver or another realm (vm contexts) are errors too.
+  if (err === null || typeof err !== 'object' || typeof (err as Error).message !== 'string')
+    return `non-error thrown: ${typeof err}`;
+  const record = err as Record<string, unknown>;
   const codes = SAFE_FIELDS.filter((k) => record[k] !== undefined).map((k) => `${k}=${String(record[k])}`);
-  const message = err.message.replace(QUOTED, "'?'");
-  const frames = (err.stack ?? '')
+  const message = String(record.message).replace(QUOTED, "'?'");
+  const name = typeof record.name === 'string' ? record.name : 'Error';
+  const frames = String(record.stack ?? '')
     .split('\n')
     .filter((line) => /^\s+at /.test(line))
     .join('\n');
-  return `${err.name}: ${message}${codes.length ? ` (${codes.join(', ')})` : ''}${frames ? `\n${frames}` : ''}`;
+  return `${name}: ${message}${codes.length ? ` (${codes.join(', ')})` : ''}${frames ? `\n${frames}` : ''}`;
 }

@@ -1,5 +1,6 @@
 // Hole (h): a database error logs the SQL with `?` placeholders, never the bound values (a session's CSRF token,
 // a filter value, a password), and its answer is the usual 500 without SQL.
+import { runInNewContext } from 'node:vm';
 import request from 'supertest';
 import { createApp } from '../../runtime/app';
 import { describeError } from '../../runtime/errors/log-error';
@@ -70,4 +71,12 @@ test('describeError keeps class, codes and frames, drops sql and bindings, masks
   expect(text).toContain('insert into `t`');
   expect(text).toMatch(/\n\s+at /);
   expect(text).not.toContain('tok-123');
+});
+
+test('describeError reads an error of another realm (a driver, a vm context) as an error', () => {
+  const foreign = runInNewContext(
+    "Object.assign(new Error(\"no such table: tabX - 'v'\"), { code: 'SQLITE_ERROR' })",
+  );
+  expect(foreign instanceof Error).toBe(false);
+  expect(describeError(foreign)).toMatch(/^Error: no such table: tabX - '\?' \(code=SQLITE_ERROR\)/);
 });
