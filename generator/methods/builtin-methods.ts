@@ -89,6 +89,22 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
     args: args({ doc: { type: 'object', required: ['doctype'] } }, ['doc']),
   },
   {
+    path: 'frappe.client.insert_many',
+    verbs: ['post', 'put'],
+    summary:
+      'Insert up to 200 documents (each with its doctype) in one transaction, all or nothing; returns the names',
+    args: args({ docs: { type: 'array', items: { type: 'object', required: ['doctype'] } } }, ['docs']),
+  },
+  {
+    path: 'frappe.client.bulk_update',
+    verbs: ['post', 'put'],
+    summary:
+      'Save each doc (doctype, docname, fields) in its own transaction; returns {failed_docs: [{doc, exc}]}',
+    args: args({ docs: { type: 'array', items: { type: 'object', required: ['doctype', 'docname'] } } }, [
+      'docs',
+    ]),
+  },
+  {
     path: 'frappe.client.save',
     verbs: ['post', 'put'],
     summary: 'Save a document (doc with doctype and name)',

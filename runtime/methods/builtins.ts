@@ -166,6 +166,8 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
   ['frappe.client.get', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getDoc }],
   ['frappe.client.get_value', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getValue }],
   ['frappe.client.insert', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.insertDoc }],
+  ['frappe.client.insert_many', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.insertMany }],
+  ['frappe.client.bulk_update', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.bulkUpdate }],
   ['frappe.client.save', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.saveDoc }],
   ['frappe.client.set_value', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.setValue }],
   ['frappe.client.delete', { methods: ['POST', 'DELETE'], allowGuest: false, handler: client.deleteDoc }],

@@ -1,9 +1,10 @@
 // Frappe's `frappe.client.*` methods over the shared operations: every call is permission-checked as the caller.
 import type { DocData } from '../document/store';
-import { DataError, DoesNotExistError } from '../errors/errors';
+import { DataError, DoesNotExistError, ValidationError } from '../errors/errors';
 import { jsonParam, requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import { callerOf, type Caller } from '../operations/caller';
+import { runBulk } from '../operations/bulk-operations';
 import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';
 
@@ -189,4 +190,54 @@ export async function getSingleValue(ctx: AppContext): Promise<unknown> {
   if (!Object.hasOwn(doc, field))
     throw new DataError(`Argument field: ${doctype} has no field ${field.slice(0, 140)}`);
   return doc[field] ?? null;
+}
+
+/** The most documents `frappe.client.insert_many` takes in one call (Frappe's limit). */
+const INSERT_MANY_LIMIT = 200;
+
+/** A list argument given as a list or as JSON text. */
+function listArgument(params: Record<string, unknown>, key: string): unknown[] {
+  if (params[key] === undefined) throw new DataError(`Missing argument: ${key}`);
+  const value = jsonParam(params, key);
+  if (!Array.isArray(value)) throw new DataError(`Argument ${key}: must be a list`);
+  return value;
+}
+
+/**
+ * frappe.client.insert_many: inserts `docs` (each with its `doctype`, at most 200) in one transaction, all or nothing
+ * as Frappe; returns the new names. For per-item outcomes use `POST /api/v2/document/{doctype}/bulk_insert`.
+ */
+export async function insertMany(ctx: AppContext): Promise<unknown> {
+  const docs = listArgument(requestParams(ctx), 'docs');
+  if (docs.length > INSERT_MANY_LIMIT)
+    throw new ValidationError(`Only ${INSERT_MANY_LIMIT} inserts allowed in one request`);
+  const items = docs.map((doc, i) => {
+    if (!isObject(doc) || typeof doc.doctype !== 'string' || doc.doctype === '')
+      throw new DataError(`Argument docs: item ${i} must be an object with a doctype`);
+    const { doctype, ...body } = doc;
+    return { doctype, body };
+  });
+  const result = await documents.createDocuments(callerOf(ctx), items);
+  ctx.state.messages.push(...result.messages);
+  return result.names;
+}
+
+/**
+ * frappe.client.bulk_update: saves each of `docs` (`doctype`, `docname`, fields) in its own transaction; returns
+ * `{ failed_docs: [{ doc, exc }] }` as Frappe, where `exc` is the error's `exc_type: message` (never a traceback).
+ */
+export async function bulkUpdate(ctx: AppContext): Promise<unknown> {
+  const docs = listArgument(requestParams(ctx), 'docs');
+  const items = docs.map((doc) => {
+    if (!isObject(doc)) return { doctype: undefined, entry: doc };
+    const { docname, ...rest } = doc;
+    return { doctype: doc.doctype, entry: { ...rest, name: docname } };
+  });
+  const { result, failedAt } = await runBulk(callerOf(ctx), 'update', items, { across: true });
+  return {
+    failed_docs: result.failed.map((failure, k) => ({
+      doc: docs[failedAt[k] as number],
+      exc: `${failure.error}: ${failure.message}`,
+    })),
+  };
 }

@@ -29,6 +29,8 @@ export interface BulkOutcome {
   result: BulkResult;
   docs: DocData[];
   messages: string[];
+  /** The position in the request of each entry of `result.failed`. */
+  failedAt: number[];
 }
 
 /** One item as the request gave it: the DocType and the raw entry (object, name, or anything hostile). */
@@ -178,9 +180,11 @@ export async function runBulk(
   const failed: BulkFailure[] = [];
   const docs: DocData[] = [];
   const messages: string[] = [];
-  for (const outcome of outcomes) {
+  const failedAt: number[] = [];
+  for (const [index, outcome] of outcomes.entries()) {
     if ('error' in outcome) {
       failed.push(outcome);
+      failedAt.push(index);
       continue;
     }
     done.push(across ? { doctype: outcome.doctype, name: outcome.name } : outcome.name);
@@ -194,5 +198,5 @@ export async function runBulk(
     success_count: done.length,
     failure_count: failed.length,
   };
-  return { result, docs, messages };
+  return { result, docs, messages, failedAt };
 }

@@ -39,12 +39,15 @@ export async function getDocument(
   return doc;
 }
 
-/** Inserts a document from a request body. v2 uses a client `name` as given; v1 only for prompt and UUID naming (as Frappe). */
-export async function createDocument(
-  caller: Caller,
-  doctype: string,
-  body: Record<string, unknown>,
-): Promise<DocumentResult> {
+/** A create request checked before its transaction: the DocType, the validated fields and the client's name, if used. */
+interface PreparedCreate {
+  binding: DocTypeBinding;
+  data: DocData;
+  clientName?: string;
+}
+
+/** Checks a create body: the caller's right to create, the fields; v2 keeps a client `name`, v1 for prompt and UUID only. */
+function prepareCreate(caller: Caller, doctype: string, body: Record<string, unknown>): PreparedCreate {
   const binding = bindingFor(caller, doctype, 'create');
   assertDocTypePermission(caller.user, binding.meta, 'create');
   const input = { ...body };
@@ -59,6 +62,16 @@ export async function createDocument(
     typeof rawName === 'string' && (caller.version === 2 || kind === 'prompt' || kind === 'uuid')
       ? rawName
       : undefined;
+  return { binding, data, clientName };
+}
+
+/** Inserts a document from a request body. v2 uses a client `name` as given; v1 only for prompt and UUID naming (as Frappe). */
+export async function createDocument(
+  caller: Caller,
+  doctype: string,
+  body: Record<string, unknown>,
+): Promise<DocumentResult> {
+  const { binding, data, clientName } = prepareCreate(caller, doctype, body);
   const tx = new DocumentTransaction(caller.site, caller.user);
   const doc = await tx.run(async () => {
     const created = tx.newDoc(doctype, data, clientName);
@@ -69,6 +82,31 @@ export async function createDocument(
     doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)),
     messages: tx.messages,
   };
+}
+
+/**
+ * Inserts several documents (each `{doctype, body}`) in one transaction: all or nothing, as Frappe's
+ * `frappe.client.insert_many`. Returns the new names in order and the messages the hooks left.
+ */
+export async function createDocuments(
+  caller: Caller,
+  items: readonly { doctype: string; body: Record<string, unknown> }[],
+): Promise<{ names: string[]; messages: string[] }> {
+  const prepared = items.map((item) => ({
+    doctype: item.doctype,
+    ...prepareCreate(caller, item.doctype, item.body),
+  }));
+  const tx = new DocumentTransaction(caller.site, caller.user);
+  const names = await tx.run(async () => {
+    const out: string[] = [];
+    for (const { doctype, data, clientName } of prepared) {
+      const created = tx.newDoc(doctype, data, clientName);
+      await created.insert();
+      out.push(String(created.name));
+    }
+    return out;
+  });
+  return { names, messages: tx.messages };
 }
 
 /** Applies changes to a document: only the fields sent change; a stale `modified` is refused. */

@@ -291,3 +291,68 @@ describe('bulk_insert', () => {
     expect(numbers[1]).toBe(numbers[0] + 1);
   });
 });
+
+describe('frappe.client.insert_many and frappe.client.bulk_update (v1 methods)', () => {
+  test('insert_many inserts every document in one transaction and returns the names', async () => {
+    const before = await countRows(t, 'ToDo');
+    const res = await post('/api/method/frappe.client.insert_many', u1, {
+      docs: [
+        { doctype: 'ToDo', description: 'many 1' },
+        { doctype: 'ToDo', description: 'many 2' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.message).toHaveLength(2);
+    expect(await countRows(t, 'ToDo')).toBe(before + 2);
+    // JSON text, as form clients send it.
+    const form = await t.http
+      .post('/api/method/frappe.client.insert_many')
+      .set('Authorization', u1)
+      .type('form')
+      .send({ docs: JSON.stringify([{ doctype: 'ToDo', description: 'many 3' }]) });
+    expect([form.status, form.body.message.length]).toEqual([200, 1]);
+  });
+
+  test('insert_many is all or nothing: one bad document inserts none', async () => {
+    const before = await countRows(t, 'ToDo');
+    for (const docs of [
+      [
+        { doctype: 'ToDo', description: 'ok' },
+        { doctype: 'ToDo', status: 'Nope' },
+      ],
+      [
+        { doctype: 'ToDo', description: 'ok' },
+        { doctype: 'Widget', title: 'not allowed', status: 'Active' },
+      ],
+      [{ doctype: 'ToDo', description: 'ok' }, 'x'],
+      Array.from({ length: 201 }, (_, i) => ({ doctype: 'ToDo', description: `n${i}` })),
+    ]) {
+      const res = await post('/api/method/frappe.client.insert_many', u1, { docs });
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(await countRows(t, 'ToDo')).toBe(before);
+    }
+    expect((await post('/api/method/frappe.client.insert_many', u1, { docs: 'x' })).status).toBe(400);
+  });
+
+  test('bulk_update saves each doc alone and lists the failed ones with their error', async () => {
+    const mine = await todo(u1, 'fc mine');
+    const theirs = await todo(u2, 'fc theirs');
+    const res = await post('/api/method/frappe.client.bulk_update', u1, {
+      docs: [
+        { doctype: 'ToDo', docname: mine.name, description: 'fc changed', flags: { ignore_permissions: 1 } },
+        { doctype: 'ToDo', docname: theirs.name, description: 'hijack' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.message).toEqual({
+      failed_docs: [
+        {
+          doc: { doctype: 'ToDo', docname: theirs.name, description: 'hijack' },
+          exc: `PermissionError: No permission to write ToDo ${theirs.name}`,
+        },
+      ],
+    });
+    expect((await stored(mine.name)).description).toBe('fc changed');
+    expect((await stored(theirs.name)).description).toBe('fc theirs');
+  });
+});
