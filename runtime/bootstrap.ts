@@ -5,6 +5,8 @@ import type { ServiceConfig } from './config/config';
 import { connect } from './db/connect';
 import { migrate } from './db/migrate';
 import { closeRateLimits } from './methods/rate-limit';
+import { shrinkSandboxPool } from './scripts/sandbox-pool';
+import { closeServerScripts } from './scripts/script-store';
 import { flushRequestLog } from './middleware/request-log';
 import { now } from './document/values';
 import type { Registry } from './registry/registry';
@@ -113,6 +115,8 @@ export async function openSite(
 export async function closeSite(site: Site): Promise<void> {
   await flushRequestLog(site).catch(() => undefined);
   await closeRateLimits(site);
+  await closeServerScripts(site);
+  await shrinkSandboxPool();
   await closeSiteRedis(site);
   await site.db.close();
 }

@@ -33,6 +33,8 @@ import { forgetCredentials, isNewSecret, storePasswordFields } from './passwords
 import type { DocumentSession } from './session';
 import { deleteDoc, insertDoc, loadDoc, updateDoc, writeSingle, type DocData } from './store';
 import { formatDatetime, now } from './values';
+import { checkServerScript } from '../scripts/check-script';
+import { serverScriptsChanged } from '../scripts/script-store';
 
 /**
  * A copy of document data that takes new properties cheaply. V8 gives a `{ ...spread }` copy a map that each added
@@ -109,6 +111,7 @@ export class DocumentTransaction implements DocumentSession {
       // Again after the commit: a request that read the old rows in between must not keep them cached.
       for (const doctype of this.written) forgetCredentials(doctype);
       if (this.written.has('User Permission')) forgetUserPermissions();
+      if (this.written.has('Server Script')) await serverScriptsChanged(this.site);
       this.written.clear();
     }
   }
@@ -244,6 +247,8 @@ export class DocumentTransaction implements DocumentSession {
       this.prepareChildren(binding, doc, stamp);
       for (const hook of BEFORE_WRITE[action]) await runHook(doc, hook);
       const data = this.data(doc);
+      if (binding.meta.name === 'Server Script' && action !== 'cancel')
+        await checkServerScript(this.ignorePermissions ? undefined : this.user, registry, data);
       if (action !== 'cancel') {
         normalizeValues(binding.meta, data);
         for (const { field, child } of tableFields(binding.meta, registry))

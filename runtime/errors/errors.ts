@@ -72,6 +72,11 @@ export class InternalServerError extends define('InternalServerError', 500) {}
 /** The database or another dependency is unavailable. */
 export class ServiceUnavailableError extends define('ServiceUnavailableError', 503) {}
 
+/** A server script failed: a script error, its time, memory, stack or result limit, or an escape it attempted. */
+export class ServerScriptError extends define('ServerScriptError', 500) {}
+/** Server scripts are switched off (site config `server_script_enabled: false`). */
+export class ServerScriptNotEnabled extends define('ServerScriptNotEnabled', 403, PermissionError) {}
+
 /** Every error class by exc_type: the documented registry (docs/errors.md is kept in step by a test). */
 export const ERROR_CLASSES = {
   ValidationError,
@@ -96,4 +101,6 @@ export const ERROR_CLASSES = {
   TooManyRequestsError,
   InternalServerError,
   ServiceUnavailableError,
+  ServerScriptError,
+  ServerScriptNotEnabled,
 } as const;

@@ -1,0 +1,112 @@
+// The host side of the `frappe` global: each call a script makes re-enters the normal operations layer as the calling
+// user (permissions, field levels, user permissions, validation, hooks). Arguments and results are JSON values only.
+import type { DocData } from '../document/store';
+import { DoesNotExistError, ValidationError } from '../errors/errors';
+import type { Caller } from '../operations/caller';
+import * as documents from '../operations/document-operations';
+import * as lists from '../operations/list-operations';
+
+/** The list parameters a script may pass to `frappe.get_list` (Frappe's names; `limit` is `limit_page_length`). */
+const LIST_KEYS = [
+  'fields',
+  'filters',
+  'or_filters',
+  'order_by',
+  'group_by',
+  'limit_start',
+  'limit_page_length',
+];
+
+function text(value: unknown, what: string): string {
+  if (typeof value !== 'string' || value === '' || value.length > 140)
+    throw new ValidationError(`${what} must be a non-empty string of at most 140 characters`);
+  return value;
+}
+
+function record(value: unknown, what: string): Record<string, unknown> {
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new ValidationError(`${what} must be an object`);
+  return value as Record<string, unknown>;
+}
+
+/** The list parameters of a `get_list` options object (unknown keys are refused, never passed through). */
+function listParams(options: unknown): Record<string, unknown> {
+  const given = record(options, 'get_list options');
+  const params: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(given)) {
+    if (key === 'limit') params.limit_page_length = value;
+    else if (LIST_KEYS.includes(key)) params[key] = value;
+    else throw new ValidationError(`get_list: unknown option ${key.slice(0, 40)}`);
+  }
+  return params;
+}
+
+function pick(doc: DocData, field: unknown): unknown {
+  if (typeof field === 'string') return doc[field] ?? null;
+  if (Array.isArray(field) && field.every((f) => typeof f === 'string')) {
+    const out: Record<string, unknown> = {};
+    for (const f of field as string[]) out[f] = doc[f] ?? null;
+    return out;
+  }
+  throw new ValidationError('get_value: the field must be a field name or a list of field names');
+}
+
+/** Runs one host call of a script for `caller`; `messages` collects what the operations leave for the user. */
+export async function callHost(
+  caller: Caller,
+  messages: string[],
+  name: string,
+  args: unknown[],
+): Promise<unknown> {
+  // Documents are handed to scripts in v2's shape (every field, nulls included); list parameters are Frappe's (v1).
+  const v2: Caller = { ...caller, version: 2 };
+  const v1: Caller = { ...caller, version: 1 };
+  switch (name) {
+    case 'get_list':
+      return (await lists.listDocuments(v1, text(args[0], 'doctype'), listParams(args[1]))).data;
+    case 'get_doc':
+      return documents.getDocument(v2, text(args[0], 'doctype'), text(args[1], 'name'));
+    case 'new_doc': {
+      const result = await documents.createDocument(
+        v2,
+        text(args[0], 'doctype'),
+        record(args[1], 'new_doc fields'),
+      );
+      messages.push(...result.messages);
+      return result.doc;
+    }
+    case 'get_value': {
+      const doctype = text(args[0], 'doctype');
+      if (typeof args[1] === 'object' && args[1] !== null) {
+        const fields = typeof args[2] === 'string' ? [args[2]] : args[2];
+        const rows = (
+          await lists.listDocuments(v1, doctype, { filters: args[1], fields, limit_page_length: 1 })
+        ).data as DocData[];
+        return rows[0] ? pick(rows[0], args[2]) : null;
+      }
+      try {
+        return pick(await documents.getDocument(v2, doctype, text(args[1], 'name')), args[2]);
+      } catch (err) {
+        if (err instanceof DoesNotExistError) return null;
+        throw err;
+      }
+    }
+    case 'set_value': {
+      const changes =
+        typeof args[2] === 'string' ? { [args[2]]: args[3] } : record(args[2], 'set_value field');
+      const result = await documents.updateDocument(
+        v2,
+        text(args[0], 'doctype'),
+        text(args[1], 'name'),
+        changes,
+      );
+      messages.push(...result.messages);
+      return result.doc;
+    }
+    case 'count':
+      return lists.countDocuments(v1, text(args[0], 'doctype'), { filters: args[1] ?? {} });
+    default:
+      throw new ValidationError(`frappe has no function ${name.slice(0, 40)}`);
+  }
+}

@@ -1,0 +1,123 @@
+// Runs one Server Script for a caller in the sandbox pool and turns its outcome into a value or an error of the one
+// hierarchy: frappe.throw → 400 ValidationError; an error of a host call → that error (e.g. 403); anything else the
+// script does wrong (its own exception, CPU, memory, stack, result size) → 500 ServerScriptError.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  AppError,
+  ERROR_CLASSES,
+  InternalServerError,
+  ServerScriptError,
+  ServerScriptNotEnabled,
+  ValidationError,
+} from '../errors/errors';
+import { toAppError } from '../errors/render-error';
+import type { Caller } from '../operations/caller';
+import { callHost } from './host-api';
+import { DEFAULT_LIMITS, sandboxPool, type HostReply, type JobOutcome } from './sandbox-pool';
+import type { ServerScript } from './script-store';
+
+/** How deep scripts may nest (a script saves a document whose event runs a script, ...). */
+export const MAX_SCRIPT_DEPTH = 5;
+
+/** The nesting depth of the script whose host call is running (undefined outside any script). */
+const depth = new AsyncLocalStorage<number>();
+
+/** What a script call produced. */
+export interface ScriptResult {
+  /** `frappe.response.message`. */
+  message?: unknown;
+  /** The global `doc` after the script (document events). */
+  doc?: unknown;
+  /** The global `conditions` after the script (permission queries). */
+  conditions?: unknown;
+}
+
+/** Where `frappe.log` lines go (the server log; tests may replace it). */
+export let scriptLogSink = (script: string, line: string): void => {
+  process.stdout.write(`[server script ${script}] ${line}\n`);
+};
+
+/** Replaces the log sink (tests). */
+export function setScriptLogSink(sink: (script: string, line: string) => void): void {
+  scriptLogSink = sink;
+}
+
+/** What the guest sees of a failed host call: the error's class, status and message (internal details hidden). */
+function hostErrorReply(err: unknown): HostReply {
+  const e = toAppError(err);
+  const message = e instanceof InternalServerError ? 'Internal Server Error' : e.message;
+  return { err: { excType: e.excType, status: e.status, message } };
+}
+
+/** The error of a failed outcome. */
+function failure(script: ServerScript, outcome: Exclude<JobOutcome, { ok: true }>): AppError {
+  const label = `Server Script ${script.name}`;
+  switch (outcome.kind) {
+    case 'throw':
+      return new ValidationError(outcome.message);
+    case 'host': {
+      const Cls = (ERROR_CLASSES as Record<string, new (m: string) => AppError>)[outcome.error.excType];
+      const err = Cls ? new Cls(outcome.error.message) : undefined;
+      return err && err.status === outcome.error.status
+        ? err
+        : new ServerScriptError(`${label}: ${outcome.error.message}`);
+    }
+    case 'timeout':
+      return new ServerScriptError(`${label} exceeded its CPU time limit (${DEFAULT_LIMITS.cpuMs} ms)`);
+    case 'result':
+      return new ServerScriptError(`${label} returned more than ${DEFAULT_LIMITS.maxResultBytes} characters`);
+    case 'syntax':
+      return new ServerScriptError(`${label} does not compile: ${outcome.error.message}`);
+    default:
+      return new ServerScriptError(`${label} failed: ${outcome.message ?? 'unknown error'}`);
+  }
+}
+
+/** Whether server scripts run on the site (site config `server_script_enabled`, default true). */
+export function scriptsEnabled(caller: Caller): boolean {
+  return caller.site.config.site.server_script_enabled !== false;
+}
+
+/**
+ * Runs `script` as `caller` with `input` (`form_dict`, `doc`, and `conditions: true` to read them back); host calls
+ * run as the same caller. `messages` collects the messages the operations leave for the user.
+ */
+export async function runScript(
+  script: ServerScript,
+  caller: Caller,
+  input: { form_dict?: Record<string, unknown>; doc?: unknown; conditions?: boolean },
+  messages: string[] = [],
+): Promise<ScriptResult> {
+  if (!scriptsEnabled(caller))
+    throw new ServerScriptNotEnabled(
+      'Server Scripts are disabled. Please enable server scripts from bench configuration.',
+    );
+  const level = (depth.getStore() ?? 0) + 1;
+  if (level > MAX_SCRIPT_DEPTH)
+    throw new ServerScriptError(`Server scripts nested more than ${MAX_SCRIPT_DEPTH} deep (${script.name})`);
+  const outcome = await sandboxPool().run(
+    script.script,
+    'script.js',
+    JSON.stringify({ ...input, user: caller.user.name }),
+    (name, args) => depth.run(level, () => callHost(caller, messages, name, args)),
+    hostErrorReply,
+    { nested: level > 1 },
+  );
+  for (const line of outcome.logs ?? []) scriptLogSink(script.name, line);
+  if (!outcome.ok) throw failure(script, outcome);
+  return outcome.json ? (JSON.parse(outcome.json) as ScriptResult) : {};
+}
+
+/** Compiles `source` in the sandbox: a syntax error is a 400 naming its line and column. */
+export async function assertCompiles(source: string): Promise<void> {
+  const outcome = await sandboxPool().compile(source, 'script.js');
+  if (outcome.ok) return;
+  if (outcome.kind === 'syntax') {
+    const at = /script\.js:(\d+):(\d+)/.exec(outcome.error.stack);
+    const where = at ? ` at line ${at[1]}, column ${at[2]}` : '';
+    throw new ValidationError(`Script: ${outcome.error.name}${where}: ${outcome.error.message}`);
+  }
+  throw new ValidationError(
+    `Script could not be compiled: ${'message' in outcome ? String(outcome.message) : ''}`,
+  );
+}

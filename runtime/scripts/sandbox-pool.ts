@@ -1,0 +1,307 @@
+// The sandbox pool: worker threads that run server scripts in QuickJS (WebAssembly), so a script burning its CPU budget
+// never holds the event loop. Each job gets a fresh QuickJS runtime and context; its host calls come back here and run
+// on the event loop (the worker waits for the answer); a wall-clock watchdog terminates a worker that overstays.
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { WORKER_SOURCE } from './sandbox-worker-source';
+
+/** Hard limits of one script call. */
+export interface ScriptLimits {
+  /** CPU time the guest may spend running bytecode (time spent in host calls does not count). */
+  cpuMs: number;
+  /** Bytes the guest's QuickJS runtime may allocate. */
+  memoryBytes: number;
+  /** Bytes of native stack the guest may use (deep recursion ends in "stack overflow"). */
+  stackBytes: number;
+  /** Characters the result (JSON) and each host call's arguments may have. */
+  maxResultBytes: number;
+  /** Characters `frappe.log` may write per call (the rest is dropped). */
+  maxLogBytes: number;
+  /** Host calls (get_list, get_doc ...) per script call. */
+  maxHostCalls: number;
+  /** How long the guest waits for one host call. */
+  hostWaitMs: number;
+  /**
+   * Grace beyond `cpuMs` (wall clock, host calls excluded) after which the worker is terminated: one native call
+   * (a huge Array.fill) is not interrupted by QuickJS, the watchdog ends it.
+   */
+  graceMs: number;
+}
+
+/** The defaults: 32 MB, 256 KB of stack, 1 s of CPU, 2 MB of result, 64 KB of log. */
+export const DEFAULT_LIMITS: ScriptLimits = {
+  cpuMs: 1000,
+  memoryBytes: 32 * 1024 * 1024,
+  stackBytes: 256 * 1024,
+  maxResultBytes: 2 * 1024 * 1024,
+  maxLogBytes: 64 * 1024,
+  maxHostCalls: 10_000,
+  hostWaitMs: 30_000,
+  graceMs: 1000,
+};
+
+/** What the worker reports for a job. */
+export type JobOutcome =
+  | { ok: true; json?: string; logs?: string[] }
+  | { ok: false; kind: 'syntax'; error: { name: string; message: string; stack: string }; logs?: string[] }
+  | { ok: false; kind: 'throw'; message: string; logs?: string[] }
+  | {
+      ok: false;
+      kind: 'host';
+      error: { excType: string; status: number; message: string };
+      logs?: string[];
+    }
+  | { ok: false; kind: 'script' | 'timeout' | 'result' | 'killed'; message?: string; logs?: string[] };
+
+/** Answers one host call: resolves with the JSON-able value, or rejects with the error the guest should see. */
+export type HostHandler = (name: string, args: unknown[]) => Promise<unknown>;
+
+/** The answer to a host call, as the worker reads it (JSON text). */
+export type HostReply = { ok: unknown } | { err: { excType: string; status: number; message: string } };
+
+interface Job {
+  id: number;
+  kind: 'run' | 'compile';
+  source: string;
+  filename: string;
+  input: string;
+  limits: ScriptLimits;
+  host?: HostHandler;
+  /** Turns a rejected host call into the reply the guest sees. */
+  hostError?: (err: unknown) => HostReply;
+  resolve(outcome: JobOutcome): void;
+  /** When the job started, and the time its host calls took (not counted against its CPU budget). */
+  started?: number;
+  hostMs?: number;
+  /** When the host call under way began (undefined when none is). */
+  hostSince?: number;
+}
+
+interface PoolWorker {
+  worker: Worker;
+  signal: Int32Array;
+  replies: MessagePort;
+  job?: Job;
+  timer?: NodeJS.Timeout;
+}
+
+/** Worker threads kept for top-level calls; nested calls (a script saving a document that fires a script) add more. */
+const BASE_WORKERS = 4;
+/** Idle workers kept beyond the base after nested calls. */
+const MAX_IDLE = 6;
+
+/** Runs script jobs on a pool of worker threads. */
+export class SandboxPool {
+  private readonly idle: PoolWorker[] = [];
+  private readonly busy = new Set<PoolWorker>();
+  private readonly queue: Job[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly baseWorkers = BASE_WORKERS) {}
+
+  /** Checks that `source` compiles; resolves with the outcome (kind `syntax` on a syntax error). */
+  compile(source: string, filename: string, limits: ScriptLimits = DEFAULT_LIMITS): Promise<JobOutcome> {
+    return this.submit({ kind: 'compile', source, filename, input: '', limits }, false);
+  }
+
+  /**
+   * Runs `source` with `input` (JSON text: form_dict, user, doc) in a fresh context. `nested` calls never wait in the
+   * queue behind top-level ones (their parent holds a worker while it waits for them).
+   */
+  run(
+    source: string,
+    filename: string,
+    input: string,
+    host: HostHandler,
+    hostError: (err: unknown) => HostReply,
+    options: { nested?: boolean; limits?: ScriptLimits } = {},
+  ): Promise<JobOutcome> {
+    return this.submit(
+      { kind: 'run', source, filename, input, limits: options.limits ?? DEFAULT_LIMITS, host, hostError },
+      options.nested === true,
+    );
+  }
+
+  private submit(spec: Omit<Job, 'id' | 'resolve'>, nested: boolean): Promise<JobOutcome> {
+    if (this.closed) return Promise.resolve({ ok: false, kind: 'killed', message: 'sandbox pool closed' });
+    return new Promise<JobOutcome>((resolve) => {
+      const job: Job = { ...spec, id: this.nextId++, resolve };
+      const worker =
+        this.idle.pop() ?? (nested || this.busy.size < this.baseWorkers ? this.spawn() : undefined);
+      if (worker) this.start(worker, job);
+      else this.queue.push(job);
+    });
+  }
+
+  private spawn(): PoolWorker {
+    const shared = new SharedArrayBuffer(4);
+    const channel = new MessageChannel();
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: {
+        quickjs: require.resolve('quickjs-emscripten'),
+        signal: shared,
+        replyPort: channel.port2,
+      },
+      transferList: [channel.port2],
+      resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+    });
+    worker.unref();
+    channel.port1.unref();
+    const entry: PoolWorker = { worker, signal: new Int32Array(shared), replies: channel.port1 };
+    worker.on(
+      'message',
+      (msg: { t: string; id: number; seq?: number; name?: string; args?: string; outcome?: JobOutcome }) =>
+        this.onMessage(entry, msg),
+    );
+    worker.on('error', () => this.lost(entry, 'the sandbox worker failed'));
+    worker.on('exit', () => this.lost(entry, 'the sandbox worker exited'));
+    return entry;
+  }
+
+  private start(entry: PoolWorker, job: Job): void {
+    entry.job = job;
+    this.busy.add(entry);
+    job.started = Date.now();
+    job.hostMs = 0;
+    const budget = job.limits.cpuMs + job.limits.graceMs;
+    entry.timer = setInterval(
+      () => {
+        const now = Date.now();
+        const inHost = (job.hostMs as number) + (job.hostSince === undefined ? 0 : now - job.hostSince);
+        if (now - (job.started as number) - inHost > budget) this.kill(entry);
+      },
+      Math.min(250, budget),
+    );
+    entry.timer.unref();
+    const { id, kind, source, filename, input, limits } = job;
+    entry.worker.postMessage({ id, kind, source, filename, input, limits });
+  }
+
+  private onMessage(
+    entry: PoolWorker,
+    msg: { t: string; id: number; seq?: number; name?: string; args?: string; outcome?: JobOutcome },
+  ): void {
+    const job = entry.job;
+    if (!job || msg.id !== job.id) return;
+    if (msg.t === 'host') {
+      void this.answer(entry, job, msg.seq as number, msg.name as string, msg.args as string);
+      return;
+    }
+    if (msg.t === 'done') this.finish(entry, msg.outcome as JobOutcome);
+  }
+
+  /** Runs a host call on the event loop and wakes the worker with the answer. */
+  private async answer(
+    entry: PoolWorker,
+    job: Job,
+    seq: number,
+    name: string,
+    argsJson: string,
+  ): Promise<void> {
+    let reply: HostReply;
+    const began = Date.now();
+    job.hostSince = began;
+    try {
+      const args = JSON.parse(argsJson) as unknown;
+      if (!Array.isArray(args) || !job.host) throw new TypeError('bad host call');
+      const value = await job.host(name, args);
+      reply = { ok: value === undefined ? null : value };
+    } catch (err) {
+      reply = job.hostError
+        ? job.hostError(err)
+        : { err: { excType: 'ServerScriptError', status: 500, message: 'host call failed' } };
+    }
+    job.hostMs = (job.hostMs ?? 0) + (Date.now() - began);
+    job.hostSince = undefined;
+    if (entry.job !== job) return;
+    let json: string;
+    try {
+      json = JSON.stringify(reply);
+    } catch {
+      json = JSON.stringify({
+        err: { excType: 'ServerScriptError', status: 500, message: 'unserializable value' },
+      });
+    }
+    entry.replies.postMessage({ seq, json });
+    Atomics.store(entry.signal, 0, 1);
+    Atomics.notify(entry.signal, 0);
+  }
+
+  private finish(entry: PoolWorker, outcome: JobOutcome): void {
+    const job = entry.job;
+    if (!job) return;
+    clearInterval(entry.timer);
+    entry.job = undefined;
+    this.busy.delete(entry);
+    job.resolve(outcome);
+    this.release(entry);
+  }
+
+  private release(entry: PoolWorker): void {
+    const next = this.queue.shift();
+    if (next) return this.start(entry, next);
+    if (this.closed || this.idle.length >= MAX_IDLE) {
+      void entry.worker.terminate();
+      return;
+    }
+    this.idle.push(entry);
+  }
+
+  /** The watchdog: a job past its wall-clock limit loses its worker. */
+  private kill(entry: PoolWorker): void {
+    const job = entry.job;
+    if (!job) return;
+    entry.job = undefined;
+    clearInterval(entry.timer);
+    this.busy.delete(entry);
+    job.resolve({ ok: false, kind: 'timeout', message: 'the script overran its time limit' });
+    void entry.worker.terminate();
+    this.refill();
+  }
+
+  /** A worker died (crash, terminate): its job fails, the queue gets a fresh worker. */
+  private lost(entry: PoolWorker, message: string): void {
+    const idleAt = this.idle.indexOf(entry);
+    if (idleAt >= 0) this.idle.splice(idleAt, 1);
+    const job = entry.job;
+    entry.job = undefined;
+    clearInterval(entry.timer);
+    if (this.busy.delete(entry)) this.refill();
+    job?.resolve({ ok: false, kind: 'killed', message });
+  }
+
+  private refill(): void {
+    if (this.closed) return;
+    const next = this.queue.shift();
+    if (next) this.start(this.spawn(), next);
+  }
+
+  /** Terminates the idle workers (a closing site; the next job starts new ones). */
+  async shrink(): Promise<void> {
+    const idle = this.idle.splice(0);
+    await Promise.all(idle.map((e) => e.worker.terminate()));
+  }
+
+  /** Terminates every worker; later jobs fail at once. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.idle, ...this.busy];
+    this.idle.length = 0;
+    for (const job of this.queue.splice(0)) job.resolve({ ok: false, kind: 'killed', message: 'closed' });
+    await Promise.all(all.map((e) => e.worker.terminate()));
+  }
+}
+
+let shared: SandboxPool | undefined;
+
+/** The process's sandbox pool (started on first use). */
+export function sandboxPool(): SandboxPool {
+  if (!shared) shared = new SandboxPool();
+  return shared;
+}
+
+/** Terminates the pool's idle workers, if it was started (site shutdown). */
+export async function shrinkSandboxPool(): Promise<void> {
+  await shared?.shrink();
+}
