@@ -6,6 +6,7 @@ import { describeError } from './errors/log-error';
 import { loadAuthHooks, type AuthHook } from './auth/auth-hooks';
 import { createAuthenticate } from './middleware/authenticate';
 import { createBodyParser } from './middleware/body-parser';
+import { UPLOAD_FORM_ROOM } from './files/upload-file';
 import { createCsrf } from './middleware/csrf';
 import { createErrorHandler } from './middleware/error-handler';
 import { createRequestLog } from './middleware/request-log';
@@ -55,7 +56,12 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
       onServerError: options.onServerError ?? ((err) => console.error(describeError(err))),
     }),
   );
-  app.use(createBodyParser({ maxBodySize: conf.max_body_size }));
+  app.use(
+    createBodyParser({
+      maxBodySize: conf.max_body_size,
+      maxUploadSize: conf.max_file_size + UPLOAD_FORM_ROOM,
+    }),
+  );
   app.use(createRouteMatch(matcher));
   app.use(createAuthenticate({ authHooks: options.authHooks ?? loadAuthHooks() }));
   app.use(createCsrf({ ignoreCsrf: conf.ignore_csrf, allowedReferrers: conf.allowed_referrers }));

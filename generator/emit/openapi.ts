@@ -287,7 +287,7 @@ function methodOperations(
   schema: JsonSchema,
   jsonArgs: readonly string[],
   result: JsonSchema,
-  extra: { params?: JsonSchema[]; rateLimited?: boolean } = {},
+  extra: { params?: JsonSchema[]; rateLimited?: boolean; multipart?: boolean } = {},
 ): JsonSchema {
   const entry: JsonSchema = {};
   for (const verb of verbs.map((v) => v.toLowerCase())) {
@@ -302,7 +302,9 @@ function methodOperations(
             ...(extra.params ? { parameters: extra.params } : {}),
             requestBody: {
               required: hasRequired,
-              content: { ...json(schema), 'application/x-www-form-urlencoded': { schema } },
+              content: extra.multipart
+                ? { 'multipart/form-data': { schema } }
+                : { ...json(schema), 'application/x-www-form-urlencoded': { schema } },
             },
           }),
       responses: {
@@ -333,6 +335,7 @@ function methodPaths(row: RouteRow, version: 1 | 2, ctx: GeneratorContext): Reco
       b.args,
       [],
       result,
+      b.multipart ? { multipart: true } : {},
     );
   }
   for (const ir of ctx.doctypes) {

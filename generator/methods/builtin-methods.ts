@@ -7,6 +7,8 @@ export interface BuiltinMethodDoc {
   verbs: string[];
   summary: string;
   args: JsonSchema;
+  /** The body is multipart/form-data (an upload), not JSON or a urlencoded form. */
+  multipart?: boolean;
 }
 
 const args = (properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema => ({
@@ -21,6 +23,39 @@ const jsonText = (description: string): JsonSchema => ({
 
 /** Every built-in method (the documents sort their paths). */
 export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
+  {
+    path: 'upload_file',
+    verbs: ['post'],
+    summary:
+      'Upload a file (multipart), or attach a File of this site again by file_url; answers the File document',
+    multipart: true,
+    args: args({
+      file: {
+        type: 'string',
+        contentMediaType: 'application/octet-stream',
+        description: 'the file (a form part)',
+      },
+      file_name: { type: 'string', description: "stored name (sanitised); default: the part's file name" },
+      is_private: {
+        type: 'string',
+        enum: ['0', '1'],
+        description: '1: served only to those who may read the File',
+      },
+      doctype: { type: 'string', description: 'DocType of the document to attach to (needs write on it)' },
+      docname: { type: 'string', description: 'name of the document to attach to' },
+      fieldname: {
+        type: 'string',
+        description: 'the Attach field the file is for (stored as attached_to_field)',
+      },
+      folder: { type: 'string', description: 'folder (default Home)' },
+      file_url: {
+        type: 'string',
+        description: '/files/… or /private/files/… of a File you may read (never fetched)',
+      },
+      optimize: { type: 'string', description: 'accepted, ignored (images are stored as sent)' },
+      csrf_token: { type: 'string', description: 'session CSRF token (or the X-Frappe-CSRF-Token header)' },
+    }),
+  },
   { path: 'frappe.auth.get_logged_user', verbs: ['get'], summary: 'The session user', args: args({}) },
   {
     path: 'frappe.client.delete',

@@ -30,6 +30,8 @@ export interface ServiceConfig {
   /** True when ADMIN_PASSWORD was not set and the default is in use. */
   adminPasswordDefaulted: boolean;
   site: SiteConfig;
+  /** The site folder holding uploaded files (`files/`, `private/files/`); FILES_PATH, default `./data`. */
+  filesPath?: string;
 }
 
 /** Site config defaults (CONTRACT.md section 2). */
@@ -75,5 +77,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig 
     adminPassword: env.ADMIN_PASSWORD ?? 'admin',
     adminPasswordDefaulted: env.ADMIN_PASSWORD === undefined,
     site: loadSiteConfig(env.SITE_CONFIG ?? './site_config.json', env.SITE_CONFIG !== undefined),
+    filesPath: env.FILES_PATH ?? './data',
   };
 }

@@ -35,6 +35,7 @@ import { deleteDoc, insertDoc, loadDoc, updateDoc, writeSingle, type DocData } f
 import { formatDatetime, now } from './values';
 import { checkServerScript } from '../scripts/check-script';
 import { serverScriptsChanged } from '../scripts/script-store';
+import { afterDelete, checkAttachValues, checkFileSave } from '../files/file-rules';
 
 /**
  * A copy of document data that takes new properties cheaply. V8 gives a `{ ...spread }` copy a map that each added
@@ -84,6 +85,8 @@ export class DocumentTransaction implements DocumentSession {
   private readonly states = new WeakMap<Document, DocState>();
   /** Counts the transactions this request ran; the current one's number while `trx` is open. */
   private runs = 0;
+  /** Work to do once the transaction has committed (removing the bytes of deleted files); dropped on rollback. */
+  private committed: (() => Promise<void>)[] = [];
 
   constructor(
     readonly site: Site,
@@ -93,8 +96,10 @@ export class DocumentTransaction implements DocumentSession {
   /** Runs `work` inside one database transaction; any error rolls everything back. */
   async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.trx) return work();
+    this.committed = [];
+    let result: T;
     try {
-      const result = await inWriteTransaction(this.site.db, async (trx) => {
+      result = await inWriteTransaction(this.site.db, async (trx) => {
         this.trx = trx;
         this.runs++;
         try {
@@ -105,7 +110,6 @@ export class DocumentTransaction implements DocumentSession {
       });
       // A new password ends every session of its user (a stolen session dies with the old password).
       for (const user of this.passwordChanged) await endUserSessions(this.site, user);
-      return result;
     } finally {
       this.passwordChanged.clear();
       // Again after the commit: a request that read the old rows in between must not keep them cached.
@@ -114,6 +118,16 @@ export class DocumentTransaction implements DocumentSession {
       if (this.written.has('Server Script')) await serverScriptsChanged(this.site);
       this.written.clear();
     }
+    // Reached only after the commit: a rollback threw above (and the next run starts with a fresh list).
+    const tasks = this.committed;
+    this.committed = [];
+    for (const task of tasks) await task().catch(() => undefined);
+    return result;
+  }
+
+  /** Runs `task` after the current transaction commits (never when it rolls back). */
+  afterCommit(task: () => Promise<void>): void {
+    this.committed.push(task);
   }
 
   private binding(doctype: string): DocTypeBinding {
@@ -226,6 +240,7 @@ export class DocumentTransaction implements DocumentSession {
       if (action === 'update_after_submit' && stored) this.checkUpdateAfterSubmit(binding, doc, stored);
       if (!this.ignorePermissions)
         await assertSavePermission(trx, this.site, this.user, binding, this.data(doc), stored, action);
+      if (binding.meta.name === 'File') await checkFileSave(this, doc, stored);
       if (state.isNew) {
         await runHook(doc, 'before_insert');
         await runHook(doc, 'before_naming');
@@ -259,6 +274,7 @@ export class DocumentTransaction implements DocumentSession {
           ? undefined
           : await loadUserPermissions(this.site, this.user.name, trx);
         await checkLinks(trx, binding, registry, data, userPermissions);
+        await checkAttachValues(this, binding, data, stored);
         await checkUnique(trx, binding, data);
       }
       // The response shows what the row holds: unset fields as their column default (both versions agree with a later GET).
@@ -386,6 +402,7 @@ export class DocumentTransaction implements DocumentSession {
         throw new ValidationError('Submitted Record cannot be deleted. You must Cancel it first.');
       await runHook(doc, 'on_trash');
       await deleteDoc(this.trx as Knex, state.binding, this.site.registry, doc.name);
+      await afterDelete(this, state.binding, doc);
       await runHook(doc, 'after_delete');
       forgetCredentials(state.binding.meta.name);
       this.written.add(state.binding.meta.name);

@@ -19,6 +19,7 @@ import type { AppContext } from '../http/state';
 import { ADMINISTRATOR } from '../site';
 import * as client from './frappe-client';
 import { runDocMethod } from './run-doc-method';
+import { uploadFile } from '../files/upload-file';
 
 /** A built-in method: its verbs, whether guests may call it, and the handler (returns the result). */
 export interface BuiltinMethod {
@@ -140,6 +141,12 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
   ],
   ['login', { methods: ['POST'], allowGuest: true, handler: login, raw: true, csrf: false }],
   ['logout', { methods: ['POST'], allowGuest: true, handler: logout }],
+  // Reads its own (multipart) body, so it checks the session's CSRF token itself, form field `csrf_token` included.
+  ['upload_file', { methods: ['POST'], allowGuest: true, handler: uploadFile, csrf: false }],
+  [
+    'frappe.handler.upload_file',
+    { methods: ['POST'], allowGuest: true, handler: uploadFile, csrf: false, path: 'upload_file' },
+  ],
   [
     'frappe.auth.get_logged_user',
     {

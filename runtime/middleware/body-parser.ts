@@ -1,4 +1,5 @@
-// createBodyParser: JSON and form bodies within the size limit; other content types are refused with 415.
+// createBodyParser: JSON and form bodies within the size limit; multipart bodies are left to upload_file; other
+// content types are refused with 415.
 import type { Context, Middleware, Next } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { BadRequestError, RequestEntityTooLargeError, UnsupportedMediaTypeError } from '../errors/errors';
@@ -7,6 +8,8 @@ import { BadRequestError, RequestEntityTooLargeError, UnsupportedMediaTypeError 
 export interface BodyParserOptions {
   /** Largest accepted JSON or form body, in bytes. */
   maxBodySize: number;
+  /** Largest multipart body (the upload limit plus room for the other parts); the upload handler streams it itself. */
+  maxUploadSize?: number;
 }
 
 const ACCEPTED = ['json', 'urlencoded', 'multipart', 'text/plain'];
@@ -87,6 +90,12 @@ export function createBodyParser(options: BodyParserOptions): Middleware {
     const hasBody = length > 0 || ctx.get('transfer-encoding') !== '';
     // Most GETs carry no body: nothing to parse (Frappe clients that send a JSON body on GET still get it parsed).
     if (!hasBody) return next();
+    // Multipart bodies are uploads: left unread here, upload_file streams them to a temporary file.
+    if (ctx.request.type === 'multipart/form-data') {
+      const limit = options.maxUploadSize ?? options.maxBodySize;
+      if (length > limit) throw new RequestEntityTooLargeError(`Request body is larger than ${limit} bytes`);
+      return next();
+    }
     if (length > options.maxBodySize)
       throw new RequestEntityTooLargeError(`Request body is larger than ${options.maxBodySize} bytes`);
     // Plain JSON, by far the most common body, needs no media-type matching of our own (koa-body does its own).

@@ -31,26 +31,35 @@ function same(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/**
+ * Throws CSRFTokenError unless the session request carries its token (header, or `formToken`: the body's
+ * `csrf_token`) or comes from an allowed referrer. Also called by handlers that read their own body (upload_file).
+ */
+export function assertCsrfToken(ctx: AppContext, options: CsrfOptions, formToken: unknown): void {
+  const state = ctx.state;
+  if (state.auth !== 'session' || !UNSAFE.has(ctx.method) || options.ignoreCsrf) return;
+  const referrer = ctx.get('origin') || ctx.get('referer');
+  const allowed =
+    referrer !== '' &&
+    options.allowedReferrers.some(
+      (r) => referrer === r || referrer.startsWith(r.endsWith('/') ? r : `${r}/`),
+    );
+  if (allowed) return;
+  const sent =
+    ctx.get('x-svc-csrf-token') ||
+    ctx.get('x-frappe-csrf-token') ||
+    (typeof formToken === 'string' ? formToken : '');
+  if (!sent || !state.session || !same(sent, state.session.csrfToken))
+    throw new CSRFTokenError('Invalid Request: missing or wrong CSRF token');
+}
+
 /** Refuses unsafe requests under session auth whose token is missing or wrong (400 CSRFTokenError). */
 export function createCsrf(options: CsrfOptions): Middleware {
   return function csrf(ctx, next) {
     const state = (ctx as AppContext).state;
     if (state.auth === 'session' && UNSAFE.has(ctx.method) && !options.ignoreCsrf && !exempt(state)) {
-      const referrer = ctx.get('origin') || ctx.get('referer');
-      const allowed =
-        referrer !== '' &&
-        options.allowedReferrers.some(
-          (r) => referrer === r || referrer.startsWith(r.endsWith('/') ? r : `${r}/`),
-        );
-      if (!allowed) {
-        const body = (ctx.request as { body?: Record<string, unknown> }).body;
-        const sent =
-          ctx.get('x-svc-csrf-token') ||
-          ctx.get('x-frappe-csrf-token') ||
-          (typeof body?.csrf_token === 'string' ? body.csrf_token : '');
-        if (!sent || !state.session || !same(sent, state.session.csrfToken))
-          throw new CSRFTokenError('Invalid Request: missing or wrong CSRF token');
-      }
+      const body = (ctx.request as { body?: Record<string, unknown> }).body;
+      assertCsrfToken(ctx as AppContext, options, body?.csrf_token);
     }
     return next();
   };

@@ -62,6 +62,11 @@ export async function createTestSite(
   options: { site?: Partial<SiteConfig>; registry?: Registry } = {},
 ): Promise<TestSite> {
   const { url, drop } = await databaseUrl();
+  const filesPath = path.resolve(
+    __dirname,
+    '../tmp',
+    `files_${process.pid}_${randomBytes(4).toString('hex')}`,
+  );
   const config: ServiceConfig = {
     port: 0,
     host: '127.0.0.1',
@@ -69,6 +74,7 @@ export async function createTestSite(
     adminPassword: 'admin-test-password',
     adminPasswordDefaulted: false,
     site: { ...DEFAULT_SITE_CONFIG, ...options.site },
+    filesPath,
   };
   const site = await openSite(config, options.registry ?? defaultRegistry);
   const keys = await regenerateKeys(site.db.knex, 'Administrator');
@@ -82,6 +88,7 @@ export async function createTestSite(
     close: async () => {
       await closeSite(site);
       await drop();
+      rmSync(filesPath, { recursive: true, force: true });
     },
   };
 }

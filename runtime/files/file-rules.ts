@@ -1,0 +1,168 @@
+// The File document's rules, run by the document lifecycle: sanitised names, file URLs only of this site's readable
+// files, attaching needs write on the target, stored facts never change; deleting a File (or the document it is
+// attached to) removes its bytes after the commit when no other File shares them; Attach fields take only readable files.
+import type { Knex } from 'knex';
+import type { Document } from '../document/document';
+import { loadDoc, type DocData } from '../document/store';
+import { DoesNotExistError, ValidationError } from '../errors/errors';
+import type { FieldMeta } from '../meta/types';
+import { assertDocTypePermission, refusal } from '../permissions/doctype-permission';
+import { hasDocumentPermission } from '../permissions/document-permission';
+import type { DocTypeBinding } from '../registry/registry';
+import { ADMINISTRATOR, type SessionUser, type Site } from '../site';
+import { readableFileWithUrl } from './file-access';
+import { keyOfUrl, sanitiseFileName } from './file-names';
+import { siteStorage, withLock } from './site-files';
+
+/** What the rules need of the document transaction. */
+export interface FileRuleContext {
+  site: Site;
+  user: SessionUser;
+  ignorePermissions: boolean;
+  trx?: Knex;
+  afterCommit(task: () => Promise<void>): void;
+}
+
+/** File documents the upload flow made: their URL names bytes the flow stored (or shared) itself. */
+const uploaded = new WeakSet<object>();
+
+/** Marks a new File document as made by upload_file (its file_url and content facts are the server's own). */
+export function markUploaded(doc: object): void {
+  uploaded.add(doc);
+}
+
+/** Fields whose stored value never changes once the File exists. */
+const FIXED = ['file_url', 'is_private', 'content_hash', 'file_size'] as const;
+
+/** Throws unless `user` may write the document `doctype`/`name` (Frappe's rule for attaching a file to it). */
+export async function assertMayAttach(
+  site: Site,
+  user: SessionUser,
+  doctype: string,
+  name: string,
+  q?: Knex,
+): Promise<void> {
+  const binding = site.registry.get(doctype);
+  if (!binding || binding.meta.istable || binding.meta.isVirtual)
+    throw new DoesNotExistError(`DocType ${doctype.slice(0, 140)} not found`);
+  if (user.name === ADMINISTRATOR) {
+    if (!(await loadDoc(q ?? site.db.knex, binding, site.registry, name)))
+      throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);
+    return;
+  }
+  assertDocTypePermission(user, binding.meta, 'write');
+  const doc = await loadDoc(
+    q ?? site.db.knex,
+    binding,
+    site.registry,
+    binding.meta.issingle ? doctype : name,
+  );
+  if (!doc) throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);
+  if (!(await hasDocumentPermission(site, user, binding, doc, 'write', q)))
+    throw refusal(user, `No permission to attach files to ${doctype} ${name.slice(0, 140)}`);
+}
+
+/** Before a File is written: names sanitised, URL checked (new rows) or unchanged (stored rows), attach right checked. */
+export async function checkFileSave(
+  ctx: FileRuleContext,
+  doc: Document,
+  stored: DocData | undefined,
+): Promise<void> {
+  if (doc.is_folder) throw new ValidationError('Folders are not supported');
+  if (stored) {
+    for (const field of FIXED)
+      if (String(doc[field] ?? '') !== String(stored[field] ?? ''))
+        throw new ValidationError(`${field} of a File cannot be changed`);
+  } else if (!uploaded.has(doc)) {
+    const url = typeof doc.file_url === 'string' ? doc.file_url : '';
+    if (!url) throw new ValidationError('file_url is required: upload files with upload_file');
+    if (!keyOfUrl(url))
+      throw new ValidationError('file_url must name a file of this site (/files/… or /private/files/…)');
+    const source = await readableFileWithUrl(ctx.site, ctx.user, url, ctx.trx);
+    if (!source) throw refusal(ctx.user, 'No permission to read this file');
+    for (const field of [...FIXED, 'file_type'] as const) doc[field] = source[field] ?? null;
+  }
+  const name =
+    typeof doc.file_name === 'string' && doc.file_name ? doc.file_name : keyOfUrl(String(doc.file_url))?.name;
+  doc.file_name = sanitiseFileName(name ?? 'file');
+  const doctype = typeof doc.attached_to_doctype === 'string' ? doc.attached_to_doctype : '';
+  const target = typeof doc.attached_to_name === 'string' ? doc.attached_to_name : '';
+  if (Boolean(doctype) !== Boolean(target))
+    throw new ValidationError('attached_to_doctype and attached_to_name go together');
+  const moved =
+    !stored || doctype !== (stored.attached_to_doctype ?? '') || target !== (stored.attached_to_name ?? '');
+  if (doctype && moved && !ctx.ignorePermissions)
+    await assertMayAttach(ctx.site, ctx.user, doctype, target, ctx.trx);
+}
+
+/** After the commit: removes the bytes of `file` unless another File still names them. */
+function releaseBytes(ctx: FileRuleContext, file: DocData): void {
+  const url = String(file.file_url ?? '');
+  const key = keyOfUrl(url);
+  if (!key) return;
+  const { site } = ctx;
+  ctx.afterCommit(() =>
+    withLock(String(file.content_hash || url), async () => {
+      const other = await site.db.knex('tabFile').where('file_url', url).first('name');
+      if (!other) await siteStorage(site).delete(key);
+    }),
+  );
+}
+
+/** After a document's row is deleted: a File releases its bytes; any other document takes its attachments along. */
+export async function afterDelete(
+  ctx: FileRuleContext,
+  binding: DocTypeBinding,
+  doc: Document,
+): Promise<void> {
+  const trx = ctx.trx;
+  if (!trx || !ctx.site.registry.get('File')) return;
+  if (binding.meta.name === 'File') return releaseBytes(ctx, doc);
+  const attached = (await trx('tabFile')
+    .where({ attached_to_doctype: binding.meta.name, attached_to_name: doc.name })
+    .select('name', 'file_url', 'content_hash')) as DocData[];
+  if (!attached.length) return;
+  await trx('tabFile')
+    .whereIn(
+      'name',
+      attached.map((f) => f.name as string),
+    )
+    .delete();
+  for (const file of attached) releaseBytes(ctx, file);
+}
+
+const attachFieldsCache = new WeakMap<DocTypeBinding, readonly FieldMeta[]>();
+
+/** The Attach and Attach Image fields of a DocType. */
+function attachFields(binding: DocTypeBinding): readonly FieldMeta[] {
+  let found = attachFieldsCache.get(binding);
+  if (!found) {
+    found = binding.meta.fields.filter((f) => f.fieldtype === 'Attach' || f.fieldtype === 'Attach Image');
+    attachFieldsCache.set(binding, found);
+  }
+  return found;
+}
+
+/** An Attach/Attach Image value that changed must be the URL of a File of this site the writer may read. */
+export async function checkAttachValues(
+  ctx: FileRuleContext,
+  binding: DocTypeBinding,
+  data: DocData,
+  stored: DocData | undefined,
+): Promise<void> {
+  const fields = attachFields(binding);
+  if (!fields.length) return;
+  for (const field of fields) {
+    const value = data[field.fieldname];
+    if (value === null || value === undefined || value === '') continue;
+    if (stored && stored[field.fieldname] === value) continue;
+    const url = String(value);
+    if (!keyOfUrl(url))
+      throw new ValidationError(
+        `${field.label || field.fieldname} must be the URL of a file uploaded to this site`,
+      );
+    if (ctx.ignorePermissions) continue;
+    if (!(await readableFileWithUrl(ctx.site, ctx.user, url, ctx.trx)))
+      throw refusal(ctx.user, `No permission to read the file in ${field.label || field.fieldname}`);
+  }
+}
