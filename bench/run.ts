@@ -5,7 +5,7 @@
 // Environment: BENCH_SECONDS (per scenario, default 10), BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 50),
 // BENCH_LIST=0 (skip the 10,000-row list/count lines), BENCH_FIXTURES=0 (skip generation/start-up/768-DocType GET),
 // BENCH_KEEP_GEN=1 (keep bench/tmp/fixtures-gen), BENCH_AB_ROUNDS (core/fixtures GET rounds, default 2),
-// BENCH_TIME_LIMIT (s, whole run, default 1800).
+// BENCH_TIME_LIMIT (s, whole run, default 1800), BENCH_FILES=0 (skip the upload/download lines).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -27,6 +27,7 @@ import {
 import { type Report, renderReport, type ThroughputRow, writeReport } from './lib/report';
 import { bearerToken, restrictedUser, sessionCookie, setSystemSettings } from './lib/bench-users';
 import { apiToken, countTodos, seedTodos, type Service, startService } from './lib/service';
+import { uploadBytes, uploadMany } from './lib/files';
 
 const ROOT = path.join(__dirname, '..');
 process.chdir(ROOT);
@@ -292,6 +293,73 @@ async function coreScenarios(): Promise<void> {
       label: 'RSS after the load runs, core DocTypes',
       value: mb(rssKb(svc.pid)),
       unit: 'MB',
+    });
+  } finally {
+    await stopChild(svc.child);
+  }
+}
+
+/** Uploads and downloads on a server of their own (FILES_PATH in the run's temp folder). */
+async function fileScenarios(): Promise<void> {
+  log('starting the service for the file scenarios ...');
+  const svc = await attempt('start service (files)', () =>
+    serviceWithToken('service (files)', {
+      timeoutMs: 60000,
+      db: 'files.sqlite',
+      extraEnv: { FILES_PATH: path.join(tmp, 'files-site') },
+    }),
+  );
+  if (!svc) return;
+  try {
+    // 1 MiB uploads, 4 at a time, each a different content (so each is hashed, written and linked into the store).
+    const mib = new Uint8Array(1 << 20).map((_, i) => (i * 2654435761) >>> 24);
+    const count = 40;
+    const seconds = await attempt('upload 1 MiB', () =>
+      uploadMany(svc.base, svc.auth, count, 4, (i) => {
+        const copy = mib.slice();
+        new DataView(copy.buffer).setUint32(0, i);
+        return copy;
+      }),
+    );
+    report.measures.push({
+      id: 'upload_1mib',
+      label: 'upload_file of a 1 MiB file (token, 4 at a time)',
+      value: seconds === undefined ? undefined : count / seconds,
+      unit: 'MiB/s',
+      note: `${count} uploads of distinct content in ${seconds?.toFixed(2) ?? '?'} s`,
+    });
+
+    const url = await attempt('upload 10 KB', () =>
+      uploadBytes(svc.base, svc.auth, new Uint8Array(10 * 1024).fill(65), 'bench-10k.txt'),
+    );
+    if (url)
+      await scenario(
+        { id: 'file_get_10k', label: 'GET a 10 KB public file /files/… (no credentials)', minRatio: 0.4 },
+        spec(`${svc.base}${url}`),
+        svc.pid,
+      );
+
+    // RSS while 200 uploads of 20 MiB stream through (same content: one stored copy, 4 GB through temp files).
+    const big = new Uint8Array(20 << 20).fill(7);
+    const before = rssKb(svc.pid);
+    let peak = before ?? 0;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssKb(svc.pid) ?? 0)), 100);
+    const bigSeconds = await attempt('200 uploads of 20 MiB', () =>
+      uploadMany(svc.base, svc.auth, 200, 4, () => big),
+    );
+    clearInterval(sampler);
+    const after = rssKb(svc.pid);
+    const growth = before === undefined ? undefined : (peak - before) / 1024;
+    report.measures.push({
+      id: 'upload_rss',
+      label: 'server RSS growth during 200 uploads of 20 MiB (4 at a time)',
+      value: growth,
+      unit: 'MB',
+      target: '< 64 MB (flat: streamed, not buffered)',
+      ok: growth === undefined || bigSeconds === undefined ? undefined : growth < 64,
+      note:
+        `RSS before ${mb(before)?.toFixed(0) ?? '?'} MB, peak ${mb(peak)?.toFixed(0) ?? '?'} MB, after ` +
+        `${mb(after)?.toFixed(0) ?? '?'} MB; ${bigSeconds === undefined ? '?' : ((200 * 20) / bigSeconds).toFixed(0)} MiB/s`,
     });
   } finally {
     await stopChild(svc.child);
@@ -726,6 +794,7 @@ async function main(): Promise<number> {
   if (!pinning.enabled) report.notes.push(pinning.note);
   const first = await baseline('start');
   await coreScenarios();
+  if (process.env.BENCH_FILES !== '0') await fileScenarios();
   if (process.env.BENCH_FEATURES !== '0') await featureScenarios();
   if (WITH_FIXTURES) await fixtureScenarios();
   else report.notes.push('BENCH_FIXTURES=0: skipped generation, start-up and GET with the fixture DocTypes');

@@ -196,6 +196,8 @@ function responseSchema(row: RouteRow, doc: JsonSchema, version: 1 | 2): JsonSch
     case 'method-result':
     case 'openapi':
       return { type: 'object' };
+    case 'file':
+      return { type: 'string', contentMediaType: 'application/octet-stream' };
   }
 }
 

@@ -56,6 +56,7 @@ function routeType(row: RouteRow, doc: string, version: 1 | 2): string {
     ok: "{ data: 'ok' }",
     'method-result': version === 2 ? `{ data?: unknown; docs?: ${doc}[] }` : '{ data?: unknown }',
     openapi: 'Record<string, unknown>',
+    file: 'Uint8Array',
     'bulk-result':
       row.operation === 'bulkUpdate'
         ? `{ data: BulkResult; docs: Partial<${doc}>[] }`

@@ -63,6 +63,8 @@ export class DuplicateEntryError extends define('DuplicateEntryError', 409) {}
 export class TimestampMismatchError extends define('TimestampMismatchError', 409) {}
 /** The request body is over the size limit. */
 export class RequestEntityTooLargeError extends define('RequestEntityTooLargeError', 413) {}
+/** A `Range` header that asks for bytes past the end of a file (Content-Range says its size). */
+export class RangeNotSatisfiableError extends define('RangeNotSatisfiableError', 416) {}
 /** The request's content type is not accepted. */
 export class UnsupportedMediaTypeError extends define('UnsupportedMediaTypeError', 415) {}
 /** A rate limit or login lockout is in force. */
@@ -98,6 +100,7 @@ export const ERROR_CLASSES = {
   TimestampMismatchError,
   RequestEntityTooLargeError,
   UnsupportedMediaTypeError,
+  RangeNotSatisfiableError,
   TooManyRequestsError,
   InternalServerError,
   ServiceUnavailableError,

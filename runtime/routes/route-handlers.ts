@@ -1,6 +1,7 @@
 // One handler per operation of the route table: a row names its operation, this map runs it.
 import type { AppContext } from '../http/state';
 import * as bulk from './bulk-handlers';
+import { serveFile } from '../files/serve-file';
 import { callMethod } from './method-routes';
 import { createOpenApiHandler } from './openapi-document';
 import * as resources from './resource-handlers';
@@ -32,6 +33,7 @@ export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers
     documentMethod: resources.runDocumentMethod,
     method: (ctx, p) => callMethod(ctx, p.method),
     openapi: createOpenApiHandler(options.generatedDir),
+    file: serveFile,
     bulkUpdate: bulk.bulkUpdate,
     bulkDelete: bulk.bulkDelete,
     bulkInsert: bulk.bulkInsert,

@@ -2,6 +2,7 @@
 // generated per-DocType route modules and the OpenAPI documents are all built from these rows (docs/architecture.md).
 // Pure data with type-only imports, so the generator can read it without loading the runtime.
 import type { DocTypeMeta } from '../meta/types';
+import { FILE_ROUTES } from './file-routes';
 
 /** The HTTP verbs a row may name; `*` answers every verb (the operation refuses what it does not take, 405). */
 export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -32,7 +33,8 @@ export type Operation =
   | 'bulkDelete'
   | 'bulkInsert'
   | 'bulkUpdateAcross'
-  | 'bulkDeleteAcross';
+  | 'bulkDeleteAcross'
+  | 'file';
 
 /** The operations a DocType may answer (checked per DocType by `bindingFor`), in the order generated files list them. */
 export const DOCTYPE_OPERATIONS = [
@@ -78,7 +80,9 @@ export type ResponseShape =
   | 'method-result'
   | 'openapi'
   /** The bulk result object (SPEC 2.5) in `data`; a bulk update adds the saved documents as `docs`. */
-  | 'bulk-result';
+  | 'bulk-result'
+  /** A stored file's bytes (raw, streamed). */
+  | 'file';
 
 /** One route: a verb (or every verb) on a path template, the operation it runs and the answer it gives. */
 export interface RouteRow {
@@ -368,6 +372,7 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   ...BULK_ACROSS_ROUTES,
   ...METHOD_ROUTES,
   ...OPENAPI_ROUTES,
+  ...FILE_ROUTES,
 ];
 
 /** The kind of a DocType: virtual DocTypes are served like child tables (metadata only). */
