@@ -19,6 +19,8 @@ export interface OAuthClient {
   user?: string | null;
   /** Client Secret */
   client_secret?: string | null;
+  /** Client Type */
+  client_type: "Confidential" | "Public" | null;
   /** Skip Authorization */
   skip_authorization?: 0 | 1 | null;
   /** Scopes */
@@ -26,9 +28,9 @@ export interface OAuthClient {
   /** Redirect URIs */
   redirect_uris?: string | null;
   /** Default Redirect URI */
-  default_redirect_uri: string | null;
+  default_redirect_uri?: string | null;
   /** Grant Type */
-  grant_type?: "Authorization Code" | "Implicit" | null;
+  grant_type: "Authorization Code" | "Client Credentials" | null;
   /** Response Type */
   response_type?: "Code" | "Token" | null;
 }
@@ -55,7 +57,7 @@ export const meta: DocTypeMeta = {
         "fieldtype": "Data",
         "label": "Client ID",
         "reqd": false,
-        "unique": false,
+        "unique": true,
         "readOnly": true,
         "hidden": false,
         "permlevel": 0,
@@ -116,6 +118,28 @@ export const meta: DocTypeMeta = {
         "ignoreUserPermissions": false
       },
       {
+        "fieldname": "client_type",
+        "fieldtype": "Select",
+        "label": "Client Type",
+        "reqd": true,
+        "unique": false,
+        "readOnly": false,
+        "hidden": false,
+        "permlevel": 0,
+        "noCopy": false,
+        "allowOnSubmit": false,
+        "setOnlyOnce": false,
+        "nonNegative": false,
+        "searchIndex": false,
+        "ignoreUserPermissions": false,
+        "options": "Confidential\nPublic",
+        "selectOptions": [
+          "Confidential",
+          "Public"
+        ],
+        "default": "Confidential"
+      },
+      {
         "fieldname": "skip_authorization",
         "fieldtype": "Check",
         "label": "Skip Authorization",
@@ -168,7 +192,7 @@ export const meta: DocTypeMeta = {
         "fieldname": "default_redirect_uri",
         "fieldtype": "Data",
         "label": "Default Redirect URI",
-        "reqd": true,
+        "reqd": false,
         "unique": false,
         "readOnly": false,
         "hidden": false,
@@ -184,7 +208,7 @@ export const meta: DocTypeMeta = {
         "fieldname": "grant_type",
         "fieldtype": "Select",
         "label": "Grant Type",
-        "reqd": false,
+        "reqd": true,
         "unique": false,
         "readOnly": false,
         "hidden": false,
@@ -195,11 +219,12 @@ export const meta: DocTypeMeta = {
         "nonNegative": false,
         "searchIndex": false,
         "ignoreUserPermissions": false,
-        "options": "Authorization Code\nImplicit",
+        "options": "Authorization Code\nClient Credentials",
         "selectOptions": [
           "Authorization Code",
-          "Implicit"
-        ]
+          "Client Credentials"
+        ],
+        "default": "Authorization Code"
       },
       {
         "fieldname": "response_type",

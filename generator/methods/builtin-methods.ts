@@ -56,6 +56,24 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
       csrf_token: { type: 'string', description: 'session CSRF token (or the X-Frappe-CSRF-Token header)' },
     }),
   },
+  {
+    path: 'frappe.integrations.oauth2.get_token',
+    verbs: ['post'],
+    summary: 'OAuth 2.0 token endpoint (RFC 6749: form body, answers and errors without the envelope)',
+    args: args(
+      {
+        grant_type: { type: 'string', enum: ['authorization_code', 'refresh_token', 'client_credentials'] },
+        client_id: { type: 'string' },
+        client_secret: { type: 'string' },
+        scope: { type: 'string' },
+        code: { type: 'string' },
+        redirect_uri: { type: 'string' },
+        code_verifier: { type: 'string' },
+        refresh_token: { type: 'string' },
+      },
+      ['grant_type'],
+    ),
+  },
   { path: 'frappe.auth.get_logged_user', verbs: ['get'], summary: 'The session user', args: args({}) },
   {
     path: 'frappe.client.delete',

@@ -1,4 +1,5 @@
 // OAuth bearer tokens: `OAuth Bearer Token` rows (user, space-delimited scopes, expiry, status), cached briefly.
+import { createHash } from 'node:crypto';
 import type { Site } from '../site';
 import { parseScopes } from './scopes';
 
@@ -25,6 +26,14 @@ export function forgetBearerTokens(): void {
   tokenGeneration++;
 }
 
+/**
+ * The stored form of an access or refresh token: its SHA-256 digest (hex). Rows keep only the digest, so a copy of the
+ * table grants nothing; tokens are random, so a fast digest is enough.
+ */
+export function tokenDigest(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
 function parseDatetime(value: unknown): number | undefined {
   if (value === null || value === undefined || value === '') return undefined;
   if (value instanceof Date) return value.getTime();
@@ -38,7 +47,7 @@ async function fetchToken(site: Site, token: string): Promise<TokenEntry | undef
   if (!binding) return undefined;
   const row = (await site.db
     .knex(binding.meta.tableName)
-    .where('access_token', token)
+    .where('access_token', tokenDigest(token))
     .first('user', 'scopes', 'status', 'expiration_time')) as
     | { user: string | null; scopes: string | null; status: string | null; expiration_time: unknown }
     | undefined;

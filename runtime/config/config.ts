@@ -18,6 +18,10 @@ export interface SiteConfig {
   /** Send the responses finished in one event-loop turn together (see middleware/write-coalescing.ts). */
   coalesce_writes: boolean;
   encryption_key?: string;
+  /** Seconds an issued OAuth access token lives (default 3600). */
+  oauth_access_token_lifetime?: number;
+  /** Seconds an issued OAuth refresh token lives (default 30 days). */
+  oauth_refresh_token_lifetime?: number;
 }
 
 /** Everything the service reads from its environment. */

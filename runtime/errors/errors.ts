@@ -78,6 +78,25 @@ export class ServiceUnavailableError extends define('ServiceUnavailableError', 5
 export class ServerScriptError extends define('ServerScriptError', 500) {}
 /** Server scripts are switched off (site config `server_script_enabled: false`). */
 export class ServerScriptNotEnabled extends define('ServerScriptNotEnabled', 403, PermissionError) {}
+/**
+ * An OAuth 2.0 protocol error (RFC 6749 section 5.2, RFC 7009, RFC 7662): rendered as `{error, error_description}`,
+ * not Frappe's envelope. `error` is the RFC's code (`invalid_grant`, `invalid_client` ...); the status is 400 unless given.
+ */
+export class OAuthError extends AppError {
+  override readonly status: number;
+  override readonly excType = 'OAuthError';
+  /** The RFC error code. */
+  readonly error: string;
+  constructor(
+    error = 'invalid_request',
+    message = '',
+    options?: { status?: number; headers?: Record<string, string>; cause?: unknown },
+  ) {
+    super(message, options);
+    this.error = error;
+    this.status = options?.status ?? 400;
+  }
+}
 
 /** Every error class by exc_type: the documented registry (docs/errors.md is kept in step by a test). */
 export const ERROR_CLASSES = {
@@ -106,4 +125,5 @@ export const ERROR_CLASSES = {
   ServiceUnavailableError,
   ServerScriptError,
   ServerScriptNotEnabled,
+  OAuthError,
 } as const;

@@ -2,6 +2,7 @@
 import {
   AppError,
   InternalServerError,
+  OAuthError,
   RequestEntityTooLargeError,
   BadRequestError,
   UnsupportedMediaTypeError,
@@ -38,6 +39,12 @@ export function toAppError(err: unknown): AppError {
 /** Renders an error as Frappe does: `exc_type`, `exception`, `_server_messages`; v2 adds `errors`. */
 export function renderError(err: unknown, options: RenderOptions): RenderedError {
   const error = toAppError(err);
+  if (error instanceof OAuthError) {
+    // RFC 6749 section 5.2: the OAuth endpoints answer `{error, error_description}`, never cached.
+    const body: Record<string, unknown> = { error: error.error };
+    if (error.message) body.error_description = error.message;
+    return { status: error.status, headers: { 'Cache-Control': 'no-store', ...error.headers }, body };
+  }
   const internal = error instanceof InternalServerError;
   const message = internal && !options.developerMode ? 'Internal Server Error' : error.message;
   const serverMessage: Record<string, unknown> = { message, indicator: 'red' };

@@ -16,6 +16,7 @@ import { readAuth, verifyPassword } from '../auth/passwords';
 import { AuthenticationError, DoesNotExistError, PermissionError, ValidationError } from '../errors/errors';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
+import { OAUTH_METHODS } from '../oauth/oauth-methods';
 import { ADMINISTRATOR } from '../site';
 import * as client from './frappe-client';
 import { runDocMethod } from './run-doc-method';
@@ -34,6 +35,8 @@ export interface BuiltinMethod {
   rateLimit?: { limit: number; seconds: number };
   /** False: a session needs no CSRF token to call it (login, which starts the session). */
   csrf?: false;
+  /** The Authorization header carries OAuth client credentials (the token endpoint's client_secret_basic), not a user's. */
+  clientAuth?: true;
 }
 
 const SESSION_COOKIES = ['sid', 'system_user', 'full_name', 'user_id', 'user_image'];
@@ -186,4 +189,16 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
   ],
   // The document method run decides guests, verbs and limits itself (admitCall inside runDocMethod).
   ['run_doc_method', { methods: ['GET', 'POST'], allowGuest: true, handler: runDocMethodBody, raw: true }],
+  // The OAuth provider (runtime/oauth): RFC bodies, no CSRF token (clients are not browsers holding a session).
+  ...[...OAUTH_METHODS].map(([name, method]): [string, BuiltinMethod] => [
+    name,
+    {
+      methods: method.methods,
+      allowGuest: true,
+      handler: method.handler,
+      raw: true,
+      csrf: false,
+      ...(method.clientAuth ? { clientAuth: true as const } : {}),
+    },
+  ]),
 ]);

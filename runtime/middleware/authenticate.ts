@@ -11,6 +11,8 @@ import { loadSettings } from '../auth/settings';
 import { cachedUser, loadUser } from '../auth/users';
 import { AuthenticationError, InvalidAuthorizationToken } from '../errors/errors';
 import type { AppContext } from '../http/state';
+import { BUILTIN_METHODS } from '../methods/builtins';
+import { methodName } from '../routes/method-routes';
 import { GUEST } from '../site';
 
 /** Credentials parsed from an Authorization header. */
@@ -151,6 +153,15 @@ function cachedHeaderUser(ctx: AppContext, header: string): boolean {
   return true;
 }
 
+/** True when the request calls an endpoint whose Authorization header holds OAuth client credentials, not a user's. */
+function clientCredentialsHeader(ctx: AppContext): boolean {
+  const route = ctx.state.route;
+  return (
+    route?.row.operation === 'method' &&
+    BUILTIN_METHODS.get(methodName(route.params.method, ctx.state.version))?.clientAuth === true
+  );
+}
+
 /**
  * Sets `ctx.state.user` and `ctx.state.auth` from the Authorization header, the session cookie, then the auth hooks.
  * A header that does not authenticate is 401, never a silent Guest; so are a disabled user and a refused IP.
@@ -159,6 +170,8 @@ export function createAuthenticate(options: AuthenticateOptions): Middleware {
   const hooks = options.authHooks.length > 0;
   return function authenticate(ctx, next) {
     const header = ctx.headers.authorization;
+    if (header && clientCredentialsHeader(ctx as AppContext))
+      return fullAuthenticate(ctx as AppContext, next, options);
     if (header && !hooks && cachedHeaderUser(ctx as AppContext, header)) return next();
     return fullAuthenticate(ctx as AppContext, next, options);
   };
@@ -173,7 +186,8 @@ async function fullAuthenticate(
   const state = ctx.state;
   const { site } = state;
   const sid = ctx.headers.cookie ? ctx.cookies.get('sid') : undefined;
-  const header = ctx.get('authorization');
+  // The OAuth endpoints read client credentials from the header themselves; the user comes from the cookie, if any.
+  const header = clientCredentialsHeader(ctx) ? '' : ctx.get('authorization');
   let userName: string | undefined;
   if (header) userName = await headerUser(ctx, header);
   if (sid && sid !== GUEST.name) {

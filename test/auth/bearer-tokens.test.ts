@@ -1,5 +1,6 @@
 // OAuth 2.0 bearer tokens: validated against OAuth Bearer Token rows; the request runs as the token's user; scopes.
 import { randomBytes } from 'node:crypto';
+import { tokenDigest } from '../../runtime/auth/bearer-tokens';
 import { assertScopes } from '../../runtime/auth/scopes';
 import { InsufficientScopeError } from '../../runtime/errors/errors';
 import type { RequestState } from '../../runtime/http/state';
@@ -24,8 +25,8 @@ async function token(
   const access = randomBytes(20).toString('hex');
   const now = stamp(0);
   await t.site.db.knex('tabOAuth Bearer Token').insert({
-    name: access,
-    access_token: access,
+    name: tokenDigest(access),
+    access_token: tokenDigest(access), // rows keep the token's digest
     user: fields.user ?? USER,
     scopes: fields.scopes ?? 'all openid',
     status: fields.status ?? 'Active',

@@ -1,5 +1,6 @@
 // OAuth scopes on methods: under bearer authentication a method needs its `scopes` (default `all`); 403 otherwise.
 import { randomBytes } from 'node:crypto';
+import { tokenDigest } from '../../runtime/auth/bearer-tokens';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 
@@ -18,8 +19,8 @@ async function bearer(scopes: string): Promise<string> {
   const access = randomBytes(20).toString('hex');
   const now = stamp(0);
   await t.site.db.knex('tabOAuth Bearer Token').insert({
-    name: access,
-    access_token: access,
+    name: tokenDigest(access),
+    access_token: tokenDigest(access), // rows keep the token's digest
     user: USER,
     scopes,
     status: 'Active',
