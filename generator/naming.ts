@@ -21,12 +21,6 @@ export function moduleIdentifier(name: string): string {
   return /^[0-9]/.test(id) ? `_${id}` : id;
 }
 
-/** A camelCase identifier (`Has Role` → `hasRole`). */
-export function camelName(name: string): string {
-  const pascal = className(name);
-  return pascal.charAt(0).toLowerCase() + pascal.slice(1);
-}
-
 /** True when `key` can be written as a bare TypeScript property name. */
 export function isIdentifier(key: string): boolean {
   return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key);

@@ -26,8 +26,3 @@ export class GeneratorProblems extends Error {
     this.name = 'GeneratorProblems';
   }
 }
-
-/** Escapes one JSON-pointer segment. */
-export function pointerSegment(segment: string | number): string {
-  return String(segment).replace(/~/g, '~0').replace(/\//g, '~1');
-}

@@ -1,6 +1,5 @@
 // Builds the Koa application: it only composes the middleware factories, in order.
 import Koa from 'koa';
-import type { AppContext } from './http/state';
 import { versionOf } from './http/state';
 import { describeError } from './errors/log-error';
 import { loadAuthHooks, type AuthHook } from './auth/auth-hooks';
@@ -37,7 +36,7 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
   const matcher = createRouteMatcher(ROUTE_TABLE);
   if (conf.coalesce_writes) app.use(createWriteCoalescing());
   app.use(function requestState(ctx, next) {
-    const state = (ctx as AppContext).state;
+    const state = ctx.state;
     state.site = site;
     state.path = ctx.path;
     state.version = versionOf(state.path);

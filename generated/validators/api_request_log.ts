@@ -381,9 +381,3 @@ errors++;
 validate0.errors = vErrors;
 return errors === 0;
 }
-
-/** Validates (and coerces, in place) a create body. */
-export const validateCreateBody = validateBody;
-
-/** Validates (and coerces, in place) an update body. */
-export const validateUpdateBody = validateBody;

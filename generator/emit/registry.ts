@@ -64,7 +64,7 @@ export function emitRegistry(ctx: GeneratorContext): string {
     }
     entries.push(
       `{ meta: ${id}_model.meta, model: ${id}_model.${className(ir.meta.name)}Model, ` +
-        `validateCreate: ${id}_validators.validateCreateBody, validateUpdate: ${id}_validators.validateUpdateBody, ` +
+        `validateBody: ${id}_validators.validateBody, ` +
         `v1: ${id}_v1.operations, v2: ${id}_v2.operations` +
         (ir.loaded.controller ? `, controller: ${id}_controller` : '') +
         (hasMethods ? `, methods: ${id}_methods.methods` : '') +

@@ -50,8 +50,8 @@ export function bodySchema(ir: DocTypeIR, ctx: GeneratorContext): JsonSchema {
 
 /**
  * Emits the validator module of one DocType. Create and update bodies have the same schema (neither requires
- * fields: mandatory fields are checked after defaults and hooks, as in Frappe), so one compiled function
- * serves both names.
+ * fields: mandatory fields are checked after defaults and hooks, as in Frappe), so one compiled function,
+ * `validateBody`, serves both.
  */
 export function emitValidator(ir: DocTypeIR, ctx: GeneratorContext): string {
   // One instance per DocType keeps each file's output independent of the others (ajv numbers functions per
@@ -70,7 +70,5 @@ export function emitValidator(ir: DocTypeIR, ctx: GeneratorContext): string {
     header('generator/emit/validator.ts', ir.loaded.file),
     '// @ts-nocheck: ajv standalone output is plain JavaScript.\n',
     code.endsWith('\n') ? code : `${code}\n`,
-    '\n/** Validates (and coerces, in place) a create body. */\nexport const validateCreateBody = validateBody;\n',
-    '\n/** Validates (and coerces, in place) an update body. */\nexport const validateUpdateBody = validateBody;\n',
   ].join('');
 }

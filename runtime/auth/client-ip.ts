@@ -1,6 +1,5 @@
 // The client's address: the socket peer, or the X-Forwarded-For hop just before the nearest trusted proxy.
 import { BlockList, isIP } from 'node:net';
-import type { Context } from 'koa';
 import type { AppContext } from '../http/state';
 
 const lists = new WeakMap<readonly string[], BlockList>();
@@ -47,11 +46,11 @@ function trustedList(trusted: readonly string[]): BlockList {
  * The request's client IP. `X-Forwarded-For` is believed only when the socket peer is a configured trusted proxy
  * (site config `trusted_proxies`: addresses or CIDR); then the right-most hop that is not itself trusted wins.
  */
-export function clientIp(ctx: Context | AppContext): string {
-  const cached = (ctx.state as { clientIp?: string }).clientIp;
+export function clientIp(ctx: AppContext): string {
+  const cached = ctx.state.clientIp;
   if (cached) return cached;
   const peer = normalizeIp(ctx.req.socket?.remoteAddress ?? '127.0.0.1');
-  const trusted = ((ctx as AppContext).state.site?.config.site.trusted_proxies ?? []) as readonly string[];
+  const trusted = ctx.state.site?.config.site.trusted_proxies ?? [];
   let ip = peer;
   if (trusted.length && inList(trustedList(trusted), peer)) {
     const hops = String(ctx.get('x-forwarded-for') ?? '')
@@ -63,14 +62,14 @@ export function clientIp(ctx: Context | AppContext): string {
       if (!inList(trustedList(trusted), ip)) break;
     }
   }
-  (ctx.state as { clientIp?: string }).clientIp = ip;
+  ctx.state.clientIp = ip;
   return ip;
 }
 
 /** True when the request came over https: a TLS socket, or `X-Forwarded-Proto: https` from a trusted proxy. */
-export function isHttps(ctx: Context | AppContext): boolean {
+export function isHttps(ctx: AppContext): boolean {
   if (ctx.secure) return true;
-  const trusted = ((ctx as AppContext).state.site?.config.site.trusted_proxies ?? []) as readonly string[];
+  const trusted = ctx.state.site?.config.site.trusted_proxies ?? [];
   const peer = normalizeIp(ctx.req.socket?.remoteAddress ?? '');
   if (!trusted.length || !inList(trustedList(trusted), peer)) return false;
   return String(ctx.get('x-forwarded-proto')).split(',')[0]?.trim().toLowerCase() === 'https';

@@ -99,11 +99,21 @@ export function queryParams(ctx: AppContext): QueryParams {
   return (ctx.state.query ??= parseQuery(ctx.querystring));
 }
 
+/** True for an object that is not an array (a JSON object, or a parsed form). */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The parsed body (koa-body types `ctx.request.body`) when it is a JSON object or a form; undefined otherwise. */
+export function bodyObject(ctx: AppContext): Record<string, unknown> | undefined {
+  const body = ctx.request.body;
+  return isRecord(body) ? body : undefined;
+}
+
 /** Every request parameter: the JSON/form body when there is one, else the query string. */
 export function requestParams(ctx: AppContext): Record<string, unknown> {
-  const body = (ctx.request as { body?: unknown }).body;
-  if (body && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length > 0)
-    return body as Record<string, unknown>;
+  const body = bodyObject(ctx);
+  if (body && Object.keys(body).length > 0) return body;
   const params: Record<string, unknown> = {};
   const query = queryParams(ctx);
   for (const key of Object.keys(query)) {

@@ -1,5 +1,5 @@
 // The typed request state every middleware and handler shares.
-import type { Context } from 'koa';
+import type { Context, DefaultState } from 'koa';
 import type { SessionData } from '../auth/sessions';
 import type { QueryParams } from './params';
 import type { RouteMatch } from '../routes/route-matcher';
@@ -8,29 +8,39 @@ import type { SessionUser, Site } from '../site';
 /** How the request authenticated. */
 export type AuthMethod = 'guest' | 'session' | 'token' | 'bearer' | 'hook';
 
-/** State set on `ctx.state` by the middleware chain. */
-export interface RequestState {
-  site: Site;
-  /** The request path (`ctx.path`, which parses the URL again on every read), read once. */
-  path: string;
-  /** API version from the path: /api/v2 is 2, /api/ and /api/v1 are 1. */
-  version: 1 | 2;
-  user: SessionUser;
-  auth: AuthMethod;
-  /** The session, under session authentication. */
-  session?: SessionData;
-  /** The bearer token's scopes, under bearer authentication. */
-  scopes?: readonly string[];
-  /** Messages for the user, sent as `_server_messages` (v1) or `messages` (v2). */
-  messages: string[];
-  /** The parsed query string, once read (`queryParams`). */
-  query?: QueryParams;
-  /** The route table's row the path and verb select, with its captures; unset when none does (404/405). */
-  route?: RouteMatch;
+declare module 'koa' {
+  /**
+   * State set on `ctx.state` by the middleware chain. Declared here, once, as Koa's own state type, so every Koa
+   * context (and every middleware's `ctx`) carries it without a cast.
+   */
+  interface DefaultState {
+    site: Site;
+    /** The request path (`ctx.path`, which parses the URL again on every read), read once. */
+    path: string;
+    /** API version from the path: /api/v2 is 2, /api/ and /api/v1 are 1. */
+    version: 1 | 2;
+    user: SessionUser;
+    auth: AuthMethod;
+    /** The session, under session authentication. */
+    session?: SessionData;
+    /** The bearer token's scopes, under bearer authentication. */
+    scopes?: readonly string[];
+    /** Messages for the user, sent as `_server_messages` (v1) or `messages` (v2). */
+    messages: string[];
+    /** The parsed query string, once read (`queryParams`). */
+    query?: QueryParams;
+    /** The route table's row the path and verb select, with its captures; unset when none does (404/405). */
+    route?: RouteMatch;
+    /** The client IP, once worked out (`clientIp`). */
+    clientIp?: string;
+  }
 }
 
-/** A Koa context with our state. */
-export type AppContext = Context & { state: RequestState };
+/** State set on `ctx.state` by the middleware chain (Koa's state, as the augmentation above declares it). */
+export type RequestState = DefaultState;
+
+/** A Koa context with our state (Koa's own `Context`, whose state the augmentation above types). */
+export type AppContext = Context;
 
 /** The API version a path selects. */
 export function versionOf(path: string): 1 | 2 {

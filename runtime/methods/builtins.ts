@@ -49,7 +49,7 @@ function setLoginCookies(
 ): void {
   const secure = isHttps(ctx);
   // Koa trusts only TLS sockets; behind a trusted proxy that terminated https, tell the cookie jar so.
-  if (secure) (ctx.cookies as unknown as { secure: boolean }).secure = true;
+  if (secure) ctx.cookies.secure = true;
   const base = { sameSite: 'lax' as const, secure, overwrite: true, maxAge, httpOnly: false };
   ctx.cookies.set('sid', sid, { ...base, httpOnly: true });
   ctx.cookies.set('system_user', user.userType === 'System User' ? 'yes' : 'no', base);
@@ -100,7 +100,7 @@ async function login(ctx: AppContext): Promise<unknown> {
 async function logout(ctx: AppContext): Promise<unknown> {
   if (ctx.state.session) await endSession(ctx.state.site, ctx.state.session.sid);
   const secure = isHttps(ctx);
-  if (secure) (ctx.cookies as unknown as { secure: boolean }).secure = true;
+  if (secure) ctx.cookies.secure = true;
   for (const name of SESSION_COOKIES)
     ctx.cookies.set(name, null, { secure, sameSite: 'lax', overwrite: true });
   return undefined;

@@ -54,7 +54,7 @@ export async function runDocMethod(ctx: AppContext, caller: Caller): Promise<Doc
   const args = method.args({ ...kwargs });
   const input = { ...document };
   delete input.doctype;
-  const data = checkBody(binding.validateUpdate, input, doctype);
+  const data = checkBody(binding.validateBody, input, doctype);
   checkClientBody(caller, binding, data);
   const tx = new DocumentTransaction(caller.site, caller.user);
   const name = binding.meta.issingle

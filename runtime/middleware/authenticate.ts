@@ -170,10 +170,9 @@ export function createAuthenticate(options: AuthenticateOptions): Middleware {
   const hooks = options.authHooks.length > 0;
   return function authenticate(ctx, next) {
     const header = ctx.headers.authorization;
-    if (header && clientCredentialsHeader(ctx as AppContext))
-      return fullAuthenticate(ctx as AppContext, next, options);
-    if (header && !hooks && cachedHeaderUser(ctx as AppContext, header)) return next();
-    return fullAuthenticate(ctx as AppContext, next, options);
+    if (header && clientCredentialsHeader(ctx)) return fullAuthenticate(ctx, next, options);
+    if (header && !hooks && cachedHeaderUser(ctx, header)) return next();
+    return fullAuthenticate(ctx, next, options);
   };
 }
 

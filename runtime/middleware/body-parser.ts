@@ -37,7 +37,7 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
  * is not ASCII, decoded again as strict UTF-8 and parsed from that: ASCII bodies, nearly all of them, parse once.
  */
 function redecodeJson(ctx: Context): void {
-  const request = ctx.request as { body?: unknown; rawBody?: string };
+  const request = ctx.request;
   const raw = request.rawBody;
   if (typeof raw !== 'string' || !NON_ASCII.test(raw)) return;
   let text: string;
@@ -46,7 +46,8 @@ function redecodeJson(ctx: Context): void {
   } catch {
     throw new BadRequestError('The request body is not valid UTF-8');
   }
-  request.body = JSON.parse(text) as unknown;
+  // JSON.parse yields a JSON value, which koa-body's `request.body` type holds.
+  request.body = JSON.parse(text);
 }
 
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -81,7 +82,7 @@ export function createBodyParser(options: BodyParserOptions): Middleware {
   });
   const parsed = async (ctx: Context, next: Next) => {
     redecodeJson(ctx);
-    if (nestedDeeperThan((ctx.request as { body?: unknown }).body, MAX_DEPTH))
+    if (nestedDeeperThan(ctx.request.body, MAX_DEPTH))
       throw new BadRequestError(`The request body nests deeper than ${MAX_DEPTH} levels`);
     await next();
   };

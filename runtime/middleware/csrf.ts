@@ -2,6 +2,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { CSRFTokenError } from '../errors/errors';
+import { bodyObject } from '../http/params';
 import type { AppContext, RequestState } from '../http/state';
 import { BUILTIN_METHODS } from '../methods/builtins';
 import { methodName } from '../routes/method-routes';
@@ -56,10 +57,9 @@ export function assertCsrfToken(ctx: AppContext, options: CsrfOptions, formToken
 /** Refuses unsafe requests under session auth whose token is missing or wrong (400 CSRFTokenError). */
 export function createCsrf(options: CsrfOptions): Middleware {
   return function csrf(ctx, next) {
-    const state = (ctx as AppContext).state;
+    const state = ctx.state;
     if (state.auth === 'session' && UNSAFE.has(ctx.method) && !options.ignoreCsrf && !exempt(state)) {
-      const body = (ctx.request as { body?: Record<string, unknown> }).body;
-      assertCsrfToken(ctx as AppContext, options, body?.csrf_token);
+      assertCsrfToken(ctx, options, bodyObject(ctx)?.csrf_token);
     }
     return next();
   };

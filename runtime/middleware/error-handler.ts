@@ -20,7 +20,7 @@ export function createErrorHandler(options: ErrorHandlerOptions): Middleware {
         version: versionOf(ctx.path),
         developerMode: options.developerMode,
       });
-      if (rendered.status >= 500) options.onServerError?.(err, ctx as AppContext);
+      if (rendered.status >= 500) options.onServerError?.(err, ctx);
       ctx.status = rendered.status;
       for (const [name, value] of Object.entries(rendered.headers)) ctx.set(name, value);
       ctx.set('Cache-Control', 'no-store,no-cache,must-revalidate,max-age=0');

@@ -108,11 +108,11 @@ async function record(ctx: AppContext, started: number): Promise<void> {
 /** Logs every `/api/` request when `log_api_requests` is on; the write is queued, never awaited by the response. */
 export function createRequestLog(): Middleware {
   return function requestLog(ctx, next) {
-    if (!(ctx as AppContext).state.path.startsWith('/api/')) return next();
+    if (!ctx.state.path.startsWith('/api/')) return next();
     // Off (the default) and known to be off: nothing to time or wrap.
-    const known = cachedSettings((ctx as AppContext).state.site);
+    const known = cachedSettings(ctx.state.site);
     if (known && !isOn(known)) return next();
-    return logged(ctx as AppContext, next);
+    return logged(ctx, next);
   };
 }
 

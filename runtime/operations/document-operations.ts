@@ -52,7 +52,7 @@ function prepareCreate(caller: Caller, doctype: string, body: Record<string, unk
   assertDocTypePermission(caller.user, binding.meta, 'create');
   const input = { ...body };
   delete input.doctype;
-  const data = checkBody(binding.validateCreate, input, doctype);
+  const data = checkBody(binding.validateBody, input, doctype);
   checkClientBody(caller, binding, data);
   const rawName = data.name;
   delete data.name;
@@ -128,7 +128,7 @@ export async function updateDocument(
   const input = { ...body };
   delete input.doctype;
   delete input.name;
-  const changes = checkBody(binding.validateUpdate, input, doctype);
+  const changes = checkBody(binding.validateBody, input, doctype);
   checkClientBody(caller, binding, changes);
   const tx = new DocumentTransaction(caller.site, caller.user);
   const doc = await tx.run(async () => {

@@ -35,8 +35,8 @@ export interface MethodEntry {
 export interface DocTypeEntry {
   meta: DocTypeMeta;
   model: typeof Model;
-  validateCreate: BodyValidator;
-  validateUpdate: BodyValidator;
+  /** Validates (coerces and strips, in place) a create or update body: both have one schema. */
+  validateBody: BodyValidator;
   v1: readonly V1Operation[];
   v2: readonly V2Operation[];
   controller?: ControllerModule;

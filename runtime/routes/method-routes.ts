@@ -26,8 +26,8 @@ export function methodName(raw: string, version: 1 | 2): string {
 /** Sends a method's result in the version's envelope with the user messages beside it; `undefined` sends no result key. */
 export function sendResult(ctx: AppContext, result: unknown, messages: string[]): void {
   const key = ctx.state.version === 2 ? 'data' : 'message';
-  respond(ctx, 200, key, result, messages);
-  if (result === undefined) delete (ctx.body as Record<string, unknown>)[key];
+  const body = respond(ctx, 200, key, result, messages);
+  if (result === undefined) delete body[key];
 }
 
 /** Calls a method by name: unknown → 404, wrong verb → 405 with Allow, guest without allowGuest → 401, over its limit → 429. */
@@ -61,8 +61,7 @@ export async function callMethod(ctx: AppContext, raw: string): Promise<void> {
 /** Sends a document method's outcome: v2 `{ data, docs: [doc] }` (as Frappe), v1 `{ data }`. */
 export function sendDocumentMethodResult(ctx: AppContext, outcome: DocumentMethodResult): void {
   const messages = [...ctx.state.messages, ...outcome.messages];
-  respond(ctx, 200, 'data', outcome.result, messages);
-  const body = ctx.body as Record<string, unknown>;
+  const body = respond(ctx, 200, 'data', outcome.result, messages);
   if (outcome.result === undefined) delete body.data;
   if (ctx.state.version === 2) body.docs = [outcome.doc];
 }

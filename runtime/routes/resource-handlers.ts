@@ -1,7 +1,7 @@
 // HTTP handlers behind /api/resource (v1) and /api/v2/document (v2): read the request, call the operation, wrap the
 // result in the version's envelope with the row's success status.
 import { BadRequestError, MethodNotAllowedError } from '../errors/errors';
-import { boolParam, queryParams, requestParams } from '../http/params';
+import { bodyObject, boolParam, queryParams, requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import { callerOf } from '../operations/caller';
 import * as documents from '../operations/document-operations';
@@ -9,14 +9,14 @@ import * as lists from '../operations/list-operations';
 import { callDocumentMethod } from './method-routes';
 import type { RouteParams, RouteRow } from './route-table';
 
-/** Sends a success body with the request's user messages beside it. */
+/** Sends a success body with the request's user messages beside it; returns that body, for a caller to amend. */
 export function respond(
   ctx: AppContext,
   status: number,
   key: 'data' | 'message',
   value: unknown,
   messages: string[] = [],
-): void {
+): Record<string, unknown> {
   // Literals, not `{ [key]: value }`: a computed key builds the object through the runtime.
   const body: Record<string, unknown> = key === 'data' ? { data: value } : { message: value };
   if (messages.length) {
@@ -25,22 +25,18 @@ export function respond(
   }
   ctx.status = status;
   ctx.body = body;
+  return body;
 }
 
+/** The body as a document's fields: an object, else none. */
 function jsonBody(ctx: AppContext): Record<string, unknown> {
-  const body = ctx.request.body;
-  return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  return bodyObject(ctx) ?? {};
 }
 
 /** v1's `run_method` (query string, or a JSON/form body): the document method a resource request runs instead. */
 function runMethodOf(ctx: AppContext): string | undefined {
   const fromQuery = queryParams(ctx).run_method;
-  const body = ctx.request.body;
-  const value =
-    fromQuery ??
-    (body && typeof body === 'object' && !Array.isArray(body)
-      ? (body as Record<string, unknown>).run_method
-      : undefined);
+  const value = fromQuery ?? bodyObject(ctx)?.run_method;
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value === '')
     throw new BadRequestError('run_method must be one method name');

@@ -2,7 +2,6 @@
 // runs it last. Requests that match no row are answered here: 404, or 405 with `Allow` for a path with other verbs.
 import type { Middleware } from 'koa';
 import { BadRequestError, DoesNotExistError, MethodNotAllowedError } from '../errors/errors';
-import type { AppContext } from '../http/state';
 import type { RouteHandlers } from './route-handlers';
 import type { RouteMatcher } from './route-matcher';
 
@@ -19,7 +18,7 @@ function decodable(path: string): boolean {
 /** Sets `state.route` to the row (and decoded captures) the path and verb select; leaves it unset when none does. */
 export function createRouteMatch(matcher: RouteMatcher): Middleware {
   return function routeMatch(ctx, next) {
-    const state = (ctx as AppContext).state;
+    const state = ctx.state;
     // A malformed escape (`%`, `%C0%AF`) selects nothing; the dispatch answers it with 400.
     if (!state.path.includes('%') || decodable(state.path))
       state.route = matcher.match(state.path, ctx.method);
@@ -30,9 +29,9 @@ export function createRouteMatch(matcher: RouteMatcher): Middleware {
 /** Runs the matched row's operation, or answers 400 (malformed path), OPTIONS (200 with `Allow`), 405 with `Allow`, or 404. */
 export function createRouter(matcher: RouteMatcher, handlers: RouteHandlers): Middleware {
   return function router(ctx) {
-    const state = (ctx as AppContext).state;
+    const state = ctx.state;
     const route = state.route;
-    if (route) return handlers[route.row.operation](ctx as AppContext, route.params, route.row);
+    if (route) return handlers[route.row.operation](ctx, route.params, route.row);
     const path = state.path;
     if (path.includes('%') && !decodable(path))
       throw new BadRequestError('Malformed percent-encoding in the URL path');

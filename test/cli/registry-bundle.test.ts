@@ -1,5 +1,5 @@
 // The start-up bundle: built from a generated folder, loads the same registry, and is rebuilt when an input changes.
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runGenerator } from '../../generator/run-generator';
 import { ensureRegistryBundle } from '../../runtime/cli/registry-bundle';
@@ -9,6 +9,7 @@ const ROOT = path.resolve(__dirname, '../..');
 let dir: string;
 
 beforeAll(async () => {
+  mkdirSync(path.join(ROOT, 'test/tmp'), { recursive: true });
   dir = mkdtempSync(path.join(ROOT, 'test/tmp/bundle-'));
   await runGenerator({ doctypes: ['doctypes'], out: dir, cwd: ROOT });
 }, 60_000);
@@ -28,7 +29,7 @@ test('the bundle holds the registry of the generated folder', async () => {
   expect(names(fromBundle)).toEqual(names(fromSource));
   expect(fromBundle.get('ToDo')?.meta).toEqual(fromSource.get('ToDo')?.meta);
   // The bundled validators work: a ToDo body with a bad Select value is refused.
-  const validate = fromBundle.get('ToDo')?.validateCreate;
+  const validate = fromBundle.get('ToDo')?.validateBody;
   expect(validate?.({ description: 'x', status: 'Nonsense' })).toBe(false);
 }, 60_000);
 

@@ -35,7 +35,7 @@ function emittedValidator(): BodyValidator {
   });
   const exports: Record<string, unknown> = {};
   new Function('exports', 'require', outputText)(exports, require);
-  return exports.validateCreateBody as BodyValidator;
+  return exports.validateBody as BodyValidator;
 }
 
 const validators: Array<[string, BodyValidator]> = [
