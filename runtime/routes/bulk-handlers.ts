@@ -1,6 +1,7 @@
 // HTTP handlers of the bulk rows (SPEC 4.2): read the list from the body, refuse a malformed request as a whole (400),
 // hand each item to runBulk (a malformed item is a failed item) and answer with the bulk result object.
 import { ValidationError } from '../errors/errors';
+import { bodyObject } from '../http/params';
 import type { AppContext } from '../http/state';
 import { bindingFor, callerOf, type Caller } from '../operations/caller';
 import { refusal } from '../permissions/doctype-permission';
@@ -10,11 +11,7 @@ import type { RouteParams, RouteRow } from './route-table';
 
 /** The request body's `key` as a list: absent gives `fallback` (or a 400 when there is none), anything else a 400. */
 function listOf(ctx: AppContext, key: string, fallback?: unknown[]): unknown[] {
-  const body = ctx.request.body;
-  const value =
-    body && typeof body === 'object' && !Array.isArray(body)
-      ? (body as Record<string, unknown>)[key]
-      : undefined;
+  const value = bodyObject(ctx)?.[key];
   if (value === undefined && fallback) return fallback;
   if (!Array.isArray(value)) throw new ValidationError(`'${key}' must be a list`);
   return value;
@@ -29,8 +26,8 @@ async function answer(
   across: boolean,
 ): Promise<void> {
   const { result, docs, messages } = await runBulk(callerOf(ctx), kind, items, { across });
-  respond(ctx, row.status, 'data', result, messages);
-  if (kind === 'update') (ctx.body as Record<string, unknown>).docs = docs;
+  const body = respond(ctx, row.status, 'data', result, messages);
+  if (kind === 'update') body.docs = docs;
 }
 
 /** The caller of a bulk row: a Guest is refused (401) before the body or the DocType is looked at. */
