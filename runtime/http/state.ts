@@ -1,5 +1,7 @@
 // The typed request state every middleware and handler shares.
 import type { Context, DefaultState } from 'koa';
+// koa-body's own augmentation types the parsed body (`ctx.request.body`); this brings it into every program that has the state.
+import type {} from 'koa-body';
 import type { SessionData } from '../auth/sessions';
 import type { QueryParams } from './params';
 import type { RouteMatch } from '../routes/route-matcher';
