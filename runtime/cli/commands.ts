@@ -8,7 +8,7 @@ import { loadRegistry } from './load-registry';
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
   // The generator (ts-morph, TypeScript) is loaded only for this command, never by the server.
   generate: {
-    help: 'Usage: svc generate [--doctypes DIR ...] [--out DIR] [--quiet]\n\nRewrites --out (default generated) from the DocTypes under --doctypes (default doctypes).',
+    help: 'Usage: svc generate [--doctypes DIR [DIR ...]] [--out DIR] [--quiet]\n\nRewrites --out (default generated) from the DocTypes under the --doctypes folders (default doctypes).',
     run: (argv) =>
       (require('../../generator/cli') as typeof import('../../generator/cli')).generateCommand(argv),
   },

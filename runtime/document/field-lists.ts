@@ -1,6 +1,7 @@
 // The fields of a DocType grouped as a write walks them, worked out once per DocType rather than on every write.
 import { FIELD_TYPE_INFO, isTableType, storesValue } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
+import { hasDataOption } from './data-options';
 import type { DocTypeBinding, Registry } from '../registry/registry';
 
 /** A default a new document takes: a fixed value, one that depends on the user or the clock, or no rows for a table. */
@@ -24,6 +25,8 @@ export interface FieldLists {
   unique: readonly FieldMeta[];
   /** Password fields. */
   passwords: readonly FieldMeta[];
+  /** Data fields whose options (Email, Phone, URL, Name) Frappe validates. */
+  dataOptions: readonly FieldMeta[];
   /** In field order: the fields that have a default, and every table (no rows). */
   defaults: readonly FieldDefault[];
 }
@@ -57,6 +60,7 @@ function listFields(meta: DocTypeMeta): FieldLists {
     mandatoryOrTables: meta.fields.filter((f) => f.reqd || isTableType(f.fieldtype)),
     unique: stored.filter((f) => f.unique),
     passwords: meta.fields.filter((f) => f.fieldtype === 'Password'),
+    dataOptions: meta.fields.filter(hasDataOption),
     defaults: meta.fields.flatMap((f) => {
       const found: FieldDefault | undefined = isTableType(f.fieldtype)
         ? { field: f, kind: 'rows' }

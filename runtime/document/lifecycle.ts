@@ -27,6 +27,7 @@ import {
   fillStoredValues,
   normalizeValues,
 } from './checks';
+import { checkDataOptions } from './data-options';
 import { fieldLists, tableFields } from './field-lists';
 import { checkName, defaultNamingSeries, hashName, makeName } from './naming';
 import { forgetCredentials, isNewSecret, storePasswordFields } from './passwords';
@@ -270,6 +271,10 @@ export class DocumentTransaction implements DocumentSession {
           for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
             normalizeValues(child.meta, row);
         checkMandatory(binding, registry, data);
+        checkDataOptions(fieldLists(binding.meta).dataOptions, data, doc.owner);
+        for (const { field, child } of tableFields(binding.meta, registry))
+          for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
+            checkDataOptions(fieldLists(child.meta).dataOptions, row, doc.owner);
         const userPermissions = this.ignorePermissions
           ? undefined
           : await loadUserPermissions(this.site, this.user.name, trx);

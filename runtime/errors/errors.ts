@@ -31,8 +31,12 @@ export class MandatoryError extends define('MandatoryError', 400, ValidationErro
 export class LinkValidationError extends define('LinkValidationError', 400, ValidationError) {}
 /** A value has the wrong type or shape for its field, or a query names something it may not. */
 export class DataError extends define('DataError', 400, ValidationError) {}
-/** A name that may not be used (empty, reserved, special characters). */
+/** A name that may not be used (empty, reserved, special characters), or a Data `Name` field that is not a person's name. */
 export class InvalidNameError extends define('InvalidNameError', 400, ValidationError) {}
+/** A Data field with options `Email` holds something that is not an email address. */
+export class InvalidEmailAddressError extends define('InvalidEmailAddressError', 400, ValidationError) {}
+/** A Data field with options `Phone` holds something that is not a phone number. */
+export class InvalidPhoneNumberError extends define('InvalidPhoneNumberError', 400, ValidationError) {}
 /** docstatus moved in a way Frappe forbids (0→2, 1→0, editing a cancelled document). */
 export class DocstatusTransitionError extends define('DocstatusTransitionError', 400, ValidationError) {}
 /** A submitted document's field changed that does not allow it. */
@@ -105,6 +109,8 @@ export const ERROR_CLASSES = {
   LinkValidationError,
   DataError,
   InvalidNameError,
+  InvalidEmailAddressError,
+  InvalidPhoneNumberError,
   DocstatusTransitionError,
   UpdateAfterSubmitError,
   BadRequestError,

@@ -1,6 +1,6 @@
 // Who is asking: the site, the user and the API version. Every document and list operation takes one, so the same
 // operation serves the REST routes, the frappe.client methods and server scripts.
-import { DoesNotExistError, MethodNotAllowedError } from '../errors/errors';
+import { DoesNotExistError, MethodNotAllowedError, PermissionError } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import type { DocTypeBinding, V2Operation } from '../registry/registry';
 import type { SessionUser, Site } from '../site';
@@ -18,9 +18,18 @@ export function callerOf(ctx: AppContext): Caller {
   return { site: ctx.state.site, user: ctx.state.user, version: ctx.state.version };
 }
 
-/** The DocType of the request, checked to answer the operation in the caller's API version (404 / 405 otherwise). */
+/** Operations that read a DocType's rows as a list: Frappe refuses them on a child table without its parent (403). */
+const LISTING: ReadonlySet<V2Operation> = new Set<V2Operation>(['list', 'count']);
+
+/**
+ * The DocType of the request, checked to answer the operation in the caller's API version (404 / 405 otherwise). A
+ * child table listed or counted on its own is 403, as in Frappe (db_query's parent check: its rows are read through the
+ * parent document, and a `parent` parameter is not supported here).
+ */
 export function bindingFor(caller: Caller, doctype: string, op: V2Operation): DocTypeBinding {
   const binding = caller.site.registry.get(doctype);
+  if (binding?.meta.istable && LISTING.has(op))
+    throw new PermissionError(`${doctype} is a child table: its rows are read through their parent document`);
   const ops: ReadonlySet<string> | undefined = caller.version === 1 ? binding?.v1Ops : binding?.v2Ops;
   if (!binding || !ops || ops.size === 0)
     throw new DoesNotExistError(`DocType ${doctype.slice(0, 140)} not found`);
