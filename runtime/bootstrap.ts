@@ -100,7 +100,12 @@ export async function openSite(
   config: ServiceConfig,
   registry: Registry,
 ): Promise<Site & { created: boolean; migrated: string[] }> {
-  const db = connect(config.databaseUrl);
+  const { site: conf } = config;
+  const db = connect(config.databaseUrl, {
+    statementMs: conf.db_statement_timeout,
+    acquireMs: conf.db_acquire_timeout,
+    busyMs: conf.db_busy_timeout,
+  });
   const site: Site = { db, registry, config };
   const { changed } = await migrate(
     db,

@@ -22,6 +22,12 @@ export interface SiteConfig {
   oauth_access_token_lifetime?: number;
   /** Seconds an issued OAuth refresh token lives (default 30 days). */
   oauth_refresh_token_lifetime?: number;
+  /** Longest a database statement may run (ms, MariaDB) before the request is 503. */
+  db_statement_timeout: number;
+  /** Longest a request waits for a pooled connection, or a new one to connect (ms), before it is 503. */
+  db_acquire_timeout: number;
+  /** Longest a write waits on another's lock (ms: SQLite busy_timeout, MariaDB innodb_lock_wait_timeout) before 503. */
+  db_busy_timeout: number;
 }
 
 /** Everything the service reads from its environment. */
@@ -51,6 +57,9 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   server_script_enabled: true,
   trusted_proxies: [],
   coalesce_writes: true,
+  db_statement_timeout: 8000,
+  db_acquire_timeout: 5000,
+  db_busy_timeout: 5000,
 };
 
 /** Reads a site config file; a missing optional file gives the defaults. */

@@ -3,6 +3,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import knexFactory, { type Knex } from 'knex';
+import { logger } from '../log/logger';
+import { DatabaseHealth } from './health';
 import { createReadSnapshots } from './read-snapshot';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startWalCheckpointer } from './wal-checkpointer';
 
@@ -18,7 +20,56 @@ export interface Database {
    * this event-loop turn's reads share (see read-snapshot.ts).
    */
   readConnection?: () => BetterSqlite3.Database;
+  /** Outages as requests meet them: one log line per change, /api/ready's answer. */
+  health: DatabaseHealth;
   close(): Promise<void>;
+}
+
+/** How long the database may keep a request waiting (site config db_*_timeout, ms). */
+export interface DatabaseTimeouts {
+  statementMs: number;
+  acquireMs: number;
+  busyMs: number;
+}
+
+/** The defaults of the site config keys. */
+export const DEFAULT_TIMEOUTS: DatabaseTimeouts = { statementMs: 8000, acquireMs: 5000, busyMs: 5000 };
+
+/** knex's own messages (a stack for each failed pool acquire) go to the debug log: outages log through health. */
+const KNEX_LOG = {
+  warn: (message: unknown) => logger().debug({ knex: String(message) }, 'knex warning'),
+  error: (message: unknown) => logger().debug({ knex: String(message) }, 'knex error'),
+  deprecate: (message: unknown) => logger().debug({ knex: String(message) }, 'knex deprecation'),
+  debug: () => undefined,
+};
+
+/** mysql2's connection as knex hands it to `_query`. */
+interface MysqlConnection {
+  destroy(): void;
+}
+
+/**
+ * Every MariaDB statement gets mysql2's `timeout` (db_statement_timeout); a statement past it destroys its
+ * connection (mysql2 would leave the late answer queued on it), so the pool opens a fresh one and a frozen server
+ * costs each request at most the timeout.
+ */
+function limitStatements(knex: Knex, statementMs: number): void {
+  const client = knex.client as {
+    _query: (
+      connection: MysqlConnection,
+      obj: { sql?: string; options?: object } | string,
+    ) => Promise<unknown>;
+  };
+  const query = client._query.bind(client);
+  client._query = async (connection, obj) => {
+    if (obj && typeof obj === 'object') obj.options = { timeout: statementMs, ...obj.options };
+    try {
+      return await query(connection, obj);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'PROTOCOL_SEQUENCE_TIMEOUT') connection.destroy();
+      throw err;
+    }
+  };
 }
 
 function sqliteFile(url: string): string {
@@ -30,17 +81,18 @@ function sqliteFile(url: string): string {
   return file;
 }
 
-function tuneSqlite(db: BetterSqlite3.Database): void {
+function tuneSqlite(db: BetterSqlite3.Database, busyMs: number): void {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyMs))}`);
   // Checkpoints run in the worker of wal-checkpointer.ts; a connection of the event loop only steps in past this.
   db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
 }
 
 /** Opens the database named by `url` (`sqlite:<path>` or `mysql://user:pass@host:port/db`). */
-export function connect(url: string): Database {
+export function connect(url: string, timeouts: DatabaseTimeouts = DEFAULT_TIMEOUTS): Database {
   if (url.startsWith('mysql://') || url.startsWith('mariadb://')) {
+    const lockWaitS = Math.max(1, Math.ceil(timeouts.busyMs / 1000));
     const knex = knexFactory({
       client: 'mysql2',
       connection: {
@@ -50,12 +102,33 @@ export function connect(url: string): Database {
         supportBigNumbers: true,
         charset: 'utf8mb4',
         timezone: 'Z',
+        connectTimeout: timeouts.acquireMs,
       } as Knex.MySql2ConnectionConfig,
-      pool: { min: 0, max: 10 },
+      acquireConnectionTimeout: timeouts.acquireMs,
+      log: KNEX_LOG,
+      pool: {
+        min: 0,
+        max: 10,
+        createTimeoutMillis: timeouts.acquireMs,
+        afterCreate: (
+          conn: { query: (sql: string, cb: (err: Error | null) => void) => void },
+          done: (err: Error | null, conn: unknown) => void,
+        ) => conn.query(`SET SESSION innodb_lock_wait_timeout = ${lockWaitS}`, (err) => done(err, conn)),
+      },
       // An error's message carries the SQL with `?`, never the bound values (session tokens, passwords, user input).
       compileSqlOnError: false,
     });
-    return { knex, dialect: 'mysql', close: () => knex.destroy() };
+    limitStatements(knex, timeouts.statementMs);
+    const health = new DatabaseHealth(() => knex.raw('select 1'), logger);
+    return {
+      knex,
+      dialect: 'mysql',
+      health,
+      close: () => {
+        health.stopProbe();
+        return knex.destroy();
+      },
+    };
   }
   if (!url.startsWith('sqlite:'))
     throw new Error(`unsupported DATABASE_URL ${url}: use sqlite:<path> or mysql://...`);
@@ -68,22 +141,26 @@ export function connect(url: string): Database {
     connection: { filename: file },
     useNullAsDefault: true,
     compileSqlOnError: false,
+    log: KNEX_LOG,
     pool: {
       afterCreate: (conn: BetterSqlite3.Database, done: (err: Error | null, conn: unknown) => void) => {
-        tuneSqlite(conn);
+        tuneSqlite(conn, timeouts.busyMs);
         writer = conn;
         done(null, conn);
       },
     },
   });
   const reader = new BetterSqlite3(file);
-  tuneSqlite(reader);
+  tuneSqlite(reader, timeouts.busyMs);
+  const health = new DatabaseHealth(() => knex.raw('select 1'), logger);
   const checkpointer = startWalCheckpointer(file);
   return {
     knex,
     dialect: 'sqlite',
     readConnection: createReadSnapshots(reader, () => (writer?.open ? writer : undefined)),
+    health,
     close: async () => {
+      health.stopProbe();
       await checkpointer.stop();
       reader.close();
       await knex.destroy();

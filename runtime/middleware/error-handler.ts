@@ -1,5 +1,7 @@
 // createErrorHandler: the outermost middleware; every thrown error is rendered here and nowhere else.
 import type { Middleware } from 'koa';
+import { unavailableReason } from '../db/unavailable';
+import { AppError, InternalServerError, ServiceUnavailableError } from '../errors/errors';
 import { renderError } from '../errors/render-error';
 import { versionOf, type AppContext } from '../http/state';
 
@@ -10,17 +12,34 @@ export interface ErrorHandlerOptions {
   onServerError?: (err: unknown, ctx: AppContext) => void;
 }
 
+/** Seconds a client is told to wait (Retry-After) while the database is unavailable. */
+const DATABASE_RETRY_AFTER_S = 5;
+
+/** A database error that means "unavailable" becomes 503 with Retry-After, reported to the database's health. */
+function asUnavailable(err: unknown, ctx: AppContext): unknown {
+  if (err instanceof AppError && !(err instanceof InternalServerError)) return err;
+  const reason = unavailableReason(err);
+  if (!reason) return err;
+  ctx.state.site?.db.health.reportUnavailable(reason);
+  return new ServiceUnavailableError('The database is unavailable or busy; retry shortly', {
+    cause: err,
+    headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },
+  });
+}
+
 /** Renders thrown errors as Frappe-shaped JSON with the right status; never leaks stacks or SQL outside developer mode. */
 export function createErrorHandler(options: ErrorHandlerOptions): Middleware {
   return async function errorHandler(ctx, next) {
     try {
       await next();
-    } catch (err) {
+    } catch (thrown) {
+      const err = asUnavailable(thrown, ctx as AppContext);
       const rendered = renderError(err, {
         version: versionOf(ctx.path),
         developerMode: options.developerMode,
       });
-      if (rendered.status >= 500) options.onServerError?.(err, ctx);
+      // An outage is logged once by the database's health (a line per state change), not a stack per request.
+      if (rendered.status >= 500 && rendered.status !== 503) options.onServerError?.(err, ctx);
       ctx.status = rendered.status;
       for (const [name, value] of Object.entries(rendered.headers)) ctx.set(name, value);
       ctx.set('Cache-Control', 'no-store,no-cache,must-revalidate,max-age=0');

@@ -1,0 +1,115 @@
+// A private MariaDB server for fault tests: its own data folder (mariadb-install-db) and port, started, stopped,
+// frozen (SIGSTOP) and thawed by the test. Only the process it started is ever signalled.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+/** Where the server binaries are looked for. */
+const MARIADBD = ['/usr/sbin/mariadbd', '/usr/sbin/mysqld'].find((p) => existsSync(p));
+const INSTALL_DB = ['/usr/bin/mariadb-install-db', '/usr/bin/mysql_install_db'].find((p) => existsSync(p));
+
+/** True when this machine can run a private MariaDB. */
+export const HAVE_MARIADB = Boolean(MARIADBD && INSTALL_DB);
+
+/** Resolves when something accepts TCP connections on `port` (or rejects after `ms`). */
+export async function waitForPort(port: number, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on ${port} after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A private mariadbd. */
+export class PrivateMariaDB {
+  private child?: ChildProcess;
+  readonly dir: string;
+
+  constructor(
+    readonly port: number,
+    root = path.resolve(__dirname, '../tmp'),
+  ) {
+    this.dir = path.join(root, `mariadb-${port}-${process.pid}`);
+  }
+
+  /** `mysql://root@127.0.0.1:<port>/<db>` */
+  url(database: string): string {
+    return `mysql://root@127.0.0.1:${this.port}/${database}`;
+  }
+
+  /** Initialises the data folder (once) and starts the server; resolves when it accepts connections. */
+  async start(): Promise<void> {
+    if (!existsSync(path.join(this.dir, 'data', 'mysql'))) {
+      rmSync(this.dir, { recursive: true, force: true });
+      mkdirSync(this.dir, { recursive: true });
+      const init = spawnSync(
+        INSTALL_DB as string,
+        [
+          '--no-defaults',
+          `--datadir=${path.join(this.dir, 'data')}`,
+          '--auth-root-authentication-method=normal',
+          '--skip-test-db',
+          `--user=${process.env.USER ?? 'root'}`,
+        ],
+        { encoding: 'utf8' },
+      );
+      if (init.status !== 0) throw new Error(`mariadb-install-db failed: ${init.stderr}`);
+    }
+    this.child = spawn(
+      MARIADBD as string,
+      [
+        '--no-defaults',
+        `--datadir=${path.join(this.dir, 'data')}`,
+        `--port=${this.port}`,
+        '--bind-address=127.0.0.1',
+        `--socket=${path.join(this.dir, 'mysqld.sock')}`,
+        `--pid-file=${path.join(this.dir, 'mysqld.pid')}`,
+        '--user=root',
+        '--skip-log-bin',
+        '--innodb-buffer-pool-size=16M',
+        '--innodb-log-file-size=8M',
+      ],
+      { stdio: 'ignore' },
+    );
+    await waitForPort(this.port);
+  }
+
+  /** Stops the server (SIGTERM, then SIGKILL after 10 s); resolves when it has exited. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGCONT');
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+    this.child = undefined;
+  }
+
+  /** Freezes the server: connections stay open, nothing answers. */
+  freeze(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** Thaws a frozen server. */
+  thaw(): void {
+    this.child?.kill('SIGCONT');
+  }
+
+  /** Stops the server and removes its data folder. */
+  async destroy(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
