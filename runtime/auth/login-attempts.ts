@@ -56,7 +56,7 @@ export async function assertNotLocked(site: Site, keys: readonly string[]): Prom
   const shared = siteRedis(site);
   let remaining = 0;
   if (shared) {
-    const ttls = await redisCall(() =>
+    const ttls = await redisCall(shared.redis, () =>
       Promise.all(keys.map((key) => shared.redis.pttl(`${shared.prefix}login:lock:${key}`))),
     );
     remaining = Math.max(0, ...ttls);
@@ -85,11 +85,11 @@ export async function recordFailure(
   if (shared) {
     for (const key of keys) {
       const streak = `${shared.prefix}login:fail:${key}`;
-      const [[, failures]] = (await redisCall(() =>
+      const [[, failures]] = (await redisCall(shared.redis, () =>
         shared.redis.multi().incr(streak).pexpire(streak, policy.lockMs).exec(),
       )) as [[unknown, number]];
       if (failures >= policy.maxAttempts) {
-        await redisCall(() =>
+        await redisCall(shared.redis, () =>
           shared.redis
             .multi()
             .set(`${shared.prefix}login:lock:${key}`, '1', 'PX', policy.lockMs)
@@ -118,6 +118,6 @@ export async function recordFailure(
 /** A successful login clears the user's streak (the IP's streak runs out on its own, so one account cannot reset it). */
 export async function recordSuccess(site: Site, userKey: string): Promise<void> {
   const shared = siteRedis(site);
-  if (shared) await redisCall(() => shared.redis.del(`${shared.prefix}login:fail:${userKey}`));
+  if (shared) await redisCall(shared.redis, () => shared.redis.del(`${shared.prefix}login:fail:${userKey}`));
   else countersOf(site).delete(userKey);
 }

@@ -63,7 +63,7 @@ async function share(store: SessionStore, session: SessionData, expiryMs: number
     ip: session.ip,
     last: session.lastUpdated,
   });
-  await redisCall(() =>
+  await redisCall(store.redis!, () =>
     store.redis!.set(store.prefix + session.sid, value, 'PX', Math.max(1, Math.min(expiryMs, 2 ** 31 - 1))),
   );
 }
@@ -106,7 +106,7 @@ export async function createSession(
 }
 
 async function readShared(store: SessionStore, sid: string): Promise<SessionData | undefined> {
-  const text = await redisCall(() => store.redis!.get(store.prefix + sid));
+  const text = await redisCall(store.redis!, () => store.redis!.get(store.prefix + sid));
   if (!text) return undefined;
   const data = JSON.parse(text) as { user: string; csrf_token: string; ip: string; last: number };
   return { sid, user: data.user, csrfToken: data.csrf_token, ip: data.ip, lastUpdated: data.last };
@@ -165,7 +165,7 @@ export async function resumeSession(
 export async function endSession(site: Site, sid: string): Promise<void> {
   const store = storeOf(site);
   store.memory.delete(sid);
-  if (store.redis) await redisCall(() => store.redis!.del(store.prefix + sid));
+  if (store.redis) await redisCall(store.redis!, () => store.redis!.del(store.prefix + sid));
   await site.db.knex(SYSTEM_TABLES.sessions).where('sid', sid).delete();
 }
 
@@ -177,7 +177,7 @@ export async function endUserSessions(site: Site, user: string): Promise<void> {
     sid: string;
   }[];
   if (store.redis && rows.length)
-    await redisCall(() => store.redis!.del(...rows.map((r) => store.prefix + r.sid)));
+    await redisCall(store.redis!, () => store.redis!.del(...rows.map((r) => store.prefix + r.sid)));
   await site.db.knex(SYSTEM_TABLES.sessions).where('user', user).delete();
 }
 

@@ -1,16 +1,24 @@
-// One Redis connection per site when REDIS_URL is set, with a key prefix of its own per site database.
+// One Redis connection per site when REDIS_URL is set, with a key prefix of its own per site database, behind a
+// circuit breaker: while Redis is down, calls fail at once with 503 (or take their fallback) instead of waiting.
 import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
-import { ServiceUnavailableError } from '../errors/errors';
+import { logger } from '../log/logger';
 import type { Site } from '../site';
+import { RedisBreaker } from './redis-breaker';
 
 /** A site's Redis connection and the prefix of every key it writes (`svc:<hash of DATABASE_URL>:`). */
 export interface SiteRedis {
   redis: Redis;
   prefix: string;
+  breaker: RedisBreaker;
 }
 
+/** Longest one Redis command may take before it counts as a failure (a frozen Redis keeps its sockets open). */
+const COMMAND_TIMEOUT_MS = 1000;
+const CONNECT_TIMEOUT_MS = 2000;
+
 const connections = new WeakMap<Site, SiteRedis>();
+const breakers = new WeakMap<Redis, RedisBreaker>();
 
 /** The site's Redis, or undefined without REDIS_URL. Processes serving the same database share the key space. */
 export function siteRedis(site: Site): SiteRedis | undefined {
@@ -18,10 +26,17 @@ export function siteRedis(site: Site): SiteRedis | undefined {
   if (!url) return undefined;
   let entry = connections.get(site);
   if (!entry) {
-    const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-    redis.on('error', () => undefined); // failures surface on the commands, as 503
+    const redis = new Redis(url, {
+      maxRetriesPerRequest: 1,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+    });
+    const breaker = new RedisBreaker('sessions, lockouts, rate limits', logger);
+    breaker.watch(redis);
+    breakers.set(redis, breaker);
     entry = {
       redis,
+      breaker,
       prefix: `svc:${createHash('sha256').update(site.config.databaseUrl).digest('hex').slice(0, 16)}:`,
     };
     connections.set(site, entry);
@@ -29,18 +44,43 @@ export function siteRedis(site: Site): SiteRedis | undefined {
   return entry;
 }
 
-/** Runs a Redis command; a failure becomes 503 ServiceUnavailableError. */
-export async function redisCall<T>(call: () => Promise<T>): Promise<T> {
+/** Runs a Redis command through the connection's breaker; a failure (or an open breaker) is 503 ServiceUnavailableError. */
+export async function redisCall<T>(redis: Redis, call: () => Promise<T>): Promise<T> {
+  const breaker = breakers.get(redis);
+  if (!breaker) return call();
+  return breaker.run(call, 'The shared session store (Redis)');
+}
+
+/**
+ * At start-up: when REDIS_URL is set, checks that Redis answers within the connect timeout; if not, the breaker
+ * opens and logs a warning (the service starts anyway and follows Redis as it comes and goes).
+ */
+export async function checkRedisAtStart(site: Site): Promise<boolean> {
+  const entry = siteRedis(site);
+  if (!entry) return true;
   try {
-    return await call();
+    await Promise.race([
+      entry.redis.ping(),
+      new Promise((_, reject) =>
+        setTimeout(
+          () => reject(new Error('no answer within the connect timeout')),
+          CONNECT_TIMEOUT_MS,
+        ).unref(),
+      ),
+    ]);
+    return true;
   } catch (err) {
-    throw new ServiceUnavailableError('The shared session store is unavailable', { cause: err });
+    entry.breaker.failed(`unreachable at start-up: ${(err as Error).message}`);
+    return false;
   }
 }
 
-/** Closes the site's Redis connection, if any (tests and shutdown). */
+/** Closes the site's Redis connection, if any (tests and shutdown); its own closing is not an outage. */
 export async function closeSiteRedis(site: Site): Promise<void> {
   const entry = connections.get(site);
   connections.delete(site);
-  if (entry) await entry.redis.quit().catch(() => entry.redis.disconnect());
+  if (!entry) return;
+  entry.redis.removeAllListeners('close');
+  entry.redis.removeAllListeners('ready');
+  await entry.redis.quit().catch(() => entry.redis.disconnect());
 }

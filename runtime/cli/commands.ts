@@ -1,6 +1,7 @@
 // The commands of `svc` (generate, migrate, serve, add-user, set-password, generate-keys) and their dispatch.
 import { createApp } from '../app';
 import { closeSite, openSite } from '../bootstrap';
+import { checkRedisAtStart } from '../auth/site-redis';
 import { loadConfig } from '../config/config';
 import { addUser, generateKeysFor, setPassword } from './user-commands';
 import { loadRegistry } from './load-registry';
@@ -31,6 +32,8 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
       const started = Date.now();
       const config = loadConfig();
       const site = await openSite(config, await loadRegistry());
+      // A Redis unreachable at start-up is a warning (the breaker logs it); the service follows it as it comes back.
+      await checkRedisAtStart(site);
       if (site.created && config.adminPasswordDefaulted)
         console.warn(
           'warning: Administrator was created with the default password "admin"; set ADMIN_PASSWORD',

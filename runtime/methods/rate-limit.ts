@@ -1,7 +1,8 @@
 // Per-method rate limits (`rateLimit: { limit, seconds }`): one bucket per canonical method path and caller, counted in
-// memory, or in Redis when REDIS_URL is set (rate-limiter-flexible; memory insures against Redis failures).
+// memory, or in Redis when REDIS_URL is set (rate-limiter-flexible). While Redis is down (its breaker open, see
+// auth/redis-breaker.ts) calls count in memory at once, and a failing Redis call falls back to memory too.
 import { createHash } from 'node:crypto';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import {
   RateLimiterMemory,
   RateLimiterRedis,
@@ -9,6 +10,8 @@ import {
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
 import { clientIp } from '../auth/client-ip';
+import type { RedisBreaker } from '../auth/redis-breaker';
+import { siteRedis } from '../auth/site-redis';
 import { TooManyRequestsError } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import type { Site } from '../site';
@@ -21,9 +24,10 @@ export interface RateLimit {
 
 interface SiteLimiters {
   redis?: Redis;
+  breaker?: RedisBreaker;
   /** Sites sharing one Redis keep their counters apart: the key space is per site database. */
   prefix: string;
-  byBucket: Map<string, RateLimiterAbstract>;
+  byBucket: Map<string, { shared?: RateLimiterAbstract; memory: RateLimiterAbstract }>;
 }
 
 const perSite = new WeakMap<Site, SiteLimiters>();
@@ -35,11 +39,11 @@ function limitersOf(site: Site): SiteLimiters {
       byBucket: new Map(),
       prefix: `svc-rl:${createHash('sha256').update(site.config.databaseUrl).digest('hex').slice(0, 16)}:`,
     };
-    if (site.config.redisUrl) {
-      // Commands wait for the first connection (so the first calls count in Redis too); a Redis that stays away makes
-      // them fail after one retry, and the in-memory insurance limiter counts instead.
-      entry.redis = new Redis(site.config.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
-      entry.redis.on('error', () => undefined); // a failing Redis falls back to the in-memory insurance limiter
+    // The site's Redis connection (sessions share it): its breaker says when to count in memory without asking.
+    const shared = siteRedis(site);
+    if (shared) {
+      entry.redis = shared.redis;
+      entry.breaker = shared.breaker;
     }
     perSite.set(site, entry);
   }
@@ -49,16 +53,23 @@ function limitersOf(site: Site): SiteLimiters {
 function limiterFor(site: Site, path: string, limit: RateLimit): RateLimiterAbstract {
   const entry = limitersOf(site);
   const bucket = `${path}|${limit.limit}/${limit.seconds}`;
-  let limiter = entry.byBucket.get(bucket);
-  if (!limiter) {
+  let limiters = entry.byBucket.get(bucket);
+  if (!limiters) {
     const options = { points: limit.limit, duration: limit.seconds, keyPrefix: `${entry.prefix}${bucket}` };
     const memory = new RateLimiterMemory(options);
-    limiter = entry.redis
-      ? new RateLimiterRedis({ ...options, storeClient: entry.redis, insuranceLimiter: memory })
-      : memory;
-    entry.byBucket.set(bucket, limiter);
+    limiters = entry.redis
+      ? {
+          memory,
+          shared: new RateLimiterRedis({
+            ...options,
+            storeClient: entry.redis,
+            insuranceLimiter: memory,
+          }),
+        }
+      : { memory };
+    entry.byBucket.set(bucket, limiters);
   }
-  return limiter;
+  return limiters.shared && !entry.breaker?.isOpen ? limiters.shared : limiters.memory;
 }
 
 /** Who a call counts against: the user, or the client IP for guests (X-Forwarded-For only from trusted proxies). */
@@ -83,9 +94,8 @@ export async function consumeRateLimit(ctx: AppContext, path: string, limit: Rat
   }
 }
 
-/** Closes the site's rate-limit Redis connection, if any (tests and shutdown). */
-export async function closeRateLimits(site: Site): Promise<void> {
-  const entry = perSite.get(site);
+/** Forgets the site's limiters (tests and shutdown); the Redis connection is the site's, closed with it. */
+export function closeRateLimits(site: Site): Promise<void> {
   perSite.delete(site);
-  if (entry?.redis) await entry.redis.quit().catch(() => undefined);
+  return Promise.resolve();
 }

@@ -2,6 +2,7 @@
 // slashes and extra arguments cannot dodge it), IP for guests (X-Forwarded-For only from trusted proxies), 429 + Retry-After.
 import request from 'supertest';
 import { createApp } from '../../runtime/app';
+import { closeSiteRedis } from '../../runtime/auth/site-redis';
 import { closeRateLimits } from '../../runtime/methods/rate-limit';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
@@ -136,6 +137,7 @@ test('with REDIS_URL the counters live in Redis: shared by the processes of one 
     ).toBe(200);
   } finally {
     for (const s of [site.site, secondProcess, otherSite.site]) await closeRateLimits(s);
+    await closeSiteRedis(secondProcess);
     await site.close();
     await otherSite.close();
   }
