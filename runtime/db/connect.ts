@@ -111,9 +111,15 @@ export function connect(url: string, timeouts: DatabaseTimeouts = DEFAULT_TIMEOU
         max: 10,
         createTimeoutMillis: timeouts.acquireMs,
         afterCreate: (
-          conn: { query: (sql: string, cb: (err: Error | null) => void) => void },
+          conn: {
+            query: (options: { sql: string; timeout: number }, cb: (err: Error | null) => void) => void;
+          },
           done: (err: Error | null, conn: unknown) => void,
-        ) => conn.query(`SET SESSION innodb_lock_wait_timeout = ${lockWaitS}`, (err) => done(err, conn)),
+        ) =>
+          conn.query(
+            { sql: `SET SESSION innodb_lock_wait_timeout = ${lockWaitS}`, timeout: timeouts.acquireMs },
+            (err) => done(err, conn),
+          ),
       },
       // An error's message carries the SQL with `?`, never the bound values (session tokens, passwords, user input).
       compileSqlOnError: false,

@@ -2,6 +2,7 @@
 import type { AppContext } from '../http/state';
 import * as bulk from './bulk-handlers';
 import { serveFile } from '../files/serve-file';
+import * as probes from './health-handlers';
 import { callMethod } from './method-routes';
 import { createOpenApiHandler } from './openapi-document';
 import * as resources from './resource-handlers';
@@ -39,5 +40,7 @@ export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers
     bulkInsert: bulk.bulkInsert,
     bulkUpdateAcross: bulk.bulkUpdateAcross,
     bulkDeleteAcross: bulk.bulkDeleteAcross,
+    health: probes.health,
+    ready: probes.ready,
   };
 }

@@ -34,7 +34,9 @@ export type Operation =
   | 'bulkInsert'
   | 'bulkUpdateAcross'
   | 'bulkDeleteAcross'
-  | 'file';
+  | 'file'
+  | 'health'
+  | 'ready';
 
 /** The operations a DocType may answer (checked per DocType by `bindingFor`), in the order generated files list them. */
 export const DOCTYPE_OPERATIONS = [
@@ -365,6 +367,24 @@ const OPENAPI = {
 /** The OpenAPI documents themselves. */
 const OPENAPI_ROUTES: RouteRow[] = [...v1('/openapi.json', OPENAPI), v2('/openapi.json', OPENAPI)];
 
+const PROBE = {
+  verbs: ['GET'],
+  status: 200,
+  envelope: 'raw',
+  openapi: [],
+  request: 'none',
+  response: 'ok',
+} as const;
+
+/**
+ * Probes for load balancers and orchestrators (not in the OpenAPI documents): `/api/health` says the process answers,
+ * `/api/ready` that the database (and Redis, when configured) answer too, else 503.
+ */
+const PROBE_ROUTES: RouteRow[] = [
+  { ...PROBE, path: '/api/health', operation: 'health' },
+  { ...PROBE, path: '/api/ready', operation: 'ready' },
+];
+
 /** Every route, in matching order within a path (see `route-matcher.ts`). New families append their rows here. */
 export const ROUTE_TABLE: readonly RouteRow[] = [
   ...V1_RESOURCE_ROUTES,
@@ -373,6 +393,7 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   ...METHOD_ROUTES,
   ...OPENAPI_ROUTES,
   ...FILE_ROUTES,
+  ...PROBE_ROUTES,
 ];
 
 /** The kind of a DocType: virtual DocTypes are served like child tables (metadata only). */

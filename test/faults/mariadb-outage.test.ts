@@ -85,6 +85,8 @@ run('MariaDB outage (private mariadbd)', () => {
     const started = Date.now();
     const res = await fetch(base + path, {
       method,
+      // A request that hangs fails the test here, naming itself, instead of the test's own timeout.
+      signal: AbortSignal.timeout(30_000),
       headers: { authorization: auth, 'content-type': 'application/json' },
       ...(body ? { body: JSON.stringify(body) } : {}),
     });
@@ -137,9 +139,13 @@ run('MariaDB outage (private mariadbd)', () => {
       expect(a.ms).toBeLessThan(BOUND_MS);
     }
     expect(events()).toEqual(['database_unavailable']);
+    const probes = await Promise.all(['/api/health', '/api/ready'].map((p) => fetch(base + p)));
+    expect(probes.map((r) => r.status)).toEqual([200, 503]);
+    expect(await probes[1]!.json()).toMatchObject({ status: 'unavailable', database: 'down' });
     await server.start();
     await untilHealthy();
     expect((await call('POST', '/api/resource/ToDo', { description: 'after restart' })).status).toBe(201);
+    expect((await fetch(`${base}/api/ready`)).status).toBe(200);
     // The probe noticed the recovery: one line for the start of the outage, one for its end.
     await new Promise((r) => setTimeout(r, 1500));
     expect(events()).toEqual(['database_unavailable', 'database_available']);

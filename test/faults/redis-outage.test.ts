@@ -113,6 +113,9 @@ run('Redis outage (private redis-server)', () => {
     await pastSessionCache();
     await outage();
     expect(events()).toEqual(['redis_unavailable']);
+    const ready = await t.http.get('/api/ready');
+    expect([ready.status, ready.body.redis, ready.body.database]).toEqual([503, 'down', 'up']);
+    expect((await t.http.get('/api/health')).status).toBe(200);
     await server.start();
     await untilBack();
     // Redis lost its keys with its restart; the session is read back from the database.
