@@ -35,14 +35,16 @@ export class DatabaseHealth {
     if (!this.current.up) return;
     this.current = { up: false, reason, since: Date.now() };
     this.log().error({ event: 'database_unavailable', reason }, 'database unavailable: answering 503');
-    this.timer = setInterval(() => void this.check(), this.probeEveryMs);
+    this.timer = setInterval(() => {
+      if (this.probing) return;
+      this.probing = true;
+      void this.check().finally(() => (this.probing = false));
+    }, this.probeEveryMs);
     this.timer.unref();
   }
 
-  /** Runs the probe once (also for /api/ready); true when the database answered. */
+  /** Runs the probe once, fresh (also for /api/ready); true when the database answered. */
   async check(): Promise<boolean> {
-    if (this.probing) return this.current.up;
-    this.probing = true;
     try {
       await this.probe();
       if (!this.current.up) {
@@ -55,8 +57,6 @@ export class DatabaseHealth {
     } catch (err) {
       this.reportUnavailable(unavailableReason(err) ?? 'PROBE_FAILED');
       return false;
-    } finally {
-      this.probing = false;
     }
   }
 
