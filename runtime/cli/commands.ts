@@ -1,8 +1,9 @@
 // The commands of `svc` (generate, migrate, serve, add-user, set-password, generate-keys) and their dispatch.
 import { createApp } from '../app';
-import { closeSite, openSite } from '../bootstrap';
+import { openSite } from '../bootstrap';
 import { checkRedisAtStart } from '../auth/site-redis';
 import { loadConfig } from '../config/config';
+import { exitOnSignals, serve } from '../lifecycle/serve';
 import { addUser, generateKeysFor, setPassword } from './user-commands';
 import { loadRegistry } from './load-registry';
 
@@ -38,18 +39,13 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
         console.warn(
           'warning: Administrator was created with the default password "admin"; set ADMIN_PASSWORD',
         );
-      const server = createApp(site, { generatedDir: process.env.SVC_GENERATED ?? 'generated' }).listen(
-        config.port,
-        config.host,
-        () => {
-          console.log(
-            `serving ${site.registry.all().length} DocTypes on http://${config.host}:${config.port} (${config.databaseUrl.split(':')[0]}, ready in ${Date.now() - started} ms)`,
-          );
-        },
-      );
-      const stop = () => server.close(() => void closeSite(site).then(() => process.exit(0)));
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      const app = createApp(site, { generatedDir: process.env.SVC_GENERATED ?? 'generated' });
+      const served = serve(app, site, { host: config.host, port: config.port }, config.site, () => {
+        console.log(
+          `serving ${site.registry.all().length} DocTypes on http://${config.host}:${config.port} (${config.databaseUrl.split(':')[0]}, ready in ${Date.now() - started} ms)`,
+        );
+      });
+      exitOnSignals(served);
       return new Promise<number>(() => undefined);
     },
   },

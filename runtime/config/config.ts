@@ -28,6 +28,14 @@ export interface SiteConfig {
   db_acquire_timeout: number;
   /** Longest a write waits on another's lock (ms: SQLite busy_timeout, MariaDB innodb_lock_wait_timeout) before 503. */
   db_busy_timeout: number;
+  /** Longest a client may take to send a request's headers (ms; Node's headersTimeout). */
+  headers_timeout: number;
+  /** Longest a client may take to send a whole request (ms; Node's requestTimeout). */
+  request_timeout: number;
+  /** How long an idle keep-alive connection stays open (ms; Node's keepAliveTimeout). */
+  keep_alive_timeout: number;
+  /** Longest a SIGTERM/SIGINT shutdown takes, whatever the clients do (ms). */
+  shutdown_timeout: number;
 }
 
 /** Everything the service reads from its environment. */
@@ -60,6 +68,10 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   db_statement_timeout: 8000,
   db_acquire_timeout: 5000,
   db_busy_timeout: 5000,
+  headers_timeout: 20_000,
+  request_timeout: 60_000,
+  keep_alive_timeout: 5000,
+  shutdown_timeout: 10_000,
 };
 
 /** Reads a site config file; a missing optional file gives the defaults. */

@@ -48,7 +48,8 @@ export function createLogger(options: { level?: string; destination?: pino.Desti
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    options.destination ?? pino.destination({ dest: 1, sync: false }),
+    // Synchronous: the lines are few (state changes, shutdown), and none may be lost to process.exit.
+    options.destination ?? pino.destination({ dest: 1, sync: true }),
   );
 }
 

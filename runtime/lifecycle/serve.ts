@@ -1,0 +1,97 @@
+// Serving and stopping: the HTTP server with the site config's timeouts, and a shutdown on SIGTERM/SIGINT that
+// stops accepting, answers the requests in flight with `Connection: close`, closes idle keep-alive sockets, runs the
+// shutdown hooks (jobs), flushes the request log, checkpoints and closes the database, and exits within
+// `shutdown_timeout` whatever the clients do.
+import http from 'node:http';
+import type Koa from 'koa';
+import { closeSite } from '../bootstrap';
+import { logger } from '../log/logger';
+import type { Site } from '../site';
+import { runShutdownHooks } from './shutdown-hooks';
+
+/** The site config keys of the HTTP server (ms). */
+export interface ServerTimeouts {
+  headers_timeout: number;
+  request_timeout: number;
+  keep_alive_timeout: number;
+  shutdown_timeout: number;
+}
+
+/** A running server and its shutdown. */
+export interface Served {
+  server: http.Server;
+  /** Stops as on SIGTERM; resolves with the exit code once everything is closed (or the deadline passed). */
+  shutdown(reason: string): Promise<number>;
+}
+
+/** Listens on host:port with the timeouts; `onSignal` (default: shut down, then exit) runs on SIGTERM and SIGINT. */
+export function serve(
+  app: Koa,
+  site: Site,
+  where: { host: string; port: number },
+  timeouts: ServerTimeouts,
+  onListening: () => void,
+): Served {
+  let closing = false;
+  const handler = app.callback();
+  const inFlight = new Set<http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+    // Once shutting down, every answer ends its connection.
+    if (closing) res.setHeader('Connection', 'close');
+    void handler(req, res);
+  });
+  server.headersTimeout = timeouts.headers_timeout;
+  server.requestTimeout = timeouts.request_timeout;
+  server.keepAliveTimeout = timeouts.keep_alive_timeout;
+  server.listen(where.port, where.host, onListening);
+
+  let done: Promise<number> | undefined;
+  const shutdown = (reason: string): Promise<number> =>
+    (done ??= (async () => {
+      const started = Date.now();
+      const deadline = started + timeouts.shutdown_timeout;
+      closing = true;
+      logger().info({ event: 'shutdown', reason, in_flight: inFlight.size }, 'shutting down');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      server.closeIdleConnections();
+      // Sockets that finish a response become idle: close them as they do, until the server is closed.
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      const overdue = new Promise<'overdue'>((resolve) =>
+        setTimeout(() => resolve('overdue'), Math.max(0, deadline - Date.now() - 1000)).unref(),
+      );
+      const outcome = await Promise.race([closed.then(() => 'closed' as const), overdue]);
+      clearInterval(sweep);
+      if (outcome === 'overdue') {
+        logger().warn({ event: 'shutdown_forced', open: inFlight.size }, 'closing connections still open');
+        server.closeAllConnections();
+      }
+      const late = await runShutdownHooks(deadline - 500);
+      if (late.length) logger().warn({ event: 'shutdown_hooks_late', hooks: late }, 'shutdown hooks overran');
+      await Promise.race([
+        closeSite(site).catch((err: unknown) =>
+          logger().error({ event: 'shutdown_close_failed', err: String(err) }, 'closing the site failed'),
+        ),
+        new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref()),
+      ]);
+      logger().info({ event: 'shutdown_done', ms: Date.now() - started }, 'stopped');
+      logger().flush?.();
+      return 0;
+    })());
+
+  return { server, shutdown };
+}
+
+/** Installs SIGTERM/SIGINT: the first shuts down and exits; a second exits at once. */
+export function exitOnSignals(served: Served): void {
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) process.exit(1);
+    signalled = true;
+    void served.shutdown(signal).then((code) => process.exit(code));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

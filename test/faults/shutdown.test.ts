@@ -1,0 +1,208 @@
+// Lifecycle with a real child process (`node bin/svc.js serve` on its own port and SQLite file): SIGTERM under
+// keep-alive load and with stalled requests exits within shutdown_timeout, answers with `Connection: close` once
+// shutting down, and loses no acknowledged write; `kill -9` during creates keeps every acknowledged name.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { waitForPort } from '../helpers/private-mariadb';
+
+const ROOT = path.resolve(__dirname, '../..');
+const PORT = 4703;
+const SHUTDOWN_MS = 3000;
+jest.setTimeout(120_000);
+
+interface Child {
+  proc: ChildProcess;
+  dir: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+}
+
+async function startServer(name: string): Promise<Child> {
+  const dir = path.join(ROOT, 'test/tmp', `shutdown-${name}-${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'site_config.json'), JSON.stringify({ shutdown_timeout: SHUTDOWN_MS }));
+  const proc = spawn(process.execPath, [path.join(ROOT, 'bin/svc.js'), 'serve'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(PORT),
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite:${path.join(dir, 'site.sqlite')}`,
+      SITE_CONFIG: path.join(dir, 'site_config.json'),
+      ADMIN_PASSWORD: 'shutdown-admin-1',
+      LOG_LEVEL: 'warn',
+      JEST_WORKER_ID: '',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
+  );
+  await waitForPort(PORT, 60_000);
+  return { proc, dir, exited };
+}
+
+/** One request over `agent`; resolves with status, headers and body (or the error). */
+function request(
+  agent: http.Agent,
+  method: string,
+  urlPath: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port: PORT, method, path: urlPath, agent, headers },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function loginCookie(): Promise<Record<string, string>> {
+  const agent = new http.Agent();
+  const res = await request(
+    agent,
+    'POST',
+    '/api/method/login',
+    { 'content-type': 'application/json' },
+    JSON.stringify({ usr: 'Administrator', pwd: 'shutdown-admin-1' }),
+  );
+  expect(res.status).toBe(200);
+  const sid = String(res.headers['set-cookie']?.find((c) => c.startsWith('sid=')) ?? '').split(';')[0]!;
+  return {
+    cookie: sid,
+    'x-frappe-csrf-token': (JSON.parse(res.body) as { csrf_token: string }).csrf_token,
+    'content-type': 'application/json',
+  };
+}
+
+/** Creates ToDos on `sockets` keep-alive connections until a request fails; records what was acknowledged. */
+function createLoad(headers: Record<string, string>, sockets: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  const acknowledged: string[] = [];
+  const answers: { sentAt: number; connection: string | undefined }[] = [];
+  let stop = false;
+  const loops = Array.from({ length: sockets }, async (_, i) => {
+    for (let n = 0; !stop; n++) {
+      const sentAt = Date.now();
+      try {
+        const res = await request(
+          agent,
+          'POST',
+          '/api/resource/ToDo',
+          headers,
+          JSON.stringify({ description: `load ${i}-${n}` }),
+        );
+        answers.push({ sentAt, connection: res.headers.connection });
+        if (res.status === 201)
+          acknowledged.push((JSON.parse(res.body) as { data: { name: string } }).data.name);
+      } catch {
+        return;
+      }
+    }
+  });
+  return {
+    acknowledged,
+    answers,
+    done: Promise.all(loops).then(() => agent.destroy()),
+    stop: () => {
+      stop = true;
+    },
+  };
+}
+
+function storedNames(dir: string): Set<string> {
+  const db = new BetterSqlite3(path.join(dir, 'site.sqlite'), { readonly: true });
+  try {
+    return new Set((db.prepare('select name from tabToDo').all() as { name: string }[]).map((r) => r.name));
+  } finally {
+    db.close();
+  }
+}
+
+test('SIGTERM under keep-alive load: exits within shutdown_timeout, Connection: close, no acknowledged write lost', async () => {
+  const child = await startServer('keepalive');
+  try {
+    const headers = await loginCookie();
+    const load = createLoad(headers, 8);
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = load.acknowledged.length;
+    const termAt = Date.now();
+    child.proc.kill('SIGTERM');
+    const exit = await child.exited;
+    load.stop();
+    await load.done;
+    expect(exit.code).toBe(0);
+    expect(exit.at - termAt).toBeLessThan(SHUTDOWN_MS + 1000);
+    expect(before).toBeGreaterThan(0);
+    // Once shutting down, answers end their connection: at least the requests in flight got Connection: close,
+    // and so did every request sent after the signal.
+    expect(load.answers.some((a) => a.connection === 'close')).toBe(true);
+    for (const a of load.answers.filter((x) => x.sentAt > termAt + 50)) expect(a.connection).toBe('close');
+    const stored = storedNames(child.dir);
+    for (const name of load.acknowledged) expect(stored.has(name)).toBe(true);
+  } finally {
+    child.proc.kill('SIGKILL');
+    rmSync(child.dir, { recursive: true, force: true });
+  }
+});
+
+test('SIGTERM with stalled requests (half-sent headers, half-sent body, idle keep-alive): exits within shutdown_timeout', async () => {
+  const child = await startServer('stalled');
+  const sockets: net.Socket[] = [];
+  try {
+    const connect = () =>
+      new Promise<net.Socket>((resolve) => {
+        const s = net.connect(PORT, '127.0.0.1', () => resolve(s));
+        s.on('error', () => undefined);
+        sockets.push(s);
+      });
+    (await connect()).write('GET /api/method/ping HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+    (await connect()).write(
+      'POST /api/resource/ToDo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"descr',
+    );
+    const idle = await connect();
+    idle.write('GET /api/method/ping HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((r) => setTimeout(r, 300));
+    const termAt = Date.now();
+    child.proc.kill('SIGTERM');
+    const exit = await child.exited;
+    expect(exit.code).toBe(0);
+    expect(exit.at - termAt).toBeLessThan(SHUTDOWN_MS + 1000);
+  } finally {
+    for (const s of sockets) s.destroy();
+    child.proc.kill('SIGKILL');
+    rmSync(child.dir, { recursive: true, force: true });
+  }
+});
+
+test('kill -9 during creates: every acknowledged name is stored', async () => {
+  const child = await startServer('kill9');
+  try {
+    const headers = await loginCookie();
+    const load = createLoad(headers, 8);
+    await new Promise((r) => setTimeout(r, 1500));
+    child.proc.kill('SIGKILL');
+    await child.exited;
+    load.stop();
+    await load.done;
+    expect(load.acknowledged.length).toBeGreaterThan(0);
+    const stored = storedNames(child.dir);
+    const missing = load.acknowledged.filter((name) => !stored.has(name));
+    expect(missing).toEqual([]);
+  } finally {
+    rmSync(child.dir, { recursive: true, force: true });
+  }
+});
