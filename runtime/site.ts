@@ -1,6 +1,7 @@
 // A site: the open database, the DocType registry and the configuration one service instance serves.
 import type { ServiceConfig } from './config/config';
 import type { Database } from './db/connect';
+import type { JobQueue } from './jobs/job-queue';
 import type { Registry } from './registry/registry';
 
 /** Everything a request handler may reach besides the request itself. */
@@ -8,6 +9,8 @@ export interface Site {
   db: Database;
   registry: Registry;
   config: ServiceConfig;
+  /** The site's background job queue (runtime/jobs); absent only on sites built by hand. */
+  jobs?: JobQueue;
 }
 
 /** The user a request runs as. */

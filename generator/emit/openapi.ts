@@ -106,6 +106,22 @@ const BULK_RESULT_SCHEMA: JsonSchema = {
   },
 };
 
+/** A background job (CONTRACT 6): `result` is the bulk result object once the job has finished. */
+const JOB_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['job_id', 'status', 'progress'],
+  properties: {
+    job_id: { type: 'string', format: 'uuid' },
+    status: { type: 'string', enum: ['queued', 'running', 'finished', 'failed'] },
+    progress: {
+      type: 'object',
+      properties: { done: { type: 'integer' }, total: { type: 'integer' } },
+    },
+    result: { oneOf: [{ $ref: '#/components/schemas/BulkResult' }, { type: 'null' }] },
+    error: { type: ['string', 'null'], description: '`exc_type: message` of a failed job' },
+  },
+};
+
 /** The request body of a bulk row: `docs` (items per the operation) or `names`. */
 function bulkRequest(row: RouteRow, doc: JsonSchema | undefined): JsonSchema {
   if (row.request === 'bulk-names')
@@ -193,6 +209,8 @@ function responseSchema(row: RouteRow, doc: JsonSchema, version: 1 | 2): JsonSch
           ? { docs: { type: 'array', items: doc, description: 'name, the changed fields and modified' } }
           : {},
       );
+    case 'job':
+      return wrap(ref('Job'));
     case 'method-result':
     case 'openapi':
       return { type: 'object' };
@@ -473,10 +491,22 @@ function document(version: 1 | 2, ctx: GeneratorContext): JsonSchema {
           },
         },
       };
+    } else if (row.operation === 'jobStatus') {
+      paths[row.path.replace('{name}', '{job_id}')] = {
+        get: {
+          tags: ['jobs'],
+          operationId: `v${version}_job_status`,
+          summary: 'Status of a background job (the requester and System Managers only; 404 for anyone else)',
+          parameters: [
+            { name: 'job_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+          ],
+          responses: { '200': ok('The job', responseSchema(row, { type: 'object' }, version)), ...errors },
+        },
+      };
     } else throw new Error(`generator/emit/openapi.ts: no description for ${row.operation} (${row.path})`);
   }
   const schemas: Record<string, JsonSchema> = { Error: ERROR_SCHEMA };
-  if (version === 2) schemas.BulkResult = BULK_RESULT_SCHEMA;
+  if (version === 2) Object.assign(schemas, { BulkResult: BULK_RESULT_SCHEMA, Job: JOB_SCHEMA });
   for (const ir of ctx.doctypes) schemas[className(ir.meta.name)] = documentSchema(ir.meta, ctx);
   return {
     openapi: '3.1.0',

@@ -61,6 +61,7 @@ function routeType(row: RouteRow, doc: string, version: 1 | 2): string {
       row.operation === 'bulkUpdate'
         ? `{ data: BulkResult; docs: Partial<${doc}>[] }`
         : '{ data: BulkResult }',
+    job: '{ data: Record<string, unknown> }',
   };
   const input = request[row.request];
   const where =

@@ -36,6 +36,16 @@ export interface SiteConfig {
   keep_alive_timeout: number;
   /** Longest a SIGTERM/SIGINT shutdown takes, whatever the clients do (ms). */
   shutdown_timeout: number;
+  /** Run background jobs in this process (the embedded worker). */
+  job_worker: boolean;
+  /** Jobs the embedded worker runs at once. */
+  job_concurrency: number;
+  /** How often the embedded worker looks for queued jobs, in milliseconds. */
+  job_poll_ms: number;
+  /** How long a running job stays claimed without its worker renewing the claim (a dead worker's job waits this long). */
+  job_lease_seconds: number;
+  /** How long finished and failed jobs (and their status) are kept. */
+  job_retention_seconds: number;
 }
 
 /** Everything the service reads from its environment. */
@@ -72,6 +82,11 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   request_timeout: 60_000,
   keep_alive_timeout: 5000,
   shutdown_timeout: 10_000,
+  job_worker: true,
+  job_concurrency: 2,
+  job_poll_ms: 1000,
+  job_lease_seconds: 30,
+  job_retention_seconds: 7 * 24 * 3600,
 };
 
 /** Reads a site config file; a missing optional file gives the defaults. */

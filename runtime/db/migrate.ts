@@ -13,6 +13,10 @@ export const SYSTEM_TABLES = {
   auth: '__Auth',
   sessions: 'tabSessions',
   schema: '__DocTypeSchema',
+  /** Background jobs (runtime/jobs): one row per job. */
+  jobs: '__Job',
+  /** One row per finished item of a running job, written in the transaction of the item's own write. */
+  jobItems: '__JobItem',
 } as const;
 
 /** A column as this service defines it. */
@@ -280,6 +284,27 @@ async function ensureSystemTables(knex: Knex): Promise<void> {
     t.text('sessiondata').notNullable();
     t.string('ipaddress', 64).nullable();
     t.datetime('lastupdate', { precision: 6 }).notNullable();
+  });
+  await create(SYSTEM_TABLES.jobs, (t) => {
+    t.string('name', 64).primary();
+    t.string('kind', 140).notNullable();
+    t.string('user', 140).notNullable();
+    t.string('status', 16).notNullable().index(indexName(SYSTEM_TABLES.jobs, 'status'));
+    t.text('payload', 'longtext').notNullable();
+    t.integer('total').notNullable().defaultTo(0);
+    t.text('result', 'longtext').nullable();
+    t.text('error').nullable();
+    t.string('worker', 140).nullable();
+    t.bigInteger('lease_until').notNullable().defaultTo(0);
+    t.integer('attempts').notNullable().defaultTo(0);
+    t.bigInteger('created_at').notNullable();
+    t.bigInteger('finished_at').nullable();
+  });
+  await create(SYSTEM_TABLES.jobItems, (t) => {
+    t.string('job', 64).notNullable();
+    t.integer('idx').notNullable();
+    t.text('outcome').notNullable();
+    t.primary(['job', 'idx']);
   });
 }
 

@@ -233,7 +233,9 @@ export async function bulkUpdate(ctx: AppContext): Promise<unknown> {
     const { docname, ...rest } = doc;
     return { doctype: doc.doctype, entry: { ...rest, name: docname } };
   });
-  const { result, failedAt } = await runBulk(callerOf(ctx), 'update', items, { across: true });
+  const outcome = await runBulk(callerOf(ctx), 'update', items, { across: true });
+  if (!outcome) return { failed_docs: [] };
+  const { result, failedAt } = outcome;
   return {
     failed_docs: result.failed.map((failure, k) => ({
       doc: docs[failedAt[k] as number],

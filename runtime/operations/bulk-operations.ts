@@ -1,11 +1,13 @@
 // Bulk update, delete and insert (SPEC 2.5, 4.2): every item goes through the caller's normal document operation in
 // a write transaction of its own (on SQLite a savepoint of the turn's group commit), so one bad item never spoils the
 // others and a refused item changes nothing. The outcome is the bulk result object; its counts always add up.
+import type { Knex } from 'knex';
 import type { DocData } from '../document/store';
 import { AppError, InternalServerError } from '../errors/errors';
 import { refusal } from '../permissions/doctype-permission';
 import type { Caller } from './caller';
 import * as documents from './document-operations';
+import type { InTransaction } from './document-operations';
 
 /** A failed item: the document it named, the error's type (`exc_type`) and its message. */
 export interface BulkFailure {
@@ -86,6 +88,27 @@ function failureOf(item: BulkItem, bare: boolean, err: unknown): BulkFailure {
   return { ...identify(item, bare), error: known.excType, message };
 }
 
+/** An item's outcome as a job keeps it: a success (the document's name) or the failure entry. */
+export type ItemOutcome = { ok: true; name: string; doctype: string } | ({ ok: false } & BulkFailure);
+
+/**
+ * Where a background job keeps outcomes: `inTransaction` records a success inside the item's own write transaction;
+ * `failure` records a failure after the item's transaction was rolled back (a crash in between leaves the item
+ * without an outcome, so it runs again). `done` holds the outcomes recorded by an earlier run of the job.
+ */
+export interface OutcomeRecorder {
+  done: ReadonlyMap<number, ItemOutcome>;
+  inTransaction(trx: Knex, index: number, outcome: ItemOutcome): Promise<void>;
+  failure(index: number, outcome: ItemOutcome): Promise<void>;
+  /** True when the job should stop after the items it has started (graceful shutdown). */
+  stopping(): boolean;
+}
+
+/** The failure entry of a stored failed outcome. */
+function failureEntry(outcome: BulkFailure): BulkFailure {
+  return { name: outcome.name, doctype: outcome.doctype, error: outcome.error, message: outcome.message };
+}
+
 /** What one item's work gives back: the name it succeeded on, the document to report and its messages. */
 interface ItemDone {
   name: string;
@@ -104,7 +127,12 @@ function changedFields(doc: DocData, sent: Record<string, unknown>, across: bool
 }
 
 /** Runs one item of a bulk update through the caller's update path. */
-async function updateItem(caller: Caller, item: BulkItem, across: boolean): Promise<ItemDone> {
+async function updateItem(
+  caller: Caller,
+  item: BulkItem,
+  across: boolean,
+  hook?: (doctype: string) => InTransaction,
+): Promise<ItemDone> {
   if (!isObject(item.entry) || !('name' in item.entry))
     throw new ItemShapeError(
       across
@@ -116,25 +144,66 @@ async function updateItem(caller: Caller, item: BulkItem, across: boolean): Prom
   const changes: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(item.entry))
     if (key !== 'name' && key !== 'doctype' && key !== 'flags' && key !== '__proto__') changes[key] = value;
-  const { doc, messages } = await documents.updateDocument(caller, doctype, name, changes);
+  const { doc, messages } = await documents.updateDocument(caller, doctype, name, changes, hook?.(doctype));
   return { name, doctype, doc: changedFields(doc, changes, across), messages };
 }
 
 /** Runs one item of a bulk delete through the caller's delete path. */
-async function deleteItem(caller: Caller, item: BulkItem, across: boolean): Promise<ItemDone> {
+async function deleteItem(
+  caller: Caller,
+  item: BulkItem,
+  across: boolean,
+  hook?: (doctype: string) => InTransaction,
+): Promise<ItemDone> {
   if (across && (!isObject(item.entry) || !('name' in item.entry) || !('doctype' in item.entry)))
     throw new ItemShapeError("Each document must be a dictionary with 'doctype' and 'name' keys");
   const doctype = doctypeOf(item.doctype);
   const name = nameOf(isObject(item.entry) ? item.entry.name : item.entry);
-  return { name, doctype, messages: await documents.deleteDocument(caller, doctype, name) };
+  return { name, doctype, messages: await documents.deleteDocument(caller, doctype, name, hook?.(doctype)) };
 }
 
 /** Runs one item of a bulk insert through the caller's create path. */
-async function insertItem(caller: Caller, item: BulkItem): Promise<ItemDone> {
+async function insertItem(
+  caller: Caller,
+  item: BulkItem,
+  hook?: (doctype: string) => InTransaction,
+): Promise<ItemDone> {
   if (!isObject(item.entry)) throw new ItemShapeError('Each document must be a dictionary of field values');
   const doctype = doctypeOf(item.doctype);
-  const { doc, messages } = await documents.createDocument(caller, doctype, item.entry);
+  const { doc, messages } = await documents.createDocument(caller, doctype, item.entry, hook?.(doctype));
   return { name: String(doc.name), doctype, messages };
+}
+
+/**
+ * The bulk result object of a job from its stored outcomes, in item order. An item without an outcome cannot occur
+ * for a finished job; it would be reported as failed, never left out.
+ */
+export function bulkResult(
+  kind: BulkKind,
+  across: boolean,
+  outcomes: readonly (ItemOutcome | undefined)[],
+): BulkResult {
+  const done: unknown[] = [];
+  const failed: BulkFailure[] = [];
+  for (const outcome of outcomes) {
+    if (outcome?.ok) done.push(across ? { doctype: outcome.doctype, name: outcome.name } : outcome.name);
+    else if (outcome) {
+      failed.push(failureEntry(outcome));
+    } else
+      failed.push({
+        name: null,
+        doctype: null,
+        error: 'InternalServerError',
+        message: 'No outcome recorded',
+      });
+  }
+  return {
+    [DONE_KEY[kind]]: done,
+    failed,
+    total: outcomes.length,
+    success_count: done.length,
+    failure_count: failed.length,
+  };
 }
 
 /** How many items are started at once on SQLite (they queue into one group commit, each in its own savepoint). */
@@ -142,6 +211,8 @@ const SQLITE_WINDOW = 64;
 
 /**
  * Runs a bulk operation. `across`: items name their own DocType and successes are reported as `{doctype, name}`.
+ * With a `recorder` (a background job), items it already holds an outcome for are skipped, each new outcome is
+ * recorded, and the run stops between windows when the recorder says so (undefined: not finished).
  * On SQLite a window of items is started together so they share the turn's commit (each still in its own savepoint,
  * in request order); on MariaDB items run one after another, each in its own transaction.
  */
@@ -149,31 +220,47 @@ export async function runBulk(
   caller: Caller,
   kind: BulkKind,
   items: readonly BulkItem[],
-  options: { across?: boolean; onItem?: (index: number) => void } = {},
-): Promise<BulkOutcome> {
+  options: { across?: boolean; recorder?: OutcomeRecorder } = {},
+): Promise<BulkOutcome | undefined> {
   const across = options.across === true;
+  const recorder = options.recorder;
   if (caller.user.name === 'Guest') throw refusal(caller.user, 'Login required');
-  const run = (item: BulkItem): Promise<ItemDone> =>
-    kind === 'update'
-      ? updateItem(caller, item, across)
+  const run = (index: number, item: BulkItem): Promise<ItemDone> => {
+    const hook = recorder
+      ? (doctype: string): InTransaction =>
+          (trx, name) =>
+            recorder.inTransaction(trx, index, { ok: true, name, doctype })
+      : undefined;
+    return kind === 'update'
+      ? updateItem(caller, item, across, hook)
       : kind === 'delete'
-        ? deleteItem(caller, item, across)
-        : insertItem(caller, item);
+        ? deleteItem(caller, item, across, hook)
+        : insertItem(caller, item, hook);
+  };
   const outcomes: (ItemDone | BulkFailure)[] = new Array(items.length);
   const settle = async (index: number): Promise<void> => {
     const item = items[index] as BulkItem;
     try {
-      outcomes[index] = await run(item);
+      outcomes[index] = await run(index, item);
     } catch (err) {
-      outcomes[index] = failureOf(item, kind === 'delete' && !across, err);
+      const failure = failureOf(item, kind === 'delete' && !across, err);
+      if (recorder) await recorder.failure(index, { ok: false, ...failure });
+      outcomes[index] = failure;
     }
-    options.onItem?.(index);
   };
+  for (const [index, previous] of recorder?.done ?? []) {
+    if (previous.ok) outcomes[index] = { name: previous.name, doctype: previous.doctype, messages: [] };
+    else {
+      outcomes[index] = failureEntry(previous);
+    }
+  }
   const window = caller.site.db.dialect === 'sqlite' ? SQLITE_WINDOW : 1;
-  for (let start = 0; start < items.length; start += window) {
-    const end = Math.min(items.length, start + window);
+  let next = 0;
+  while (next < items.length) {
+    if (recorder?.stopping()) return undefined;
     const started: Promise<void>[] = [];
-    for (let i = start; i < end; i++) started.push(settle(i));
+    for (; next < items.length && started.length < window; next++)
+      if (!recorder?.done.has(next)) started.push(settle(next));
     await Promise.all(started);
   }
   const done: unknown[] = [];

@@ -1,5 +1,6 @@
 // Operations on one document: get, create, update, delete, copy and the DocType's meta. Each checks permissions,
 // runs the lifecycle and returns the serialized document with the messages the hooks added for the user.
+import type { Knex } from 'knex';
 import { checkBody } from '../document/checks';
 import { checkClientBody } from '../document/client-body';
 import { DocumentTransaction } from '../document/lifecycle';
@@ -14,6 +15,12 @@ import { readableDoc } from '../permissions/field-levels';
 import { expandLinks } from '../query/expand-links';
 import type { DocTypeBinding } from '../registry/registry';
 import { bindingFor, type Caller } from './caller';
+
+/**
+ * Work to run inside a write's own transaction, after the write and before the commit (a background job records the
+ * item's outcome there, so the write and its outcome are durable together or not at all).
+ */
+export type InTransaction = (trx: Knex, name: string) => Promise<void>;
 
 /** A document with the messages for the user that producing it left. */
 export interface DocumentResult {
@@ -70,12 +77,14 @@ export async function createDocument(
   caller: Caller,
   doctype: string,
   body: Record<string, unknown>,
+  inTransaction?: InTransaction,
 ): Promise<DocumentResult> {
   const { binding, data, clientName } = prepareCreate(caller, doctype, body);
   const tx = new DocumentTransaction(caller.site, caller.user);
   const doc = await tx.run(async () => {
     const created = tx.newDoc(doctype, data, clientName);
     await created.insert();
+    if (inTransaction) await inTransaction(tx.trx as Knex, String(created.name));
     return created;
   });
   return {
@@ -115,6 +124,7 @@ export async function updateDocument(
   doctype: string,
   name: string,
   body: Record<string, unknown>,
+  inTransaction?: InTransaction,
 ): Promise<DocumentResult> {
   const binding = bindingFor(caller, doctype, 'update');
   // The lifecycle decides the exact right from the docstatus move (write, submit or cancel); here: any of them at all.
@@ -137,6 +147,7 @@ export async function updateDocument(
     });
     Object.assign(loaded, changes);
     await loaded.save();
+    if (inTransaction) await inTransaction(tx.trx as Knex, String(loaded.name));
     return loaded;
   });
   return {
@@ -179,11 +190,19 @@ export function cancelDocument(caller: Caller, doctype: string, name: string): P
 }
 
 /** Deletes a document; returns the messages the hooks left. */
-export async function deleteDocument(caller: Caller, doctype: string, name: string): Promise<string[]> {
+export async function deleteDocument(
+  caller: Caller,
+  doctype: string,
+  name: string,
+  inTransaction?: InTransaction,
+): Promise<string[]> {
   const binding = bindingFor(caller, doctype, 'delete');
   assertDocTypePermission(caller.user, binding.meta, 'delete');
   const tx = new DocumentTransaction(caller.site, caller.user);
-  await tx.run(async () => (await tx.getDoc(doctype, name, { forUpdate: true })).delete());
+  await tx.run(async () => {
+    await (await tx.getDoc(doctype, name, { forUpdate: true })).delete();
+    if (inTransaction) await inTransaction(tx.trx as Knex, name);
+  });
   return tx.messages;
 }
 

@@ -5,6 +5,8 @@ import { bodyObject } from '../http/params';
 import type { AppContext } from '../http/state';
 import { bindingFor, callerOf, type Caller } from '../operations/caller';
 import { refusal } from '../permissions/doctype-permission';
+import { BULK_JOB, type BulkJobPayload } from '../jobs/bulk-job';
+import { asyncThreshold } from '../jobs/threshold';
 import { runBulk, type BulkItem, type BulkKind } from '../operations/bulk-operations';
 import { respond } from './resource-handlers';
 import type { RouteParams, RouteRow } from './route-table';
@@ -24,8 +26,19 @@ async function answer(
   kind: BulkKind,
   items: BulkItem[],
   across: boolean,
+  doctype?: string,
 ): Promise<void> {
-  const { result, docs, messages } = await runBulk(callerOf(ctx), kind, items, { across });
+  const caller = callerOf(ctx);
+  const jobs = caller.site.jobs;
+  if (jobs && items.length > asyncThreshold(caller.site.config.site, doctype)) {
+    const payload: BulkJobPayload = { kind, across, items };
+    const jobId = await jobs.enqueue(BULK_JOB, caller.user.name, payload, items.length);
+    respond(ctx, 202, 'data', { job_id: jobId });
+    return;
+  }
+  const outcome = await runBulk(caller, kind, items, { across });
+  if (!outcome) return;
+  const { result, docs, messages } = outcome;
   const body = respond(ctx, row.status, 'data', result, messages);
   if (kind === 'update') body.docs = docs;
 }
@@ -51,19 +64,19 @@ const ownDocType = (entry: unknown): BulkItem => ({
 /** POST /api/v2/document/{doctype}/bulk_update: `docs`, each with `name` and the fields to set. */
 export async function bulkUpdate(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
   bindingFor(signedIn(ctx), p.doctype, 'bulk_update');
-  await answer(ctx, row, 'update', listOf(ctx, 'docs').map(entryOf(p.doctype)), false);
+  await answer(ctx, row, 'update', listOf(ctx, 'docs').map(entryOf(p.doctype)), false, p.doctype);
 }
 
 /** POST /api/v2/document/{doctype}/bulk_delete: `names`. */
 export async function bulkDelete(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
   bindingFor(signedIn(ctx), p.doctype, 'bulk_delete');
-  await answer(ctx, row, 'delete', listOf(ctx, 'names').map(entryOf(p.doctype)), false);
+  await answer(ctx, row, 'delete', listOf(ctx, 'names').map(entryOf(p.doctype)), false, p.doctype);
 }
 
 /** POST /api/v2/document/{doctype}/bulk_insert: `docs`, each the fields of a new document. */
 export async function bulkInsert(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
   bindingFor(signedIn(ctx), p.doctype, 'bulk_insert');
-  await answer(ctx, row, 'insert', listOf(ctx, 'docs').map(entryOf(p.doctype)), false);
+  await answer(ctx, row, 'insert', listOf(ctx, 'docs').map(entryOf(p.doctype)), false, p.doctype);
 }
 
 /** POST /api/v2/method/bulk_update: `docs`, each with `doctype`, `name` and the fields to set. */

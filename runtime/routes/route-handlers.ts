@@ -3,6 +3,7 @@ import type { AppContext } from '../http/state';
 import * as bulk from './bulk-handlers';
 import { serveFile } from '../files/serve-file';
 import * as probes from './health-handlers';
+import { jobStatus } from './job-handlers';
 import { callMethod } from './method-routes';
 import { createOpenApiHandler } from './openapi-document';
 import * as resources from './resource-handlers';
@@ -42,5 +43,6 @@ export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers
     bulkDeleteAcross: bulk.bulkDeleteAcross,
     health: probes.health,
     ready: probes.ready,
+    jobStatus,
   };
 }

@@ -36,7 +36,8 @@ export type Operation =
   | 'bulkDeleteAcross'
   | 'file'
   | 'health'
-  | 'ready';
+  | 'ready'
+  | 'jobStatus';
 
 /** The operations a DocType may answer (checked per DocType by `bindingFor`), in the order generated files list them. */
 export const DOCTYPE_OPERATIONS = [
@@ -84,7 +85,9 @@ export type ResponseShape =
   /** The bulk result object (SPEC 2.5) in `data`; a bulk update adds the saved documents as `docs`. */
   | 'bulk-result'
   /** A stored file's bytes (raw, streamed). */
-  | 'file';
+  | 'file'
+  /** A background job: `{ job_id, status, progress, result, error }`. */
+  | 'job';
 
 /** One route: a verb (or every verb) on a path template, the operation it runs and the answer it gives. */
 export interface RouteRow {
@@ -339,6 +342,18 @@ const BULK_ACROSS_ROUTES: RouteRow[] = [
   }),
 ];
 
+/** Background jobs: the status of a job a bulk request queued. */
+const JOB_ROUTES: RouteRow[] = [
+  v2('/job/{name}', {
+    ...DOC,
+    verbs: ['GET'],
+    operation: 'jobStatus',
+    status: 200,
+    request: 'none',
+    response: 'job',
+  }),
+];
+
 const METHOD = {
   verbs: '*',
   operation: 'method',
@@ -390,6 +405,7 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   ...V1_RESOURCE_ROUTES,
   ...V2_DOCUMENT_ROUTES,
   ...BULK_ACROSS_ROUTES,
+  ...JOB_ROUTES,
   ...METHOD_ROUTES,
   ...OPENAPI_ROUTES,
   ...FILE_ROUTES,

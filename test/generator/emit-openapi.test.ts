@@ -80,6 +80,7 @@ describe('emitOpenApi', () => {
     expect(Object.keys(v2.components.schemas).sort()).toEqual([
       'BulkResult',
       'Error',
+      'Job',
       'ToDo',
       'ToDoItem',
       'ToDoSettings',

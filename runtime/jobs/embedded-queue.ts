@@ -1,0 +1,268 @@
+// The embedded job backend: jobs in the site database (__Job, with one __JobItem row per finished item) and a worker
+// in the service's own process, so `npm start` alone runs jobs. A running job holds a lease it renews; a worker that
+// dies (kill -9) stops renewing it, and any worker (this process after a restart, or another one) takes the job over
+// once the lease has run out and resumes it after the items that already have an outcome.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Knex } from 'knex';
+import { loadUser } from '../auth/users';
+import { SYSTEM_TABLES } from '../db/migrate';
+import { inWriteTransaction } from '../db/write-transaction';
+import { AppError, AuthenticationError } from '../errors/errors';
+import type { Site } from '../site';
+import {
+  REQUEUE,
+  jobHandler,
+  type JobItems,
+  type JobQueue,
+  type JobRecord,
+  type JobStatus,
+} from './job-queue';
+
+const JOBS = SYSTEM_TABLES.jobs;
+const ITEMS = SYSTEM_TABLES.jobItems;
+
+/** How the embedded worker runs. */
+export interface EmbeddedQueueOptions {
+  /** Jobs this process runs at once. */
+  concurrency: number;
+  /** How often the worker looks for queued jobs (it also looks at once after an enqueue and after each job). */
+  pollMs: number;
+  /** How long a job stays claimed without a renewal (renewed every third of it); a dead worker's job waits this long. */
+  leaseMs: number;
+  /** Finished and failed jobs are deleted this long after they ended. */
+  retentionMs: number;
+}
+
+/** How often finished jobs past their retention are swept. */
+const SWEEP_EVERY_MS = 60_000;
+
+/** The job store and worker of one site on its own database. */
+export class EmbeddedJobQueue implements JobQueue {
+  /** Names this process's worker in `__Job.worker`. */
+  readonly workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly running = new Map<string, Promise<void>>();
+  private stopping = false;
+  private polling = false;
+  private lastSweep = 0;
+
+  constructor(
+    private readonly site: Site,
+    private readonly options: EmbeddedQueueOptions,
+  ) {}
+
+  private write<T>(work: (q: Knex) => Promise<T>): Promise<T> {
+    return inWriteTransaction(this.site.db, work);
+  }
+
+  async enqueue(kind: string, user: string, payload: unknown, total: number): Promise<string> {
+    const id = randomUUID();
+    await this.write((q) =>
+      q(JOBS).insert({
+        name: id,
+        kind,
+        user,
+        status: 'queued',
+        payload: JSON.stringify(payload),
+        total,
+        lease_until: 0,
+        attempts: 0,
+        created_at: Date.now(),
+      }),
+    );
+    if (this.timer) setImmediate(() => void this.poll());
+    return id;
+  }
+
+  async get(id: string): Promise<JobRecord | undefined> {
+    const knex = this.site.db.knex;
+    const row = (await knex(JOBS).where({ name: id }).first()) as Record<string, unknown> | undefined;
+    if (!row) return undefined;
+    const status = String(row.status) as JobStatus;
+    const total = Number(row.total);
+    let done = total;
+    if (status !== 'finished') {
+      const counted = (await knex(ITEMS).where({ job: id }).count({ n: '*' }).first()) as { n: unknown };
+      done = Number(counted.n);
+    }
+    return {
+      id,
+      kind: String(row.kind),
+      user: String(row.user),
+      status,
+      total,
+      done,
+      result: row.result == null ? null : JSON.parse(String(row.result)),
+      error: row.error == null ? null : String(row.error),
+    };
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.stopping = false;
+    this.timer = setInterval(() => void this.poll(), this.options.pollMs);
+    this.timer.unref();
+    void this.poll();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.stopping = true;
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  /** Claims queued (or abandoned) jobs up to the concurrency limit and runs them. */
+  private async poll(): Promise<void> {
+    if (this.polling || !this.timer) return;
+    this.polling = true;
+    try {
+      await this.sweep();
+      while (this.timer && this.running.size < this.options.concurrency) {
+        const id = await this.claim();
+        if (!id) break;
+        const done = this.execute(id).finally(() => {
+          this.running.delete(id);
+          if (this.timer) setImmediate(() => void this.poll());
+        });
+        this.running.set(id, done);
+      }
+    } catch {
+      // The database is unavailable or busy: the next poll tries again.
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  /** A job that is queued, or running under a lease that ran out (its worker died), claimed for this worker. */
+  private async claim(): Promise<string | undefined> {
+    const now = Date.now();
+    const claimable = (b: Knex.QueryBuilder) =>
+      b
+        .where('status', 'queued')
+        .orWhere((r) => r.where('status', 'running').andWhere('lease_until', '<', now));
+    const candidates = (await this.site.db
+      .knex(JOBS)
+      .where(claimable)
+      .orderBy('created_at')
+      .limit(this.options.concurrency + 4)
+      .select('name')) as { name: string }[];
+    for (const { name } of candidates) {
+      if (this.running.has(name)) continue;
+      const claimed = await this.write((q) =>
+        q(JOBS)
+          .where({ name })
+          .andWhere(claimable)
+          .update({
+            status: 'running',
+            worker: this.workerId,
+            lease_until: now + this.options.leaseMs,
+            attempts: q.raw('attempts + 1'),
+          }),
+      );
+      if (claimed === 1) return name;
+    }
+    return undefined;
+  }
+
+  /** Deletes finished and failed jobs past their retention time, with their item rows. */
+  private async sweep(): Promise<void> {
+    const now = Date.now();
+    if (now - this.lastSweep < Math.min(SWEEP_EVERY_MS, this.options.retentionMs)) return;
+    this.lastSweep = now;
+    const before = now - this.options.retentionMs;
+    await this.write(async (q) => {
+      const old = (await q(JOBS)
+        .whereIn('status', ['finished', 'failed'])
+        .andWhere('finished_at', '<', before)
+        .select('name')) as { name: string }[];
+      if (!old.length) return;
+      const names = old.map((r) => r.name);
+      await q(ITEMS).whereIn('job', names).delete();
+      await q(JOBS).whereIn('name', names).delete();
+    });
+  }
+
+  /** The stored outcomes of a job, by item index. */
+  private async outcomes(id: string): Promise<Map<number, unknown>> {
+    const rows = (await this.site.db.knex(ITEMS).where({ job: id }).select('idx', 'outcome')) as {
+      idx: unknown;
+      outcome: string;
+    }[];
+    return new Map(rows.map((r) => [Number(r.idx), JSON.parse(r.outcome) as unknown]));
+  }
+
+  /** Runs a claimed job as its user, renewing the lease, and stores how it ended. */
+  private async execute(id: string): Promise<void> {
+    const knex = this.site.db.knex;
+    let lost = false;
+    const mine = (q: Knex) => q(JOBS).where({ name: id, worker: this.workerId, status: 'running' });
+    const heartbeat = setInterval(
+      () => {
+        this.write((q) => mine(q).update({ lease_until: Date.now() + this.options.leaseMs }))
+          .then((n) => {
+            if (n === 0) lost = true;
+          })
+          .catch(() => undefined);
+      },
+      Math.max(50, Math.floor(this.options.leaseMs / 3)),
+    );
+    heartbeat.unref();
+    try {
+      const row = (await knex(JOBS).where({ name: id }).first()) as Record<string, unknown>;
+      const handler = jobHandler(String(row.kind));
+      if (!handler) throw new AppError(`Unknown job kind ${String(row.kind)}`);
+      // The user as of now: a user disabled or deleted since the job was queued makes it fail, changing nothing.
+      const user = await loadUser(knex, String(row.user));
+      if (!user || !user.enabled)
+        throw new AuthenticationError(`User ${String(row.user)} is disabled or no longer exists`);
+      const items: JobItems = {
+        done: await this.outcomes(id),
+        all: () => this.outcomes(id),
+        recordIn: async (trx, index, outcome) => {
+          await trx(ITEMS).insert({ job: id, idx: index, outcome: JSON.stringify(outcome) });
+        },
+        record: async (index, outcome) => {
+          // Ignored when the item has an outcome already (another worker took the job over and ran it).
+          await this.write((q) =>
+            q(ITEMS)
+              .insert({ job: id, idx: index, outcome: JSON.stringify(outcome) })
+              .onConflict(['job', 'idx'])
+              .ignore(),
+          );
+        },
+        stopping: () => this.stopping || lost,
+      };
+      const result = await handler({
+        site: this.site,
+        id,
+        user: { name: user.name, roles: user.roles },
+        payload: JSON.parse(String(row.payload)),
+        items,
+      });
+      if (result === REQUEUE) {
+        await this.write((q) => mine(q).update({ status: 'queued', worker: null, lease_until: 0 }));
+        return;
+      }
+      await this.write(async (q) => {
+        const ended = await mine(q).update({
+          status: 'finished',
+          result: JSON.stringify(result ?? null),
+          finished_at: Date.now(),
+          lease_until: 0,
+        });
+        if (ended === 1) await q(ITEMS).where({ job: id }).delete();
+      });
+    } catch (err) {
+      if (lost) return;
+      const message =
+        err instanceof AppError && err.message ? `${err.excType}: ${err.message}` : 'The job failed';
+      await this.write((q) =>
+        mine(q).update({ status: 'failed', error: message, finished_at: Date.now(), lease_until: 0 }),
+      ).catch(() => undefined);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+}

@@ -1,0 +1,87 @@
+// Background jobs: one interface for every backend (embedded: a jobs table and an in-process worker) and every kind of
+// work (bulk operations now; scheduled server scripts, file clean-up later register their own kinds).
+import type { Knex } from 'knex';
+import type { SessionUser, Site } from '../site';
+
+/** Where a job is: waiting, being worked on, done (with a result) or given up (with an error). */
+export type JobStatus = 'queued' | 'running' | 'finished' | 'failed';
+
+/** A job as `GET /api/v2/job/{job_id}` shows it. */
+export interface JobView {
+  job_id: string;
+  status: JobStatus;
+  progress: { done: number; total: number };
+  result: unknown;
+  error: string | null;
+}
+
+/** A job as its queue stores it. */
+export interface JobRecord {
+  id: string;
+  kind: string;
+  /** The user the job runs as (the one who asked for it). */
+  user: string;
+  status: JobStatus;
+  total: number;
+  /** Items with a recorded outcome. */
+  done: number;
+  result: unknown;
+  error: string | null;
+}
+
+/** What a job's handler is given: the site, the user (loaded when the job starts), its payload and its item store. */
+export interface JobRun {
+  site: Site;
+  id: string;
+  user: SessionUser;
+  payload: unknown;
+  items: JobItems;
+}
+
+/**
+ * The per-item outcomes of a job. An outcome is recorded at most once per item (the store's key is the job and the
+ * item's index): recorded inside the item's own write transaction, a second run of the same item cannot commit.
+ */
+export interface JobItems {
+  /** Outcomes recorded by earlier runs of this job (after a crash or a graceful stop): those items are skipped. */
+  done: ReadonlyMap<number, unknown>;
+  /** Every outcome recorded so far (this run's and earlier runs'), read from the store. */
+  all(): Promise<Map<number, unknown>>;
+  /** Records an item's outcome inside `trx`, the transaction of the item's own write. */
+  recordIn(trx: Knex, index: number, outcome: unknown): Promise<void>;
+  /** Records an item's outcome in a transaction of its own (an item whose write was rolled back). */
+  record(index: number, outcome: unknown): Promise<void>;
+  /** True once the worker is shutting down: finish the current item(s), then return `REQUEUE`. */
+  stopping(): boolean;
+}
+
+/** Returned by a handler that stopped early on `stopping()`: the job goes back to the queue and resumes later. */
+export const REQUEUE = Symbol('requeue');
+
+/** Runs a job: returns its result (stored, shown by the status endpoint) or REQUEUE; throwing fails the job. */
+export type JobHandler = (run: JobRun) => Promise<unknown>;
+
+/** The kinds of job a queue can run, by name. */
+const handlers = new Map<string, JobHandler>();
+
+/** Registers the handler of a kind of job (once per process, at module load). */
+export function registerJobKind(kind: string, handler: JobHandler): void {
+  handlers.set(kind, handler);
+}
+
+/** The handler of a kind, if registered. */
+export function jobHandler(kind: string): JobHandler | undefined {
+  return handlers.get(kind);
+}
+
+/** A job queue: enqueue work as a user, look a job up, run workers. */
+export interface JobQueue {
+  /** Queues a job of `kind` for `user` with `total` items; returns its id (a UUID). */
+  enqueue(kind: string, user: string, payload: unknown, total: number): Promise<string>;
+  /** The job, or undefined when unknown (or removed after its retention time). */
+  get(id: string): Promise<JobRecord | undefined>;
+  /** Starts this process's worker (no-op when started). */
+  start(): void;
+  /** Stops the worker: running jobs finish their current items and go back to the queue; resolves when they have. */
+  stop(): Promise<void>;
+}
