@@ -372,7 +372,8 @@ const FEATURE_GEN = 'bench/tmp/feature-gen';
 /**
  * Auth, permission, logging and method scenarios on one server, each compared with the token GET measured on the same
  * server in the same run: session cookie and Bearer vs token (>= 0.9x), a restricted user with two User Permissions
- * vs Administrator (>= 0.8x), log_api_requests on vs off (< 15% cost), and whitelisted GET methods vs the baseline.
+ * vs Administrator (>= 0.8x), log_api_requests on vs off (< 15% cost), whitelisted GET methods and a trivial API
+ * server script vs the baseline (>= 0.3x), a create with one Before Save server script vs without (>= 0.7x).
  */
 async function featureScenarios(): Promise<void> {
   if (!KEEP_GEN) removeOnExit(path.join(ROOT, 'bench', 'tmp'));
@@ -489,6 +490,58 @@ async function featureScenarios(): Promise<void> {
       );
     await method('method_get', 'echo', 0.6);
     await method('method_get_rate_limited', 'echo_limited', 0.5);
+    // Server Scripts: a trivial API script against the baseline; a create with one Before Save script against the
+    // same create without it, measured back to back on this server.
+    const saveScript = async (fields: Record<string, unknown>) => {
+      const res = await fetch(`${svc.base}/api/resource/Server Script`, {
+        method: 'POST',
+        headers: { authorization: admin, 'content-type': 'application/json' },
+        body: JSON.stringify(fields),
+      });
+      if (res.status !== 201) throw new Error(`Server Script refused: ${res.status} ${await res.text()}`);
+    };
+    const echo = await attempt('save API script', () =>
+      saveScript({
+        name: 'bench-echo',
+        script_type: 'API',
+        api_method: 'bench_echo',
+        script: 'frappe.response.message = frappe.form_dict.word',
+      }).then(() => true),
+    );
+    if (echo)
+      await scenario(
+        { id: 'script_api_get', label: 'GET API server script (sets message from form_dict)', minRatio: 0.3 },
+        spec(`${svc.base}/api/method/bench_echo?word=hi`, { headers: { authorization: admin } }),
+        svc.pid,
+      );
+    const create = (id: string, label: string) =>
+      scenario(
+        { id, label, extra: true },
+        spec(`${svc.base}/api/resource/ToDo`, {
+          method: 'POST',
+          headers: { authorization: admin, 'content-type': 'application/json' },
+          body: JSON.stringify({ description: 'bench create', priority: 'Low' }),
+        }),
+        svc.pid,
+      );
+    const plainCreate = await create('script_create_plain', 'POST create ToDo v1, no server script');
+    const hooked = await attempt('save Before Save script', () =>
+      saveScript({
+        name: 'bench-before-save',
+        script_type: 'DocType Event',
+        reference_doctype: 'ToDo',
+        doctype_event: 'Before Save',
+        script: "if (doc.priority === 'Low') doc.priority = 'Medium'",
+      }).then(() => true),
+    );
+    if (hooked)
+      ratio(
+        'script_before_save_cost',
+        'POST create ToDo: with one Before Save server script / without',
+        await create('script_create_hooked', 'POST create ToDo v1, one Before Save server script'),
+        plainCreate,
+        0.7,
+      );
     // Logging: off and on interleaved over AB_ROUNDS rounds (drift on the machine hits both alike), compared by mean.
     const offRuns: (Measured | undefined)[] = [];
     const onRuns: (Measured | undefined)[] = [];

@@ -17,7 +17,7 @@ import { forgetUserPermissions, loadUserPermissions } from '../permissions/user-
 import type { DocTypeBinding } from '../registry/registry';
 import type { SessionUser, Site } from '../site';
 import { Document, attachSession } from './document';
-import { AFTER_WRITE, BEFORE_WRITE, runHook, type SaveAction } from './hooks';
+import { AFTER_WRITE, BEFORE_WRITE, runHook, type HookName, type SaveAction } from './hooks';
 import { amendedName } from './amend';
 import {
   applyDefaults,
@@ -35,6 +35,7 @@ import type { DocumentSession } from './session';
 import { deleteDoc, insertDoc, loadDoc, updateDoc, writeSingle, type DocData } from './store';
 import { formatDatetime, now } from './values';
 import { checkServerScript } from '../scripts/check-script';
+import { runEventScripts } from '../scripts/doc-events';
 import { serverScriptsChanged } from '../scripts/script-store';
 import { afterDelete, checkAttachValues, checkFileSave } from '../files/file-rules';
 
@@ -243,7 +244,7 @@ export class DocumentTransaction implements DocumentSession {
         await assertSavePermission(trx, this.site, this.user, binding, this.data(doc), stored, action);
       if (binding.meta.name === 'File') await checkFileSave(this, doc, stored);
       if (state.isNew) {
-        await runHook(doc, 'before_insert');
+        await this.hook(binding, doc, 'before_insert');
         await runHook(doc, 'before_naming');
         // As Frappe's set_name_by_naming_series: the series used is also stored in the (usually mandatory) field.
         if (binding.meta.naming.kind === 'naming_series' && !doc.naming_series)
@@ -261,7 +262,7 @@ export class DocumentTransaction implements DocumentSession {
       doc.modified_by = this.user.name;
       doc.docstatus = docstatus as 0 | 1 | 2;
       this.prepareChildren(binding, doc, stamp);
-      for (const hook of BEFORE_WRITE[action]) await runHook(doc, hook);
+      for (const hook of BEFORE_WRITE[action]) await this.hook(binding, doc, hook);
       const data = this.data(doc);
       if (binding.meta.name === 'Server Script' && action !== 'cancel')
         await checkServerScript(this.ignorePermissions ? undefined : this.user, registry, data);
@@ -297,10 +298,16 @@ export class DocumentTransaction implements DocumentSession {
       state.isNew = false;
       state.stored = cloneData(data);
       state.lockedIn = this.runs;
-      for (const hook of AFTER_WRITE[action]) await runHook(doc, hook);
+      for (const hook of AFTER_WRITE[action]) await this.hook(binding, doc, hook);
       forgetCredentials(binding.meta.name);
       this.written.add(binding.meta.name);
     });
+  }
+
+  /** Runs the controller's `hook`, then the DocType Event scripts of that moment (Frappe's order). */
+  private async hook(binding: DocTypeBinding, doc: Document, hook: HookName): Promise<void> {
+    await runHook(doc, hook);
+    await runEventScripts(this, binding, doc, hook);
   }
 
   /** The client's name when it may choose one, else the controller's `autoname`, else the DocType's naming rule. */
@@ -405,10 +412,10 @@ export class DocumentTransaction implements DocumentSession {
         );
       if (Number(doc.docstatus) === 1)
         throw new ValidationError('Submitted Record cannot be deleted. You must Cancel it first.');
-      await runHook(doc, 'on_trash');
+      await this.hook(state.binding, doc, 'on_trash');
       await deleteDoc(this.trx as Knex, state.binding, this.site.registry, doc.name);
       await afterDelete(this, state.binding, doc);
-      await runHook(doc, 'after_delete');
+      await this.hook(state.binding, doc, 'after_delete');
       forgetCredentials(state.binding.meta.name);
       this.written.add(state.binding.meta.name);
     });

@@ -2,6 +2,7 @@
 // operation serves the REST routes, the frappe.client methods and server scripts.
 import { DoesNotExistError, MethodNotAllowedError, PermissionError } from '../errors/errors';
 import type { AppContext } from '../http/state';
+import type { DocumentTransaction } from '../document/lifecycle';
 import type { DocTypeBinding, V2Operation } from '../registry/registry';
 import type { SessionUser, Site } from '../site';
 
@@ -11,6 +12,11 @@ export interface Caller {
   user: SessionUser;
   /** The API version whose shapes the result takes (v1 drops nulls, v2 fills them). */
   version: 1 | 2;
+  /**
+   * The transaction the operation joins (a server script run by a document event): its writes and document reads run
+   * inside it instead of a transaction of their own.
+   */
+  tx?: DocumentTransaction;
 }
 
 /** The caller of a request's operation: its site, user and API version. */

@@ -6,7 +6,7 @@ import { checkClientBody } from '../document/client-body';
 import { DocumentTransaction } from '../document/lifecycle';
 import { readDoc } from '../document/reader';
 import { serializeDoc } from '../document/serialize';
-import type { DocData } from '../document/store';
+import { loadDoc, type DocData } from '../document/store';
 import { DoesNotExistError } from '../errors/errors';
 import { frappeMeta } from '../meta/frappe-meta';
 import { assertDocumentPermission } from '../permissions/document-permission';
@@ -28,6 +28,21 @@ export interface DocumentResult {
   messages: string[];
 }
 
+/** Reads a stored document: inside the caller's transaction when it joins one, else committed data. */
+function readFor(caller: Caller, binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
+  const trx = caller.tx?.trx;
+  if (!trx) return readDoc(caller.site, binding, name);
+  return loadDoc(trx, binding, caller.site.registry, name, {
+    forUpdate: false,
+    dialect: caller.site.db.dialect,
+  });
+}
+
+/** The transaction an operation runs in: the caller's when it joins one, else a new one. */
+function transactionFor(caller: Caller): DocumentTransaction {
+  return caller.tx ?? new DocumentTransaction(caller.site, caller.user);
+}
+
 /** Reads one document (the DocType's own name for a Single); `expandLinks` replaces Link values by the linked documents. */
 export async function getDocument(
   caller: Caller,
@@ -37,7 +52,7 @@ export async function getDocument(
 ): Promise<DocData> {
   const binding = bindingFor(caller, doctype, 'get');
   assertDocTypePermission(caller.user, binding.meta, 'read');
-  const data = await readDoc(caller.site, binding, binding.meta.issingle ? binding.meta.name : name);
+  const data = await readFor(caller, binding, binding.meta.issingle ? binding.meta.name : name);
   if (!data) throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);
   await assertDocumentPermission(caller, binding, data, 'read');
   const doc = readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, data, caller.version));
@@ -80,7 +95,7 @@ export async function createDocument(
   inTransaction?: InTransaction,
 ): Promise<DocumentResult> {
   const { binding, data, clientName } = prepareCreate(caller, doctype, body);
-  const tx = new DocumentTransaction(caller.site, caller.user);
+  const tx = transactionFor(caller);
   const doc = await tx.run(async () => {
     const created = tx.newDoc(doctype, data, clientName);
     await created.insert();
@@ -105,7 +120,7 @@ export async function createDocuments(
     doctype: item.doctype,
     ...prepareCreate(caller, item.doctype, item.body),
   }));
-  const tx = new DocumentTransaction(caller.site, caller.user);
+  const tx = transactionFor(caller);
   const names = await tx.run(async () => {
     const out: string[] = [];
     for (const { doctype, data, clientName } of prepared) {
@@ -140,7 +155,7 @@ export async function updateDocument(
   delete input.name;
   const changes = checkBody(binding.validateBody, input, doctype);
   checkClientBody(caller, binding, changes);
-  const tx = new DocumentTransaction(caller.site, caller.user);
+  const tx = transactionFor(caller);
   const doc = await tx.run(async () => {
     const loaded = await tx.getDoc(doctype, binding.meta.issingle ? binding.meta.name : name, {
       forUpdate: true,
@@ -166,7 +181,7 @@ async function moveDocstatus(
   const binding = bindingFor(caller, doctype, 'update');
   const right = docstatus === 1 ? 'submit' : 'cancel';
   assertDocTypePermission(caller.user, binding.meta, right);
-  const tx = new DocumentTransaction(caller.site, caller.user);
+  const tx = transactionFor(caller);
   const doc = await tx.run(async () => {
     const loaded = await tx.getDoc(doctype, name, { forUpdate: true });
     loaded.docstatus = docstatus;
@@ -198,7 +213,7 @@ export async function deleteDocument(
 ): Promise<string[]> {
   const binding = bindingFor(caller, doctype, 'delete');
   assertDocTypePermission(caller.user, binding.meta, 'delete');
-  const tx = new DocumentTransaction(caller.site, caller.user);
+  const tx = transactionFor(caller);
   await tx.run(async () => {
     await (await tx.getDoc(doctype, name, { forUpdate: true })).delete();
     if (inTransaction) await inTransaction(tx.trx as Knex, name);

@@ -1,5 +1,6 @@
 // The site's enabled Server Scripts, read once and kept until a Server Script document changes. A change made by this
 // process drops the cache after its commit; with REDIS_URL it is published, and every process subscribed drops its own.
+import type { Knex } from 'knex';
 import type { Site } from '../site';
 import { siteRedis } from '../auth/site-redis';
 
@@ -44,9 +45,8 @@ function stateOf(site: Site): SiteScripts {
 
 const EVENT_KEY = (doctype: string, event: string) => `${doctype}|${event}`;
 
-async function load(site: Site): Promise<ScriptIndex> {
-  const rows = (await site.db
-    .knex('tabServer Script')
+async function load(site: Site, q: Knex): Promise<ScriptIndex> {
+  const rows = (await q('tabServer Script')
     .where((q) => q.where('disabled', 0).orWhereNull('disabled'))
     .orderBy('name')
     .select(
@@ -116,13 +116,16 @@ function drop(site: Site): void {
   state.index = undefined;
 }
 
-/** The site's enabled scripts (loaded on first use, then cached until a Server Script changes). */
-export function scriptIndex(site: Site): Promise<ScriptIndex> {
+/**
+ * The site's enabled scripts (loaded on first use, then cached until a Server Script changes). Inside a write
+ * transaction pass its knex `q`: on SQLite any other query would wait for that transaction's commit.
+ */
+export function scriptIndex(site: Site, q?: Knex): Promise<ScriptIndex> {
   const state = stateOf(site);
   subscribe(site, state);
   if (!state.index) {
     const generation = state.generation;
-    const loading = load(site);
+    const loading = load(site, q ?? site.db.knex);
     state.index = loading;
     loading.catch(() => {
       if (state.index === loading) state.index = undefined;

@@ -185,10 +185,10 @@ test('frappe.log goes to the server log, capped per call', async () => {
   setScriptLogSink((_script, line) => lines.push(line));
   try {
     const res = await call(
-      "for (let i = 0; i < 20000; i++) frappe.log('line', i, { i }); frappe.response.message = 'done'",
+      "const pad = 'x'.repeat(100); for (let i = 0; i < 2000; i++) frappe.log('line', i, { i }, pad); frappe.response.message = 'done'",
     );
     expect(res.status).toBe(200);
-    expect(lines[0]).toBe('line 0 {"i":0}');
+    expect(lines[0]).toBe(`line 0 {"i":0} ${'x'.repeat(100)}`);
     expect(lines.join('\n').length).toBeLessThan(70 * 1024);
     expect(lines[lines.length - 1]).toBe('[log truncated]');
   } finally {

@@ -1,0 +1,75 @@
+// Server Scripts of type DocType Event: run after the controller's hook of the same moment (Frappe's order), inside
+// the document's transaction, as the user saving it. A Before event's changes to `doc` are saved; frappe.throw (or any
+// failure) rolls the whole operation back.
+import type { Document } from '../document/document';
+import type { HookName } from '../document/hooks';
+import type { DocumentTransaction } from '../document/lifecycle';
+import type { DocData } from '../document/store';
+import { isTableType } from '../meta/field-types';
+import type { DocTypeBinding } from '../registry/registry';
+import { runScript } from './run-script';
+import { scriptIndex } from './script-store';
+
+/** The DocType event a controller hook is (frappe/core/doctype/server_script/server_script_utils.py EVENT_MAP). */
+export const EVENT_OF_HOOK: Partial<Record<HookName, string>> = {
+  before_insert: 'Before Insert',
+  after_insert: 'After Insert',
+  before_validate: 'Before Validate',
+  validate: 'Before Save',
+  on_update: 'After Save',
+  before_submit: 'Before Submit',
+  on_submit: 'After Submit',
+  before_cancel: 'Before Cancel',
+  on_cancel: 'After Cancel',
+  on_trash: 'Before Delete',
+  after_delete: 'After Delete',
+  before_update_after_submit: 'Before Save (Submitted Document)',
+  on_update_after_submit: 'After Save (Submitted Document)',
+};
+
+/** Fields a script may not change through `doc`: the document's identity and state. */
+const FIXED = new Set([
+  'name',
+  'doctype',
+  'owner',
+  'creation',
+  'modified',
+  'modified_by',
+  'docstatus',
+  'idx',
+  'amended_from',
+]);
+
+/** The document's data as plain JSON values (own enumerable properties). */
+function plain(doc: Document): DocData {
+  return JSON.parse(JSON.stringify(Object.assign({}, doc))) as DocData;
+}
+
+/** Applies what a Before event script changed in `doc`: value fields of the DocType only, never identity or tables. */
+function applyChanges(binding: DocTypeBinding, doc: Document, before: DocData, after: unknown): void {
+  if (after === null || typeof after !== 'object' || Array.isArray(after)) return;
+  for (const [key, value] of Object.entries(after as Record<string, unknown>)) {
+    const field = binding.fieldMap.get(key);
+    if (!field || FIXED.has(key) || isTableType(field.fieldtype)) continue;
+    if (JSON.stringify(value) === JSON.stringify(before[key])) continue;
+    doc[key] = value;
+  }
+}
+
+/** Runs the enabled DocType Event scripts of `binding` for `hook` on `doc`, in name order. */
+export async function runEventScripts(
+  tx: DocumentTransaction,
+  binding: DocTypeBinding,
+  doc: Document,
+  hook: HookName,
+): Promise<void> {
+  const event = EVENT_OF_HOOK[hook];
+  if (!event || tx.site.config.site.server_script_enabled === false) return;
+  const scripts = (await scriptIndex(tx.site, tx.trx)).events.get(`${binding.meta.name}|${event}`);
+  if (!scripts) return;
+  for (const script of scripts) {
+    const before = plain(doc);
+    const result = await runScript(script, { site: tx.site, user: tx.user, version: 2, tx }, { doc: before });
+    if (event.startsWith('Before')) applyChanges(binding, doc, before, result.doc);
+  }
+}
