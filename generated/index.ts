@@ -33,6 +33,7 @@ import * as oauth_client_model from './models/oauth_client';
 import * as oauth_client_validators from './validators/oauth_client';
 import * as oauth_client_v1 from './routes/v1/oauth_client';
 import * as oauth_client_v2 from './routes/v2/oauth_client';
+import * as oauth_client_controller from '../doctypes/integrations/oauth_client/oauth_client';
 import * as role_model from './models/role';
 import * as role_validators from './validators/role';
 import * as role_v1 from './routes/v1/role';
@@ -66,7 +67,7 @@ export const registry = createRegistry([
   { meta: note_seen_by_model.meta, model: note_seen_by_model.NoteSeenByModel, validateBody: note_seen_by_validators.validateBody, v1: note_seen_by_v1.operations, v2: note_seen_by_v2.operations },
   { meta: oauth_authorization_code_model.meta, model: oauth_authorization_code_model.OAuthAuthorizationCodeModel, validateBody: oauth_authorization_code_validators.validateBody, v1: oauth_authorization_code_v1.operations, v2: oauth_authorization_code_v2.operations },
   { meta: oauth_bearer_token_model.meta, model: oauth_bearer_token_model.OAuthBearerTokenModel, validateBody: oauth_bearer_token_validators.validateBody, v1: oauth_bearer_token_v1.operations, v2: oauth_bearer_token_v2.operations },
-  { meta: oauth_client_model.meta, model: oauth_client_model.OAuthClientModel, validateBody: oauth_client_validators.validateBody, v1: oauth_client_v1.operations, v2: oauth_client_v2.operations },
+  { meta: oauth_client_model.meta, model: oauth_client_model.OAuthClientModel, validateBody: oauth_client_validators.validateBody, v1: oauth_client_v1.operations, v2: oauth_client_v2.operations, controller: oauth_client_controller },
   { meta: role_model.meta, model: role_model.RoleModel, validateBody: role_validators.validateBody, v1: role_v1.operations, v2: role_v2.operations },
   { meta: server_script_model.meta, model: server_script_model.ServerScriptModel, validateBody: server_script_validators.validateBody, v1: server_script_v1.operations, v2: server_script_v2.operations },
   { meta: system_settings_model.meta, model: system_settings_model.SystemSettingsModel, validateBody: system_settings_validators.validateBody, v1: system_settings_v1.operations, v2: system_settings_v2.operations },

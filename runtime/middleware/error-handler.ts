@@ -33,7 +33,7 @@ export function createErrorHandler(options: ErrorHandlerOptions): Middleware {
     try {
       await next();
     } catch (thrown) {
-      const err = asUnavailable(thrown, ctx as AppContext);
+      const err = asUnavailable(thrown, ctx);
       const rendered = renderError(err, {
         version: versionOf(ctx.path),
         developerMode: options.developerMode,
