@@ -32,12 +32,12 @@ export function createOAuthModel(site: Site): OAuth2Server.ClientCredentialsMode
     },
 
     async validateScope(_user: User, client: Client, scope?: string[]) {
-      return grantedScopes(client as unknown as OAuthClientRecord, scope);
+      return grantedScopes(client as OAuthClientRecord, scope);
     },
 
     /** Client credentials: the token acts as the client's own user, who must exist and be enabled. */
     async getUserFromClient(client: Client) {
-      const name = (client as unknown as OAuthClientRecord).user;
+      const name = (client as OAuthClientRecord).user;
       if (!name) return false;
       const user = await loadUser(site.db.knex, name);
       return user && user.enabled ? { name: user.name } : false;
@@ -48,7 +48,7 @@ export function createOAuthModel(site: Site): OAuth2Server.ClientCredentialsMode
         accessToken: token.accessToken,
         accessTokenExpiresAt: token.accessTokenExpiresAt ?? new Date(Date.now() + 3600_000),
         ...(token.refreshToken ? { refreshToken: token.refreshToken } : {}),
-        client: (client as unknown as OAuthClientRecord).id,
+        client: (client as OAuthClientRecord).id,
         user: String(user.name),
         scopes: token.scope ?? [],
       });

@@ -1,16 +1,16 @@
 // Runs one @node-oauth/oauth2-server call on a Koa request and turns the library's errors into OAuthError.
 import OAuth2Server from '@node-oauth/oauth2-server';
 import { InternalServerError, OAuthError } from '../errors/errors';
+import { bodyObject } from '../http/params';
 import type { AppContext } from '../http/state';
 
 /** The library's view of the request: verb, headers, query and parsed body. */
 export function libraryRequest(ctx: AppContext): OAuth2Server.Request {
-  const body = (ctx.request as { body?: unknown }).body;
   return new OAuth2Server.Request({
     method: ctx.method,
     headers: ctx.headers as Record<string, string>,
     query: { ...ctx.query } as Record<string, string>,
-    body: body && typeof body === 'object' && !Array.isArray(body) ? body : {},
+    body: bodyObject(ctx) ?? {},
   });
 }
 
