@@ -14,6 +14,8 @@ let secondText = '';
 export function now(): string {
   let micros = Date.now() * 1000;
   if (micros <= lastMicros) micros = lastMicros + 1;
+  // A zero fraction would be written '.000000' but read back without it (formatDatetime): never make one.
+  if (micros % 1_000_000 === 0) micros += 1;
   lastMicros = micros;
   const second = Math.floor(micros / 1_000_000);
   if (second !== lastSecond) {
