@@ -15,7 +15,8 @@ import type { Site } from '../../runtime/site';
 import { registry } from '../../generated';
 import { HAVE_MARIADB, PrivateMariaDB } from '../helpers/private-mariadb';
 
-const PORT = 4171;
+// Another port for the MariaDB run, so the two suites can run at the same time.
+const PORT = process.env.TEST_MYSQL_URL ? 4181 : 4171;
 const TIMEOUT_MS = 1500;
 /** The longest a request may take during an outage: a pool wait plus one statement, and scheduling slack. */
 const BOUND_MS = 2 * TIMEOUT_MS + 1500;

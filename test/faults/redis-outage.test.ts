@@ -11,7 +11,8 @@ import { HAVE_REDIS, PrivateRedis } from '../helpers/private-redis';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 import { login, type LoggedIn } from '../auth/auth-helpers';
 
-const PORT = 4172;
+// Another port for the MariaDB run, so the two suites can run at the same time.
+const PORT = process.env.TEST_MYSQL_URL ? 4182 : 4172;
 const run = HAVE_REDIS ? describe : describe.skip;
 jest.setTimeout(60_000);
 

@@ -10,7 +10,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { waitForPort } from '../helpers/private-mariadb';
 
 const ROOT = path.resolve(__dirname, '../..');
-const PORT = 4703;
+// Another port for the MariaDB run, so the two suites can run at the same time.
+const PORT = process.env.TEST_MYSQL_URL ? 4713 : 4703;
 const SHUTDOWN_MS = 3000;
 jest.setTimeout(120_000);
 
