@@ -14,6 +14,7 @@ import {
 import type { JsonSchema } from '../json-schema';
 import type { DocTypeIR } from '../normalize';
 import type { Problem } from '../problems';
+import { misspelledHook } from './hook-names';
 import { FORBIDDEN_ARGUMENTS, UnsupportedArgumentType, jsonArguments, typeSchema } from './argument-schema';
 
 /** A whitelisted method or function found in a controller. */
@@ -197,6 +198,15 @@ export function extractMethods(
           .map((d) => whitelistCall(d.getCallExpression()))
           .find(Boolean);
         if (call) add('document', method.getName(), call, method.getParameters()[0]);
+        const meant = call ? undefined : misspelledHook(method.getName());
+        if (meant) {
+          problems.push({
+            file: ir.loaded.controller as string,
+            pointer: `/${method.getName()}`,
+            message: `method ${method.getName()} looks like a lifecycle hook but is not one, so it never runs: did you mean ${meant}?`,
+            severity: 'warning',
+          });
+        }
       }
     }
     for (const statement of file.getVariableStatements().filter((s) => s.isExported())) {

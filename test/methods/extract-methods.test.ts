@@ -243,3 +243,23 @@ test('options that are not a literal still generate, with a warning naming the m
     'function fn: whitelist options are not an object literal',
   );
 });
+
+test('a controller method shaped like a hook that is not one is a warning naming the hook it resembles', async () => {
+  probe(`export default class Probe extends Document {
+  on_udpate() {}
+  valdate() {}
+  before_print() {}
+  on_update() {}
+  validate() {}
+  compute_total() {}
+}
+`);
+  const built = await build();
+  const warned = built.warnings.filter((w) => w.message.includes('looks like a lifecycle hook'));
+  expect(warned.map((w) => [w.pointer, w.message.replace(/.*did you mean /, '')])).toEqual([
+    ['/on_udpate', 'on_update?'],
+    ['/valdate', 'validate?'],
+    ['/before_print', expect.stringMatching(/^before_/)],
+  ]);
+  expect(warned.every((w) => w.file.endsWith('probe.ts') && w.severity === 'warning')).toBe(true);
+});
