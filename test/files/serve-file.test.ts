@@ -237,3 +237,16 @@ test('a file above the in-memory size is streamed whole and by range; a deleted 
   );
   expect((await t.http.get(small.file_url)).status).toBe(404);
 });
+
+test('HEAD on a file answers its headers without the body; an unknown one is 404', async () => {
+  const file = await uploaded(alice, PNG, 'head.png');
+  const res = await t.http.head(file.file_url);
+  expect([res.status, res.headers['content-type'], res.headers['content-length']]).toEqual([
+    200,
+    'image/png',
+    String(PNG.length),
+  ]);
+  expect(res.headers.etag).toBeTruthy();
+  expect(res.text ?? '').toBe('');
+  expect((await t.http.head('/files/no-such-file.png')).status).toBe(404);
+});
