@@ -2,6 +2,7 @@
 import type { DocData } from '../document/store';
 import { DataError, DoesNotExistError, ValidationError } from '../errors/errors';
 import { jsonParam, requestParams } from '../http/params';
+import { STANDARD_FIELDS } from '../meta/types';
 import type { AppContext } from '../http/state';
 import { callerOf, type Caller } from '../operations/caller';
 import { runBulk } from '../operations/bulk-operations';
@@ -14,15 +15,9 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Fields `set_value` may not change: identity and docstatus move only through their own endpoints. */
-const NOT_SETTABLE = new Set([
-  'name',
-  'owner',
-  'creation',
-  'modified',
-  'modified_by',
-  'docstatus',
+const NOT_SETTABLE: ReadonlySet<string> = new Set([
+  ...STANDARD_FIELDS,
   'doctype',
-  'idx',
   'parent',
   'parentfield',
   'parenttype',

@@ -6,6 +6,7 @@ import type { HookName } from '../document/hooks';
 import type { DocumentTransaction } from '../document/lifecycle';
 import type { DocData } from '../document/store';
 import { isTableType } from '../meta/field-types';
+import { STANDARD_FIELDS } from '../meta/types';
 import type { DocTypeBinding } from '../registry/registry';
 import { runScript } from './run-script';
 import { scriptIndex } from './script-store';
@@ -28,17 +29,7 @@ export const EVENT_OF_HOOK: Partial<Record<HookName, string>> = {
 };
 
 /** Fields a script may not change through `doc`: the document's identity and state. */
-const FIXED = new Set([
-  'name',
-  'doctype',
-  'owner',
-  'creation',
-  'modified',
-  'modified_by',
-  'docstatus',
-  'idx',
-  'amended_from',
-]);
+const FIXED: ReadonlySet<string> = new Set([...STANDARD_FIELDS, 'doctype', 'amended_from']);
 
 /** The document's data as plain JSON values (own enumerable properties). */
 function plain(doc: Document): DocData {
