@@ -18,6 +18,13 @@ interface Family {
   rows: CompiledRow[];
 }
 
+/** Whether `path` may match a row of `family`: equal to an exact prefix (a trailing slash allowed), or under it. */
+function inFamily(family: Family, path: string): boolean {
+  return family.exact
+    ? path === family.prefix || path === `${family.prefix}/`
+    : path.startsWith(family.prefix);
+}
+
 /** A route found for a path and verb. */
 export interface RouteMatch {
   row: RouteRow;
@@ -89,12 +96,7 @@ export function createRouteMatcher(table: readonly RouteRow[]): RouteMatcher {
 
   function* candidates(path: string): Generator<[CompiledRow, RegExpExecArray]> {
     for (const family of families) {
-      if (
-        family.exact
-          ? path !== family.prefix && path !== `${family.prefix}/`
-          : !path.startsWith(family.prefix)
-      )
-        continue;
+      if (!inFamily(family, path)) continue;
       for (const compiled of family.rows) {
         const found = compiled.regex.exec(path);
         if (found) yield [compiled, found];
@@ -108,12 +110,7 @@ export function createRouteMatcher(table: readonly RouteRow[]): RouteMatcher {
       const verb = method === 'HEAD' ? 'GET' : method;
       // A plain loop, not the generator: this runs on every request.
       for (const family of families) {
-        if (
-          family.exact
-            ? path !== family.prefix && path !== `${family.prefix}/`
-            : !path.startsWith(family.prefix)
-        )
-          continue;
+        if (!inFamily(family, path)) continue;
         for (const compiled of family.rows) {
           if (compiled.verbs && !compiled.verbs.has(verb)) continue;
           const found = compiled.regex.exec(path);
