@@ -1,6 +1,7 @@
 // Reads an upload's multipart body as a stream: the `file` part goes straight to a temporary file (hashed on the way),
 // the other parts are short text fields. Nothing is kept in memory beyond the fields; a failure removes the temp file.
 import { randomBytes } from 'node:crypto';
+import type { WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import formidable from 'formidable';
 import { BadRequestError, RequestEntityTooLargeError } from '../errors/errors';
@@ -39,9 +40,24 @@ const MAX_FIELDS_SIZE = 64 * 1024;
 /** Formidable's error codes that mean "too large" (the file, the field count or size, the part count). */
 const TOO_LARGE = new Set([1006, 1007, 1009, 1015, 1016]);
 
+/**
+ * Removes a refused upload's temp file once its write stream has closed: the stream opens the file asynchronously,
+ * so a removal that does not wait for it can come first and leave the file behind.
+ */
+async function removeTemp(file: unknown): Promise<void> {
+  const { filepath, _writeStream: stream } = file as { filepath: string; _writeStream?: WriteStream | null };
+  if (stream && !stream.closed) {
+    await new Promise<void>((resolve) => {
+      stream.once('close', () => resolve());
+      stream.destroy();
+    });
+  }
+  await rm(filepath, { force: true });
+}
+
 /** Streams the request's multipart body: `file` to a temp file, text fields into `fields`. */
 export async function readUploadForm(ctx: AppContext, limits: UploadLimits): Promise<UploadForm> {
-  const temps: string[] = [];
+  const temps: unknown[] = [];
   const form = formidable({
     uploadDir: limits.tempDir,
     maxFiles: 1,
@@ -56,7 +72,7 @@ export async function readUploadForm(ctx: AppContext, limits: UploadLimits): Pro
     filename: () => `upload-${process.pid}-${randomBytes(12).toString('hex')}`,
     filter: (part) => part.name === 'file',
   });
-  form.on('fileBegin', (_name, file) => temps.push(file.filepath));
+  form.on('fileBegin', (_name, file) => temps.push(file));
   try {
     const [fields, files] = await form.parse(ctx.req);
     const flat: Record<string, string> = {};
@@ -79,7 +95,7 @@ export async function readUploadForm(ctx: AppContext, limits: UploadLimits): Pro
         : {}),
     };
   } catch (err) {
-    await Promise.all(temps.map((file) => rm(file, { force: true })));
+    await Promise.all(temps.map(removeTemp));
     const code = (err as { code?: number }).code;
     if (code !== undefined && TOO_LARGE.has(code))
       throw new RequestEntityTooLargeError(
