@@ -9,8 +9,7 @@ import { methodArguments } from '../methods/method-arguments';
 import { createMethodCall } from '../methods/method-call';
 import { methodTable } from '../methods/method-table';
 import { callerOf } from '../operations/caller';
-import { callApiScript } from '../scripts/api-scripts';
-import { loadedScriptIndex, scriptIndex } from '../scripts/script-store';
+import { apiScript, callApiScript } from '../scripts/api-scripts';
 import { respond } from './resource-handlers';
 
 /**
@@ -47,7 +46,7 @@ export async function callMethod(ctx: AppContext, raw: string): Promise<void> {
     return sendResult(ctx, result, ctx.state.messages);
   }
   // As Frappe: an enabled API Server Script answers its api_method before the whitelisted functions.
-  const script = (loadedScriptIndex(site) ?? (await scriptIndex(site))).api.get(name);
+  const script = await apiScript(ctx, name);
   if (script) return sendResult(ctx, await callApiScript(ctx, script), ctx.state.messages);
   const table = methodTable(site.registry);
   const method = table.byPath.get(name) ?? (version === 2 ? table.byShortPath.get(name) : undefined);

@@ -8,7 +8,12 @@ import { rawArguments } from '../methods/method-arguments';
 import { DEFAULT_VERBS } from '../methods/whitelist';
 import { callerOf } from '../operations/caller';
 import { runScript, scriptsEnabled } from './run-script';
-import type { ServerScript } from './script-store';
+import { scriptIndex, type ServerScript } from './script-store';
+
+/** The enabled API script answering `method`, if any. */
+export async function apiScript(ctx: AppContext, method: string): Promise<ServerScript | undefined> {
+  return (await scriptIndex(ctx.state.site)).api.get(method);
+}
 
 /** Runs an API script for the request and returns its `frappe.response.message`. */
 export async function callApiScript(ctx: AppContext, script: ServerScript): Promise<unknown> {

@@ -9,7 +9,7 @@ import { isTableType } from '../meta/field-types';
 import { STANDARD_FIELDS } from '../meta/types';
 import type { DocTypeBinding } from '../registry/registry';
 import { runScript } from './run-script';
-import { loadedScriptIndex, scriptIndex } from './script-store';
+import { scriptIndex } from './script-store';
 
 /** The DocType event a controller hook is (frappe/core/doctype/server_script/server_script_utils.py EVENT_MAP). */
 export const EVENT_OF_HOOK: Partial<Record<HookName, string>> = {
@@ -56,8 +56,7 @@ export async function runEventScripts(
 ): Promise<void> {
   const event = EVENT_OF_HOOK[hook];
   if (!event || tx.site.config.site.server_script_enabled === false) return;
-  const index = loadedScriptIndex(tx.site) ?? (await scriptIndex(tx.site, tx.trx));
-  const scripts = index.events.get(`${binding.meta.name}|${event}`);
+  const scripts = (await scriptIndex(tx.site, tx.trx)).events.get(`${binding.meta.name}|${event}`);
   if (!scripts) return;
   for (const script of scripts) {
     const before = plain(doc);

@@ -9,7 +9,7 @@ import { parseFilters } from '../query/parse-filters';
 import type { DocTypeBinding } from '../registry/registry';
 import type { SessionUser, Site } from '../site';
 import { runScript } from './run-script';
-import { loadedScriptIndex, scriptIndex } from './script-store';
+import { scriptIndex } from './script-store';
 
 /** Conditions name any field but Password fields (the script's author, a System Manager, decides them). */
 const CONDITION_ACCESS: QueryAccess = {
@@ -24,8 +24,7 @@ export async function scriptRestriction(
   binding: DocTypeBinding,
 ): Promise<FilterNode | undefined> {
   if (site.config.site.server_script_enabled === false) return undefined;
-  const index = loadedScriptIndex(site) ?? (await scriptIndex(site));
-  const scripts = index.permissionQueries.get(binding.meta.name);
+  const scripts = (await scriptIndex(site)).permissionQueries.get(binding.meta.name);
   if (!scripts) return undefined;
   const parts: FilterNode[] = [];
   for (const script of scripts) {

@@ -30,8 +30,6 @@ export interface ScriptIndex {
 
 interface SiteScripts {
   index?: Promise<ScriptIndex>;
-  /** What `index` resolved to, while it is current: read without an await on every method call, list and write. */
-  loaded?: ScriptIndex;
   /** Bumped on every drop: a load that began before it is not kept. */
   generation: number;
   subscribed?: boolean;
@@ -116,7 +114,6 @@ function drop(site: Site): void {
   const state = stateOf(site);
   state.generation++;
   state.index = undefined;
-  state.loaded = undefined;
 }
 
 /**
@@ -133,18 +130,16 @@ export function scriptIndex(site: Site, q?: Knex): Promise<ScriptIndex> {
     loading.catch(() => {
       if (state.index === loading) state.index = undefined;
     });
-    void loading.then((index) => {
-      if (state.index !== loading) return;
-      if (state.generation !== generation) state.index = undefined;
-      else state.loaded = index;
+    void loading.then(() => {
+      if (state.generation !== generation && state.index === loading) state.index = undefined;
     });
   }
   return state.index;
 }
 
-/** The site's scripts when they are loaded and current, else undefined (then await `scriptIndex`). */
-export function loadedScriptIndex(site: Site): ScriptIndex | undefined {
-  return perSite.get(site)?.loaded;
+/** The DocType Event scripts of `doctype` for `event` (Frappe's event label). */
+export async function eventScripts(site: Site, doctype: string, event: string): Promise<ServerScript[]> {
+  return (await scriptIndex(site)).events.get(EVENT_KEY(doctype, event)) ?? [];
 }
 
 /** Drops the site's scripts here and, with REDIS_URL, in every other process (called after a Server Script commit). */
