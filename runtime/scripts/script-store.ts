@@ -137,11 +137,6 @@ export function scriptIndex(site: Site, q?: Knex): Promise<ScriptIndex> {
   return state.index;
 }
 
-/** The DocType Event scripts of `doctype` for `event` (Frappe's event label). */
-export async function eventScripts(site: Site, doctype: string, event: string): Promise<ServerScript[]> {
-  return (await scriptIndex(site)).events.get(EVENT_KEY(doctype, event)) ?? [];
-}
-
 /** Drops the site's scripts here and, with REDIS_URL, in every other process (called after a Server Script commit). */
 export async function serverScriptsChanged(site: Site): Promise<void> {
   drop(site);
