@@ -27,6 +27,8 @@ export interface OAuthBearerToken {
   expires_in?: number | null;
   /** Status */
   status?: "Active" | "Revoked" | null;
+  /** Token Family */
+  family?: string | null;
 }
 
 /** Metadata of OAuth Bearer Token, normalized from its DocType file. */
@@ -126,7 +128,7 @@ export const meta: DocTypeMeta = {
         "allowOnSubmit": false,
         "setOnlyOnce": false,
         "nonNegative": false,
-        "searchIndex": false,
+        "searchIndex": true,
         "ignoreUserPermissions": false
       },
       {
@@ -182,6 +184,22 @@ export const meta: DocTypeMeta = {
           "Revoked"
         ],
         "default": "Active"
+      },
+      {
+        "fieldname": "family",
+        "fieldtype": "Data",
+        "label": "Token Family",
+        "reqd": false,
+        "unique": false,
+        "readOnly": true,
+        "hidden": false,
+        "permlevel": 0,
+        "noCopy": false,
+        "allowOnSubmit": false,
+        "setOnlyOnce": false,
+        "nonNegative": false,
+        "searchIndex": true,
+        "ignoreUserPermissions": false
       }
     ],
     "permissions": [

@@ -1,24 +1,14 @@
 // Frappe's built-in methods: ping, login, logout, get_logged_user, generate_keys, frappe.client.* and run_doc_method.
 import { regenerateKeys } from '../auth/api-keys';
-import { clientIp, isHttps } from '../auth/client-ip';
-import { ipAllowed } from '../auth/ip-restriction';
-import {
-  assertNotLocked,
-  attemptKeys,
-  lockoutPolicy,
-  recordFailure,
-  recordSuccess,
-} from '../auth/login-attempts';
-import { createSession, endSession, parseSessionExpiry } from '../auth/sessions';
-import { loadSettings } from '../auth/settings';
-import { loadUser } from '../auth/users';
-import { readAuth, verifyPassword } from '../auth/passwords';
-import { AuthenticationError, DoesNotExistError, PermissionError, ValidationError } from '../errors/errors';
+import { isHttps } from '../auth/client-ip';
+import { endSession } from '../auth/sessions';
+import { DoesNotExistError, PermissionError, ValidationError } from '../errors/errors';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import { OAUTH_METHODS } from '../oauth/oauth-methods';
 import { ADMINISTRATOR } from '../site';
 import * as client from './frappe-client';
+import { login } from './login';
 import { runDocMethod } from './run-doc-method';
 import { uploadFile } from '../files/upload-file';
 
@@ -27,7 +17,7 @@ export interface BuiltinMethod {
   methods: readonly string[];
   allowGuest: boolean;
   handler: (ctx: AppContext) => Promise<unknown>;
-  /** The result is the whole response body (login answers Frappe's top-level fields). */
+  /** The result is the whole response body (login answers Frappe's top-level fields); undefined: the handler answered. */
   raw?: boolean;
   /** The canonical name (rate-limit bucket) when the method answers under several names. */
   path?: string;
@@ -40,62 +30,6 @@ export interface BuiltinMethod {
 }
 
 const SESSION_COOKIES = ['sid', 'system_user', 'full_name', 'user_id', 'user_image'];
-
-function setLoginCookies(
-  ctx: AppContext,
-  sid: string,
-  user: { name: string; fullName: string; userType: string },
-  maxAge: number,
-): void {
-  const secure = isHttps(ctx);
-  // Koa trusts only TLS sockets; behind a trusted proxy that terminated https, tell the cookie jar so.
-  if (secure) ctx.cookies.secure = true;
-  const base = { sameSite: 'lax' as const, secure, overwrite: true, maxAge, httpOnly: false };
-  ctx.cookies.set('sid', sid, { ...base, httpOnly: true });
-  ctx.cookies.set('system_user', user.userType === 'System User' ? 'yes' : 'no', base);
-  ctx.cookies.set('full_name', encodeURIComponent(user.fullName), base);
-  ctx.cookies.set('user_id', encodeURIComponent(user.name), base);
-}
-
-/** Every failure answers the same (unknown user, wrong password, disabled user), so accounts cannot be enumerated. */
-const INVALID_LOGIN = 'Invalid login credentials';
-
-async function login(ctx: AppContext): Promise<unknown> {
-  const params = requestParams(ctx);
-  const usr = typeof params.usr === 'string' ? params.usr.trim() : '';
-  const pwd = typeof params.pwd === 'string' ? params.pwd : '';
-  if (!usr || !pwd) throw new AuthenticationError('Incomplete login details');
-  const { site } = ctx.state;
-  const ip = clientIp(ctx);
-  const keys = attemptKeys(usr, ip);
-  await assertNotLocked(site, keys);
-  const settings = await loadSettings(site);
-  if (pwd.length > 512 || usr.length > 140) {
-    await recordFailure(site, keys, lockoutPolicy(settings));
-    throw new AuthenticationError(INVALID_LOGIN);
-  }
-  const q = site.db.knex;
-  const user = await loadUser(q, usr);
-  const hash = user ? await readAuth(q, 'User', usr, 'password') : undefined;
-  // Unknown users are checked against a dummy hash, so both failures answer alike and take alike.
-  const ok = await verifyPassword(pwd, hash);
-  // An address the user may not log in from gets the same answer as a wrong password, so it learns nothing of it.
-  if (!ok || !user || !user.enabled || !ipAllowed(user.restrictIp, ip)) {
-    await recordFailure(site, keys, lockoutPolicy(settings));
-    throw new AuthenticationError(INVALID_LOGIN);
-  }
-  await recordSuccess(site, keys[0] as string);
-  const expiryMs = parseSessionExpiry(settings.session_expiry);
-  const session = await createSession(
-    site,
-    user.name,
-    ip,
-    expiryMs,
-    Number(settings.deny_multiple_sessions) === 1,
-  );
-  setLoginCookies(ctx, session.sid, user, Math.floor(expiryMs));
-  return { message: 'Logged In', home_page: '/app', full_name: user.fullName, csrf_token: session.csrfToken };
-}
 
 async function logout(ctx: AppContext): Promise<unknown> {
   if (ctx.state.session) await endSession(ctx.state.site, ctx.state.session.sid);
@@ -189,7 +123,7 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
   ],
   // The document method run decides guests, verbs and limits itself (admitCall inside runDocMethod).
   ['run_doc_method', { methods: ['GET', 'POST'], allowGuest: true, handler: runDocMethodBody, raw: true }],
-  // The OAuth provider (runtime/oauth): RFC bodies, no CSRF token (clients are not browsers holding a session).
+  // The OAuth provider (runtime/oauth): RFC bodies; no CSRF token but for the consent POST (clients are not browsers).
   ...[...OAUTH_METHODS].map(([name, method]): [string, BuiltinMethod] => [
     name,
     {
@@ -197,7 +131,7 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
       allowGuest: true,
       handler: method.handler,
       raw: true,
-      csrf: false,
+      ...(method.csrf ? {} : { csrf: false as const }),
       ...(method.clientAuth ? { clientAuth: true as const } : {}),
     },
   ]),

@@ -1,16 +1,29 @@
 // The OAuth provider's endpoints as built-in methods, under Frappe's names (v1 /api/method/…, v2 /api/v2/method/…).
 import type { AppContext } from '../http/state';
+import { authorize } from './authorize-endpoint';
 import { getToken } from './token-endpoint';
 
-/** One OAuth endpoint: verbs and handler; each answers its RFC's body itself (`raw`), errors as OAuthError. */
+/**
+ * One OAuth endpoint: verbs and handler; each answers its RFC's body itself (`raw`; a handler that returns undefined has
+ * written the response: a page or a redirect), errors as OAuthError.
+ */
 export interface OAuthMethod {
   methods: readonly string[];
   handler: (ctx: AppContext) => Promise<unknown>;
   /** The Authorization header carries the client's credentials (client_secret_basic), not a user's. */
   clientAuth: boolean;
+  /** False: a session needs no CSRF token (endpoints for clients, not browsers). The consent POST keeps the check. */
+  csrf: boolean;
 }
 
 /** The endpoints by method name. */
 export const OAUTH_METHODS: ReadonlyMap<string, OAuthMethod> = new Map<string, OAuthMethod>([
-  ['frappe.integrations.oauth2.get_token', { methods: ['POST'], handler: getToken, clientAuth: true }],
+  [
+    'frappe.integrations.oauth2.authorize',
+    { methods: ['GET', 'POST'], handler: authorize, clientAuth: false, csrf: true },
+  ],
+  [
+    'frappe.integrations.oauth2.get_token',
+    { methods: ['POST'], handler: getToken, clientAuth: true, csrf: false },
+  ],
 ]);

@@ -2,6 +2,7 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { AppContext } from '../http/state';
 import type { Site } from '../site';
+import { CodeGrant } from './code-grant';
 import { oauthLifetimes } from './oauth-config';
 import { createOAuthModel } from './oauth-model';
 import { runOAuth } from './oauth-request';
@@ -21,6 +22,11 @@ export function oauthServer(site: Site): OAuth2Server {
       // A public client refreshes with its client_id alone; confidential clients are held to their secret by the model.
       requireClientAuthentication: { refresh_token: false },
       alwaysIssueNewRefreshToken: true,
+      // PKCE protects the code; state stays the client's choice (echoed when sent).
+      allowEmptyState: true,
+      // The answer carries what saveToken returns beyond the token itself (the OpenID id_token).
+      allowExtendedTokenAttributes: true,
+      extendedGrantTypes: { authorization_code: CodeGrant },
     });
     servers.set(site, server);
   }

@@ -1,6 +1,7 @@
 // Issued OAuth tokens as `OAuth Bearer Token` rows: only digests of the access and refresh tokens are stored.
 import { randomBytes } from 'node:crypto';
 import { forgetBearerTokens, tokenDigest } from '../auth/bearer-tokens';
+import { parseScopes } from '../auth/scopes';
 import { now } from '../document/values';
 import type { Site } from '../site';
 
@@ -14,6 +15,17 @@ export function datetimeOf(date: Date): string {
   return date.toISOString().replace('T', ' ').slice(0, 19);
 }
 
+/** `YYYY-MM-DD HH:MM:SS` (UTC) or a Date, as the drivers return Datetime fields; unreadable text is the epoch (expired). */
+export function parseStoredDatetime(value: unknown): Date {
+  if (value instanceof Date) return value;
+  const ms = Date.parse(
+    `${String(value ?? '')
+      .trim()
+      .replace(' ', 'T')}Z`,
+  );
+  return new Date(Number.isNaN(ms) ? 0 : ms);
+}
+
 /** What one issue of tokens writes. */
 export interface IssuedToken {
   accessToken: string;
@@ -22,6 +34,8 @@ export interface IssuedToken {
   client: string;
   user: string;
   scopes: readonly string[];
+  /** The digest of the code the grant started from; tokens refreshed from it keep it. */
+  family?: string;
 }
 
 /** Writes one `OAuth Bearer Token` row for an issued token (digests only). */
@@ -35,6 +49,7 @@ export async function storeToken(site: Site, token: IssuedToken): Promise<void> 
     client: token.client,
     user: token.user,
     scopes: token.scopes.join(' '),
+    family: token.family ?? null,
     status: 'Active',
     expiration_time: datetimeOf(token.accessTokenExpiresAt),
     expires_in: Math.max(0, Math.round((token.accessTokenExpiresAt.getTime() - Date.now()) / 1000)),
@@ -56,4 +71,54 @@ export async function revokeTokens(site: Site, where: Record<string, string>): P
     .update({ status: 'Revoked', modified: now() });
   forgetBearerTokens();
   return count;
+}
+
+/** A stored refresh token: the row's grant and whether it is still active. */
+export interface StoredRefreshToken {
+  client: string;
+  user: string;
+  scopes: string[];
+  family?: string;
+  active: boolean;
+  /** When the row was written: the refresh token lives `oauth_refresh_token_lifetime` from then. */
+  issuedAt: Date;
+}
+
+/** The row holding this refresh token (active or not); undefined when there is none. */
+export async function findRefreshToken(site: Site, token: string): Promise<StoredRefreshToken | undefined> {
+  const row = (await site.db
+    .knex('tabOAuth Bearer Token')
+    .where('refresh_token', tokenDigest(token))
+    .first('client', 'user', 'scopes', 'family', 'status', 'creation')) as
+    | {
+        client: string | null;
+        user: string | null;
+        scopes: string | null;
+        family: string | null;
+        status: string | null;
+        creation: unknown;
+      }
+    | undefined;
+  if (!row || !row.client || !row.user) return undefined;
+  return {
+    client: row.client,
+    user: row.user,
+    scopes: parseScopes(row.scopes),
+    ...(row.family ? { family: row.family } : {}),
+    active: (row.status ?? 'Active') === 'Active',
+    issuedAt: parseStoredDatetime(row.creation),
+  };
+}
+
+/**
+ * Revokes the row of a refresh token as it is exchanged (rotation: its access token goes with it). True for the one
+ * call that revoked it; false when it was no longer active (reused, or a racing exchange).
+ */
+export async function revokeRefreshToken(site: Site, token: string): Promise<boolean> {
+  return (await revokeTokens(site, { refresh_token: tokenDigest(token) })) === 1;
+}
+
+/** Revokes every active token of a family: a spent code or a rotated refresh token was presented again. */
+export async function revokeFamily(site: Site, family: string | undefined): Promise<number> {
+  return family ? revokeTokens(site, { family }) : 0;
 }

@@ -39,8 +39,11 @@ export async function callMethod(ctx: AppContext, raw: string): Promise<void> {
     await admitCall(ctx, builtin.path ?? name, builtin);
     const result = await builtin.handler(ctx);
     if (builtin.raw) {
-      ctx.status = 200;
-      ctx.body = result;
+      // A raw handler that returns nothing wrote its own answer (a page or a redirect).
+      if (result !== undefined) {
+        ctx.status = 200;
+        ctx.body = result;
+      }
       return;
     }
     return sendResult(ctx, result, ctx.state.messages);

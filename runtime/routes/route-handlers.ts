@@ -4,6 +4,7 @@ import * as bulk from './bulk-handlers';
 import { serveFile } from '../files/serve-file';
 import * as probes from './health-handlers';
 import { jobStatus } from './job-handlers';
+import { signInPage } from '../oauth/sign-in-page';
 import { callMethod } from './method-routes';
 import { createOpenApiHandler } from './openapi-document';
 import * as resources from './resource-handlers';
@@ -44,5 +45,6 @@ export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers
     health: probes.health,
     ready: probes.ready,
     jobStatus,
+    signIn: signInPage,
   };
 }

@@ -37,7 +37,8 @@ export type Operation =
   | 'file'
   | 'health'
   | 'ready'
-  | 'jobStatus';
+  | 'jobStatus'
+  | 'signIn';
 
 /** The operations a DocType may answer (checked per DocType by `bindingFor`), in the order generated files list them. */
 export const DOCTYPE_OPERATIONS = [
@@ -400,6 +401,24 @@ const PROBE_ROUTES: RouteRow[] = [
   { ...PROBE, path: '/api/ready', operation: 'ready' },
 ];
 
+/**
+ * The sign-in page of browser flows (OAuth authorize sends a signed-out user here): server-rendered HTML, outside the
+ * API documents. No CSRF token: the form starts the session (the `login` method waives it too).
+ */
+const SIGN_IN_ROUTES: RouteRow[] = [
+  {
+    verbs: ['GET', 'POST'],
+    path: '/login',
+    operation: 'signIn',
+    status: 200,
+    envelope: 'raw',
+    openapi: [],
+    csrf: false,
+    request: 'none',
+    response: 'ok',
+  },
+];
+
 /** Every route, in matching order within a path (see `route-matcher.ts`). New families append their rows here. */
 export const ROUTE_TABLE: readonly RouteRow[] = [
   ...V1_RESOURCE_ROUTES,
@@ -410,6 +429,7 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   ...OPENAPI_ROUTES,
   ...FILE_ROUTES,
   ...PROBE_ROUTES,
+  ...SIGN_IN_ROUTES,
 ];
 
 /** The kind of a DocType: virtual DocTypes are served like child tables (metadata only). */

@@ -1,4 +1,5 @@
 // Helpers shared by the OAuth provider tests: registering clients and calling the token endpoint.
+import { createHash, randomBytes } from 'node:crypto';
 import type { Response } from 'supertest';
 import type { TestSite } from '../helpers/test-site';
 
@@ -45,4 +46,18 @@ export function tokenRequest(
   const req = t.http.post(path).type('form');
   if (auth) req.set('Authorization', basic(auth.id, auth.secret));
   return req.send(form);
+}
+
+/** The authorize endpoint's v1 path. */
+export const AUTHORIZE_PATH = '/api/method/frappe.integrations.oauth2.authorize';
+
+/** A PKCE pair (RFC 7636): a random verifier and its S256 challenge. */
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** The query parameters of a Location header (relative or absolute). */
+export function locationParams(res: Response): URLSearchParams {
+  return new URL(String(res.headers.location), 'http://svc.invalid').searchParams;
 }
