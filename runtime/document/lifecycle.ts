@@ -38,6 +38,7 @@ import { checkServerScript } from '../scripts/check-script';
 import { runEventScripts } from '../scripts/doc-events';
 import { serverScriptsChanged } from '../scripts/script-store';
 import { afterDelete, checkAttachValues, checkFileSave } from '../files/file-rules';
+import { OAUTH_CLIENT, revokeClientGrants } from '../oauth/client-revocation';
 
 /**
  * A copy of document data that takes new properties cheaply. V8 gives a `{ ...spread }` copy a map that each added
@@ -415,6 +416,10 @@ export class DocumentTransaction implements DocumentSession {
       await this.hook(state.binding, doc, 'on_trash');
       await deleteDoc(this.trx as Knex, state.binding, this.site.registry, doc.name);
       await afterDelete(this, state.binding, doc);
+      if (state.binding.meta.name === OAUTH_CLIENT && this.site.registry.get('OAuth Bearer Token')) {
+        await revokeClientGrants(this.trx as Knex, doc.name);
+        this.written.add('OAuth Bearer Token');
+      }
       await this.hook(state.binding, doc, 'after_delete');
       forgetCredentials(state.binding.meta.name);
       this.written.add(state.binding.meta.name);

@@ -100,11 +100,3 @@ export async function spendCode(site: Site, code: string): Promise<boolean> {
     .update({ validity: 'Invalid', modified: now() });
   return count === 1;
 }
-
-/** Spends every unspent code of a client (the client was deleted). */
-export async function spendClientCodes(site: Site, client: string): Promise<void> {
-  await site.db
-    .knex(CODES)
-    .where({ client, validity: 'Valid' })
-    .update({ validity: 'Invalid', modified: now() });
-}

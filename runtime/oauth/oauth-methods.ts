@@ -1,6 +1,8 @@
 // The OAuth provider's endpoints as built-in methods, under Frappe's names (v1 /api/method/…, v2 /api/v2/method/…).
 import type { AppContext } from '../http/state';
 import { authorize } from './authorize-endpoint';
+import { introspectToken } from './introspect-endpoint';
+import { revokeToken } from './revoke-endpoint';
 import { getToken } from './token-endpoint';
 
 /**
@@ -25,5 +27,13 @@ export const OAUTH_METHODS: ReadonlyMap<string, OAuthMethod> = new Map<string, O
   [
     'frappe.integrations.oauth2.get_token',
     { methods: ['POST'], handler: getToken, clientAuth: true, csrf: false },
+  ],
+  [
+    'frappe.integrations.oauth2.revoke_token',
+    { methods: ['POST'], handler: revokeToken, clientAuth: true, csrf: false },
+  ],
+  [
+    'frappe.integrations.oauth2.introspect_token',
+    { methods: ['POST'], handler: introspectToken, clientAuth: true, csrf: false },
   ],
 ]);

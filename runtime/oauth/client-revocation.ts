@@ -1,0 +1,20 @@
+// Deleting an OAuth Client revokes what it holds: its tokens and unspent codes, in the deleting transaction.
+import type { Knex } from 'knex';
+import { now } from '../document/values';
+
+/** The DocType whose deletion revokes grants. */
+export const OAUTH_CLIENT = 'OAuth Client';
+
+/**
+ * Revokes every active token and spends every unspent code of `client`, inside the transaction that deletes it (both
+ * commit or neither). The caller drops the bearer-token caches after the commit.
+ */
+export async function revokeClientGrants(trx: Knex, client: string): Promise<void> {
+  const stamp = now();
+  await trx('tabOAuth Bearer Token')
+    .where({ client, status: 'Active' })
+    .update({ status: 'Revoked', modified: stamp });
+  await trx('tabOAuth Authorization Code')
+    .where({ client, validity: 'Valid' })
+    .update({ validity: 'Invalid', modified: stamp });
+}
