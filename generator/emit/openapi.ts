@@ -1,10 +1,11 @@
-// Emits generated/openapi/v1.json and v2.json: OpenAPI 3.1 documents built from the same IR as the routes.
-import type { DocTypeMeta } from '../../runtime/meta/types';
+// Emits generated/openapi/v1.json and v2.json: OpenAPI 3.1 documents built from the route table
+// (runtime/routes/route-table.ts), the DocTypes and their whitelisted methods. Schemas: openapi-schemas.ts; shared
+// responses, security and parameters: openapi-parts.ts.
 import type { GeneratorContext } from '../context';
-import { bodyFields, fieldSchema, requiredFields, type JsonSchema } from '../json-schema';
-import { className } from '../naming';
-import type { DocTypeIR } from '../normalize';
+import type { JsonSchema } from '../json-schema';
 import { BUILTIN_METHOD_DOCS } from '../methods/builtin-methods';
+import type { MethodIR } from '../methods/extract-methods';
+import type { DocTypeIR } from '../normalize';
 import {
   ROUTE_TABLE,
   docTypeKind,
@@ -13,263 +14,260 @@ import {
   type RouteRow,
   type Verb,
 } from '../../runtime/routes/route-table';
+import {
+  COUNT_PARAMETERS,
+  EXPAND_LINKS,
+  LIST_PARAMETERS,
+  SECURITY_SCHEMES,
+  SERVERS,
+  errors,
+  json,
+  ok,
+  operationSecurity,
+  query,
+  responseComponents,
+  security,
+  type Access,
+} from './openapi-parts';
+import {
+  BULK_RESULT_SCHEMA,
+  ERROR_SCHEMA,
+  FILTERS_SCHEMA,
+  JOB_SCHEMA,
+  bulkItems,
+  docTypeSchemas,
+  ref,
+  schemaNames,
+} from './openapi-schemas';
 import { docTypePath } from './routes';
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: JsonSchema) => ({ 'application/json': { schema } });
-const ok = (description: string, schema: JsonSchema) => ({ description, content: json(schema) });
-
-const STANDARD: Record<string, JsonSchema> = {
-  name: { type: 'string' },
-  owner: { type: 'string' },
-  creation: { type: 'string', description: 'YYYY-MM-DD HH:MM:SS[.ffffff]' },
-  modified: { type: 'string', description: 'YYYY-MM-DD HH:MM:SS[.ffffff]' },
-  modified_by: { type: 'string' },
-  docstatus: { type: 'integer', enum: [0, 1, 2] },
-  idx: { type: 'integer' },
+/** The messages a success answer may carry beside its value (msgprint): v1 `_server_messages`, v2 `messages`. */
+const MESSAGES: Record<1 | 2, Record<string, JsonSchema>> = {
+  1: { _server_messages: { type: 'string', description: 'JSON-encoded list of JSON-encoded {message}' } },
+  2: {
+    messages: {
+      type: 'array',
+      items: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
+    },
+  },
 };
 
-function documentSchema(meta: DocTypeMeta, ctx: GeneratorContext): JsonSchema {
-  const child = (target: DocTypeMeta) => ref(className(target.name));
-  const properties: Record<string, JsonSchema> = {
-    doctype: { type: 'string', const: meta.name },
-    ...STANDARD,
-  };
-  if (meta.istable)
-    Object.assign(properties, {
-      parent: { type: 'string' },
-      parentfield: { type: 'string' },
-      parenttype: { type: 'string' },
-    });
-  for (const f of bodyFields(meta)) properties[f.fieldname] = fieldSchema(f, ctx, child);
-  const required = requiredFields(meta);
+const requiredKeys = (keys: string[]) => (keys.length ? { required: keys } : {});
+
+/** `{ <key>: value }` with the version's messages; `value` undefined: the key is absent. */
+function envelope(
+  version: 1 | 2,
+  key: string,
+  value: JsonSchema | undefined,
+  required = true,
+  more: Record<string, JsonSchema> = {},
+): JsonSchema {
   return {
     type: 'object',
-    description: `A ${meta.name} document.`,
-    properties,
-    ...(required.length ? { required } : {}),
+    properties: { ...(value ? { [key]: value } : {}), ...more, ...MESSAGES[version] },
+    ...requiredKeys([...(value && required ? [key] : []), ...Object.keys(more).filter((k) => k !== 'count')]),
   };
 }
 
-const ERROR_SCHEMA: JsonSchema = {
-  type: 'object',
-  required: ['exc_type'],
-  properties: {
-    exc_type: { type: 'string' },
-    exception: { type: 'string' },
-    _server_messages: {
-      type: 'string',
-      description: 'JSON-encoded list of JSON-encoded {message, title?, indicator?}',
-    },
-    errors: {
-      type: 'array',
-      items: { type: 'object', properties: { type: { type: 'string' }, message: { type: 'string' } } },
-    },
-  },
-};
+/** The operationId prefix of a path: `v1`, `v2`, or `v1_alias` for the `/api/v1/...` aliases. */
+const idPrefix = (row: RouteRow, version: 1 | 2) => (row.alias ? 'v1_alias' : `v${version}`);
 
-const nameValue = { oneOf: [{ type: 'string' }, { type: 'integer' }] };
-
-/** The bulk result object (SPEC 2.5): the success list is `updated`, `deleted` or `inserted`; the counts add up. */
-const BULK_RESULT_SCHEMA: JsonSchema = {
-  type: 'object',
-  description:
-    'Per-item outcome of a bulk operation. A malformed or refused item is listed in `failed`; success_count + failure_count = total.',
-  required: ['failed', 'total', 'success_count', 'failure_count'],
-  properties: {
-    updated: {
-      type: 'array',
-      items: {},
-      description: 'bulk update: names (across DocTypes: {doctype, name})',
-    },
-    deleted: {
-      type: 'array',
-      items: {},
-      description: 'bulk delete: names (across DocTypes: {doctype, name})',
-    },
-    inserted: { type: 'array', items: { type: 'string' }, description: 'bulk insert: names' },
-    failed: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          name: { type: ['string', 'null'] },
-          doctype: { type: ['string', 'null'] },
-          error: { type: 'string', description: 'exc_type of the error' },
-          message: { type: 'string' },
-        },
-      },
-    },
-    total: { type: 'integer' },
-    success_count: { type: 'integer' },
-    failure_count: { type: 'integer' },
-  },
-};
-
-/** A background job (CONTRACT 6): `result` is the bulk result object once the job has finished. */
-const JOB_SCHEMA: JsonSchema = {
-  type: 'object',
-  required: ['job_id', 'status', 'progress'],
-  properties: {
-    job_id: { type: 'string', format: 'uuid' },
-    status: { type: 'string', enum: ['queued', 'running', 'finished', 'failed'] },
-    progress: {
-      type: 'object',
-      properties: { done: { type: 'integer' }, total: { type: 'integer' } },
-    },
-    result: { oneOf: [{ $ref: '#/components/schemas/BulkResult' }, { type: 'null' }] },
-    error: { type: ['string', 'null'], description: '`exc_type: message` of a failed job' },
-  },
-};
-
-/** The request body of a bulk row: `docs` (items per the operation) or `names`. */
-function bulkRequest(row: RouteRow, doc: JsonSchema | undefined): JsonSchema {
-  if (row.request === 'bulk-names')
-    return {
-      type: 'object',
-      required: ['names'],
-      properties: { names: { type: 'array', items: nameValue } },
-    };
-  const item: JsonSchema =
-    row.operation === 'bulkInsert'
-      ? (doc ?? {})
-      : row.operation === 'bulkUpdate'
-        ? { allOf: [doc ?? {}, { type: 'object', required: ['name'], properties: { name: nameValue } }] }
-        : {
-            type: 'object',
-            required: ['doctype', 'name'],
-            properties: { doctype: { type: 'string' }, name: nameValue },
-            additionalProperties: true,
-          };
-  return { type: 'object', required: ['docs'], properties: { docs: { type: 'array', items: item } } };
-}
-
-const errors = {
-  '400': { description: 'Invalid request', content: json(ref('Error')) },
-  '401': { description: 'Authentication required', content: json(ref('Error')) },
-  '403': { description: 'Not permitted', content: json(ref('Error')) },
-  '404': { description: 'Not found', content: json(ref('Error')) },
-};
-
-const nameParam = { name: 'name', in: 'path', required: true, schema: { type: 'string' } };
-const jsonParam = (name: string, description: string) => ({
-  name,
-  in: 'query',
-  required: false,
-  description,
+const nameParam = {
+  name: 'name',
+  in: 'path',
+  required: true,
+  description: 'the document name (may contain slashes: send them encoded)',
   schema: { type: 'string' },
-});
-const intParam = (name: string, description: string) => ({
-  name,
-  in: 'query',
-  required: false,
-  description,
-  schema: { type: 'integer', minimum: 0 },
-});
-
-const listParams: Record<1 | 2, JsonSchema[]> = {
-  1: [
-    jsonParam('fields', 'JSON array of fields'),
-    jsonParam('filters', 'JSON filters'),
-    jsonParam('order_by', 'field [asc|desc]'),
-    intParam('limit_start', 'offset'),
-    intParam('limit_page_length', 'page size (0 = up to max_page_length)'),
-  ],
-  2: [
-    jsonParam('fields', 'JSON array of fields'),
-    jsonParam('filters', 'JSON object of filters'),
-    jsonParam('order_by', 'field [asc|desc]'),
-    jsonParam('group_by', 'field'),
-    intParam('start', 'offset'),
-    intParam('limit', 'page size'),
-  ],
 };
 
-/** The success body of a DocType row: the row's response shape in its envelope. */
-function responseSchema(row: RouteRow, doc: JsonSchema, version: 1 | 2): JsonSchema {
-  const wrap = (schema: JsonSchema, more: Record<string, JsonSchema> = {}) => ({
-    type: 'object',
-    properties: { data: schema, ...more },
-  });
+const SUMMARY: Partial<Record<Operation, string>> = {
+  list: 'List',
+  create: 'Create',
+  get: 'Get',
+  update: 'Update',
+  delete: 'Delete',
+  copy: 'Copy',
+  count: 'Count',
+  meta: 'Metadata of',
+  bulkUpdate: 'Bulk update',
+  bulkDelete: 'Bulk delete',
+  bulkInsert: 'Bulk insert',
+};
+
+/** The success status and body of a DocType row. */
+function docTypeSuccess(row: RouteRow, ir: DocTypeIR, version: 1 | 2, patch: boolean): [string, JsonSchema] {
+  const names = schemaNames(ir.meta.name);
+  const rows = { type: 'array', items: { anyOf: [ref(names.row), { type: 'array', items: {} }] } };
+  const status = String(row.status);
   switch (row.response) {
     case 'document':
-      return wrap(doc);
+      return [
+        status,
+        ok(
+          row.operation === 'copy'
+            ? 'A clean document that can be posted as new'
+            : `The ${ir.meta.name}${patch ? ' after the change' : ''}`,
+          envelope(version, 'data', row.operation === 'copy' ? ref(names.create) : ref(names.read)),
+        ),
+      ];
     case 'documents':
-      return wrap({ type: 'array', items: doc }, version === 2 ? { has_next_page: { type: 'boolean' } } : {});
+      return [
+        status,
+        ok(
+          'A page of rows (as_dict=false: lists of values)',
+          envelope(
+            version,
+            'data',
+            rows,
+            true,
+            version === 2
+              ? {
+                  has_next_page: { type: 'boolean' },
+                  count: { type: 'integer', description: 'with include=count' },
+                }
+              : {},
+          ),
+        ),
+      ];
     case 'count':
-      return wrap({ type: 'integer' });
+      return [status, ok('The number of matching documents', envelope(version, 'data', { type: 'integer' }))];
     case 'meta':
-      return wrap({ type: 'object' });
+      return [
+        status,
+        ok(
+          'The DocType definition',
+          envelope(version, 'data', { type: 'object', additionalProperties: true }),
+        ),
+      ];
     case 'ok':
-      return wrap({ const: 'ok' });
+      return [status, ok('Deleted', envelope(version, 'data', { type: 'string', const: 'ok' }))];
     case 'bulk-result':
-      return wrap(
-        ref('BulkResult'),
-        row.operation === 'bulkUpdate' || row.operation === 'bulkUpdateAcross'
-          ? { docs: { type: 'array', items: doc, description: 'name, the changed fields and modified' } }
-          : {},
-      );
-    case 'job':
-      return wrap(ref('Job'));
-    case 'method-result':
-    case 'openapi':
-      return { type: 'object' };
-    case 'file':
-      return { type: 'string', contentMediaType: 'application/octet-stream' };
+      return [
+        status,
+        ok(
+          'Each item ran in its own transaction',
+          envelope(
+            version,
+            'data',
+            ref('BulkResult'),
+            true,
+            row.operation === 'bulkUpdate'
+              ? { docs: { type: 'array', items: ref(names.read), description: 'the saved documents' } }
+              : {},
+          ),
+        ),
+      ];
+    default:
+      throw new Error(`generator/emit/openapi.ts: no success body for ${row.response} (${row.path})`);
   }
 }
 
-const SUMMARY: Partial<Record<Operation, [verb: string, description: string]>> = {
-  list: ['List', 'Rows'],
-  create: ['Create', 'Created'],
-  get: ['Get', 'Document'],
-  update: ['Update', 'Saved'],
-  delete: ['Delete', 'Deleted'],
-  copy: ['Copy', 'A clean document that can be posted as new'],
-  count: ['Count', 'Count'],
-  meta: ['Metadata of', 'Metadata'],
-  bulkUpdate: ['Bulk update', 'Bulk result (each item in its own transaction)'],
-  bulkDelete: ['Bulk delete', 'Bulk result (each item in its own transaction)'],
-  bulkInsert: ['Bulk insert', 'Bulk result (each item in its own transaction)'],
+/** The error statuses of a DocType operation. */
+function docTypeErrors(row: RouteRow): string[] {
+  switch (row.operation) {
+    case 'list':
+    case 'count':
+      return ['400', '401', '403'];
+    case 'get':
+      return ['400', '401', '403', '404'];
+    case 'copy':
+      return ['400', '401', '403', '404'];
+    case 'meta':
+      return ['401', '403', '404'];
+    case 'create':
+      return ['400', '401', '403', '409', '413', '415'];
+    case 'update':
+      return ['400', '401', '403', '404', '409', '413', '415'];
+    case 'delete':
+      return ['400', '401', '403', '404', '409'];
+    default:
+      return ['400', '401', '403', '413', '415'];
+  }
+}
+
+/** The request body of a DocType row, if it takes one. */
+function docTypeBody(row: RouteRow, ir: DocTypeIR): JsonSchema | undefined {
+  const names = schemaNames(ir.meta.name);
+  if (row.request === 'document')
+    return { required: true, content: json(ref(row.operation === 'create' ? names.create : names.update)) };
+  if (row.request === 'bulk-names')
+    return {
+      required: true,
+      content: json({
+        type: 'object',
+        required: ['names'],
+        properties: { names: { type: 'array', items: bulkItems('bulkDelete', ir.meta.name) } },
+      }),
+    };
+  if (row.request === 'bulk-docs')
+    return {
+      required: true,
+      content: json({
+        type: 'object',
+        required: ['docs'],
+        properties: { docs: { type: 'array', items: bulkItems(row.operation, ir.meta.name) } },
+      }),
+    };
+  return undefined;
+}
+
+/** The `202 {job_id}` answer of a bulk request over the job threshold. */
+const QUEUED = {
+  '202': ok('Over bulk_operation_async_threshold: queued as a background job (GET /api/v2/job/{job_id})', {
+    type: 'object',
+    required: ['data'],
+    properties: {
+      data: {
+        type: 'object',
+        required: ['job_id'],
+        properties: { job_id: { type: 'string', format: 'uuid' } },
+      },
+    },
+  }),
 };
 
 /** The OpenAPI operations of one DocType row (document methods are `documentMethodPaths`'). */
 function docTypeOperations(row: RouteRow, ir: DocTypeIR, version: 1 | 2): JsonSchema {
   const dt = ir.meta.name;
-  const doc = ref(className(dt));
-  const [verb, description] = SUMMARY[row.operation] ?? [row.operation, 'Result'];
   const params: JsonSchema[] = row.path.includes('{name') && !ir.meta.issingle ? [nameParam] : [];
-  if (row.request === 'list-query') params.push(...listParams[version]);
-  if (row.request === 'count-query') params.push(jsonParam('filters', 'JSON object of filters'));
+  if (row.request === 'list-query') params.push(...LIST_PARAMETERS[version]);
+  if (row.request === 'count-query') params.push(...COUNT_PARAMETERS);
   if (row.request === 'copy-query')
-    params.push({ name: 'ignore_no_copy', in: 'query', schema: { type: 'boolean', default: true } });
+    params.push(
+      query('ignore_no_copy', 'false: fields marked no_copy are cleared too', {
+        type: 'boolean',
+        default: true,
+      }),
+    );
+  if (row.operation === 'get') params.push(EXPAND_LINKS);
   const entry: JsonSchema = {};
   const verbs = row.verbs === '*' ? [] : row.verbs;
   for (const v of verbs) {
-    const op = v === 'PATCH' ? 'patch' : row.operation;
+    const patch = v === 'PATCH';
+    const op = patch ? 'patch' : row.operation;
+    const body = docTypeBody(row, ir);
+    const [status, success] = docTypeSuccess(row, ir, version, patch);
     entry[v.toLowerCase()] = {
       tags: [dt],
-      operationId: `v${version}_${op}_${ir.meta.slug}`,
-      summary: `${verb} ${dt}`,
+      operationId: `${idPrefix(row, version)}_${op}_${ir.meta.slug}`,
+      summary: `${patch ? 'Change fields of' : (SUMMARY[row.operation] ?? row.operation)} ${dt}`,
+      ...(v === 'GET' ? {} : operationSecurity('write')),
       ...(params.length ? { parameters: params } : {}),
-      ...(row.request === 'document' ? { requestBody: { required: true, content: json(doc) } } : {}),
-      ...(row.request === 'bulk-docs' || row.request === 'bulk-names'
-        ? { requestBody: { required: true, content: json(bulkRequest(row, doc)) } }
-        : {}),
+      ...(body ? { requestBody: body } : {}),
       responses: {
-        [String(row.status)]: ok(description, responseSchema(row, doc, version)),
-        ...errors,
-        ...(row.operation === 'create' && version === 1 ? { '409': errors['400'] } : {}),
+        [status]: success,
+        ...(row.response === 'bulk-result' ? QUEUED : {}),
+        ...errors(...docTypeErrors(row)),
       },
     };
   }
   return entry;
 }
 
-/** The paths of every DocType row of an API version that serves this DocType's kind. */
+/** The paths of every DocType row of an API version (aliases included) that serves this DocType's kind. */
 function docTypePaths(ir: DocTypeIR, version: 1 | 2, ctx: GeneratorContext): Record<string, JsonSchema> {
   const paths: Record<string, JsonSchema> = {};
-  for (const row of docTypeRows(docTypeKind(ir.meta), version)) {
+  for (const row of docTypeRows(docTypeKind(ir.meta), version, ROUTE_TABLE, true)) {
     const found =
       row.operation === 'documentMethod'
         ? documentMethodPaths(row, version, ir, ctx)
@@ -278,13 +276,6 @@ function docTypePaths(ir: DocTypeIR, version: 1 | 2, ctx: GeneratorContext): Rec
   }
   return paths;
 }
-
-const verbErrors = {
-  '405': { description: 'HTTP verb not allowed (see Allow)', content: json(ref('Error')) },
-};
-const rateErrors = {
-  '429': { description: 'Rate limit exceeded (see Retry-After)', content: json(ref('Error')) },
-};
 
 /** Query parameters of a GET call: one per argument; structured arguments travel as JSON text. */
 function queryParameters(schema: JsonSchema, jsonArgs: readonly string[]): JsonSchema[] {
@@ -298,41 +289,57 @@ function queryParameters(schema: JsonSchema, jsonArgs: readonly string[]): JsonS
   }));
 }
 
+/** How a method call is described: arguments, answer, who may call it. */
+interface MethodDoc {
+  opId: string;
+  summary: string;
+  tags: string[];
+  verbs: string[];
+  args: JsonSchema;
+  jsonArgs: readonly string[];
+  /** The whole 200 body. */
+  answer: JsonSchema;
+  guest?: 'required' | 'optional';
+  csrf?: boolean;
+  params?: JsonSchema[];
+  rateLimited?: boolean;
+  multipart?: boolean;
+}
+
+/** Who may call a method with this verb (Access of openapi-parts.ts). */
+function methodAccess(m: MethodDoc, verb: string): Access {
+  if (m.guest === 'required') return 'none';
+  const write = verb !== 'get' && m.csrf !== false;
+  if (m.guest === 'optional') return write ? 'guest-write' : 'guest-read';
+  return write ? 'write' : 'read';
+}
+
 /** One operation per verb of a method call: GET reads query parameters, the others a JSON (or form) body. */
-function methodOperations(
-  opId: string,
-  summary: string,
-  tags: string[],
-  verbs: string[],
-  schema: JsonSchema,
-  jsonArgs: readonly string[],
-  result: JsonSchema,
-  extra: { params?: JsonSchema[]; rateLimited?: boolean; multipart?: boolean } = {},
-): JsonSchema {
+function methodOperations(m: MethodDoc): JsonSchema {
   const entry: JsonSchema = {};
-  for (const verb of verbs.map((v) => v.toLowerCase())) {
-    const hasRequired = Array.isArray(schema.required) && schema.required.length > 0;
+  for (const verb of m.verbs.map((v) => v.toLowerCase())) {
+    const hasRequired = Array.isArray(m.args.required) && m.args.required.length > 0;
+    const access = methodAccess(m, verb);
+    const statuses = ['400', '401', '403', '404', '409'];
+    if (verb !== 'get') statuses.push('413', '415');
+    if (m.rateLimited) statuses.push('429');
     entry[verb] = {
-      tags,
-      operationId: `${opId}_${verb}`,
-      summary,
+      tags: m.tags,
+      operationId: `${m.opId}_${verb}`,
+      summary: m.summary,
+      ...operationSecurity(access),
       ...(verb === 'get'
-        ? { parameters: [...(extra.params ?? []), ...queryParameters(schema, jsonArgs)] }
+        ? { parameters: [...(m.params ?? []), ...queryParameters(m.args, m.jsonArgs)] }
         : {
-            ...(extra.params ? { parameters: extra.params } : {}),
+            ...(m.params ? { parameters: m.params } : {}),
             requestBody: {
               required: hasRequired,
-              content: extra.multipart
-                ? { 'multipart/form-data': { schema } }
-                : { ...json(schema), 'application/x-www-form-urlencoded': { schema } },
+              content: m.multipart
+                ? { 'multipart/form-data': { schema: m.args } }
+                : { ...json(m.args), 'application/x-www-form-urlencoded': { schema: m.args } },
             },
           }),
-      responses: {
-        '200': ok('Result', result),
-        ...errors,
-        ...verbErrors,
-        ...(extra.rateLimited ? rateErrors : {}),
-      },
+      responses: { '200': ok('Result', m.answer), ...errors(...statuses) },
     };
   }
   return entry;
@@ -340,53 +347,83 @@ function methodOperations(
 
 const slugOf = (text: string) => text.replace(/[^A-Za-z0-9]+/g, '_');
 
+/** The answer of a whitelisted function or method: its result in the version's key. */
+function methodAnswer(m: MethodIR, version: 1 | 2, key: 'data' | 'message', docs?: JsonSchema): JsonSchema {
+  return envelope(version, key, m.result.schema, !m.result.optional, docs ? { docs } : {});
+}
+
 /** Paths of a method row: the built-in methods and every whitelisted module function (dotted, and v2's DocType/fn). */
-function methodPaths(row: RouteRow, version: 1 | 2, ctx: GeneratorContext): Record<string, JsonSchema> {
+function methodPaths(
+  row: RouteRow,
+  version: 1 | 2,
+  ctx: GeneratorContext,
+  schemas: ReadonlySet<string>,
+): Record<string, JsonSchema> {
   const prefix = row.path.slice(0, row.path.indexOf('/{'));
-  const envelope = version === 1 ? 'message' : 'data';
-  const result = { type: 'object', properties: { [envelope]: {} } };
+  const key = version === 1 ? 'message' : 'data';
+  const id = idPrefix(row, version);
   const paths: Record<string, JsonSchema> = {};
   for (const b of BUILTIN_METHOD_DOCS) {
-    paths[`${prefix}/${b.path}`] = methodOperations(
-      `v${version}_${slugOf(b.path)}`,
-      b.summary,
-      ['methods'],
-      b.verbs,
-      b.args,
-      [],
-      result,
-      b.multipart ? { multipart: true } : {},
-    );
+    if (b.v2Only && version !== 2) continue;
+    // A result naming a DocType this set lacks (File) is any object.
+    const target = typeof b.result?.$ref === 'string' ? b.result.$ref.split('/').pop() : undefined;
+    const result = target && !schemas.has(target) ? { type: 'object', additionalProperties: true } : b.result;
+    paths[`${prefix}/${b.path}`] = methodOperations({
+      opId: `${id}_${slugOf(b.path)}`,
+      summary: b.summary,
+      tags: ['methods'],
+      verbs: b.verbs,
+      args: b.args,
+      jsonArgs: b.jsonArgs ?? [],
+      answer: b.raw ?? envelope(version, key, result),
+      guest: b.guest,
+      csrf: b.csrf,
+      rateLimited: b.rateLimited,
+      multipart: b.multipart,
+    });
   }
   for (const ir of ctx.doctypes) {
     for (const m of (ctx.methods.get(ir.meta.name) ?? []).filter((x) => x.kind === 'function')) {
-      const summary = `${ir.meta.name}: ${m.name}${m.allowGuest ? ' (guests allowed)' : ''}`;
-      const extra = { rateLimited: m.rateLimited };
-      paths[`${prefix}/${m.path}`] = methodOperations(
-        `v${version}_${slugOf(m.path)}`,
-        summary,
-        [ir.meta.name],
-        m.verbs,
-        m.schema,
-        m.jsonArgs,
-        result,
-        extra,
-      );
-      if (version === 2) {
+      const doc = (opId: string): MethodDoc => ({
+        opId,
+        summary: `${ir.meta.name}: ${m.name}${m.allowGuest ? ' (guests allowed)' : ''}`,
+        tags: [ir.meta.name],
+        verbs: m.verbs,
+        args: m.schema,
+        jsonArgs: m.jsonArgs,
+        answer: methodAnswer(m, version, key),
+        guest: m.allowGuest ? 'optional' : undefined,
+        rateLimited: m.rateLimited,
+      });
+      paths[`${prefix}/${m.path}`] = methodOperations(doc(`${id}_${slugOf(m.path)}`));
+      if (version === 2)
         paths[`${prefix}/${encodeURIComponent(ir.meta.name)}/${m.name}`] = methodOperations(
-          `v2_${ir.meta.slug}_${m.name}`,
-          summary,
-          [ir.meta.name],
-          m.verbs,
-          m.schema,
-          m.jsonArgs,
-          result,
-          extra,
+          doc(`v2_${ir.meta.slug}_${m.name}`),
         );
-      }
     }
   }
   return paths;
+}
+
+/** The submit and cancel a submittable DocType answers as document methods, unless its controller defines them. */
+function documentMethods(ir: DocTypeIR, ctx: GeneratorContext): MethodIR[] {
+  const methods = (ctx.methods.get(ir.meta.name) ?? []).filter((m) => m.kind === 'document');
+  const builtins: MethodIR[] = ir.meta.isSubmittable
+    ? ['submit', 'cancel']
+        .filter((b) => !methods.some((m) => m.name === b))
+        .map((name) => ({
+          kind: 'document',
+          name,
+          path: name,
+          verbs: ['POST'],
+          allowGuest: false,
+          rateLimited: false,
+          schema: { type: 'object', properties: {} },
+          jsonArgs: [],
+          result: { optional: true },
+        }))
+    : [];
+  return [...methods, ...builtins];
 }
 
 /** A document-method row: v2 `/api/v2/document/<DocType>/{name}/method/<m>`; v1 `POST /api/resource/<DocType>/{name}?run_method=<m>`. */
@@ -396,43 +433,29 @@ function documentMethodPaths(
   ir: DocTypeIR,
   ctx: GeneratorContext,
 ): Record<string, JsonSchema> {
-  const methods = (ctx.methods.get(ir.meta.name) ?? []).filter((m) => m.kind === 'document');
-  const builtins = ir.meta.isSubmittable
-    ? ['submit', 'cancel']
-        .filter((b) => !methods.some((m) => m.name === b))
-        .map((name) => ({
-          name,
-          verbs: ['POST'],
-          schema: { type: 'object', properties: {} },
-          jsonArgs: [] as string[],
-          rateLimited: false,
-        }))
-    : [];
-  const all = [...methods, ...builtins];
+  const all = documentMethods(ir, ctx);
   if (all.length === 0) return {};
   const params = ir.meta.issingle ? [] : [nameParam];
   const tags = [ir.meta.name];
   const rowVerbs = row.verbs === '*' ? [] : row.verbs;
+  const read = ref(schemaNames(ir.meta.name).read);
   if (version === 2) {
-    const result = {
-      type: 'object',
-      properties: { data: {}, docs: { type: 'array', items: ref(className(ir.meta.name)) } },
-    };
     const paths: Record<string, JsonSchema> = {};
     for (const m of all) {
       const verbs = m.verbs.filter((v) => rowVerbs.includes(v as Verb));
       if (!verbs.length) continue;
       const path = docTypePath(row, ir).replace('{method}', m.name);
-      paths[path] = methodOperations(
-        `v2_${ir.meta.slug}_method_${m.name}`,
-        `Run ${m.name} on a ${ir.meta.name} (GET: read permission, POST: write)`,
+      paths[path] = methodOperations({
+        opId: `v2_${ir.meta.slug}_method_${m.name}`,
+        summary: `Run ${m.name} on a ${ir.meta.name} (GET: read permission, POST: write)`,
         tags,
         verbs,
-        m.schema,
-        m.jsonArgs,
-        result,
-        { params, rateLimited: m.rateLimited },
-      );
+        args: m.schema,
+        jsonArgs: m.jsonArgs,
+        answer: methodAnswer(m, version, 'data', { type: 'array', items: read }),
+        params,
+        rateLimited: m.rateLimited,
+      });
     }
     return paths;
   }
@@ -444,70 +467,147 @@ function documentMethodPaths(
     required: true,
     schema: { type: 'string', enum: posts.map((m) => m.name) },
   };
-  const body =
-    posts.length === 1
-      ? (posts[0] as { schema: JsonSchema }).schema
-      : { oneOf: posts.map((m) => ({ title: m.name, ...m.schema })) };
-  const op = methodOperations(
-    `v1_${ir.meta.slug}_run_method`,
-    `Run a whitelisted method on a ${ir.meta.name} (write permission)`,
+  const one = posts.length === 1 ? posts[0] : undefined;
+  const args = one ? one.schema : { oneOf: posts.map((m) => ({ title: m.name, ...m.schema })) };
+  const answer = one
+    ? methodAnswer(one, version, 'data')
+    : envelope(
+        version,
+        'data',
+        { anyOf: posts.map((m) => ({ title: m.name, ...(m.result.schema ?? {}) })) },
+        false,
+      );
+  const op = methodOperations({
+    opId: `${idPrefix(row, version)}_${ir.meta.slug}_run_method`,
+    summary: `Run a whitelisted method on a ${ir.meta.name} (write permission)`,
     tags,
-    [...rowVerbs],
-    body,
-    [],
-    { type: 'object', properties: { data: {} } },
-    { params: [...params, runMethod], rateLimited: posts.some((m) => m.rateLimited) },
-  );
+    verbs: [...rowVerbs],
+    args,
+    jsonArgs: [],
+    answer,
+    params: [...params, runMethod],
+    rateLimited: posts.some((m) => m.rateLimited),
+  });
   return { [docTypePath(row, ir)]: op };
 }
 
-function document(version: 1 | 2, ctx: GeneratorContext): JsonSchema {
-  const paths: Record<string, JsonSchema> = {};
-  for (const ir of ctx.doctypes) Object.assign(paths, docTypePaths(ir, version, ctx));
-  for (const row of ROUTE_TABLE) {
-    if (!row.openapi.includes(version) || row.kinds) continue;
-    if (row.operation === 'method') Object.assign(paths, methodPaths(row, version, ctx));
-    else if (row.operation === 'openapi')
-      paths[row.path] = {
-        get: {
-          tags: ['meta'],
-          operationId: `v${version}_openapi`,
-          summary: 'This document',
-          security: [],
-          responses: { '200': ok('OpenAPI 3.1', { type: 'object' }) },
-        },
-      };
-    else if (row.operation === 'bulkUpdateAcross' || row.operation === 'bulkDeleteAcross') {
-      const what = row.operation === 'bulkUpdateAcross' ? 'update' : 'delete';
-      paths[row.path] = {
-        post: {
-          tags: ['bulk'],
-          operationId: `v${version}_bulk_${what}_across`,
-          summary: `Bulk ${what} across DocTypes (each item in its own transaction)`,
-          requestBody: { required: true, content: json(bulkRequest(row, undefined)) },
-          responses: {
-            [String(row.status)]: ok('Bulk result', responseSchema(row, { type: 'object' }, version)),
-            ...errors,
+/** The paths of a row that serves no DocType: methods, the documents themselves, bulk across DocTypes, jobs. */
+function otherPaths(
+  row: RouteRow,
+  version: 1 | 2,
+  ctx: GeneratorContext,
+  schemas: ReadonlySet<string>,
+): Record<string, JsonSchema> {
+  const id = idPrefix(row, version);
+  switch (row.operation) {
+    case 'method':
+      return methodPaths(row, version, ctx, schemas);
+    case 'openapi':
+      return {
+        [row.path]: {
+          get: {
+            tags: ['meta'],
+            operationId: `${id}_openapi`,
+            summary: 'This document (minified; gzip or br by Accept-Encoding; ETag)',
+            security: [],
+            responses: {
+              '200': ok('OpenAPI 3.1', { type: 'object', additionalProperties: true }),
+              '304': { description: 'Not modified (If-None-Match)' },
+              ...errors('401'),
+            },
           },
         },
       };
-    } else if (row.operation === 'jobStatus') {
-      paths[row.path.replace('{name}', '{job_id}')] = {
-        get: {
-          tags: ['jobs'],
-          operationId: `v${version}_job_status`,
-          summary: 'Status of a background job (the requester and System Managers only; 404 for anyone else)',
-          parameters: [
-            { name: 'job_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
-          ],
-          responses: { '200': ok('The job', responseSchema(row, { type: 'object' }, version)), ...errors },
+    case 'bulkUpdateAcross':
+    case 'bulkDeleteAcross': {
+      const what = row.operation === 'bulkUpdateAcross' ? 'update' : 'delete';
+      return {
+        [row.path]: {
+          post: {
+            tags: ['bulk'],
+            operationId: `${id}_bulk_${what}_across`,
+            summary: `Bulk ${what} across DocTypes (each item in its own transaction)`,
+            ...operationSecurity('write'),
+            requestBody: {
+              required: true,
+              content: json({
+                type: 'object',
+                required: ['docs'],
+                properties: { docs: { type: 'array', items: bulkItems(row.operation, undefined) } },
+              }),
+            },
+            responses: {
+              '200': ok('Bulk result', envelope(version, 'data', ref('BulkResult'))),
+              ...QUEUED,
+              ...errors('400', '401', '403', '413', '415'),
+            },
+          },
         },
       };
-    } else throw new Error(`generator/emit/openapi.ts: no description for ${row.operation} (${row.path})`);
+    }
+    case 'jobStatus':
+      return {
+        [row.path.replace('{name}', '{job_id}')]: {
+          get: {
+            tags: ['jobs'],
+            operationId: `${id}_job_status`,
+            summary:
+              'Status of a background job (the requester and System Managers only; 404 for anyone else)',
+            parameters: [
+              { name: 'job_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+            ],
+            responses: {
+              '200': ok('The job', envelope(version, 'data', ref('Job'))),
+              ...errors('401', '404'),
+            },
+          },
+        },
+      };
+    default:
+      throw new Error(`generator/emit/openapi.ts: no description for ${row.operation} (${row.path})`);
   }
-  const schemas: Record<string, JsonSchema> = { Error: ERROR_SCHEMA };
+}
+
+/** Every `$ref` target reachable from `value`, following component schemas transitively. */
+function reachable(value: unknown, components: Record<string, Record<string, JsonSchema>>): Set<string> {
+  const seen = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(walk);
+    if (!v || typeof v !== 'object') return;
+    for (const [k, child] of Object.entries(v)) {
+      if (k === '$ref' && typeof child === 'string' && !seen.has(child)) {
+        seen.add(child);
+        const [, , kind, name] = child.split('/');
+        walk(components[kind as string]?.[name as string]);
+      } else walk(child);
+    }
+  };
+  walk(value);
+  return seen;
+}
+
+function document(version: 1 | 2, ctx: GeneratorContext): JsonSchema {
+  const schemas: Record<string, JsonSchema> = { Error: ERROR_SCHEMA, Filters: FILTERS_SCHEMA };
   if (version === 2) Object.assign(schemas, { BulkResult: BULK_RESULT_SCHEMA, Job: JOB_SCHEMA });
-  for (const ir of ctx.doctypes) schemas[className(ir.meta.name)] = documentSchema(ir.meta, ctx);
+  for (const ir of ctx.doctypes) {
+    for (const [name, schema] of Object.entries(docTypeSchemas(ir.meta, ctx))) {
+      if (name in schemas)
+        throw new Error(`OpenAPI schema name ${name} is taken twice (DocType ${ir.meta.name})`);
+      schemas[name] = schema;
+    }
+  }
+  const paths: Record<string, JsonSchema> = {};
+  for (const ir of ctx.doctypes) Object.assign(paths, docTypePaths(ir, version, ctx));
+  const known = new Set(Object.keys(schemas));
+  for (const row of ROUTE_TABLE) {
+    if (!row.openapi.includes(version) || row.kinds) continue;
+    Object.assign(paths, otherPaths(row, version, ctx, known));
+  }
+  // Only what the paths use: a DocType's create schema is unused when nothing creates it (a single's child table).
+  const components: Record<string, Record<string, JsonSchema>> = { schemas, responses: responseComponents() };
+  const used = reachable(paths, components);
+  const keep = (kind: string, all: Record<string, JsonSchema>) =>
+    Object.fromEntries(Object.entries(all).filter(([name]) => used.has(`#/components/${kind}/${name}`)));
   return {
     openapi: '3.1.0',
     info: {
@@ -515,22 +615,16 @@ function document(version: 1 | 2, ctx: GeneratorContext): JsonSchema {
       version: `${version}.0.0`,
       description:
         'Code generated by generator/emit/openapi.ts from every DocType file. DO NOT EDIT. Run `npm run generate`.',
+      license: { name: 'MIT', identifier: 'MIT' },
     },
+    servers: SERVERS,
+    security: security('read'),
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => (a < b ? -1 : 1))),
     components: {
-      schemas,
-      securitySchemes: {
-        token: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'Authorization',
-          description: 'token <api_key>:<api_secret>',
-        },
-        basic: { type: 'http', scheme: 'basic', description: 'base64(api_key:api_secret)' },
-        session: { type: 'apiKey', in: 'cookie', name: 'sid' },
-      },
+      schemas: keep('schemas', schemas),
+      responses: keep('responses', components.responses as Record<string, JsonSchema>),
+      securitySchemes: SECURITY_SCHEMES,
     },
-    security: [{ token: [] }, { basic: [] }, { session: [] }],
   };
 }
 

@@ -1,14 +1,28 @@
 // The built-in methods every service answers (runtime/methods/builtins.ts), described for the OpenAPI documents.
 import type { JsonSchema } from '../json-schema';
 
-/** A built-in method as documented: dotted path, verbs, summary and argument schema. */
+/** A built-in method as documented: dotted path, verbs, summary, argument and result schemas, who may call it. */
 export interface BuiltinMethodDoc {
   path: string;
   verbs: string[];
   summary: string;
   args: JsonSchema;
+  /** The value in `message` (v1) / `data` (v2); absent: the method answers no value (an empty envelope). */
+  result?: JsonSchema;
+  /** The whole answer, for methods that answer without the envelope (login, run_doc_method, the OAuth token). */
+  raw?: JsonSchema;
   /** The body is multipart/form-data (an upload), not JSON or a urlencoded form. */
   multipart?: boolean;
+  /** `required`: no credentials are read (ping, login); `optional`: a Guest may call it; default: credentials needed. */
+  guest?: 'required' | 'optional';
+  /** False: a session needs no CSRF token (the method starts the session or checks the token itself). */
+  csrf?: boolean;
+  /** The method counts calls and answers 429 (login's lockout). */
+  rateLimited?: boolean;
+  /** Arguments that travel as JSON text in a query string (described as `content: application/json`). */
+  jsonArgs?: string[];
+  /** Only v2 answers this path (`User/generate_keys`). */
+  v2Only?: boolean;
 }
 
 const args = (properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema => ({
@@ -17,47 +31,109 @@ const args = (properties: Record<string, JsonSchema>, required: string[] = []): 
   ...(required.length ? { required } : {}),
 });
 const doctype = { type: 'string', description: 'DocType name' };
-const jsonText = (description: string): JsonSchema => ({
+const jsonText = (description: string, schema: JsonSchema): JsonSchema => ({
   description: `${description} (JSON text in a query string)`,
+  ...schema,
 });
+const FILTERS: JsonSchema = { $ref: '#/components/schemas/Filters' };
+const NAMES: JsonSchema = { type: 'array', items: { type: 'string' } };
+/** A document (or a body) of any DocType: `doctype` and the keys named in `required`, any fields. */
+const docBody = (required: string[]): JsonSchema => ({
+  type: 'object',
+  required,
+  properties: Object.fromEntries(required.map((k) => [k, { type: 'string' }])),
+  additionalProperties: true,
+});
+const anyDoc = (description: string): JsonSchema => ({
+  type: 'object',
+  description,
+  required: ['doctype'],
+  properties: { doctype: { type: 'string' } },
+  additionalProperties: true,
+});
+const KEYS: JsonSchema = {
+  type: 'object',
+  required: ['api_key', 'api_secret'],
+  properties: { api_key: { type: 'string' }, api_secret: { type: 'string', description: 'shown once' } },
+};
+const ROWS: JsonSchema = {
+  type: 'array',
+  items: {
+    anyOf: [
+      { type: 'object', additionalProperties: true },
+      { type: 'array', items: {} },
+    ],
+  },
+};
+const UPLOAD = {
+  verbs: ['post'],
+  summary:
+    'Upload a file (multipart), or attach a File of this site again by file_url; answers the File document',
+  multipart: true,
+  guest: 'optional' as const,
+  csrf: false,
+  result: { $ref: '#/components/schemas/File' },
+  args: args({
+    file: {
+      type: 'string',
+      contentMediaType: 'application/octet-stream',
+      description: 'the file (a form part)',
+    },
+    file_name: { type: 'string', description: "stored name (sanitised); default: the part's file name" },
+    is_private: {
+      type: 'string',
+      enum: ['0', '1'],
+      description: '1: served only to those who may read the File',
+    },
+    doctype: { type: 'string', description: 'DocType of the document to attach to (needs write on it)' },
+    docname: { type: 'string', description: 'name of the document to attach to' },
+    fieldname: {
+      type: 'string',
+      description: 'the Attach field the file is for (stored as attached_to_field)',
+    },
+    folder: { type: 'string', description: 'folder (default Home)' },
+    file_url: {
+      type: 'string',
+      description: '/files/… or /private/files/… of a File you may read (never fetched)',
+    },
+    optimize: { type: 'string', description: 'accepted, ignored (images are stored as sent)' },
+    csrf_token: { type: 'string', description: 'session CSRF token (or the X-Frappe-CSRF-Token header)' },
+  }),
+};
+const GENERATE_KEYS = {
+  verbs: ['post'],
+  summary: 'Generate API key and secret for a user (System Manager)',
+  args: args({ user: { type: 'string' } }, ['user']),
+  result: KEYS,
+};
+const PING = {
+  verbs: ['get', 'post', 'put', 'delete'],
+  summary: 'Liveness check: returns "pong"',
+  args: args({}),
+  guest: 'required' as const,
+  result: { type: 'string', const: 'pong' },
+};
 
 /** Every built-in method (the documents sort their paths). */
 export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
-  {
-    path: 'upload_file',
-    verbs: ['post'],
-    summary:
-      'Upload a file (multipart), or attach a File of this site again by file_url; answers the File document',
-    multipart: true,
-    args: args({
-      file: {
-        type: 'string',
-        contentMediaType: 'application/octet-stream',
-        description: 'the file (a form part)',
-      },
-      file_name: { type: 'string', description: "stored name (sanitised); default: the part's file name" },
-      is_private: {
-        type: 'string',
-        enum: ['0', '1'],
-        description: '1: served only to those who may read the File',
-      },
-      doctype: { type: 'string', description: 'DocType of the document to attach to (needs write on it)' },
-      docname: { type: 'string', description: 'name of the document to attach to' },
-      fieldname: {
-        type: 'string',
-        description: 'the Attach field the file is for (stored as attached_to_field)',
-      },
-      folder: { type: 'string', description: 'folder (default Home)' },
-      file_url: {
-        type: 'string',
-        description: '/files/… or /private/files/… of a File you may read (never fetched)',
-      },
-      optimize: { type: 'string', description: 'accepted, ignored (images are stored as sent)' },
-      csrf_token: { type: 'string', description: 'session CSRF token (or the X-Frappe-CSRF-Token header)' },
-    }),
-  },
+  { path: 'upload_file', ...UPLOAD },
+  { path: 'frappe.handler.upload_file', ...UPLOAD },
   {
     path: 'frappe.integrations.oauth2.get_token',
+    guest: 'required',
+    csrf: false,
+    raw: {
+      type: 'object',
+      description: 'RFC 6749 section 5.1 (errors: section 5.2, {error, error_description})',
+      properties: {
+        access_token: { type: 'string' },
+        token_type: { type: 'string' },
+        expires_in: { type: 'integer' },
+        refresh_token: { type: 'string' },
+        scope: { type: 'string' },
+      },
+      additionalProperties: true,
+    },
     verbs: ['post'],
     summary: 'OAuth 2.0 token endpoint (RFC 6749: form body, answers and errors without the envelope)',
     args: args(
@@ -74,7 +150,13 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
       ['grant_type'],
     ),
   },
-  { path: 'frappe.auth.get_logged_user', verbs: ['get'], summary: 'The session user', args: args({}) },
+  {
+    path: 'frappe.auth.get_logged_user',
+    verbs: ['get', 'post', 'put', 'delete'],
+    summary: 'The user the request is authenticated as',
+    args: args({}),
+    result: { type: 'string' },
+  },
   {
     path: 'frappe.client.delete',
     verbs: ['post', 'delete'],
@@ -83,25 +165,31 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
   },
   {
     path: 'frappe.client.get',
+    result: anyDoc('The document'),
     verbs: ['get', 'post'],
     summary: 'One document by name, or the first matching filters',
-    args: args({ doctype, name: { type: 'string' }, filters: jsonText('filters') }, ['doctype']),
+    args: args({ doctype, name: { type: 'string' }, filters: jsonText('filters', FILTERS) }, ['doctype']),
+    jsonArgs: ['filters'],
   },
   {
     path: 'frappe.client.get_count',
+    result: { type: 'integer', minimum: 0 },
     verbs: ['get', 'post'],
     summary: 'Number of documents matching filters',
-    args: args({ doctype, filters: jsonText('list or object of filters') }, ['doctype']),
+    args: args({ doctype, filters: jsonText('list or object of filters', FILTERS) }, ['doctype']),
+    jsonArgs: ['filters'],
   },
   {
     path: 'frappe.client.get_list',
+    jsonArgs: ['fields', 'filters'],
+    result: ROWS,
     verbs: ['get', 'post'],
     summary: 'A page of documents',
     args: args(
       {
         doctype,
-        fields: jsonText('list of fields'),
-        filters: jsonText('list or object of filters'),
+        fields: jsonText('list of fields', NAMES),
+        filters: jsonText('list or object of filters', FILTERS),
         order_by: { type: 'string' },
         limit_start: { type: 'integer', minimum: 0 },
         limit_page_length: { type: 'integer', minimum: 0 },
@@ -111,13 +199,18 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
   },
   {
     path: 'frappe.client.get_value',
+    jsonArgs: ['fieldname', 'filters'],
+    result: {
+      description:
+        '{fieldname: value} (as_dict), else the value or a list of values; absent when nothing matches',
+    },
     verbs: ['get', 'post'],
     summary: '{ <fieldname>: <value> } of the first matching document',
     args: args(
       {
         doctype,
-        fieldname: jsonText('a field name or a list of them'),
-        filters: jsonText('a name, or filters'),
+        fieldname: jsonText('a field name or a list of them', { anyOf: [{ type: 'string' }, NAMES] }),
+        filters: jsonText('a name, or filters', { anyOf: [{ type: 'string' }, FILTERS] }),
         as_dict: { type: 'boolean', default: true },
       },
       ['doctype'],
@@ -131,46 +224,60 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
   },
   {
     path: 'frappe.client.get_single_value',
+    result: { description: 'the field value (null when unset)' },
     verbs: ['get', 'post'],
     summary: 'One field of a Single DocType',
     args: args({ doctype, field: { type: 'string' } }, ['doctype', 'field']),
   },
   {
     path: 'frappe.client.insert',
+    result: anyDoc('The saved document'),
     verbs: ['post', 'put'],
     summary: 'Insert a document (200, like every method)',
-    args: args({ doc: { type: 'object', required: ['doctype'] } }, ['doc']),
+    args: args({ doc: docBody(['doctype']) }, ['doc']),
   },
   {
     path: 'frappe.client.insert_many',
+    result: { type: 'array', items: { type: 'string' }, description: 'the new names' },
     verbs: ['post', 'put'],
     summary:
       'Insert up to 200 documents (each with its doctype) in one transaction, all or nothing; returns the names',
-    args: args({ docs: { type: 'array', items: { type: 'object', required: ['doctype'] } } }, ['docs']),
+    args: args({ docs: { type: 'array', items: docBody(['doctype']) } }, ['docs']),
   },
   {
     path: 'frappe.client.bulk_update',
+    result: {
+      type: 'object',
+      required: ['failed_docs'],
+      properties: {
+        failed_docs: {
+          type: 'array',
+          items: { type: 'object', properties: { doc: {}, exc: { type: 'string' } } },
+        },
+      },
+    },
     verbs: ['post', 'put'],
     summary:
       'Save each doc (doctype, docname, fields) in its own transaction; returns {failed_docs: [{doc, exc}]}',
-    args: args({ docs: { type: 'array', items: { type: 'object', required: ['doctype', 'docname'] } } }, [
-      'docs',
-    ]),
+    args: args({ docs: { type: 'array', items: docBody(['doctype', 'docname']) } }, ['docs']),
   },
   {
     path: 'frappe.client.save',
+    result: anyDoc('The saved document'),
     verbs: ['post', 'put'],
     summary: 'Save a document (doc with doctype and name)',
-    args: args({ doc: { type: 'object', required: ['doctype', 'name'] } }, ['doc']),
+    args: args({ doc: docBody(['doctype', 'name']) }, ['doc']),
   },
   {
     path: 'frappe.client.submit',
+    result: anyDoc('The submitted document'),
     verbs: ['post', 'put'],
     summary: 'Save a document (doc with doctype and name) and submit it',
-    args: args({ doc: { type: 'object', required: ['doctype', 'name'] } }, ['doc']),
+    args: args({ doc: docBody(['doctype', 'name']) }, ['doc']),
   },
   {
     path: 'frappe.client.set_value',
+    result: anyDoc('The saved document'),
     verbs: ['post', 'put'],
     summary: 'Set one field, or several with a fieldname object',
     args: args({ doctype, name: { type: 'string' }, fieldname: { type: ['string', 'object'] }, value: {} }, [
@@ -179,22 +286,46 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
       'fieldname',
     ]),
   },
-  {
-    path: 'frappe.core.doctype.user.user.generate_keys',
-    verbs: ['post'],
-    summary: 'Generate API key and secret for a user (System Manager)',
-    args: args({ user: { type: 'string' } }, ['user']),
-  },
+  { path: 'frappe.core.doctype.user.user.generate_keys', ...GENERATE_KEYS },
+  { path: 'User/generate_keys', ...GENERATE_KEYS, v2Only: true },
   {
     path: 'login',
+    guest: 'required',
+    csrf: false,
+    rateLimited: true,
+    raw: {
+      type: 'object',
+      required: ['message', 'home_page', 'full_name', 'csrf_token'],
+      properties: {
+        message: { type: 'string', const: 'Logged In' },
+        home_page: { type: 'string' },
+        full_name: { type: 'string' },
+        csrf_token: {
+          type: 'string',
+          description: 'send it as X-Frappe-CSRF-Token on writes with the sid cookie',
+        },
+      },
+    },
     verbs: ['post'],
     summary: 'Log in with usr/pwd; sets the sid cookie',
     args: args({ usr: { type: 'string' }, pwd: { type: 'string' } }, ['usr', 'pwd']),
   },
-  { path: 'logout', verbs: ['post'], summary: 'End the current session', args: args({}) },
-  { path: 'ping', verbs: ['get', 'post'], summary: 'Liveness check: returns "pong"', args: args({}) },
+  { path: 'logout', verbs: ['post'], summary: 'End the current session', args: args({}), guest: 'optional' },
+  { path: 'ping', ...PING },
+  { path: 'frappe.ping', ...PING },
   {
     path: 'run_doc_method',
+    guest: 'optional',
+    raw: {
+      type: 'object',
+      description: 'the result in message (v1) / data (v2), absent when the method returns nothing',
+      required: ['docs'],
+      properties: {
+        message: {},
+        data: {},
+        docs: { type: 'array', items: anyDoc('The document after the method ran') },
+      },
+    },
     verbs: ['get', 'post'],
     summary: 'Run a whitelisted method on a document sent with the request (answers data and docs)',
     args: args(

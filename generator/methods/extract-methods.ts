@@ -16,6 +16,7 @@ import type { DocTypeIR } from '../normalize';
 import type { Problem } from '../problems';
 import { misspelledHook } from './hook-names';
 import { FORBIDDEN_ARGUMENTS, UnsupportedArgumentType, jsonArguments, typeSchema } from './argument-schema';
+import { resultSchema, type ResultSchema } from './return-schema';
 
 /** A whitelisted method or function found in a controller. */
 export interface MethodIR {
@@ -33,6 +34,8 @@ export interface MethodIR {
   schema: JsonSchema;
   /** Arguments that may arrive as JSON text in a query string. */
   jsonArgs: string[];
+  /** The result, read from the return type (the OpenAPI documents and the typed client describe it). */
+  result: ResultSchema;
 }
 
 /** DocType name → its whitelisted methods, sorted by kind and name. */
@@ -90,6 +93,13 @@ function argumentSchema(param: ParameterDeclaration | undefined, where: string):
 function whitelistCall(node: Node | undefined): CallExpression | undefined {
   if (!node || !Node.isCallExpression(node)) return undefined;
   return node.getExpression().getText() === 'whitelist' ? node : undefined;
+}
+
+/** The result schema of a whitelisted function or method node (`{}` when its signature cannot be read). */
+function nodeResult(fn: Node | undefined): ResultSchema {
+  if (!fn) return { schema: {}, optional: true };
+  const signature = fn.getType().getCallSignatures()[0];
+  return signature ? resultSchema(signature.getReturnType(), fn) : { schema: {}, optional: true };
 }
 
 function firstParameter(fn: Node | undefined): ParameterDeclaration | undefined {
@@ -159,6 +169,7 @@ export function extractMethods(
       name: string,
       call: CallExpression,
       param: ParameterDeclaration | undefined,
+      fn: Node | undefined,
     ) => {
       const where = `${kind === 'document' ? 'method' : 'function'} ${name}`;
       const options = call.getArguments()[0];
@@ -180,6 +191,7 @@ export function extractMethods(
           ...literalOptions(call.getArguments()[0]),
           schema,
           jsonArgs: jsonArguments(schema),
+          result: nodeResult(fn),
         });
       } catch (err) {
         if (!(err instanceof UnsupportedArgumentType)) throw err;
@@ -197,7 +209,7 @@ export function extractMethods(
           .getDecorators()
           .map((d) => whitelistCall(d.getCallExpression()))
           .find(Boolean);
-        if (call) add('document', method.getName(), call, method.getParameters()[0]);
+        if (call) add('document', method.getName(), call, method.getParameters()[0], method);
         const meant = call ? undefined : misspelledHook(method.getName());
         if (meant) {
           problems.push({
@@ -213,7 +225,13 @@ export function extractMethods(
       for (const decl of statement.getDeclarations()) {
         const call = whitelistCall(decl.getInitializer());
         if (call && call.getArguments().length === 2)
-          add('function', decl.getName(), call, firstParameter(call.getArguments()[1]));
+          add(
+            'function',
+            decl.getName(),
+            call,
+            firstParameter(call.getArguments()[1]),
+            call.getArguments()[1],
+          );
       }
     }
     found.sort((a, b) =>

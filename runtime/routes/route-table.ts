@@ -102,8 +102,10 @@ export interface RouteRow {
   status: 200 | 201 | 202;
   /** The success body: `{ data }`, `{ message }`, by the path's API version (`data` v2, `message` v1), or raw. */
   envelope: 'data' | 'message' | 'version' | 'raw';
-  /** The OpenAPI document(s) that describe the row (`[]`: none, e.g. the `/api/v1/...` aliases of `/api/...`). */
+  /** The OpenAPI document(s) that describe the row (`[]`: none, e.g. the health probes). */
   openapi: readonly (1 | 2)[];
+  /** True on the `/api/v1/...` alias of a `/api/...` row: described in the v1 document, left out of `docTypeRows`. */
+  alias?: boolean;
   /** The DocType kinds the row serves (a `{doctype}` row); the generator emits the row per DocType of these kinds. */
   kinds?: readonly DocTypeKind[];
   /** The DocType operation the row performs, when it is one (checked against the DocType's operations). */
@@ -119,11 +121,11 @@ export interface RouteRow {
 
 const ALL = ['all'] as const;
 
-/** A v1 resource row, answered under `/api` and `/api/v1` (the alias is left out of the OpenAPI document). */
+/** A v1 row, answered under `/api` and `/api/v1` (the alias is described in the v1 document too). */
 function v1(rest: string, row: Omit<RouteRow, 'path' | 'openapi'>): RouteRow[] {
   return [
     { ...row, path: `/api${rest}`, openapi: [1] },
-    { ...row, path: `/api/v1${rest}`, openapi: [] },
+    { ...row, path: `/api/v1${rest}`, openapi: [1], alias: true },
   ];
 }
 
@@ -438,13 +440,16 @@ export function docTypeKind(meta: Pick<DocTypeMeta, 'istable' | 'issingle' | 'is
   return meta.issingle ? 'single' : 'document';
 }
 
-/** The rows an API version documents for a kind of DocType, in table order. */
+/** The rows an API version serves for a kind of DocType, in table order (`withAliases`: the `/api/v1` rows too). */
 export function docTypeRows(
   kind: DocTypeKind,
   version: 1 | 2,
   table: readonly RouteRow[] = ROUTE_TABLE,
+  withAliases = false,
 ): RouteRow[] {
-  return table.filter((row) => row.kinds?.includes(kind) && row.openapi.includes(version));
+  return table.filter(
+    (row) => row.kinds?.includes(kind) && row.openapi.includes(version) && (withAliases || !row.alias),
+  );
 }
 
 /** The DocType operations a kind of DocType answers in an API version, each once, in `DOCTYPE_OPERATIONS` order. */

@@ -68,23 +68,67 @@ describe('emitOpenApi', () => {
     );
   });
 
-  test('the ToDo schema: Select enum, required without defaults, child table as an array of $ref', () => {
-    const todo = v2.components.schemas.ToDo;
+  test('the ToDo schemas: Select enum, required without defaults on create only, child tables by $ref', () => {
+    const { ToDo: todo, ToDoCreate: create, ToDoUpdate: update, ToDoRow: row } = v2.components.schemas;
     expect(todo?.properties.status?.enum).toEqual(['', 'Open', 'Closed', 'Cancelled', null]);
-    expect(todo?.required).toEqual(['description']);
+    expect(todo?.required).toEqual(['doctype', 'name']);
+    expect(create?.required).toEqual(['description']);
+    expect(update?.required).toBeUndefined();
     expect(todo?.properties.checklist).toMatchObject({
       type: 'array',
       items: { $ref: '#/components/schemas/ToDoItem' },
     });
+    expect(create?.properties.checklist).toMatchObject({
+      items: { $ref: '#/components/schemas/ToDoItemCreate' },
+    });
+    expect(update?.properties.checklist).toMatchObject({
+      items: { $ref: '#/components/schemas/ToDoItemUpdate' },
+    });
     expect(todo?.properties.doctype).toEqual({ type: 'string', const: 'ToDo' });
+    expect(todo?.properties.owner).toMatchObject({ readOnly: true });
+    expect(row?.properties.checklist).toBeUndefined();
+    expect(row).toMatchObject({ additionalProperties: true });
     expect(Object.keys(v2.components.schemas).sort()).toEqual([
       'BulkResult',
       'Error',
+      'Filters',
       'Job',
       'ToDo',
+      'ToDoCreate',
       'ToDoItem',
+      'ToDoItemCreate',
+      'ToDoItemUpdate',
+      'ToDoRow',
       'ToDoSettings',
+      'ToDoSettingsUpdate',
+      'ToDoUpdate',
     ]);
+  });
+
+  test('PATCH takes the update schema (every key optional), POST the create schema', () => {
+    type Op = { requestBody?: { content: Record<string, { schema: unknown }> } };
+    const item = v2.paths['/api/v2/document/ToDo/{name}'] as unknown as Record<string, Op>;
+    expect(item.patch?.requestBody?.content['application/json']?.schema).toEqual({
+      $ref: '#/components/schemas/ToDoUpdate',
+    });
+    const list = v2.paths['/api/v2/document/ToDo'] as unknown as Record<string, Op>;
+    expect(list.post?.requestBody?.content['application/json']?.schema).toEqual({
+      $ref: '#/components/schemas/ToDoCreate',
+    });
+  });
+
+  test('v1 describes the /api/v1 aliases; ping and login ask no credentials', () => {
+    expect(verbs(v1, '/api/v1/resource/ToDo')).toEqual(['get', 'post']);
+    expect(v1.paths['/api/v1/resource/ToDo']?.get?.operationId).toBe('v1_alias_list_todo');
+    for (const doc of [v1, v2]) {
+      const prefix = doc === v1 ? '/api/method' : '/api/v2/method';
+      const ping = doc.paths[`${prefix}/ping`] as unknown as Record<string, { security?: unknown[] }>;
+      const login = doc.paths[`${prefix}/login`] as unknown as Record<string, { security?: unknown[] }>;
+      expect(ping.get?.security).toEqual([]);
+      expect(login.post?.security).toEqual([]);
+      expect(Object.keys(doc.paths)).toContain(`${prefix}/frappe.ping`);
+    }
+    expect(Object.keys(v2.paths)).toContain('/api/v2/method/User/generate_keys');
   });
 
   test('paths are sorted and operation ids are unique', () => {

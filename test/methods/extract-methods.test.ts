@@ -263,3 +263,48 @@ test('a controller method shaped like a hook that is not one is a warning naming
   ]);
   expect(warned.every((w) => w.file.endsWith('probe.ts') && w.severity === 'warning')).toBe(true);
 });
+
+type Answer = { type: string; properties: Record<string, unknown>; required?: string[] };
+const answerOf = (doc: unknown, p: string, verb: string) =>
+  (doc as { paths: Record<string, Record<string, { responses: Record<string, any> }>> }).paths[p]?.[verb]
+    ?.responses['200']?.content['application/json']?.schema as Answer;
+
+test('method results are typed from the return type: awaited, void leaves the key out, undefined makes it optional', async () => {
+  probe(`interface Stock { sku: string; qty: number }
+export default class P extends Document {
+  @whitelist({ methods: ['POST'] }) async bump(a: { by: number }): Promise<number> { return a.by; }
+  @whitelist({ methods: ['POST'] }) async nothing(): Promise<void> {}
+}
+export const stock = whitelist({ methods: ['GET'] }, async ({ sku }: { sku: string }): Promise<Stock> => ({ sku, qty: 42 }));
+export const maybe = whitelist({ methods: ['GET'] }, (a: { k?: string }) => (a.k ? 'yes' : undefined));
+export const when = whitelist({ methods: ['GET'] }, async () => new Date());
+`);
+  const files = (await build()).files;
+  const v1 = JSON.parse(files.get('openapi/v1.json') as string) as unknown;
+  const v2 = JSON.parse(files.get('openapi/v2.json') as string) as unknown;
+  const stock = {
+    type: 'object',
+    properties: { sku: { type: 'string' }, qty: { type: 'number' } },
+    required: ['sku', 'qty'],
+    additionalProperties: false,
+  };
+  expect(answerOf(v1, '/api/method/shop.probe.probe.stock', 'get')).toMatchObject({
+    properties: { message: stock },
+    required: ['message'],
+  });
+  expect(answerOf(v2, '/api/v2/method/Probe/stock', 'get')).toMatchObject({
+    properties: { data: stock },
+    required: ['data'],
+  });
+  const maybe = answerOf(v2, '/api/v2/method/shop.probe.probe.maybe', 'get');
+  expect(maybe.properties.data).toEqual({ enum: ['yes'] });
+  expect(maybe.required).toBeUndefined();
+  // A Date has no JSON Schema of its own: the result is any value.
+  expect(answerOf(v2, '/api/v2/method/shop.probe.probe.when', 'get').properties.data).toEqual({});
+  const bump = answerOf(v2, '/api/v2/document/Probe/{name}/method/bump', 'post');
+  expect(bump.properties.data).toEqual({ type: 'number' });
+  expect(bump.required).toEqual(['data', 'docs']);
+  const nothing = answerOf(v2, '/api/v2/document/Probe/{name}/method/nothing', 'post');
+  expect(nothing.properties.data).toBeUndefined();
+  expect(Object.keys(nothing.properties)).toEqual(['docs', 'messages']);
+});
