@@ -1,6 +1,7 @@
 // The emit phase: every emitter over every DocType, collected into one file map (pure, no disk access).
 import type { GeneratorContext } from '../context';
 import type { FileMap } from '../write/file-map';
+import { emitClient } from './client';
 import { emitMethods, methodsPath } from './methods';
 import { emitModel, modelPath } from './model';
 import { emitOpenApi } from './openapi';
@@ -20,5 +21,6 @@ export function emitAll(ctx: GeneratorContext): FileMap {
   }
   files.set('index.ts', emitRegistry(ctx));
   for (const [path, text] of emitOpenApi(ctx)) files.set(path, text);
+  for (const [path, text] of emitClient(ctx)) files.set(path, text);
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
 }

@@ -10,10 +10,13 @@ import { className } from '../naming';
 /** A `$ref` to a component schema. */
 export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 
-/** The component names of a DocType's schemas. */
+/**
+ * The component names of a DocType's schemas: the class name, and `_Create`, `_Update`, `_Row` after it (class names
+ * never hold `_`, so DocType "Project Update" and Project's update schema cannot meet).
+ */
 export const schemaNames = (doctype: string) => {
   const base = className(doctype);
-  return { read: base, create: `${base}Create`, update: `${base}Update`, row: `${base}Row` };
+  return { read: base, create: `${base}_Create`, update: `${base}_Update`, row: `${base}_Row` };
 };
 
 const TIMESTAMP = 'YYYY-MM-DD HH:MM:SS[.ffffff]';
@@ -56,8 +59,17 @@ function linkRead(schema: JsonSchema): JsonSchema {
   };
 }
 
+/** Options of the DocType schemas: the typed client types Link values as names (it never asks for expansion). */
+export interface SchemaOptions {
+  expandableLinks: boolean;
+}
+
 /** The fields of a DocType's read schema: standard ones, then its own (Password fields are never answered). */
-function readProperties(meta: DocTypeMeta, ctx: GeneratorContext): Record<string, JsonSchema> {
+function readProperties(
+  meta: DocTypeMeta,
+  ctx: GeneratorContext,
+  options: SchemaOptions,
+): Record<string, JsonSchema> {
   const properties: Record<string, JsonSchema> = {
     doctype: { type: 'string', const: meta.name },
     ...STANDARD_READ,
@@ -66,17 +78,17 @@ function readProperties(meta: DocTypeMeta, ctx: GeneratorContext): Record<string
   for (const f of bodyFields(meta)) {
     if (f.fieldtype === 'Password') continue;
     const schema = fieldSchema(f, ctx, (child) => ref(schemaNames(child.name).read));
-    properties[f.fieldname] = isLink(f) ? linkRead(schema) : schema;
+    properties[f.fieldname] = isLink(f) && options.expandableLinks ? linkRead(schema) : schema;
   }
   return properties;
 }
 
 /** The read schema: a document as GET, create and update answer it (v1 leaves null fields out, v2 keeps them). */
-function readSchema(meta: DocTypeMeta, ctx: GeneratorContext): JsonSchema {
+function readSchema(meta: DocTypeMeta, ctx: GeneratorContext, options: SchemaOptions): JsonSchema {
   return {
     type: 'object',
     description: `A ${meta.name} document as the server answers it (v1 leaves out null fields; v2 keeps them).`,
-    properties: readProperties(meta, ctx),
+    properties: readProperties(meta, ctx, options),
     required: ['doctype', 'name'],
   };
 }
@@ -114,8 +126,8 @@ function inputProperties(
 }
 
 /** A list row: the fields asked for (default `name`), aliases and aggregates, so every key is optional and more are allowed. */
-function rowSchema(meta: DocTypeMeta, ctx: GeneratorContext): JsonSchema {
-  const properties = readProperties(meta, ctx);
+function rowSchema(meta: DocTypeMeta, ctx: GeneratorContext, options: SchemaOptions): JsonSchema {
+  const properties = readProperties(meta, ctx, options);
   for (const f of meta.fields) if (isTableType(f.fieldtype)) delete properties[f.fieldname];
   return {
     type: 'object',
@@ -126,10 +138,14 @@ function rowSchema(meta: DocTypeMeta, ctx: GeneratorContext): JsonSchema {
 }
 
 /** The component schemas of one DocType, keyed by name: which exist depends on what its kind answers. */
-export function docTypeSchemas(meta: DocTypeMeta, ctx: GeneratorContext): Record<string, JsonSchema> {
+export function docTypeSchemas(
+  meta: DocTypeMeta,
+  ctx: GeneratorContext,
+  options: SchemaOptions = { expandableLinks: true },
+): Record<string, JsonSchema> {
   const names = schemaNames(meta.name);
   const kind = docTypeKind(meta);
-  const out: Record<string, JsonSchema> = { [names.read]: readSchema(meta, ctx) };
+  const out: Record<string, JsonSchema> = { [names.read]: readSchema(meta, ctx, options) };
   if (kind === 'document' || meta.istable) {
     const required = requiredFields(meta);
     out[names.create] = {
@@ -145,7 +161,7 @@ export function docTypeSchemas(meta: DocTypeMeta, ctx: GeneratorContext): Record
       description: `Changes to a ${meta.name}${meta.istable ? ' row' : ''}: every key is optional (unknown keys are dropped); a table replaces the stored rows.`,
       properties: inputProperties(meta, ctx, 'update'),
     };
-  if (kind === 'document') out[names.row] = rowSchema(meta, ctx);
+  if (kind === 'document') out[names.row] = rowSchema(meta, ctx, options);
   return out;
 }
 

@@ -1,4 +1,4 @@
-// The commands of `svc` (generate, migrate, serve, add-user, set-password, generate-keys) and their dispatch.
+// The commands of `svc` (generate, migrate, serve, client, add-user, set-password, generate-keys) and their dispatch.
 import { createApp } from '../app';
 import { openSite } from '../bootstrap';
 import { checkRedisAtStart } from '../auth/site-redis';
@@ -48,6 +48,11 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
       exitOnSignals(served);
       return new Promise<number>(() => undefined);
     },
+  },
+  client: {
+    help: 'Usage: svc client --out DIR [--name NAME] [--version VERSION]\n\nWrites the typed client of the generated folder (SVC_GENERATED, default generated) to DIR as a\npublishable package: src/ (TypeScript), dist/ (ESM, CommonJS, declarations), package.json.',
+    run: (argv) =>
+      (require('./client-package') as typeof import('./client-package')).writeClientPackage(argv),
   },
   'add-user': {
     help: 'Usage: svc add-user EMAIL --first-name NAME [--password PWD] [--role ROLE ...]\n\nCreates an enabled System User with the given roles.',

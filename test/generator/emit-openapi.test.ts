@@ -69,7 +69,7 @@ describe('emitOpenApi', () => {
   });
 
   test('the ToDo schemas: Select enum, required without defaults on create only, child tables by $ref', () => {
-    const { ToDo: todo, ToDoCreate: create, ToDoUpdate: update, ToDoRow: row } = v2.components.schemas;
+    const { ToDo: todo, ToDo_Create: create, ToDo_Update: update, ToDo_Row: row } = v2.components.schemas;
     expect(todo?.properties.status?.enum).toEqual(['', 'Open', 'Closed', 'Cancelled', null]);
     expect(todo?.required).toEqual(['doctype', 'name']);
     expect(create?.required).toEqual(['description']);
@@ -79,10 +79,10 @@ describe('emitOpenApi', () => {
       items: { $ref: '#/components/schemas/ToDoItem' },
     });
     expect(create?.properties.checklist).toMatchObject({
-      items: { $ref: '#/components/schemas/ToDoItemCreate' },
+      items: { $ref: '#/components/schemas/ToDoItem_Create' },
     });
     expect(update?.properties.checklist).toMatchObject({
-      items: { $ref: '#/components/schemas/ToDoItemUpdate' },
+      items: { $ref: '#/components/schemas/ToDoItem_Update' },
     });
     expect(todo?.properties.doctype).toEqual({ type: 'string', const: 'ToDo' });
     expect(todo?.properties.owner).toMatchObject({ readOnly: true });
@@ -94,14 +94,14 @@ describe('emitOpenApi', () => {
       'Filters',
       'Job',
       'ToDo',
-      'ToDoCreate',
+      'ToDo_Create',
       'ToDoItem',
-      'ToDoItemCreate',
-      'ToDoItemUpdate',
-      'ToDoRow',
+      'ToDoItem_Create',
+      'ToDoItem_Update',
+      'ToDo_Row',
       'ToDoSettings',
-      'ToDoSettingsUpdate',
-      'ToDoUpdate',
+      'ToDoSettings_Update',
+      'ToDo_Update',
     ]);
   });
 
@@ -109,11 +109,11 @@ describe('emitOpenApi', () => {
     type Op = { requestBody?: { content: Record<string, { schema: unknown }> } };
     const item = v2.paths['/api/v2/document/ToDo/{name}'] as unknown as Record<string, Op>;
     expect(item.patch?.requestBody?.content['application/json']?.schema).toEqual({
-      $ref: '#/components/schemas/ToDoUpdate',
+      $ref: '#/components/schemas/ToDo_Update',
     });
     const list = v2.paths['/api/v2/document/ToDo'] as unknown as Record<string, Op>;
     expect(list.post?.requestBody?.content['application/json']?.schema).toEqual({
-      $ref: '#/components/schemas/ToDoCreate',
+      $ref: '#/components/schemas/ToDo_Create',
     });
   });
 

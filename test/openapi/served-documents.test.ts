@@ -46,7 +46,7 @@ test('the ToDo schema carries Select enums and required fields', () => {
     components: { schemas: Record<string, any> };
   };
   const todo = doc.components.schemas.ToDo;
-  expect(doc.components.schemas.ToDoCreate.required).toContain('description');
+  expect(doc.components.schemas.ToDo_Create.required).toContain('description');
   expect(todo.properties.status.enum).toEqual(expect.arrayContaining(['Open', 'Closed', 'Cancelled']));
   expect(doc.components.schemas.User.properties.roles).toEqual(
     expect.objectContaining({ type: 'array', items: { $ref: '#/components/schemas/HasRole' } }),
