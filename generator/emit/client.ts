@@ -126,7 +126,7 @@ function typesFile(ctx: GeneratorContext): string {
 
 // DocType types and error classes are namespaces (\`types.ToDo\`, \`errors.PermissionError\`): a DocType may be named
 // like anything the runtime exports (ERPNext has Page and Operation).
-const INDEX = `${HEADER('')}import { Client, type ClientOptions } from './client';
+const INDEX = `${HEADER(' from every DocType file')}import { Client, type ClientOptions } from './client';
 import { ERROR_CLASSES } from './errors';
 import { METHOD_VERBS, type Types } from './types';
 

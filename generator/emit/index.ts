@@ -7,6 +7,7 @@ import { emitModel, modelPath } from './model';
 import { emitOpenApi } from './openapi';
 import { emitRegistry } from './registry';
 import { emitRoutes, routesPath } from './routes';
+import { SCHEMA_DIAGRAM_PATH, emitSchemaDiagram } from './schema-diagram';
 import { emitValidator, validatorPath } from './validator';
 
 /** Runs all emitters; the result is sorted by path so it never depends on emit order. */
@@ -22,5 +23,6 @@ export function emitAll(ctx: GeneratorContext): FileMap {
   files.set('index.ts', emitRegistry(ctx));
   for (const [path, text] of emitOpenApi(ctx)) files.set(path, text);
   for (const [path, text] of emitClient(ctx)) files.set(path, text);
+  files.set(SCHEMA_DIAGRAM_PATH, emitSchemaDiagram(ctx));
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
 }

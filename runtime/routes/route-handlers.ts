@@ -1,6 +1,7 @@
 // One handler per operation of the route table: a row names its operation, this map runs it.
 import type { AppContext } from '../http/state';
 import * as bulk from './bulk-handlers';
+import { createDocsHandlers } from './docs-page';
 import { serveFile } from '../files/serve-file';
 import * as probes from './health-handlers';
 import { jobStatus } from './job-handlers';
@@ -18,12 +19,13 @@ export type RouteHandlers = Readonly<Record<Operation, RouteHandler>>;
 
 /** Options the handlers need. */
 export interface RouteHandlerOptions {
-  /** The generated folder whose openapi/ documents are served. */
+  /** The generated folder whose openapi/ documents and docs/schema.md are served. */
   generatedDir: string;
 }
 
 /** The handlers of the route table's operations. */
 export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers {
+  const docs = createDocsHandlers(options.generatedDir);
   return {
     list: resources.listDocuments,
     create: resources.createDocument,
@@ -46,5 +48,7 @@ export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers
     ready: probes.ready,
     jobStatus,
     signIn: signInPage,
+    docs: docs.docs,
+    docsAsset: docs.docsAsset,
   };
 }

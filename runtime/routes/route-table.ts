@@ -38,7 +38,9 @@ export type Operation =
   | 'health'
   | 'ready'
   | 'jobStatus'
-  | 'signIn';
+  | 'signIn'
+  | 'docs'
+  | 'docsAsset';
 
 /** The operations a DocType may answer (checked per DocType by `bindingFor`), in the order generated files list them. */
 export const DOCTYPE_OPERATIONS = [
@@ -421,6 +423,21 @@ const SIGN_IN_ROUTES: RouteRow[] = [
   },
 ];
 
+const DOCS = {
+  verbs: ['GET'],
+  status: 200,
+  envelope: 'raw',
+  openapi: [],
+  request: 'none',
+  response: 'file',
+} as const;
+
+/** The API docs page (Swagger UI on the v2 document, the DocType diagram) and its assets, served from this origin. */
+const DOCS_ROUTES: RouteRow[] = [
+  { ...DOCS, path: '/api/docs', operation: 'docs' },
+  { ...DOCS, path: '/api/docs/{name}', operation: 'docsAsset' },
+];
+
 /** Every route, in matching order within a path (see `route-matcher.ts`). New families append their rows here. */
 export const ROUTE_TABLE: readonly RouteRow[] = [
   ...V1_RESOURCE_ROUTES,
@@ -432,6 +449,7 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   ...FILE_ROUTES,
   ...PROBE_ROUTES,
   ...SIGN_IN_ROUTES,
+  ...DOCS_ROUTES,
 ];
 
 /** The kind of a DocType: virtual DocTypes are served like child tables (metadata only). */

@@ -94,13 +94,13 @@ describe('emitOpenApi', () => {
       'Filters',
       'Job',
       'ToDo',
-      'ToDo_Create',
       'ToDoItem',
       'ToDoItem_Create',
       'ToDoItem_Update',
-      'ToDo_Row',
       'ToDoSettings',
       'ToDoSettings_Update',
+      'ToDo_Create',
+      'ToDo_Row',
       'ToDo_Update',
     ]);
   });
