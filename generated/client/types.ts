@@ -441,6 +441,8 @@ export type OAuthBearerToken = {
   expires_in?: number | null;
   /** Status */
   status?: "" | "Active" | "Revoked" | null;
+  /** Token Family */
+  family?: string | null;
 };
 
 /** The body of a new OAuth Bearer Token (unknown keys are dropped). */
@@ -465,6 +467,8 @@ export type OAuthBearerToken_Create = {
   expires_in?: number | null;
   /** Status */
   status?: "" | "Active" | "Revoked" | null;
+  /** Token Family */
+  family?: string | null;
 };
 
 /** Changes to a OAuth Bearer Token: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
@@ -491,6 +495,8 @@ export type OAuthBearerToken_Update = {
   expires_in?: number | null;
   /** Status */
   status?: "" | "Active" | "Revoked" | null;
+  /** Token Family */
+  family?: string | null;
 };
 
 /** A OAuth Client document as the server answers it (v1 leaves out null fields; v2 keeps them). */
