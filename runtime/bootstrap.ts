@@ -1,5 +1,5 @@
 // Opening a site: connect, sync the schema, and on first start create the roles and the Administrator.
-import { EmbeddedJobQueue } from './jobs/embedded-queue';
+import { runsJobWorker, siteJobQueue } from './jobs/site-queue';
 import './jobs/bulk-job';
 import { hashPassword, readAuth, writeAuth } from './auth/passwords';
 import { closeSiteRedis } from './auth/site-redis';
@@ -97,17 +97,6 @@ async function ensureAdministrator(site: Site): Promise<boolean> {
   return true;
 }
 
-/** The site's job queue on its own database, configured from the site config. */
-function embeddedQueue(site: Site): EmbeddedJobQueue {
-  const c = site.config.site;
-  return new EmbeddedJobQueue(site, {
-    concurrency: Math.max(1, c.job_concurrency),
-    pollMs: Math.max(10, c.job_poll_ms),
-    leaseMs: Math.max(100, c.job_lease_seconds * 1000),
-    retentionMs: Math.max(0, c.job_retention_seconds * 1000),
-  });
-}
-
 /** Opens the site's database and syncs it; creates roles and Administrator when missing. */
 export async function openSite(
   config: ServiceConfig,
@@ -120,20 +109,21 @@ export async function openSite(
     busyMs: conf.db_busy_timeout,
   });
   const site: Site = { db, registry, config };
-  site.jobs = embeddedQueue(site);
+  site.jobs = siteJobQueue(site);
   const { changed } = await migrate(
     db,
     registry.all().map((b) => b.meta),
   );
   await ensureRoles(site);
   const created = await ensureAdministrator(site);
-  if (config.site.job_worker) site.jobs.start();
-  return { ...site, created, migrated: changed };
+  if (runsJobWorker(config)) site.jobs.start();
+  // The same object the job worker holds: per-site state (Redis connections, script caches) is keyed by it.
+  return Object.assign(site, { created, migrated: changed });
 }
 
-/** Closes a site: writes the pending request-log rows, closes its Redis connections, then the database. */
+/** Closes a site: stops its job worker, writes the pending request-log rows, closes its Redis connections, then the database. */
 export async function closeSite(site: Site): Promise<void> {
-  await site.jobs?.stop();
+  await site.jobs?.close();
   await flushRequestLog(site).catch(() => undefined);
   await closeRateLimits(site);
   await closeServerScripts(site);

@@ -36,13 +36,21 @@ export interface SiteConfig {
   keep_alive_timeout: number;
   /** Longest a SIGTERM/SIGINT shutdown takes, whatever the clients do (ms). */
   shutdown_timeout: number;
-  /** Run background jobs in this process (the embedded worker). */
-  job_worker: boolean;
-  /** Jobs the embedded worker runs at once. */
+  /**
+   * Run background jobs in this process too (`svc serve`): null (the default) runs them with the embedded backend and
+   * leaves them to `svc worker` processes with BullMQ; `svc serve --with-worker` is true.
+   */
+  job_worker: boolean | null;
+  /** Where jobs live: null (the default) is BullMQ on REDIS_URL when it is set, else the embedded jobs table. */
+  job_backend: 'embedded' | 'bullmq' | null;
+  /** BullMQ's key prefix (every process of a site must use the same one); null: `svc:` + a hash of DATABASE_URL. */
+  job_queue_prefix: string | null;
+  /** Jobs one worker process runs at once. */
   job_concurrency: number;
   /** How often the embedded worker looks for queued jobs, in milliseconds. */
   job_poll_ms: number;
-  /** How long a running job stays claimed without its worker renewing the claim (a dead worker's job waits this long). */
+  /** How long a running job stays claimed without its worker renewing the claim (a dead worker's job waits this long;
+   * BullMQ's lock duration). */
   job_lease_seconds: number;
   /** How long finished and failed jobs (and their status) are kept. */
   job_retention_seconds: number;
@@ -82,7 +90,9 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   request_timeout: 60_000,
   keep_alive_timeout: 5000,
   shutdown_timeout: 10_000,
-  job_worker: true,
+  job_worker: null,
+  job_backend: null,
+  job_queue_prefix: null,
   job_concurrency: 2,
   job_poll_ms: 1000,
   job_lease_seconds: 30,

@@ -5,19 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Knex } from 'knex';
-import { loadUser } from '../auth/users';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { inWriteTransaction } from '../db/write-transaction';
-import { AppError, AuthenticationError } from '../errors/errors';
+import { onShutdown } from '../lifecycle/shutdown-hooks';
 import type { Site } from '../site';
-import {
-  REQUEUE,
-  jobHandler,
-  type JobItems,
-  type JobQueue,
-  type JobRecord,
-  type JobStatus,
-} from './job-queue';
+import { REQUEUE, type JobQueue, type JobRecord, type JobStatus } from './job-queue';
+import { deleteItems, itemCount, jobErrorText, runClaimedJob } from './job-runner';
 
 const JOBS = SYSTEM_TABLES.jobs;
 const ITEMS = SYSTEM_TABLES.jobItems;
@@ -46,6 +39,7 @@ export class EmbeddedJobQueue implements JobQueue {
   private stopping = false;
   private polling = false;
   private lastSweep = 0;
+  private offShutdown: (() => void) | undefined;
 
   constructor(
     private readonly site: Site,
@@ -81,11 +75,7 @@ export class EmbeddedJobQueue implements JobQueue {
     if (!row) return undefined;
     const status = String(row.status) as JobStatus;
     const total = Number(row.total);
-    let done = total;
-    if (status !== 'finished') {
-      const counted = (await knex(ITEMS).where({ job: id }).count({ n: '*' }).first()) as { n: unknown };
-      done = Number(counted.n);
-    }
+    const done = status === 'finished' ? total : await itemCount(this.site, id);
     return {
       id,
       kind: String(row.kind),
@@ -101,6 +91,8 @@ export class EmbeddedJobQueue implements JobQueue {
   start(): void {
     if (this.timer) return;
     this.stopping = false;
+    // SIGTERM: running jobs finish their current items and go back to the queue before the database closes.
+    this.offShutdown = onShutdown(`jobs ${this.workerId}`, () => this.stop());
     this.timer = setInterval(() => void this.poll(), this.options.pollMs);
     this.timer.unref();
     void this.poll();
@@ -109,8 +101,14 @@ export class EmbeddedJobQueue implements JobQueue {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.offShutdown?.();
+    this.offShutdown = undefined;
     this.stopping = true;
     await Promise.allSettled([...this.running.values()]);
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
   }
 
   /** Claims queued (or abandoned) jobs up to the concurrency limit and runs them. */
@@ -184,15 +182,6 @@ export class EmbeddedJobQueue implements JobQueue {
     });
   }
 
-  /** The stored outcomes of a job, by item index. */
-  private async outcomes(id: string): Promise<Map<number, unknown>> {
-    const rows = (await this.site.db.knex(ITEMS).where({ job: id }).select('idx', 'outcome')) as {
-      idx: unknown;
-      outcome: string;
-    }[];
-    return new Map(rows.map((r) => [Number(r.idx), JSON.parse(r.outcome) as unknown]));
-  }
-
   /** Runs a claimed job as its user, renewing the lease, and stores how it ended. */
   private async execute(id: string): Promise<void> {
     const knex = this.site.db.knex;
@@ -211,36 +200,13 @@ export class EmbeddedJobQueue implements JobQueue {
     heartbeat.unref();
     try {
       const row = (await knex(JOBS).where({ name: id }).first()) as Record<string, unknown>;
-      const handler = jobHandler(String(row.kind));
-      if (!handler) throw new AppError(`Unknown job kind ${String(row.kind)}`);
-      // The user as of now: a user disabled or deleted since the job was queued makes it fail, changing nothing.
-      const user = await loadUser(knex, String(row.user));
-      if (!user || !user.enabled)
-        throw new AuthenticationError(`User ${String(row.user)} is disabled or no longer exists`);
-      const items: JobItems = {
-        done: await this.outcomes(id),
-        all: () => this.outcomes(id),
-        recordIn: async (trx, index, outcome) => {
-          await trx(ITEMS).insert({ job: id, idx: index, outcome: JSON.stringify(outcome) });
-        },
-        record: async (index, outcome) => {
-          // Ignored when the item has an outcome already (another worker took the job over and ran it).
-          await this.write((q) =>
-            q(ITEMS)
-              .insert({ job: id, idx: index, outcome: JSON.stringify(outcome) })
-              .onConflict(['job', 'idx'])
-              .ignore(),
-          );
-        },
-        stopping: () => this.stopping || lost,
-      };
-      const result = await handler({
-        site: this.site,
+      const job = {
         id,
-        user: { name: user.name, roles: user.roles },
-        payload: JSON.parse(String(row.payload)),
-        items,
-      });
+        kind: String(row.kind),
+        user: String(row.user),
+        payload: JSON.parse(String(row.payload)) as unknown,
+      };
+      const result = await runClaimedJob(this.site, job, () => this.stopping || lost);
       if (result === REQUEUE) {
         await this.write((q) => mine(q).update({ status: 'queued', worker: null, lease_until: 0 }));
         return;
@@ -252,14 +218,17 @@ export class EmbeddedJobQueue implements JobQueue {
           finished_at: Date.now(),
           lease_until: 0,
         });
-        if (ended === 1) await q(ITEMS).where({ job: id }).delete();
+        if (ended === 1) await deleteItems(this.site, id, q);
       });
     } catch (err) {
       if (lost) return;
-      const message =
-        err instanceof AppError && err.message ? `${err.excType}: ${err.message}` : 'The job failed';
       await this.write((q) =>
-        mine(q).update({ status: 'failed', error: message, finished_at: Date.now(), lease_until: 0 }),
+        mine(q).update({
+          status: 'failed',
+          error: jobErrorText(err),
+          finished_at: Date.now(),
+          lease_until: 0,
+        }),
       ).catch(() => undefined);
     } finally {
       clearInterval(heartbeat);

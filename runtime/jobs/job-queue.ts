@@ -1,5 +1,5 @@
-// Background jobs: one interface for every backend (embedded: a jobs table and an in-process worker) and every kind of
-// work (bulk operations now; scheduled server scripts, file clean-up later register their own kinds).
+// Background jobs: one interface for every backend (embedded: a jobs table and an in-process worker; BullMQ on Redis)
+// and every kind of work (bulk operations now; scheduled server scripts, file clean-up later register their own kinds).
 import type { Knex } from 'knex';
 import type { SessionUser, Site } from '../site';
 
@@ -84,4 +84,6 @@ export interface JobQueue {
   start(): void;
   /** Stops the worker: running jobs finish their current items and go back to the queue; resolves when they have. */
   stop(): Promise<void>;
+  /** Stops the worker and closes the queue's connections (the site is closing). */
+  close(): Promise<void>;
 }

@@ -59,7 +59,7 @@ async function databaseUrl(): Promise<{ url: string; drop: () => Promise<void> }
 
 /** Opens a fresh site (own database), with Administrator API keys ready. */
 export async function createTestSite(
-  options: { site?: Partial<SiteConfig>; registry?: Registry } = {},
+  options: { site?: Partial<SiteConfig>; registry?: Registry; redisUrl?: string } = {},
 ): Promise<TestSite> {
   const { url, drop } = await databaseUrl();
   const filesPath = path.resolve(
@@ -75,6 +75,7 @@ export async function createTestSite(
     adminPasswordDefaulted: false,
     site: { ...DEFAULT_SITE_CONFIG, ...options.site },
     filesPath,
+    ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
   };
   const site = await openSite(config, options.registry ?? defaultRegistry);
   const keys = await regenerateKeys(site.db.knex, 'Administrator');

@@ -1,0 +1,233 @@
+// The BullMQ backend (REDIS_URL set): jobs live in a BullMQ queue on Redis, app processes only enqueue, and worker
+// processes (`svc worker`, one or many, on any machine; or `svc serve --with-worker`) run them. Each item's outcome
+// still goes to the site database (__JobItem) in the item's own write transaction, so a job BullMQ hands out again
+// (its worker died and the lock ran out: "stalled") resumes after the items that have an outcome, and a worker that
+// lost its lock stops at its next window: no item is applied twice, none skipped.
+import { createHash, randomUUID } from 'node:crypto';
+import { Queue, WaitingError, Worker, type Job } from 'bullmq';
+import Redis from 'ioredis';
+import { RedisBreaker } from '../auth/redis-breaker';
+import { onShutdown } from '../lifecycle/shutdown-hooks';
+import { logger } from '../log/logger';
+import type { Site } from '../site';
+import { REQUEUE, type JobQueue, type JobRecord, type JobStatus } from './job-queue';
+import { deleteItems, itemCount, jobErrorText, runClaimedJob } from './job-runner';
+
+/** How the BullMQ backend runs. */
+export interface BullQueueOptions {
+  redisUrl: string;
+  /** The key prefix of the queue in Redis (one per site: workers of a site must use the same one). */
+  prefix: string;
+  /** Jobs one worker process runs at once. */
+  concurrency: number;
+  /** BullMQ's lock duration: a dead worker's job is handed out again this long after its last renewal. */
+  leaseMs: number;
+  /** Finished and failed jobs are removed this long after they ended. */
+  retentionMs: number;
+}
+
+/** What a BullMQ job carries: the kind, the user it runs as, the payload and its number of items. */
+interface BullJobData {
+  kind: string;
+  user: string;
+  payload: unknown;
+  total: number;
+}
+
+/** The queue name under the prefix. */
+const QUEUE_NAME = 'jobs';
+/** Longest an enqueue or status read waits on Redis before it is 503. */
+const REDIS_WAIT_MS = 2000;
+/** How many times a job may be handed out again after its worker died before it fails (a job that kills workers). */
+const MAX_STALLS = 20;
+
+/** The default queue prefix of a site: the same for every process on the same database. */
+export function defaultQueuePrefix(databaseUrl: string): string {
+  return `svc:${createHash('sha256').update(databaseUrl).digest('hex').slice(0, 16)}`;
+}
+
+/** BullMQ's job states as the status endpoint names them. */
+function statusOf(state: string): JobStatus | undefined {
+  if (state === 'active') return 'running';
+  if (state === 'completed') return 'finished';
+  if (state === 'failed') return 'failed';
+  if (state === 'unknown') return undefined;
+  return 'queued'; // waiting, delayed, prioritized, waiting-children
+}
+
+/** Rejects after `ms` (a Redis that is down or frozen must not hold a request). */
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([
+    work,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error('Redis did not answer in time')), ms).unref(),
+    ),
+  ]);
+}
+
+/** A site's jobs on BullMQ. */
+export class BullJobQueue implements JobQueue {
+  /** Names this process's worker. */
+  readonly workerId = `${process.pid}:${randomUUID().slice(0, 8)}`;
+  private producer: { queue: Queue; redis: Redis; breaker: RedisBreaker } | undefined;
+  private worker: { worker: Worker; redis: Redis } | undefined;
+  private stopping = false;
+  private readonly lost = new Set<string>();
+  private offShutdown: (() => void) | undefined;
+
+  constructor(
+    private readonly site: Site,
+    private readonly options: BullQueueOptions,
+  ) {}
+
+  /** The producer side (enqueue, status), connected on first use. */
+  private queue(): { queue: Queue; breaker: RedisBreaker } {
+    if (!this.producer) {
+      const redis = new Redis(this.options.redisUrl, {
+        maxRetriesPerRequest: 1,
+        commandTimeout: REDIS_WAIT_MS,
+        connectTimeout: REDIS_WAIT_MS,
+      });
+      const breaker = new RedisBreaker('background jobs', logger);
+      breaker.watch(redis);
+      const queue = new Queue(QUEUE_NAME, { connection: redis, prefix: this.options.prefix });
+      queue.on('error', () => undefined); // the breaker logs the outage
+      this.producer = { queue, redis, breaker };
+    }
+    return this.producer;
+  }
+
+  /** Runs a producer call within REDIS_WAIT_MS through the breaker: Redis down is 503 with Retry-After. */
+  private call<T>(work: (queue: Queue) => Promise<T>): Promise<T> {
+    const { queue, breaker } = this.queue();
+    return breaker.run(() => within(work(queue), REDIS_WAIT_MS), 'The job queue (Redis)');
+  }
+
+  async enqueue(kind: string, user: string, payload: unknown, total: number): Promise<string> {
+    const id = randomUUID();
+    const retention = { age: Math.max(1, Math.ceil(this.options.retentionMs / 1000)) };
+    const data: BullJobData = { kind, user, payload, total };
+    await this.call((queue) =>
+      queue.add(kind, data, { jobId: id, attempts: 1, removeOnComplete: retention, removeOnFail: retention }),
+    );
+    return id;
+  }
+
+  async get(id: string): Promise<JobRecord | undefined> {
+    const found = await this.call(async (queue) => {
+      const job = (await queue.getJob(id)) as Job<BullJobData> | undefined;
+      return job ? { job, state: await job.getState() } : undefined;
+    });
+    if (!found) return undefined;
+    const { job, state } = found;
+    const status = statusOf(state);
+    if (!status || !job.data || typeof job.data.user !== 'string') return undefined;
+    // Past its retention time: gone, even if BullMQ has not removed it yet (it removes old jobs as others end).
+    if (job.finishedOn && job.finishedOn + this.options.retentionMs < Date.now()) {
+      await this.call(() => job.remove()).catch(() => undefined);
+      return undefined;
+    }
+    const total = Number(job.data.total);
+    const progress = job.progress as { done?: unknown } | undefined;
+    const done =
+      status === 'finished'
+        ? total
+        : status === 'failed'
+          ? Number(progress?.done ?? 0)
+          : await itemCount(this.site, id);
+    return {
+      id,
+      kind: job.data.kind,
+      user: job.data.user,
+      status,
+      total,
+      done,
+      result: status === 'finished' ? (job.returnvalue ?? null) : null,
+      error: status === 'failed' ? job.failedReason || 'The job failed' : null,
+    };
+  }
+
+  start(): void {
+    if (this.worker) return;
+    this.stopping = false;
+    const redis = new Redis(this.options.redisUrl, { maxRetriesPerRequest: null });
+    redis.on('error', () => undefined);
+    const worker = new Worker<BullJobData>(
+      QUEUE_NAME,
+      (job, token, signal) => this.process(job, token, signal),
+      {
+        connection: redis,
+        prefix: this.options.prefix,
+        concurrency: this.options.concurrency,
+        lockDuration: this.options.leaseMs,
+        stalledInterval: this.options.leaseMs,
+        maxStalledCount: MAX_STALLS,
+      },
+    );
+    worker.on('error', (err) =>
+      logger().warn({ event: 'job_worker_error', err: err.message }, 'job worker: redis error'),
+    );
+    // A lock that could not be renewed may already be another worker's: this run stops at its next window.
+    worker.on('lockRenewalFailed', (ids) => ids.forEach((id) => this.lost.add(id)));
+    // The result holds every outcome now: the item rows are no longer needed.
+    worker.on('completed', (job) => void deleteItems(this.site, String(job.id)).catch(() => undefined));
+    worker.on('failed', (job) => {
+      if (job) void deleteItems(this.site, String(job.id)).catch(() => undefined);
+    });
+    this.worker = { worker, redis };
+    // SIGTERM: running jobs finish their current items and go back to the queue before the database closes.
+    this.offShutdown = onShutdown(`jobs ${this.workerId}`, () => this.stop());
+  }
+
+  /** BullMQ's processor: runs the job; a graceful stop moves it back to waiting; a failure keeps its progress. */
+  private async process(
+    job: Job<BullJobData>,
+    token: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    const id = String(job.id);
+    this.lost.delete(id);
+    const stopping = () => this.stopping || this.lost.has(id) || signal?.aborted === true;
+    try {
+      const { kind, user, payload } = job.data;
+      const result = await runClaimedJob(this.site, { id, kind, user, payload }, stopping);
+      if (result === REQUEUE) {
+        if (!this.lost.has(id)) await job.moveToWait(token);
+        throw new WaitingError();
+      }
+      return result ?? null;
+    } catch (err) {
+      if (err instanceof WaitingError) throw err;
+      await job
+        .updateProgress({ done: await itemCount(this.site, id), total: job.data.total })
+        .catch(() => undefined);
+      throw new Error(jobErrorText(err));
+    } finally {
+      this.lost.delete(id);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.offShutdown?.();
+    this.offShutdown = undefined;
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker) {
+      await worker.worker.close().catch(() => undefined);
+      await worker.redis.quit().catch(() => worker.redis.disconnect());
+    }
+  }
+
+  /** Stops the worker and closes the producer's connection (closing the site). */
+  async close(): Promise<void> {
+    await this.stop();
+    const producer = this.producer;
+    this.producer = undefined;
+    if (producer) {
+      producer.redis.removeAllListeners('close');
+      await producer.queue.close().catch(() => undefined);
+      await producer.redis.quit().catch(() => producer.redis.disconnect());
+    }
+  }
+}
