@@ -1,9 +1,11 @@
-// The commands of `svc` (generate, migrate, serve, client, add-user, set-password, generate-keys) and their dispatch.
+// The commands of `svc` (generate, migrate, serve, worker, client, add-user, set-password, generate-keys) and their
+// dispatch.
 import { createApp } from '../app';
 import { openSite } from '../bootstrap';
 import { checkRedisAtStart } from '../auth/site-redis';
 import { loadConfig } from '../config/config';
-import { exitOnSignals, serve } from '../lifecycle/serve';
+import { exitOnSignals, serve, stopWorker } from '../lifecycle/serve';
+import { jobBackend } from '../jobs/site-queue';
 import { addUser, generateKeysFor, setPassword } from './user-commands';
 import { loadRegistry } from './load-registry';
 
@@ -28,10 +30,16 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
     },
   },
   serve: {
-    help: 'Usage: svc serve\n\nMigrates, creates the site on first start, and serves the API on HOST:PORT (default 127.0.0.1:8000).',
-    run: async () => {
+    help: 'Usage: svc serve [--with-worker]\n\nMigrates, creates the site on first start, and serves the API on HOST:PORT (default 127.0.0.1:8000).\nBackground jobs run in this process with the embedded backend (site config job_worker: false turns that off);\nwith REDIS_URL (BullMQ) they run in `svc worker` processes, or here too with --with-worker (or job_worker: true).',
+    run: async (argv) => {
       const started = Date.now();
       const config = loadConfig();
+      const unknown = argv.filter((a) => a !== '--with-worker');
+      if (unknown.length) {
+        console.error(`unknown option ${unknown[0]}`);
+        return 1;
+      }
+      if (argv.includes('--with-worker')) config.site.job_worker = true;
       const site = await openSite(config, await loadRegistry());
       // A Redis unreachable at start-up is a warning (the breaker logs it); the service follows it as it comes back.
       await checkRedisAtStart(site);
@@ -46,6 +54,23 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
         );
       });
       exitOnSignals(served);
+      return new Promise<number>(() => undefined);
+    },
+  },
+  worker: {
+    help: 'Usage: svc worker\n\nRuns background jobs only (no HTTP): BullMQ on REDIS_URL, or the embedded jobs table without it. Start one or\nmany, on any machine that reaches the database (and Redis). SIGTERM lets running jobs finish their current items\nand puts the rest back in the queue.',
+    run: async (argv) => {
+      if (argv.length) {
+        console.error(`unknown option ${String(argv[0])}`);
+        return 1;
+      }
+      const config = loadConfig();
+      config.site.job_worker = true;
+      const site = await openSite(config, await loadRegistry());
+      exitOnSignals({ shutdown: (reason) => stopWorker(site, reason, config.site.shutdown_timeout) });
+      console.log(
+        `running jobs (${jobBackend(config)}, concurrency ${config.site.job_concurrency}, ${config.databaseUrl.split(':')[0]})`,
+      );
       return new Promise<number>(() => undefined);
     },
   },

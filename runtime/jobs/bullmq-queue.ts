@@ -65,6 +65,23 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
   ]);
 }
 
+/** Resolves once the connection is ready (at once when it is; a new connection is still connecting), or rejects. */
+function ready(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady);
+      reject(new Error('Redis is not connected'));
+    }, ms);
+    timer.unref();
+    redis.once('ready', onReady);
+  });
+}
+
 /** A site's jobs on BullMQ. */
 export class BullJobQueue implements JobQueue {
   /** Names this process's worker. */
@@ -81,10 +98,13 @@ export class BullJobQueue implements JobQueue {
   ) {}
 
   /** The producer side (enqueue, status), connected on first use. */
-  private queue(): { queue: Queue; breaker: RedisBreaker } {
+  private queue(): { queue: Queue; redis: Redis; breaker: RedisBreaker } {
     if (!this.producer) {
+      // No offline queue: a command given while Redis is unreachable fails now; queued, it would run once Redis came
+      // back, after the request had been answered 503 (a job enqueued that its requester was told was refused).
       const redis = new Redis(this.options.redisUrl, {
         maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
         commandTimeout: REDIS_WAIT_MS,
         connectTimeout: REDIS_WAIT_MS,
       });
@@ -99,8 +119,12 @@ export class BullJobQueue implements JobQueue {
 
   /** Runs a producer call within REDIS_WAIT_MS through the breaker: Redis down is 503 with Retry-After. */
   private call<T>(work: (queue: Queue) => Promise<T>): Promise<T> {
-    const { queue, breaker } = this.queue();
-    return breaker.run(() => within(work(queue), REDIS_WAIT_MS), 'The job queue (Redis)');
+    const { queue, redis, breaker } = this.queue();
+    return breaker.run(async () => {
+      // Not chained: a call that timed out waiting for the connection must never be sent once it is back.
+      await ready(redis, REDIS_WAIT_MS);
+      return within(work(queue), REDIS_WAIT_MS);
+    }, 'The job queue (Redis)');
   }
 
   async enqueue(kind: string, user: string, payload: unknown, total: number): Promise<string> {
@@ -214,8 +238,9 @@ export class BullJobQueue implements JobQueue {
     const worker = this.worker;
     this.worker = undefined;
     if (worker) {
-      await worker.worker.close().catch(() => undefined);
-      await worker.redis.quit().catch(() => worker.redis.disconnect());
+      // Bounded: a worker whose Redis is gone cannot hand its job back; the lock runs out and BullMQ re-queues it.
+      await within(worker.worker.close(), this.options.leaseMs + 5000).catch(() => undefined);
+      worker.redis.disconnect();
     }
   }
 
@@ -226,8 +251,8 @@ export class BullJobQueue implements JobQueue {
     this.producer = undefined;
     if (producer) {
       producer.redis.removeAllListeners('close');
-      await producer.queue.close().catch(() => undefined);
-      await producer.redis.quit().catch(() => producer.redis.disconnect());
+      await within(producer.queue.close(), REDIS_WAIT_MS).catch(() => undefined);
+      producer.redis.disconnect();
     }
   }
 }

@@ -1,6 +1,6 @@
 // Serving and stopping: the HTTP server with the site config's timeouts, and a shutdown on SIGTERM/SIGINT that
 // stops accepting, answers the requests in flight with `Connection: close`, closes idle keep-alive sockets, runs the
-// shutdown hooks (jobs), flushes the request log, checkpoints and closes the database, and exits within
+// shutdown hooks (job workers: running jobs stop after their current items and go back to the queue), flushes the request log, checkpoints and closes the database, and exits within
 // `shutdown_timeout` whatever the clients do.
 import http from 'node:http';
 import type Koa from 'koa';
@@ -55,6 +55,8 @@ export function serve(
       closing = true;
       logger().info({ event: 'shutdown', reason, in_flight: inFlight.size }, 'shutting down');
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // The hooks (job workers) start now, alongside the drain: a running job stops after its current items.
+      const hooks = runShutdownHooks(deadline - 500);
       for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
       server.closeIdleConnections();
       // Sockets that finish a response become idle: close them as they do, until the server is closed.
@@ -68,7 +70,7 @@ export function serve(
         logger().warn({ event: 'shutdown_forced', open: inFlight.size }, 'closing connections still open');
         server.closeAllConnections();
       }
-      const late = await runShutdownHooks(deadline - 500);
+      const late = await hooks;
       if (late.length) logger().warn({ event: 'shutdown_hooks_late', hooks: late }, 'shutdown hooks overran');
       await Promise.race([
         closeSite(site).catch((err: unknown) =>
@@ -85,7 +87,7 @@ export function serve(
 }
 
 /** Installs SIGTERM/SIGINT: the first shuts down and exits; a second exits at once. */
-export function exitOnSignals(served: Served): void {
+export function exitOnSignals(served: Pick<Served, 'shutdown'>): void {
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) process.exit(1);
@@ -94,4 +96,22 @@ export function exitOnSignals(served: Served): void {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+}
+
+/** Stops a process without a server (`svc worker`): runs the shutdown hooks, then closes the site, by the deadline. */
+export async function stopWorker(site: Site, reason: string, shutdownMs: number): Promise<number> {
+  const started = Date.now();
+  const deadline = started + shutdownMs;
+  logger().info({ event: 'shutdown', reason }, 'stopping the job worker');
+  const late = await runShutdownHooks(deadline - 500);
+  if (late.length) logger().warn({ event: 'shutdown_hooks_late', hooks: late }, 'shutdown hooks overran');
+  await Promise.race([
+    closeSite(site).catch((err: unknown) =>
+      logger().error({ event: 'shutdown_close_failed', err: String(err) }, 'closing the site failed'),
+    ),
+    new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref()),
+  ]);
+  logger().info({ event: 'shutdown_done', ms: Date.now() - started }, 'stopped');
+  logger().flush?.();
+  return 0;
 }

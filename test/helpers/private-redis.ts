@@ -1,5 +1,5 @@
-// A private redis-server for fault tests: its own port, no persistence, started and stopped by the test. Only the
-// process it started is ever signalled.
+// A private redis-server for fault tests: its own port, no persistence (or an append-only file in `dir`, synced on
+// every write, so it survives a kill -9), started and stopped by the test. Only the process it started is signalled.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { waitForPort } from './private-mariadb';
@@ -13,7 +13,10 @@ export const HAVE_REDIS = Boolean(REDIS_SERVER);
 export class PrivateRedis {
   private child?: ChildProcess;
 
-  constructor(readonly port: number) {}
+  constructor(
+    readonly port: number,
+    private readonly dir?: string,
+  ) {}
 
   /** `redis://127.0.0.1:<port>` */
   get url(): string {
@@ -24,7 +27,17 @@ export class PrivateRedis {
   async start(): Promise<void> {
     this.child = spawn(
       REDIS_SERVER as string,
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        ...(this.dir
+          ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', this.dir]
+          : ['--appendonly', 'no']),
+      ],
       { stdio: 'ignore' },
     );
     await waitForPort(this.port);
@@ -37,6 +50,16 @@ export class PrivateRedis {
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill('SIGCONT');
     child.kill('SIGTERM');
+    await exited;
+    this.child = undefined;
+  }
+
+  /** Kills the server with SIGKILL (no chance to write anything); resolves when it has exited. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGKILL');
     await exited;
     this.child = undefined;
   }
