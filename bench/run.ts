@@ -5,7 +5,9 @@
 // Environment: BENCH_SECONDS (per scenario, default 10), BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 50),
 // BENCH_LIST=0 (skip the 10,000-row list/count lines), BENCH_FIXTURES=0 (skip generation/start-up/768-DocType GET),
 // BENCH_KEEP_GEN=1 (keep bench/tmp/fixtures-gen), BENCH_AB_ROUNDS (core/fixtures GET rounds, default 2),
-// BENCH_TIME_LIMIT (s, whole run, default 1800), BENCH_FILES=0 (skip the upload/download lines).
+// BENCH_TIME_LIMIT (s, whole run, default 1800), BENCH_FILES=0 (skip the upload/download lines), BENCH_BULK=0 (skip the
+// bulk insert/update and GET-during-a-job lines), BENCH_BULK_DOCS (documents per bulk line, default 10000),
+// BENCH_CORE=0 (skip the GET/list/create lines), BENCH_FEATURES=0 (skip the auth, permission, method, script lines).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -28,6 +30,7 @@ import { type Report, renderReport, type ThroughputRow, writeReport } from './li
 import { bearerToken, restrictedUser, sessionCookie, setSystemSettings } from './lib/bench-users';
 import { apiToken, countTodos, seedTodos, type Service, startService } from './lib/service';
 import { uploadBytes, uploadMany } from './lib/files';
+import { bulkJob, jobsRunning, oneByOne } from './lib/bulk';
 
 const ROOT = path.join(__dirname, '..');
 process.chdir(ROOT);
@@ -48,6 +51,7 @@ const WITH_FIXTURES = process.env.BENCH_FIXTURES !== '0';
 const KEEP_GEN = process.env.BENCH_KEEP_GEN === '1';
 const TIME_LIMIT_S = envNumber('BENCH_TIME_LIMIT', 1800);
 const AB_ROUNDS = Math.max(1, Math.round(envNumber('BENCH_AB_ROUNDS', 2)));
+const BULK_DOCS = Math.max(100, Math.round(envNumber('BENCH_BULK_DOCS', 10000)));
 
 const GET_SEED = 1000;
 const LIST_ROWS = 10000;
@@ -361,6 +365,141 @@ async function fileScenarios(): Promise<void> {
         `RSS before ${mb(before)?.toFixed(0) ?? '?'} MB, peak ${mb(peak)?.toFixed(0) ?? '?'} MB, after ` +
         `${mb(after)?.toFixed(0) ?? '?'} MB; ${bigSeconds === undefined ? '?' : ((200 * 20) / bigSeconds).toFixed(0)} MiB/s`,
     });
+  } finally {
+    await stopChild(svc.child);
+  }
+}
+
+/**
+ * Bulk operations and background jobs (issue 14) on a server of their own (fresh SQLite, default site config: threshold
+ * 20, so every bulk request here is queued and timed until its job has finished): BULK_DOCS ToDos created one request
+ * at a time (16 in flight) vs one bulk_insert (target >= 5x), updated one request at a time vs one bulk_update
+ * (>= 3x), and GET one ToDo while bulk_update jobs of BULK_DOCS items run back to back vs the same GET idle (>= 0.7x).
+ */
+async function bulkScenarios(): Promise<void> {
+  log('starting the service for the bulk scenarios ...');
+  const svc = await attempt('start service (bulk)', () =>
+    serviceWithToken('service (bulk)', { timeoutMs: 60000, db: 'bulk.sqlite' }),
+  );
+  if (!svc) return;
+  const auth = svc.auth;
+  const json = { 'content-type': 'application/json', authorization: auth };
+  const rate = (n: number, seconds: number | undefined) => (seconds === undefined ? undefined : n / seconds);
+  const ratioRow = (id: string, label: string, bulk?: number, single?: number, min?: number) => {
+    const value = bulk !== undefined && single !== undefined ? bulk / single : undefined;
+    report.measures.push({
+      id,
+      label,
+      value,
+      unit: 'x',
+      ...(min === undefined
+        ? {}
+        : { target: `>= ${min}x`, ok: value === undefined ? undefined : value >= min }),
+    });
+  };
+  try {
+    const n = BULK_DOCS;
+    log(`creating ${n} ToDos one request at a time (16 in flight) ...`);
+    const single = await attempt('create one by one', () =>
+      oneByOne(n, 16, (i) =>
+        fetch(`${svc.base}/api/v2/document/ToDo`, {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ description: `bench single ${i}` }),
+        }),
+      ),
+    );
+    log(`bulk_insert of ${n} ToDos (queued) ...`);
+    const bulk = await attempt('bulk insert', () =>
+      bulkJob(svc.base, auth, '/api/v2/document/ToDo/bulk_insert', {
+        docs: Array.from({ length: n }, (_, i) => ({ description: `bench bulk ${i}` })),
+      }),
+    );
+    const singleRate = rate(n, single?.seconds);
+    const bulkRate = rate(n, bulk?.seconds);
+    report.measures.push(
+      {
+        id: 'create_one_by_one',
+        label: `create ${n} ToDos one request at a time (16 in flight)`,
+        value: singleRate,
+        unit: 'docs/s',
+      },
+      {
+        id: 'bulk_insert',
+        label: `bulk_insert of ${n} ToDos (queued; request to job finished)`,
+        value: bulkRate,
+        unit: 'docs/s',
+      },
+    );
+    ratioRow('bulk_insert_ratio', 'bulk_insert vs one request at a time', bulkRate, singleRate, 5);
+    log(`  one by one ${singleRate?.toFixed(0) ?? '?'} docs/s, bulk ${bulkRate?.toFixed(0) ?? '?'} docs/s`);
+
+    const singleNames = (single?.data ?? []).map((d: { name: string }) => d.name);
+    const bulkNames: string[] = bulk?.result.inserted ?? [];
+    if (singleNames.length !== n || bulkNames.length !== n) return;
+    log(`updating ${n} ToDos one request at a time, then one bulk_update (queued) ...`);
+    const singleUpdate = await attempt('update one by one', () =>
+      oneByOne(n, 16, (i) =>
+        fetch(`${svc.base}/api/v2/document/ToDo/${singleNames[i]}`, {
+          method: 'PATCH',
+          headers: json,
+          body: JSON.stringify({ status: 'Closed' }),
+        }),
+      ),
+    );
+    const bulkUpdate = await attempt('bulk update', () =>
+      bulkJob(svc.base, auth, '/api/v2/document/ToDo/bulk_update', {
+        docs: bulkNames.map((name) => ({ name, status: 'Closed' })),
+      }),
+    );
+    const singleUpdateRate = rate(n, singleUpdate?.seconds);
+    const bulkUpdateRate = rate(n, bulkUpdate?.seconds);
+    report.measures.push(
+      {
+        id: 'update_one_by_one',
+        label: `update ${n} ToDos one request at a time (16 in flight)`,
+        value: singleUpdateRate,
+        unit: 'docs/s',
+      },
+      {
+        id: 'bulk_update',
+        label: `bulk_update of ${n} ToDos (queued; request to job finished)`,
+        value: bulkUpdateRate,
+        unit: 'docs/s',
+      },
+    );
+    ratioRow(
+      'bulk_update_ratio',
+      'bulk_update vs one request at a time',
+      bulkUpdateRate,
+      singleUpdateRate,
+      3,
+    );
+    log(
+      `  one by one ${singleUpdateRate?.toFixed(0) ?? '?'} docs/s, bulk ${bulkUpdateRate?.toFixed(0) ?? '?'} docs/s`,
+    );
+
+    const name = singleNames[0] as string;
+    const get = spec(`${svc.base}/api/v2/document/ToDo/${name}`, { headers: { authorization: auth } });
+    const idle = await scenario(
+      { id: 'get_bulk_idle', label: 'GET one ToDo v2, no job running (bulk server)', extra: true },
+      get,
+      svc.pid,
+    );
+    const jobs = jobsRunning(svc.base, auth, bulkNames);
+    const busy = await scenario(
+      {
+        id: 'get_bulk_busy',
+        label: `GET one ToDo v2 while bulk_update jobs of ${n} run`,
+        extra: true,
+      },
+      get,
+      svc.pid,
+    );
+    const items = await attempt('jobs during the GET run', () => jobs.stop());
+    ratioRow('get_during_job_ratio', 'GET one while a job runs vs idle (req/s)', busy?.rps, idle?.rps, 0.7);
+    const last = report.measures[report.measures.length - 1];
+    if (last) last.note = `${items ?? '?'} job items finished during and right after the run`;
   } finally {
     await stopChild(svc.child);
   }
@@ -846,8 +985,9 @@ async function main(): Promise<number> {
   log(`${pinning.note}; ${CONNECTIONS} connections, ${SECONDS} s + ${WARMUP} s warm-up per scenario`);
   if (!pinning.enabled) report.notes.push(pinning.note);
   const first = await baseline('start');
-  await coreScenarios();
+  if (process.env.BENCH_CORE !== '0') await coreScenarios();
   if (process.env.BENCH_FILES !== '0') await fileScenarios();
+  if (process.env.BENCH_BULK !== '0') await bulkScenarios();
   if (process.env.BENCH_FEATURES !== '0') await featureScenarios();
   if (WITH_FIXTURES) await fixtureScenarios();
   else report.notes.push('BENCH_FIXTURES=0: skipped generation, start-up and GET with the fixture DocTypes');

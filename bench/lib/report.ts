@@ -25,7 +25,7 @@ export interface MeasureRow {
   id: string;
   label: string;
   value?: number;
-  unit: 'ms' | 'MB' | 'x' | 's' | 'count' | 'MiB/s';
+  unit: 'ms' | 'MB' | 'x' | 's' | 'count' | 'MiB/s' | 'docs/s';
   target?: string;
   ok?: boolean;
   note?: string;

@@ -139,8 +139,12 @@ export class BullJobQueue implements JobQueue {
 
   async get(id: string): Promise<JobRecord | undefined> {
     const found = await this.call(async (queue) => {
+      // The state first: a job read after its state was 'completed' holds its result (read the other way round, a job
+      // finishing in between would show as finished with the result still missing).
+      const state = await queue.getJobState(id);
+      if (state === 'unknown') return undefined;
       const job = (await queue.getJob(id)) as Job<BullJobData> | undefined;
-      return job ? { job, state: await job.getState() } : undefined;
+      return job ? { job, state } : undefined;
     });
     if (!found) return undefined;
     const { job, state } = found;
