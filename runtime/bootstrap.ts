@@ -1,6 +1,7 @@
 // Opening a site: connect, sync the schema, and on first start create the roles and the Administrator.
 import { runsJobWorker, siteJobQueue } from './jobs/site-queue';
 import './jobs/bulk-job';
+import { startScheduler, stopScheduler } from './scripts/script-scheduler';
 import { hashPassword, readAuth, writeAuth } from './auth/passwords';
 import { closeSiteRedis } from './auth/site-redis';
 import type { ServiceConfig } from './config/config';
@@ -116,13 +117,17 @@ export async function openSite(
   );
   await ensureRoles(site);
   const created = await ensureAdministrator(site);
-  if (runsJobWorker(config)) site.jobs.start();
+  if (runsJobWorker(config)) {
+    site.jobs.start();
+    startScheduler(site);
+  }
   // The same object the job worker holds: per-site state (Redis connections, script caches) is keyed by it.
   return Object.assign(site, { created, migrated: changed });
 }
 
 /** Closes a site: stops its job worker, writes the pending request-log rows, closes its Redis connections, then the database. */
 export async function closeSite(site: Site): Promise<void> {
+  stopScheduler(site);
   await site.jobs?.close();
   await flushRequestLog(site).catch(() => undefined);
   await closeRateLimits(site);

@@ -670,7 +670,9 @@ export type ServerScript = {
   /** Reference DocType */
   reference_doctype?: string | null;
   /** Event Frequency */
-  event_frequency?: "" | "All" | "Hourly" | "Daily" | "Weekly" | "Monthly" | "Yearly" | null;
+  event_frequency?: "" | "All" | "Hourly" | "Daily" | "Weekly" | "Monthly" | "Yearly" | "Cron" | null;
+  /** Cron Format */
+  cron_format?: string | null;
   /** DocType Event */
   doctype_event?: "" | "Before Insert" | "Before Validate" | "Before Save" | "After Insert" | "After Save" | "Before Rename" | "After Rename" | "Before Submit" | "After Submit" | "Before Cancel" | "After Cancel" | "Before Discard" | "After Discard" | "Before Delete" | "After Delete" | "Before Save (Submitted Document)" | "After Save (Submitted Document)" | null;
   /** API Method */
@@ -702,7 +704,9 @@ export type ServerScript_Create = {
   /** Reference DocType */
   reference_doctype?: string | null;
   /** Event Frequency */
-  event_frequency?: "" | "All" | "Hourly" | "Daily" | "Weekly" | "Monthly" | "Yearly" | null;
+  event_frequency?: "" | "All" | "Hourly" | "Daily" | "Weekly" | "Monthly" | "Yearly" | "Cron" | null;
+  /** Cron Format */
+  cron_format?: string | null;
   /** DocType Event */
   doctype_event?: "" | "Before Insert" | "Before Validate" | "Before Save" | "After Insert" | "After Save" | "Before Rename" | "After Rename" | "Before Submit" | "After Submit" | "Before Cancel" | "After Cancel" | "Before Discard" | "After Discard" | "Before Delete" | "After Delete" | "Before Save (Submitted Document)" | "After Save (Submitted Document)" | null;
   /** API Method */
@@ -736,7 +740,9 @@ export type ServerScript_Update = {
   /** Reference DocType */
   reference_doctype?: string | null;
   /** Event Frequency */
-  event_frequency?: "" | "All" | "Hourly" | "Daily" | "Weekly" | "Monthly" | "Yearly" | null;
+  event_frequency?: "" | "All" | "Hourly" | "Daily" | "Weekly" | "Monthly" | "Yearly" | "Cron" | null;
+  /** Cron Format */
+  cron_format?: string | null;
   /** DocType Event */
   doctype_event?: "" | "Before Insert" | "Before Validate" | "Before Save" | "After Insert" | "After Save" | "Before Rename" | "After Rename" | "Before Submit" | "After Submit" | "Before Cancel" | "After Cancel" | "Before Discard" | "After Discard" | "Before Delete" | "After Delete" | "Before Save (Submitted Document)" | "After Save (Submitted Document)" | null;
   /** API Method */

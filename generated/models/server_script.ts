@@ -16,7 +16,9 @@ export interface ServerScript {
   /** Reference DocType */
   reference_doctype?: string | null;
   /** Event Frequency */
-  event_frequency?: "All" | "Hourly" | "Daily" | "Weekly" | "Monthly" | "Yearly" | null;
+  event_frequency?: "All" | "Hourly" | "Daily" | "Weekly" | "Monthly" | "Yearly" | "Cron" | null;
+  /** Cron Format */
+  cron_format?: string | null;
   /** DocType Event */
   doctype_event?: "Before Insert" | "Before Validate" | "Before Save" | "After Insert" | "After Save" | "Before Rename" | "After Rename" | "Before Submit" | "After Submit" | "Before Cancel" | "After Cancel" | "Before Discard" | "After Discard" | "Before Delete" | "After Delete" | "Before Save (Submitted Document)" | "After Save (Submitted Document)" | null;
   /** API Method */
@@ -109,15 +111,32 @@ export const meta: DocTypeMeta = {
         "nonNegative": false,
         "searchIndex": false,
         "ignoreUserPermissions": false,
-        "options": "All\nHourly\nDaily\nWeekly\nMonthly\nYearly",
+        "options": "All\nHourly\nDaily\nWeekly\nMonthly\nYearly\nCron",
         "selectOptions": [
           "All",
           "Hourly",
           "Daily",
           "Weekly",
           "Monthly",
-          "Yearly"
+          "Yearly",
+          "Cron"
         ]
+      },
+      {
+        "fieldname": "cron_format",
+        "fieldtype": "Data",
+        "label": "Cron Format",
+        "reqd": false,
+        "unique": false,
+        "readOnly": false,
+        "hidden": false,
+        "permlevel": 0,
+        "noCopy": false,
+        "allowOnSubmit": false,
+        "setOnlyOnce": false,
+        "nonNegative": false,
+        "searchIndex": false,
+        "ignoreUserPermissions": false
       },
       {
         "fieldname": "doctype_event",

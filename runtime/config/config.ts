@@ -14,6 +14,10 @@ export interface SiteConfig {
   /** Most child rows one document may hold (all its tables together); more is 413. */
   max_child_rows: number;
   server_script_enabled: boolean;
+  /** The IANA time zone Scheduler Event scripts' cron expressions are read in (default UTC, as stored datetimes). */
+  time_zone?: string;
+  /** How often `All` Scheduler Event scripts run, in seconds (rounded to whole minutes; default 240, as Frappe). */
+  scheduler_interval?: number;
   trusted_proxies: string[];
   /** Send the responses finished in one event-loop turn together (see middleware/write-coalescing.ts). */
   coalesce_writes: boolean;
@@ -111,7 +115,23 @@ export function loadSiteConfig(file: string | undefined, required: boolean): Sit
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ValidationError(`site config ${file} must be a JSON object`);
   }
-  return { ...DEFAULT_SITE_CONFIG, ...(parsed as Partial<SiteConfig>) };
+  const config = { ...DEFAULT_SITE_CONFIG, ...(parsed as Partial<SiteConfig>) };
+  if (config.time_zone !== undefined && !isTimeZone(config.time_zone))
+    throw new ValidationError(
+      `site config ${file}: time_zone must be an IANA time zone such as "Europe/Berlin"`,
+    );
+  return config;
+}
+
+/** True when `value` names a time zone this Node.js knows. */
+function isTimeZone(value: unknown): boolean {
+  if (typeof value !== 'string' || !value) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Resolves the service configuration from environment variables (all optional). */

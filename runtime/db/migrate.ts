@@ -17,6 +17,8 @@ export const SYSTEM_TABLES = {
   jobs: '__Job',
   /** One row per finished item of a running job, written in the transaction of the item's own write. */
   jobItems: '__JobItem',
+  /** The latest claimed occurrence of each Scheduler Event script: one process runs an occurrence, the others skip it. */
+  scheduledRuns: '__ScheduledRun',
 } as const;
 
 /** A column as this service defines it. */
@@ -305,6 +307,12 @@ async function ensureSystemTables(knex: Knex): Promise<void> {
     t.integer('idx').notNullable();
     t.text('outcome').notNullable();
     t.primary(['job', 'idx']);
+  });
+  await create(SYSTEM_TABLES.scheduledRuns, (t) => {
+    t.string('script', 140).notNullable();
+    t.bigInteger('occurrence').notNullable();
+    t.bigInteger('claimed_at').notNullable();
+    t.primary(['script', 'occurrence']);
   });
 }
 

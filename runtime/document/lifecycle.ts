@@ -266,7 +266,12 @@ export class DocumentTransaction implements DocumentSession {
       for (const hook of BEFORE_WRITE[action]) await this.hook(binding, doc, hook);
       const data = this.data(doc);
       if (binding.meta.name === 'Server Script' && action !== 'cancel')
-        await checkServerScript(this.ignorePermissions ? undefined : this.user, registry, data);
+        await checkServerScript(
+          this.ignorePermissions ? undefined : this.user,
+          registry,
+          data,
+          this.site.config.site.time_zone || 'UTC',
+        );
       if (action !== 'cancel') {
         normalizeValues(binding.meta, data);
         for (const { field, child } of tableFields(binding.meta, registry))

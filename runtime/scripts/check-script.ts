@@ -5,6 +5,7 @@ import { BUILTIN_METHODS } from '../methods/builtins';
 import type { Registry } from '../registry/registry';
 import { ADMINISTRATOR, type SessionUser } from '../site';
 import { assertCompiles } from './run-script';
+import { assertSchedulable } from './script-schedule';
 
 /** The DocType events a `DocType Event` script may name (the Server Script DocType's options). */
 export const DOCTYPE_EVENTS = [
@@ -23,11 +24,15 @@ export const DOCTYPE_EVENTS = [
   'After Save (Submitted Document)',
 ];
 
-/** Throws unless `data` (a Server Script about to be saved by `user`) may be stored. */
+/**
+ * Throws unless `data` (a Server Script about to be saved by `user`) may be stored; a Scheduler Event's cron expression
+ * is read in `timeZone` (site config `time_zone`).
+ */
 export async function checkServerScript(
   user: SessionUser | undefined,
   registry: Registry,
   data: Record<string, unknown>,
+  timeZone = 'UTC',
 ): Promise<void> {
   if (user && user.name !== ADMINISTRATOR && !user.roles.has('System Manager'))
     throw new PermissionError('Only a System Manager may save a Server Script');
@@ -48,7 +53,7 @@ export async function checkServerScript(
     if (type === 'DocType Event' && !DOCTYPE_EVENTS.includes(String(data.doctype_event)))
       throw new ValidationError(`DocType Event must be one of: ${DOCTYPE_EVENTS.join(', ')}`);
   } else if (type === 'Scheduler Event') {
-    throw new ValidationError('Scheduler Event scripts are not supported yet');
+    assertSchedulable(data.event_frequency, data.cron_format, timeZone);
   }
   await assertCompiles(typeof data.script === 'string' ? data.script : '');
 }

@@ -16,6 +16,11 @@ export interface ServerScript {
   rateLimit?: { limit: number; seconds: number };
   referenceDoctype?: string;
   doctypeEvent?: string;
+  /** Scheduler Event scripts: `event_frequency` (All, Hourly, ..., Cron) and, for Cron, `cron_format`. */
+  eventFrequency?: string;
+  cronFormat?: string;
+  /** The document's `creation` (ms since the epoch): a scheduled script runs no occurrence before it. */
+  createdAt: number;
 }
 
 /** The enabled scripts of a site, indexed the ways they are looked up. */
@@ -26,6 +31,8 @@ export interface ScriptIndex {
   events: Map<string, ServerScript[]>;
   /** Permission Query scripts by reference DocType. */
   permissionQueries: Map<string, ServerScript[]>;
+  /** Scheduler Event scripts, in name order. */
+  scheduled: ServerScript[];
 }
 
 interface SiteScripts {
@@ -45,6 +52,17 @@ function stateOf(site: Site): SiteScripts {
 
 const EVENT_KEY = (doctype: string, event: string) => `${doctype}|${event}`;
 
+/** A stored datetime (UTC text, or a Date from a driver) as milliseconds since the epoch; unreadable is 0. */
+function timestampOf(value: unknown): number {
+  if (value instanceof Date) return value.getTime();
+  const ms = Date.parse(
+    `${String(value ?? '')
+      .trim()
+      .replace(' ', 'T')}Z`,
+  );
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
 async function load(site: Site, q: Knex): Promise<ScriptIndex> {
   const rows = (await q('tabServer Script')
     .where((q) => q.where('disabled', 0).orWhereNull('disabled'))
@@ -61,8 +79,16 @@ async function load(site: Site, q: Knex): Promise<ScriptIndex> {
       'rate_limit_seconds',
       'reference_doctype',
       'doctype_event',
+      'event_frequency',
+      'cron_format',
+      'creation',
     )) as Record<string, unknown>[];
-  const index: ScriptIndex = { api: new Map(), events: new Map(), permissionQueries: new Map() };
+  const index: ScriptIndex = {
+    api: new Map(),
+    events: new Map(),
+    permissionQueries: new Map(),
+    scheduled: [],
+  };
   for (const row of rows) {
     const limit = Number(row.rate_limit_count ?? 5);
     const seconds = Number(row.rate_limit_seconds ?? 86400);
@@ -72,9 +98,12 @@ async function load(site: Site, q: Knex): Promise<ScriptIndex> {
       script: String(row.script ?? ''),
       modified: String(row.modified),
       allowGuest: Number(row.allow_guest) === 1,
+      createdAt: timestampOf(row.creation),
       ...(row.api_method ? { apiMethod: String(row.api_method) } : {}),
       ...(row.reference_doctype ? { referenceDoctype: String(row.reference_doctype) } : {}),
       ...(row.doctype_event ? { doctypeEvent: String(row.doctype_event) } : {}),
+      ...(row.event_frequency ? { eventFrequency: String(row.event_frequency) } : {}),
+      ...(row.cron_format ? { cronFormat: String(row.cron_format) } : {}),
       ...(Number(row.enable_rate_limit) === 1 && limit > 0 && seconds > 0
         ? { rateLimit: { limit: Math.floor(limit), seconds: Math.floor(seconds) } }
         : {}),
@@ -86,6 +115,8 @@ async function load(site: Site, q: Knex): Promise<ScriptIndex> {
     } else if (script.scriptType === 'Permission Query' && script.referenceDoctype) {
       const key = script.referenceDoctype;
       index.permissionQueries.set(key, [...(index.permissionQueries.get(key) ?? []), script]);
+    } else if (script.scriptType === 'Scheduler Event' && script.eventFrequency) {
+      index.scheduled.push(script);
     }
   }
   return index;
@@ -135,6 +166,14 @@ export function scriptIndex(site: Site, q?: Knex): Promise<ScriptIndex> {
     });
   }
   return state.index;
+}
+
+/**
+ * The site's enabled scripts read now from the database, bypassing the cache: for the scheduler, which reads them once
+ * a minute and must see a script saved by another process even without REDIS_URL.
+ */
+export function freshScriptIndex(site: Site): Promise<ScriptIndex> {
+  return load(site, site.db.knex);
 }
 
 /** Drops the site's scripts here and, with REDIS_URL, in every other process (called after a Server Script commit). */

@@ -1,0 +1,141 @@
+// Scheduler Event scripts: every process that runs a job worker ticks once a minute; each tick finds the enabled
+// scheduled scripts whose latest occurrence (see script-schedule.ts) has not run yet, claims that occurrence in the
+// site database (one row per script and occurrence, so one process wins however many tick at once) and queues a job
+// that runs the script as Administrator. Occurrences missed while nothing ran are not made up: a daily script after a
+// three-day stop runs once. An occurrence before the script's creation never runs. A job is at least once: a worker
+// killed while the script ran runs it again when the job is taken over. Scripts are read from the database at each tick
+// and each run (not from the per-process cache), so a change made through another process counts without REDIS_URL.
+import type { Knex } from 'knex';
+import { SYSTEM_TABLES } from '../db/migrate';
+import { inWriteTransaction } from '../db/write-transaction';
+import { isDuplicateKeyError } from '../document/store';
+import { registerJobKind, type JobRun } from '../jobs/job-queue';
+import { ADMINISTRATOR, type Site } from '../site';
+import { runScript } from './run-script';
+import { DEFAULT_SCHEDULER_INTERVAL, cronOf, latestOccurrence } from './script-schedule';
+import { freshScriptIndex, type ServerScript } from './script-store';
+
+/** The kind name of scheduled-script jobs. */
+export const SCHEDULED_SCRIPT_JOB = 'server-script';
+
+/** What a scheduled-script job stores. */
+export interface ScheduledScriptPayload {
+  script: string;
+  /** The occurrence it runs for (ms since the epoch). */
+  occurrence: number;
+}
+
+const RUNS = SYSTEM_TABLES.scheduledRuns;
+
+/** How often a worker process looks for due scripts (cron's resolution is a minute). */
+const TICK_MS = 60_000;
+
+/** The zone cron expressions are read in: site config `time_zone`, default UTC. */
+function timeZoneOf(site: Site): string {
+  return site.config.site.time_zone || 'UTC';
+}
+
+/** The occurrence a script is due for at `now`, or undefined (not yet due since its creation, or unschedulable). */
+function dueOccurrence(site: Site, script: ServerScript, now: number): number | undefined {
+  const interval = site.config.site.scheduler_interval ?? DEFAULT_SCHEDULER_INTERVAL;
+  try {
+    const at = latestOccurrence(
+      cronOf(script.eventFrequency ?? '', script.cronFormat, interval),
+      now,
+      timeZoneOf(site),
+    );
+    return at >= script.createdAt ? at : undefined;
+  } catch {
+    // Saving refuses a bad expression; one stored before that check (or a changed time_zone) is skipped, not fatal.
+    return undefined;
+  }
+}
+
+/** Claims older than this (and not a script's newest) are removed: no process's tick lags that far behind. */
+const CLAIM_RETENTION_MS = 24 * 3_600_000;
+
+/**
+ * Claims `occurrence` of `script` for this process: true when no process claimed it, or a later occurrence, before
+ * (a process whose tick lags never runs an occurrence older than one already run). Old claims are pruned.
+ */
+async function claim(site: Site, script: string, occurrence: number): Promise<boolean> {
+  try {
+    return await inWriteTransaction(site.db, async (q: Knex) => {
+      const seen = (await q(RUNS)
+        .where({ script })
+        .andWhere('occurrence', '>=', occurrence)
+        .first('script')) as unknown;
+      if (seen) return false;
+      await q(RUNS).insert({ script, occurrence, claimed_at: Date.now() });
+      await q(RUNS)
+        .where({ script })
+        .andWhere('occurrence', '<', occurrence)
+        .andWhere('claimed_at', '<', Date.now() - CLAIM_RETENTION_MS)
+        .delete();
+      return true;
+    });
+  } catch (err) {
+    if (isDuplicateKeyError(err)) return false; // another process claimed it between our read and our insert
+    throw err;
+  }
+}
+
+/** Gives a claim back (its job could not be queued), so the next tick tries the occurrence again. */
+async function unclaim(site: Site, script: string, occurrence: number): Promise<void> {
+  await inWriteTransaction(site.db, (q) => q(RUNS).where({ script, occurrence }).delete());
+}
+
+/**
+ * One scheduler tick at `now`: queues a job for each scheduled script that is due and not yet claimed, and returns the
+ * ids of the jobs it queued. Nothing runs when `server_script_enabled` is false or the site has no job queue.
+ */
+export async function tickScheduler(site: Site, now = Date.now()): Promise<string[]> {
+  const jobs = site.jobs;
+  if (!jobs || site.config.site.server_script_enabled === false) return [];
+  const queued: string[] = [];
+  for (const script of (await freshScriptIndex(site)).scheduled) {
+    const occurrence = dueOccurrence(site, script, now);
+    if (occurrence === undefined || !(await claim(site, script.name, occurrence))) continue;
+    const payload: ScheduledScriptPayload = { script: script.name, occurrence };
+    try {
+      queued.push(await jobs.enqueue(SCHEDULED_SCRIPT_JOB, ADMINISTRATOR, payload, 1));
+    } catch (err) {
+      await unclaim(site, script.name, occurrence).catch(() => undefined);
+      throw err;
+    }
+  }
+  return queued;
+}
+
+const timers = new WeakMap<Site, NodeJS.Timeout>();
+
+/** Starts the site's scheduler in this process (a tick now, then once a minute); a tick that fails is retried next time. */
+export function startScheduler(site: Site): void {
+  if (timers.has(site)) return;
+  const tick = () => void tickScheduler(site).catch(() => undefined);
+  const timer = setInterval(tick, TICK_MS);
+  timer.unref();
+  timers.set(site, timer);
+  tick();
+}
+
+/** Stops the site's scheduler in this process. */
+export function stopScheduler(site: Site): void {
+  clearInterval(timers.get(site));
+  timers.delete(site);
+}
+
+/**
+ * Runs a scheduled script's job as its user (Administrator): the script as it is now, with an empty `form_dict`. A
+ * script disabled, deleted or no longer scheduled since it was queued is skipped. The result is the script's
+ * `frappe.response.message`; an error fails the job with the error's class and message.
+ */
+export async function runScheduledScript(run: JobRun): Promise<unknown> {
+  const { script: name, occurrence } = run.payload as ScheduledScriptPayload;
+  const script = (await freshScriptIndex(run.site)).scheduled.find((s) => s.name === name);
+  if (!script) return { script: name, occurrence, skipped: 'disabled, deleted or no longer scheduled' };
+  const result = await runScript(script, { site: run.site, user: run.user, version: 2 }, { form_dict: {} });
+  return { script: name, occurrence, message: result.message ?? null };
+}
+
+registerJobKind(SCHEDULED_SCRIPT_JOB, runScheduledScript);
