@@ -1147,18 +1147,78 @@ export type AnyFilters = {
 /** The DocTypes and whitelisted methods of this service, as the client is typed by them. */
 export interface Types extends ClientTypes {
   doctypes: {
-    "API Request Log": { doc: APIRequestLog; create: APIRequestLog_Create; update: APIRequestLog_Update };
-    File: { doc: File; create: File_Create; update: File_Update };
-    Note: { doc: Note; create: Note_Create; update: Note_Update };
-    "OAuth Authorization Code": { doc: OAuthAuthorizationCode; create: OAuthAuthorizationCode_Create; update: OAuthAuthorizationCode_Update };
-    "OAuth Bearer Token": { doc: OAuthBearerToken; create: OAuthBearerToken_Create; update: OAuthBearerToken_Update };
-    "OAuth Client": { doc: OAuthClient; create: OAuthClient_Create; update: OAuthClient_Update };
-    Role: { doc: Role; create: Role_Create; update: Role_Update };
-    "Server Script": { doc: ServerScript; create: ServerScript_Create; update: ServerScript_Update };
-    "System Settings": { doc: SystemSettings; create: never; update: SystemSettings_Update };
-    ToDo: { doc: ToDo; create: ToDo_Create; update: ToDo_Update };
-    User: { doc: User; create: User_Create; update: User_Update };
-    "User Permission": { doc: UserPermission; create: UserPermission_Create; update: UserPermission_Update };
+    "API Request Log": {
+      doc: APIRequestLog;
+      create: APIRequestLog_Create;
+      update: APIRequestLog_Update;
+      methods: {};
+    };
+    File: {
+      doc: File;
+      create: File_Create;
+      update: File_Update;
+      methods: {};
+    };
+    Note: {
+      doc: Note;
+      create: Note_Create;
+      update: Note_Update;
+      methods: {};
+    };
+    "OAuth Authorization Code": {
+      doc: OAuthAuthorizationCode;
+      create: OAuthAuthorizationCode_Create;
+      update: OAuthAuthorizationCode_Update;
+      methods: {};
+    };
+    "OAuth Bearer Token": {
+      doc: OAuthBearerToken;
+      create: OAuthBearerToken_Create;
+      update: OAuthBearerToken_Update;
+      methods: {};
+    };
+    "OAuth Client": {
+      doc: OAuthClient;
+      create: OAuthClient_Create;
+      update: OAuthClient_Update;
+      methods: {};
+    };
+    Role: {
+      doc: Role;
+      create: Role_Create;
+      update: Role_Update;
+      methods: {};
+    };
+    "Server Script": {
+      doc: ServerScript;
+      create: ServerScript_Create;
+      update: ServerScript_Update;
+      methods: {};
+    };
+    "System Settings": {
+      doc: SystemSettings;
+      create: never;
+      update: SystemSettings_Update;
+      methods: {};
+    };
+    ToDo: {
+      doc: ToDo;
+      create: ToDo_Create;
+      update: ToDo_Update;
+      methods: {};
+    };
+    User: {
+      doc: User;
+      create: User_Create;
+      update: User_Update;
+      methods: {};
+    };
+    "User Permission": {
+      doc: UserPermission;
+      create: UserPermission_Create;
+      update: UserPermission_Update;
+      methods: {};
+    };
   };
   methods: {
     "frappe.auth.get_logged_user": {

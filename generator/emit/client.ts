@@ -8,6 +8,7 @@ import { docTypeKind } from '../../runtime/routes/route-table';
 import type { GeneratorContext } from '../context';
 import type { JsonSchema } from '../json-schema';
 import { BUILTIN_METHOD_DOCS } from '../methods/builtin-methods';
+import { documentMethods } from './openapi';
 import { FILTERS_SCHEMA, docTypeSchemas, schemaNames } from './openapi-schemas';
 import { propertyKey, schemaType, type RefNames } from './schema-type';
 
@@ -94,6 +95,7 @@ function typesFile(ctx: GeneratorContext): string {
     "import type { ClientTypes } from './client';\n",
   ];
   const served: string[] = [];
+  const documentVerbs: string[] = [];
   for (const ir of ctx.doctypes) {
     const schemas = docTypeSchemas(ir.meta, ctx, { expandableLinks: false });
     for (const [name, schema] of Object.entries(schemas)) {
@@ -104,8 +106,13 @@ function typesFile(ctx: GeneratorContext): string {
     const kind = docTypeKind(ir.meta);
     if (kind === 'child') continue;
     const names = schemaNames(ir.meta.name);
+    const methods = documentMethods(ir, ctx).map((m) => {
+      const value = m.result.schema ? schemaType(m.result.schema, '          ', refs) : 'undefined';
+      documentVerbs.push(`  ${propertyKey(`${ir.meta.name}/${m.name}`)}: ${JSON.stringify(m.verbs)},\n`);
+      return `        ${propertyKey(m.name)}: {\n          args: ${schemaType(m.schema, '          ', refs)};\n          result: ${m.result.schema && m.result.optional ? `${value} | undefined` : value};\n        };\n`;
+    });
     served.push(
-      `    ${propertyKey(ir.meta.name)}: { doc: ${names.read}; create: ${kind === 'document' ? names.create : 'never'}; update: ${names.update} };\n`,
+      `    ${propertyKey(ir.meta.name)}: {\n      doc: ${names.read};\n      create: ${kind === 'document' ? names.create : 'never'};\n      update: ${names.update};\n      methods: {${methods.length ? `\n${methods.join('')}      ` : ''}};\n    };\n`,
     );
   }
   const methods = clientMethods(ctx);
@@ -119,7 +126,7 @@ function typesFile(ctx: GeneratorContext): string {
     `  methods: {\n${methods.map((m) => `    ${propertyKey(m.path)}: {\n      args: ${schemaType(m.args, '      ', refs)};\n      result: ${m.result};\n    };\n`).join('')}  };\n`,
     '}\n',
     '\n/** The verbs each method answers (the client POSTs when it may, else GETs with the arguments as query). */\n',
-    `export const METHOD_VERBS: Readonly<Record<string, readonly string[]>> = {\n${methods.map((m) => `  ${propertyKey(m.path)}: ${JSON.stringify(m.verbs)},\n`).join('')}};\n`,
+    `export const METHOD_VERBS: Readonly<Record<string, readonly string[]>> = {\n${methods.map((m) => `  ${propertyKey(m.path)}: ${JSON.stringify(m.verbs)},\n`).join('')}${documentVerbs.join('')}};\n`,
   );
   return parts.join('');
 }

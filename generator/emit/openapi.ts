@@ -406,7 +406,7 @@ function methodPaths(
 }
 
 /** The submit and cancel a submittable DocType answers as document methods, unless its controller defines them. */
-function documentMethods(ir: DocTypeIR, ctx: GeneratorContext): MethodIR[] {
+export function documentMethods(ir: DocTypeIR, ctx: GeneratorContext): MethodIR[] {
   const methods = (ctx.methods.get(ir.meta.name) ?? []).filter((m) => m.kind === 'document');
   const builtins: MethodIR[] = ir.meta.isSubmittable
     ? ['submit', 'cancel']
