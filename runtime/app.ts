@@ -1,5 +1,6 @@
 // Builds the Koa application: it only composes the middleware factories, in order.
 import Koa from 'koa';
+import { trackRequest } from './jobs/pacing';
 import { versionOf } from './http/state';
 import { describeError } from './errors/log-error';
 import { loadAuthHooks, type AuthHook } from './auth/auth-hooks';
@@ -35,6 +36,8 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
   const { site: conf } = site.config;
   const matcher = createRouteMatcher(ROUTE_TABLE);
   if (conf.coalesce_writes) app.use(createWriteCoalescing());
+  // Background jobs in this process yield while requests are being handled (runtime/jobs/pacing.ts).
+  app.use((_ctx, next) => trackRequest(next));
   app.use(function requestState(ctx, next) {
     const state = ctx.state;
     state.site = site;

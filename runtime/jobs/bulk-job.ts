@@ -10,6 +10,7 @@ import {
   type ItemOutcome,
 } from '../operations/bulk-operations';
 import { REQUEUE, registerJobKind, type JobRun } from './job-queue';
+import { yieldToRequests } from './pacing';
 
 /** The kind name of bulk jobs. */
 export const BULK_JOB = 'bulk';
@@ -32,6 +33,7 @@ export async function runBulkJob(run: JobRun): Promise<unknown> {
       inTransaction: (trx, index, outcome) => run.items.recordIn(trx, index, outcome),
       failure: (index, outcome) => run.items.record(index, outcome),
       stopping: () => run.items.stopping(),
+      pace: yieldToRequests,
     },
   });
   if (!finished) return REQUEUE;

@@ -102,6 +102,8 @@ export interface OutcomeRecorder {
   failure(index: number, outcome: ItemOutcome): Promise<void>;
   /** True when the job should stop after the items it has started (graceful shutdown). */
   stopping(): boolean;
+  /** Awaited between two batches of items, given how long the last one took (a job yields to requests). */
+  pace?(batchMs: number): Promise<void>;
 }
 
 /** The failure entry of a stored failed outcome. */
@@ -259,9 +261,11 @@ export async function runBulk(
   while (next < items.length) {
     if (recorder?.stopping()) return undefined;
     const started: Promise<void>[] = [];
+    const batchStart = Date.now();
     for (; next < items.length && started.length < window; next++)
       if (!recorder?.done.has(next)) started.push(settle(next));
     await Promise.all(started);
+    if (started.length) await recorder?.pace?.(Date.now() - batchStart);
   }
   const done: unknown[] = [];
   const failed: BulkFailure[] = [];
