@@ -13,6 +13,9 @@ import { PermissionError } from '../errors/errors';
 import { checkWriteLevels, keepUnwritableRowValues } from './field-levels';
 
 /** The right each save action needs on the stored document (a new document needs `create`). */
+/** The role Frappe reserves to the Administrator user. */
+const ADMINISTRATOR_ROLE = 'Administrator';
+
 const ACTION_RIGHT: Readonly<Record<SaveAction, Right>> = {
   insert: 'create',
   save: 'write',
@@ -36,6 +39,7 @@ export async function assertSavePermission(
 ): Promise<void> {
   if (user.name === ADMINISTRATOR) return;
   refuseAdministratorRecord(binding, stored);
+  refuseAdministratorRoleChange(binding, data, stored);
   const { meta } = binding;
   if (!stored) {
     // A new document: the user will own it, so an if_owner create row is enough; its Link values are checked with the links.
@@ -71,6 +75,28 @@ export async function assertSavePermission(
 function refuseAdministratorRecord(binding: DocTypeBinding, stored: DocData | undefined): void {
   if (binding.meta.name === 'User' && stored?.name === ADMINISTRATOR)
     throw new PermissionError('Only Administrator may change the Administrator user');
+}
+
+/** The number of `Administrator` rows in a User's `roles` table (0 when the table is absent). */
+function administratorRoles(doc: DocData | undefined): number {
+  const rows = doc?.roles;
+  return Array.isArray(rows)
+    ? rows.filter((row) => (row as DocData | null)?.role === ADMINISTRATOR_ROLE).length
+    : 0;
+}
+
+/**
+ * Only Administrator gives or takes the Administrator role (Frappe keeps it to Administrator): a System Manager who
+ * could grant it would hold every permission row written for it, on the core DocTypes and any app's.
+ */
+function refuseAdministratorRoleChange(
+  binding: DocTypeBinding,
+  data: DocData,
+  stored: DocData | undefined,
+): void {
+  if (binding.meta.name !== 'User') return;
+  if (administratorRoles(data) !== administratorRoles(stored))
+    throw new PermissionError('Only Administrator may grant or remove the Administrator role');
 }
 
 /** Throws 401/403 unless `user` may delete the stored document (`q`: the delete's transaction). */
