@@ -1,15 +1,19 @@
 // Builds the Koa application: it only composes the middleware factories, in order.
 import Koa from 'koa';
 import { trackRequest } from './jobs/pacing';
-import { versionOf } from './http/state';
+import { versionOf, type AppContext } from './http/state';
 import { describeError } from './errors/log-error';
 import { loadAuthHooks, type AuthHook } from './auth/auth-hooks';
 import { createAuthenticate } from './middleware/authenticate';
 import { createBodyParser } from './middleware/body-parser';
 import { UPLOAD_FORM_ROOM } from './files/upload-file';
 import { createCsrf } from './middleware/csrf';
+import { createAccessLog } from './middleware/access-log';
 import { createErrorHandler } from './middleware/error-handler';
 import { createRequestLog } from './middleware/request-log';
+import { createRequestMetrics } from './middleware/request-metrics';
+import { REQUEST_ID_HEADER, requestIdFor } from './log/request-id';
+import { requestLogger } from './log/request-logger';
 import { createResourceScopes } from './middleware/resource-scopes';
 import { createWriteCoalescing } from './middleware/write-coalescing';
 import { createRouteHandlers } from './routes/route-handlers';
@@ -21,12 +25,25 @@ import { GUEST } from './site';
 
 /** Options of the application. */
 export interface AppOptions {
-  /** Called with every 5xx error (default: console.error of describeError, no SQL values). */
-  onServerError?: (err: unknown) => void;
+  /** Called with every 5xx error but 503 (default: an `error` line of the request's log: describeError, no SQL values). */
+  onServerError?: (err: unknown, ctx: AppContext) => void;
   /** The generated folder whose openapi/ documents are served (default `generated`). */
   generatedDir?: string;
   /** Auth hooks (default: `authHooks` of `doctypes/hooks.ts`, or of `$SVC_DOCTYPES/hooks.ts`, when present). */
   authHooks?: readonly AuthHook[];
+}
+
+/** The default report of a server error: one `error` line of the request's log (no SQL values, no bodies). */
+function logServerError(err: unknown, ctx: AppContext): void {
+  requestLogger(ctx).error(
+    {
+      event: 'server_error',
+      method: ctx.method,
+      path: ctx.state.path.slice(0, 1000),
+      err: describeError(err),
+    },
+    'server error',
+  );
 }
 
 /** Creates the Koa app serving one site. Use `app.callback()` with supertest or `app.listen()`. */
@@ -41,6 +58,8 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
   app.use(function requestState(ctx, next) {
     const state = ctx.state;
     state.site = site;
+    state.requestId = requestIdFor(ctx.req.headers['x-request-id']);
+    ctx.set(REQUEST_ID_HEADER, state.requestId);
     state.path = ctx.path;
     state.version = versionOf(state.path);
     state.user = GUEST;
@@ -51,11 +70,13 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
     ctx.set('X-Content-Type-Options', 'nosniff');
     return next();
   });
+  if (conf.access_log) app.use(createAccessLog());
+  app.use(createRequestMetrics(site));
   app.use(createRequestLog());
   app.use(
     createErrorHandler({
       developerMode: conf.developer_mode,
-      onServerError: options.onServerError ?? ((err) => console.error(describeError(err))),
+      onServerError: options.onServerError ?? logServerError,
     }),
   );
   app.use(

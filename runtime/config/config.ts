@@ -40,6 +40,10 @@ export interface SiteConfig {
   keep_alive_timeout: number;
   /** Longest a SIGTERM/SIGINT shutdown takes, whatever the clients do (ms). */
   shutdown_timeout: number;
+  /** Log one JSON line per request (request id, verb, path, status, ms, user). */
+  access_log: boolean;
+  /** Roles whose users may read /api/metrics (Administrator always may); `Guest` opens it to everyone. */
+  metrics_roles: string[];
   /**
    * Run background jobs in this process too (`svc serve`): null (the default) runs them with the embedded backend and
    * leaves them to `svc worker` processes with BullMQ; `svc serve --with-worker` is true.
@@ -94,6 +98,8 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   request_timeout: 60_000,
   keep_alive_timeout: 5000,
   shutdown_timeout: 10_000,
+  access_log: false,
+  metrics_roles: ['System Manager'],
   job_worker: null,
   job_backend: null,
   job_queue_prefix: null,

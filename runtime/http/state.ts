@@ -1,5 +1,6 @@
 // The typed request state every middleware and handler shares.
 import type { Context, DefaultState } from 'koa';
+import type { Logger } from 'pino';
 // koa-body's own augmentation types the parsed body (`ctx.request.body`); this brings it into every program that has the state.
 import type {} from 'koa-body';
 import type { SessionData } from '../auth/sessions';
@@ -17,6 +18,10 @@ declare module 'koa' {
    */
   interface DefaultState {
     site: Site;
+    /** The request's id: its sane `X-Request-Id`, else one made for it (runtime/log/request-id.ts). */
+    requestId: string;
+    /** The request's logger, once made (`requestLogger`). */
+    log?: Logger;
     /** The request path (`ctx.path`, which parses the URL again on every read), read once. */
     path: string;
     /** API version from the path: /api/v2 is 2, /api/ and /api/v1 are 1. */

@@ -5,6 +5,7 @@ import { createDocsHandlers } from './docs-page';
 import { serveFile } from '../files/serve-file';
 import * as probes from './health-handlers';
 import { jobStatus } from './job-handlers';
+import { metrics } from './metrics-handler';
 import { signInPage } from '../oauth/sign-in-page';
 import { callMethod } from './method-routes';
 import { createOpenApiHandler } from './openapi-document';
@@ -46,6 +47,7 @@ export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers
     bulkDeleteAcross: bulk.bulkDeleteAcross,
     health: probes.health,
     ready: probes.ready,
+    metrics,
     jobStatus,
     signIn: signInPage,
     docs: docs.docs,

@@ -37,6 +37,7 @@ export type Operation =
   | 'file'
   | 'health'
   | 'ready'
+  | 'metrics'
   | 'jobStatus'
   | 'signIn'
   | 'docs'
@@ -398,11 +399,13 @@ const PROBE = {
 
 /**
  * Probes for load balancers and orchestrators (not in the OpenAPI documents): `/api/health` says the process answers,
- * `/api/ready` that the database (and Redis, when configured) answer too, else 503.
+ * `/api/ready` that the database (and Redis, when configured) answer too, else 503; `/api/metrics` is the Prometheus
+ * exposition, for Administrator and the site config's `metrics_roles`.
  */
 const PROBE_ROUTES: RouteRow[] = [
   { ...PROBE, path: '/api/health', operation: 'health' },
   { ...PROBE, path: '/api/ready', operation: 'ready' },
+  { ...PROBE, path: '/api/metrics', operation: 'metrics' },
 ];
 
 /**

@@ -4,24 +4,19 @@ import { runInNewContext } from 'node:vm';
 import request from 'supertest';
 import { createApp } from '../../runtime/app';
 import { describeError } from '../../runtime/errors/log-error';
+import { captureLog, type CapturedLog } from '../helpers/captured-log';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 
 let t: TestSite;
-let logged: string[];
+let log: CapturedLog;
 let http: ReturnType<typeof request>;
-let spy: jest.SpyInstance;
 beforeAll(async () => {
   t = await createTestSite();
   await createUser(t, 'logged@example.com', ['System Manager'], 'logged-password-1');
   http = request(createApp(t.site).callback());
 });
-beforeEach(() => {
-  logged = [];
-  spy = jest.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
-    logged.push(args.map(String).join(' '));
-  });
-});
-afterEach(() => spy.mockRestore());
+beforeEach(() => (log = captureLog()));
+afterEach(() => log.restore());
 afterAll(() => t.close());
 
 test('a failing list query logs the SQL without the filter value it bound', async () => {
@@ -36,7 +31,7 @@ test('a failing list query logs the SQL without the filter value it bound', asyn
   } finally {
     await t.site.db.knex.schema.renameTable('tabNote_moved', 'tabNote');
   }
-  const text = logged.join('\n');
+  const text = JSON.stringify(log.lines);
   expect(text).toMatch(/tabNote/);
   expect(text).not.toContain('BOUND-SECRET-VALUE-7');
 });
@@ -51,7 +46,7 @@ test("a failing session insert at login logs neither the session's CSRF token, i
   } finally {
     await t.site.db.knex.schema.renameTable('tabSessions_moved', 'tabSessions');
   }
-  const text = logged.join('\n');
+  const text = JSON.stringify(log.lines);
   expect(text).toMatch(/insert/i);
   expect(text).not.toMatch(/[0-9a-f]{48}/);
   expect(text).not.toContain('logged-password-1');

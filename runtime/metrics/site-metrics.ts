@@ -1,0 +1,136 @@
+// The Prometheus metrics of a site (prom-client), served at /api/metrics: requests by route family (the route table's
+// operation), verb and status, their latency, the database pool, database and Redis state, and background jobs by
+// status. Process metrics (CPU, memory, event-loop lag, GC) come from one process-wide registry. Counters and the
+// histogram are updated per request; the rest is read when scraped.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { siteRedis } from '../auth/site-redis';
+import type { Site } from '../site';
+
+/** The metrics one site updates as it serves. */
+export interface SiteMetrics {
+  registry: Registry;
+  requests: Counter<'route' | 'method' | 'status'>;
+  duration: Histogram<'route' | 'method'>;
+}
+
+/** Latency buckets (seconds): a cached read takes ~0.5 ms here, a create a few ms, an outage answer up to seconds. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The knex pool's counts (tarn). */
+interface PoolCounts {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+}
+
+const bySite = new WeakMap<Site, SiteMetrics>();
+let processRegistry: Registry | undefined;
+
+/** The process's registry of default metrics, made once: its collectors (GC observer, event-loop monitor) are global. */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/** The pool of the site's knex, when it has one. */
+function poolOf(site: Site): PoolCounts | undefined {
+  const pool = (site.db.knex.client as { pool?: Partial<PoolCounts> }).pool;
+  return pool && typeof pool.numUsed === 'function' ? (pool as PoolCounts) : undefined;
+}
+
+/** The gauges read at scrape time. */
+function addStateGauges(site: Site, registry: Registry): void {
+  new Gauge({
+    name: 'svc_db_pool_connections',
+    help: 'Database pool connections by state (used, free) and requests waiting for one (pending)',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const pool = poolOf(site);
+      if (!pool) return;
+      this.set({ state: 'used' }, pool.numUsed());
+      this.set({ state: 'free' }, pool.numFree());
+      this.set({ state: 'pending' }, pool.numPendingAcquires());
+    },
+  });
+  new Gauge({
+    name: 'svc_db_up',
+    help: '1 while the database answers as requests last found it, 0 during an outage',
+    registers: [registry],
+    collect() {
+      this.set(site.db.health.state.up ? 1 : 0);
+    },
+  });
+  if (site.config.redisUrl)
+    new Gauge({
+      name: 'svc_redis_up',
+      help: '1 while the Redis circuit breaker is closed, 0 while it is open (Redis failing)',
+      registers: [registry],
+      collect() {
+        this.set(siteRedis(site)?.breaker.isOpen ? 0 : 1);
+      },
+    });
+  new Gauge({
+    name: 'svc_jobs',
+    help: 'Background jobs kept in the database, by status (queued, running, finished, failed)',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      let rows: { status: string; n: number | string }[];
+      try {
+        rows = (await site.db
+          .knex('__Job')
+          .select('status')
+          .count({ n: '*' })
+          .groupBy('status')
+          .timeout(1000)) as { status: string; n: number | string }[];
+      } catch {
+        return; // no job table, or the database is down (svc_db_up says which)
+      }
+      for (const row of rows) this.set({ status: row.status }, Number(row.n));
+    },
+  });
+}
+
+/** The site's metrics (made on first use). */
+export function siteMetrics(site: Site): SiteMetrics {
+  let metrics = bySite.get(site);
+  if (!metrics) {
+    const registry = new Registry();
+    metrics = {
+      registry,
+      requests: new Counter({
+        name: 'svc_http_requests_total',
+        help: 'HTTP requests answered, by route family (route table operation, none: no route), verb and status',
+        labelNames: ['route', 'method', 'status'],
+        registers: [registry],
+      }),
+      duration: new Histogram({
+        name: 'svc_http_request_duration_seconds',
+        help: 'Time from the request reaching the application to its answer being decided, by route family and verb',
+        labelNames: ['route', 'method'],
+        buckets: LATENCY_BUCKETS,
+        registers: [registry],
+      }),
+    };
+    addStateGauges(site, registry);
+    bySite.set(site, metrics);
+  }
+  return metrics;
+}
+
+/** The exposition text of the site's and the process's metrics. */
+export async function metricsText(site: Site): Promise<string> {
+  const [own, processWide] = await Promise.all([
+    siteMetrics(site).registry.metrics(),
+    processMetrics().metrics(),
+  ]);
+  return `${own}\n${processWide}`;
+}
+
+/** The content type of the exposition text. */
+export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
