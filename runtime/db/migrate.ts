@@ -19,6 +19,8 @@ export const SYSTEM_TABLES = {
   jobItems: '__JobItem',
   /** The latest claimed occurrence of each Scheduler Event script: one process runs an occurrence, the others skip it. */
   scheduledRuns: '__ScheduledRun',
+  /** Idempotency-Key records of document creates (runtime/idempotency), kept 24 hours. */
+  idempotency: '__Idempotency',
 } as const;
 
 /** A column as this service defines it. */
@@ -286,6 +288,15 @@ async function ensureSystemTables(knex: Knex): Promise<void> {
     t.text('sessiondata').notNullable();
     t.string('ipaddress', 64).nullable();
     t.datetime('lastupdate', { precision: 6 }).notNullable();
+  });
+  await create(SYSTEM_TABLES.idempotency, (t) => {
+    t.string('id', 64).primary();
+    t.string('fingerprint', 64).notNullable();
+    t.string('doctype', 140).notNullable();
+    t.string('docname', 140).notNullable();
+    t.integer('status').nullable();
+    t.text('body', 'longtext').nullable();
+    t.bigInteger('created_at').notNullable().index(indexName(SYSTEM_TABLES.idempotency, 'created_at'));
   });
   await create(SYSTEM_TABLES.jobs, (t) => {
     t.string('name', 64).primary();

@@ -71,6 +71,8 @@ export class RequestEntityTooLargeError extends define('RequestEntityTooLargeErr
 export class RangeNotSatisfiableError extends define('RangeNotSatisfiableError', 416) {}
 /** The request's content type is not accepted. */
 export class UnsupportedMediaTypeError extends define('UnsupportedMediaTypeError', 415) {}
+/** An Idempotency-Key sent again with a different request (another body, DocType or API version). */
+export class IdempotencyKeyReusedError extends define('IdempotencyKeyReusedError', 422) {}
 /** A rate limit or login lockout is in force. */
 export class TooManyRequestsError extends define('TooManyRequestsError', 429) {}
 /** An unexpected failure; the message is never shown outside developer mode. */
@@ -126,6 +128,7 @@ export const ERROR_CLASSES = {
   RequestEntityTooLargeError,
   UnsupportedMediaTypeError,
   RangeNotSatisfiableError,
+  IdempotencyKeyReusedError,
   TooManyRequestsError,
   InternalServerError,
   ServiceUnavailableError,

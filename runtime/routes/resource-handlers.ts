@@ -6,6 +6,7 @@ import type { AppContext } from '../http/state';
 import { callerOf } from '../operations/caller';
 import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';
+import { createOnce } from '../idempotency/idempotent-create';
 import { callDocumentMethod } from './method-routes';
 import type { RouteParams, RouteRow } from './route-table';
 
@@ -86,8 +87,14 @@ export async function countDocuments(ctx: AppContext, p: RouteParams, row: Route
 
 /** POST a new document (201). */
 export async function createDocument(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
-  const { doc, messages } = await documents.createDocument(callerOf(ctx), p.doctype, jsonBody(ctx));
-  respond(ctx, row.status, 'data', doc, messages);
+  const body = jsonBody(ctx);
+  await createOnce(
+    ctx,
+    p.doctype,
+    body,
+    (inTransaction) => documents.createDocument(callerOf(ctx), p.doctype, body, inTransaction),
+    (doc, messages) => respond(ctx, row.status, 'data', doc, messages),
+  );
 }
 
 /** PUT/PATCH changes to a document. */

@@ -2,6 +2,7 @@
 // runs it last. Requests that match no row are answered here: 404, or 405 with `Allow` for a path with other verbs.
 import type { Middleware } from 'koa';
 import { BadRequestError, DoesNotExistError, MethodNotAllowedError } from '../errors/errors';
+import { refuseKeyOutsideCreate } from '../idempotency/idempotency-keys';
 import type { RouteHandlers } from './route-handlers';
 import type { RouteMatcher } from './route-matcher';
 
@@ -31,7 +32,10 @@ export function createRouter(matcher: RouteMatcher, handlers: RouteHandlers): Mi
   return function router(ctx) {
     const state = ctx.state;
     const route = state.route;
-    if (route) return handlers[route.row.operation](ctx, route.params, route.row);
+    if (route) {
+      refuseKeyOutsideCreate(ctx, route.row.operation);
+      return handlers[route.row.operation](ctx, route.params, route.row);
+    }
     const path = state.path;
     if (path.includes('%') && !decodable(path))
       throw new BadRequestError('Malformed percent-encoding in the URL path');

@@ -1,6 +1,7 @@
 // Lifecycle with a real child process (`node bin/svc.js serve` on its own port and SQLite file): SIGTERM under
 // keep-alive load and with stalled requests exits within shutdown_timeout, answers with `Connection: close` once
-// shutting down, and loses no acknowledged write; `kill -9` during creates keeps every acknowledged name.
+// shutting down, and loses no acknowledged write; `kill -9` during creates keeps every acknowledged name, and
+// retrying the unanswered ones with their Idempotency-Key leaves each exactly once.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -21,9 +22,10 @@ interface Child {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
 }
 
-async function startServer(name: string): Promise<Child> {
+/** Starts `svc serve` on a fresh site folder (`keep`: on the folder a previous start of `name` left). */
+async function startServer(name: string, options: { keep?: boolean } = {}): Promise<Child> {
   const dir = path.join(ROOT, 'test/tmp', `shutdown-${name}-${process.pid}`);
-  rmSync(dir, { recursive: true, force: true });
+  if (!options.keep) rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'site_config.json'), JSON.stringify({ shutdown_timeout: SHUTDOWN_MS }));
   const proc = spawn(process.execPath, [path.join(ROOT, 'bin/svc.js'), 'serve'], {
@@ -204,6 +206,92 @@ test('kill -9 during creates: every acknowledged name is stored', async () => {
     const missing = load.acknowledged.filter((name) => !stored.has(name));
     expect(missing).toEqual([]);
   } finally {
+    rmSync(child.dir, { recursive: true, force: true });
+  }
+});
+
+test('kill -9 during keyed creates, then every unanswered request retried with its key: each exactly once', async () => {
+  const child = await startServer('kill9-idem');
+  let restarted: Child | undefined;
+  try {
+    const headers = await loginCookie();
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    const unanswered: { key: string; body: string }[] = [];
+    const sent: string[] = [];
+    const statuses: number[] = [];
+    let stop = false;
+    const loops = Array.from({ length: 8 }, async (_, i) => {
+      for (let n = 0; !stop; n++) {
+        const key = `k9-${i}-${n}`;
+        const body = JSON.stringify({ description: `keyed ${key}` });
+        sent.push(key);
+        let status: number;
+        try {
+          status = (
+            await request(agent, 'POST', '/api/resource/ToDo', { ...headers, 'idempotency-key': key }, body)
+          ).status;
+        } catch {
+          unanswered.push({ key, body });
+          return;
+        }
+        statuses.push(status);
+      }
+    });
+    await new Promise((r) => setTimeout(r, 1500));
+    child.proc.kill('SIGKILL');
+    await child.exited;
+    stop = true;
+    await Promise.all(loops);
+    agent.destroy();
+    expect(statuses.length).toBeGreaterThan(0);
+    expect(statuses.every((status) => status === 201)).toBe(true);
+    expect(unanswered.length).toBeGreaterThan(0);
+    // Requests the kill left unanswered: some committed before it (their retry must replay), some never did.
+    const before = new BetterSqlite3(path.join(child.dir, 'site.sqlite'), { readonly: true });
+    const storedBefore = new Set(
+      (before.prepare('select description from tabToDo').all() as { description: string }[]).map(
+        (r) => r.description,
+      ),
+    );
+    before.close();
+    if (process.env.SVC_TEST_VERBOSE)
+      console.log(
+        `unanswered ${unanswered.length}, committed before the kill ${unanswered.filter((u) => storedBefore.has(`keyed ${u.key}`)).length}`,
+      );
+    restarted = await startServer('kill9-idem', { keep: true });
+    const again = await loginCookie();
+    for (const { key, body } of unanswered) {
+      const res = await request(
+        new http.Agent(),
+        'POST',
+        '/api/resource/ToDo',
+        { ...again, 'idempotency-key': key },
+        body,
+      );
+      expect(res.status).toBe(201);
+      // Committed before the kill: the retry gets the document back (replayed) instead of a second one.
+      expect([key, res.headers['idempotent-replayed'] === 'true']).toEqual([
+        key,
+        storedBefore.has(`keyed ${key}`),
+      ]);
+    }
+    const db = new BetterSqlite3(path.join(child.dir, 'site.sqlite'), { readonly: true });
+    try {
+      const rows = db
+        .prepare('select description, count(*) as n from tabToDo group by description')
+        .all() as {
+        description: string;
+        n: number;
+      }[];
+      const counts = new Map(rows.map((r) => [r.description, r.n]));
+      // Every request answered 201 (before the kill or on its retry) is stored exactly once.
+      for (const key of sent) expect([key, counts.get(`keyed ${key}`)]).toEqual([key, 1]);
+    } finally {
+      db.close();
+    }
+  } finally {
+    restarted?.proc.kill('SIGKILL');
+    await restarted?.exited;
     rmSync(child.dir, { recursive: true, force: true });
   }
 });

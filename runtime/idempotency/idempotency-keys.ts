@@ -1,0 +1,146 @@
+// Idempotency-Key on document creates (as Stripe and the IETF httpapi draft): a client that sends a key may retry its
+// POST safely. The key's row is inserted in the create's own write transaction, so it exists exactly when the document
+// does: a retry after a crash between the commit and the answer finds it and gets the document back, a retry after a
+// rollback runs again, and two concurrent requests with one key make one document (the second's insert of the key
+// conflicts, its transaction rolls back, and it answers as a retry). A retry with another body is 422. Keys belong to
+// the user who sent them and live 24 hours.
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import { SYSTEM_TABLES } from '../db/migrate';
+import { inWriteTransaction } from '../db/write-transaction';
+import { BadRequestError, IdempotencyKeyReusedError } from '../errors/errors';
+import type { AppContext } from '../http/state';
+import type { Site } from '../site';
+
+/** The request header. */
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+/** The answer header marking a replayed answer. */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+/** How long a key is remembered (ms). */
+export const KEY_LIFETIME_MS = 24 * 3600 * 1000;
+/** Expired keys are deleted at most this often per site (ms). */
+const PURGE_EVERY_MS = 60_000;
+
+/** A key as the client sent it: 1 to 255 visible ASCII characters, optionally as a quoted structured-field string. */
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** A request's key, scoped to its user, and the fingerprint of what it asks. */
+export interface IdempotentRequest {
+  /** SHA-256 of user and key: the row's id (a key never matches another user's). */
+  id: string;
+  /** SHA-256 of API version, DocType and body. */
+  fingerprint: string;
+}
+
+/** A remembered key. */
+export interface KeyRecord {
+  fingerprint: string;
+  doctype: string;
+  docname: string;
+  /** The first answer (status and JSON body); null when the process ended before it was stored. */
+  status: number | null;
+  body: string | null;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * The key of a create request, or undefined without the header; 400 for a malformed key, several keys, or a Guest
+ * (whose keys would be shared by every anonymous client).
+ */
+export function idempotentRequest(
+  ctx: AppContext,
+  doctype: string,
+  body: unknown,
+): IdempotentRequest | undefined {
+  const header = ctx.req.headers[IDEMPOTENCY_HEADER];
+  if (header === undefined) return undefined;
+  // An IETF structured-field string ("...") or Stripe's bare token; a list (a comma) is several keys.
+  const raw = typeof header === 'string' ? header.trim() : '';
+  const key = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
+  if (!KEY.test(key) || key.includes(',') || key.includes('"'))
+    throw new BadRequestError('Idempotency-Key must be one key of 1 to 255 visible ASCII characters');
+  const user = ctx.state.user.name;
+  if (user === 'Guest') throw new BadRequestError('Idempotency-Key needs a signed-in user');
+  return {
+    id: sha256(`${user}\n${key}`),
+    fingerprint: sha256(`${ctx.state.version}\n${doctype}\n${JSON.stringify(body)}`),
+  };
+}
+
+/** The live record of a key, if any (an expired one counts as none). */
+export async function findKey(q: Knex, request: IdempotentRequest): Promise<KeyRecord | undefined> {
+  const row = (await q(SYSTEM_TABLES.idempotency)
+    .where({ id: request.id })
+    .andWhere('created_at', '>=', Date.now() - KEY_LIFETIME_MS)
+    .first('fingerprint', 'doctype', 'docname', 'status', 'body')) as KeyRecord | undefined;
+  return row ? { ...row, status: row.status === null ? null : Number(row.status) } : undefined;
+}
+
+/** 422 unless the record was made by the same request. */
+export function assertSameRequest(record: KeyRecord, request: IdempotentRequest): void {
+  if (record.fingerprint !== request.fingerprint)
+    throw new IdempotencyKeyReusedError(
+      'This Idempotency-Key was used with a different request; use a new key for a new request',
+    );
+}
+
+/**
+ * Records the key inside the create's write transaction (`trx`); an expired row of the same id is replaced. A live
+ * row of the same id (a concurrent request with the key committed first) makes the insert fail, and the create with it.
+ */
+export async function recordKey(
+  trx: Knex,
+  request: IdempotentRequest,
+  doctype: string,
+  docname: string,
+): Promise<void> {
+  await trx(SYSTEM_TABLES.idempotency)
+    .where({ id: request.id })
+    .andWhere('created_at', '<', Date.now() - KEY_LIFETIME_MS)
+    .delete();
+  await trx(SYSTEM_TABLES.idempotency).insert({
+    id: request.id,
+    fingerprint: request.fingerprint,
+    doctype,
+    docname,
+    status: null,
+    body: null,
+    created_at: Date.now(),
+  });
+}
+
+/** Stores the first answer of a key, after the create's commit (if it is lost, retries read the document instead). */
+export async function storeAnswer(
+  q: Knex,
+  request: IdempotentRequest,
+  status: number,
+  body: unknown,
+): Promise<void> {
+  await q(SYSTEM_TABLES.idempotency)
+    .where({ id: request.id })
+    .update({ status, body: JSON.stringify(body) });
+}
+
+const lastPurge = new WeakMap<Site, number>();
+
+/** Deletes the site's expired keys, at most once a minute; never fails the request. */
+export function purgeExpiredKeys(site: Site): void {
+  const now = Date.now();
+  if (now - (lastPurge.get(site) ?? 0) < PURGE_EVERY_MS) return;
+  lastPurge.set(site, now);
+  void inWriteTransaction(site.db, (q) =>
+    q(SYSTEM_TABLES.idempotency)
+      .where('created_at', '<', now - KEY_LIFETIME_MS)
+      .delete(),
+  ).catch(() => undefined);
+}
+
+/**
+ * 400 when a request to any row but a document create carries Idempotency-Key: it would not make that request safe
+ * to retry, and a client must not believe it does.
+ */
+export function refuseKeyOutsideCreate(ctx: AppContext, operation: string): void {
+  if (operation !== 'create' && ctx.req.headers[IDEMPOTENCY_HEADER] !== undefined)
+    throw new BadRequestError('Idempotency-Key is taken only by document creates (POST of a new document)');
+}
