@@ -2,7 +2,17 @@
 const tseslint = require('typescript-eslint');
 
 module.exports = tseslint.config(
-  { ignores: ['generated/**', 'node_modules/**', 'test/tmp/**', 'bench/tmp/**', 'data/**', 'coverage/**'] },
+  {
+    ignores: [
+      'generated/**',
+      'node_modules/**',
+      'test/tmp/**',
+      'bench/tmp/**',
+      'data/**',
+      'coverage/**',
+      'dist/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     rules: {

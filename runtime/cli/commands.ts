@@ -7,7 +7,9 @@ import { loadConfig } from '../config/config';
 import { exitOnSignals, serve, stopWorker } from '../lifecycle/serve';
 import { jobBackend } from '../jobs/site-queue';
 import { addUser, generateKeysFor, setPassword } from './user-commands';
+import { doctypesDir, generatedDir } from './layout';
 import { loadRegistry } from './load-registry';
+import { loadAuthHooks } from '../auth/auth-hooks';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
   // The generator (ts-morph, TypeScript) is loaded only for this command, never by the server.
@@ -47,7 +49,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
         console.warn(
           'warning: Administrator was created with the default password "admin"; set ADMIN_PASSWORD',
         );
-      const app = createApp(site, { generatedDir: process.env.SVC_GENERATED ?? 'generated' });
+      const app = createApp(site, { generatedDir: generatedDir(), authHooks: loadAuthHooks(doctypesDir()) });
       const served = serve(app, site, { host: config.host, port: config.port }, config.site, () => {
         console.log(
           `serving ${site.registry.all().length} DocTypes on http://${config.host}:${config.port} (${config.databaseUrl.split(':')[0]}, ready in ${Date.now() - started} ms)`,

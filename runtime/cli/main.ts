@@ -3,8 +3,9 @@ import { installRuntimeBundle } from './runtime-bundle';
 
 /** Runs the CLI; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  // Before anything requires the runtime, so that the commands get the bundled modules.
-  await installRuntimeBundle();
+  // Before anything requires the runtime, so that the commands get the bundled modules. The compiled build
+  // (dist/, `npm run build`) is plain JavaScript already: no bundle, no tsx.
+  if (__filename.endsWith('.ts')) await installRuntimeBundle();
   return (require('./commands') as typeof import('./commands')).runCommand(argv);
 }
 

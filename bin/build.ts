@@ -1,0 +1,83 @@
+// `npm run build`: compiles the service to plain JavaScript in dist/ (runtime, generated registry, DocType controllers
+// and hooks, generator), one .js file per .ts file with the folders kept, so that `node dist/runtime/cli/main.js serve`
+// (`npm start`) runs in one node process without tsx. esbuild only strips types (no bundling, no type check: that is
+// `npm run typecheck`). The package's own name (`doctype-service`, `doctype-service/internal`, which package.json maps
+// to the TypeScript sources) is rewritten to the compiled files; JSON files beside the sources (DocType JSON, OpenAPI
+// documents, the generator's schema) are copied.
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { transformSync } from 'esbuild';
+
+const ROOT = path.resolve(__dirname, '..');
+/** The folders compiled; tests, benchmarks and this script stay TypeScript. */
+const SOURCES = ['runtime', 'generated', 'doctypes', 'generator'];
+/** The package's own import names and the module each is compiled to. */
+const SELF: Record<string, string> = {
+  'doctype-service': 'runtime/index.js',
+  'doctype-service/internal': 'runtime/internal.js',
+};
+
+/** Every file under `dir`, relative to the package root. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const rel = path.join(dir, entry.name);
+    return entry.isDirectory() ? filesUnder(rel) : [rel];
+  });
+}
+
+/** Rewrites requires of the package's own name to the compiled file, relative to `file`. */
+function selfImports(code: string, file: string): string {
+  return code.replace(/require\("(doctype-service(?:\/internal)?)"\)/g, (whole, name: string) => {
+    const target = SELF[name];
+    if (!target) return whole;
+    let rel = path.relative(path.dirname(file), target).split(path.sep).join('/');
+    if (!rel.startsWith('.')) rel = `./${rel}`;
+    return `require(${JSON.stringify(rel)})`;
+  });
+}
+
+/** Compiles one TypeScript file to CommonJS under `out`. */
+function compile(file: string, out: string): void {
+  const source = readFileSync(path.join(ROOT, file), 'utf8');
+  const { code } = transformSync(source, {
+    loader: 'ts',
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    sourcefile: file,
+    // Stack traces name the .ts files and lines (node --enable-source-maps).
+    sourcemap: 'inline',
+    // Class and function names stay (error classes are matched by name in places).
+    keepNames: true,
+  });
+  const target = path.join(out, file.replace(/\.ts$/, '.js'));
+  mkdirSync(path.dirname(target), { recursive: true });
+  writeFileSync(target, selfImports(code, file.replace(/\.ts$/, '.js')));
+}
+
+/** Builds `out` (default dist/) from scratch; returns the number of files compiled and copied. */
+export function build(out = path.join(ROOT, 'dist')): { compiled: number; copied: number } {
+  rmSync(out, { recursive: true, force: true });
+  let compiled = 0;
+  let copied = 0;
+  for (const file of SOURCES.flatMap((dir) => filesUnder(dir))) {
+    if (file.endsWith('.d.ts')) continue;
+    if (file.endsWith('.ts')) {
+      compile(file, out);
+      compiled++;
+    } else if (file.endsWith('.json')) {
+      mkdirSync(path.dirname(path.join(out, file)), { recursive: true });
+      copyFileSync(path.join(ROOT, file), path.join(out, file));
+      copied++;
+    }
+  }
+  // The compiled tree is CommonJS whatever an enclosing package.json says.
+  writeFileSync(path.join(out, 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
+  return { compiled, copied };
+}
+
+if (require.main === module) {
+  const started = Date.now();
+  const { compiled, copied } = build();
+  console.log(`dist/: ${compiled} files compiled, ${copied} copied in ${Date.now() - started} ms`);
+}
