@@ -5,6 +5,7 @@
 //   npx tsx bench/ab.ts                     the trivial method (needs bench/tmp/feature-gen in each root, see inject.ts)
 //   AB_PATH='/api/resource/ToDo/{doc}'      GET a seeded ToDo ({doc} is replaced by its name); core registry
 //   AB_PATH=/api/resource/ToDo AB_BODY='{"description":"x"}'   POST creates
+// COMPILED_A=1 / COMPILED_B=1 run that side's compiled build (run `npm run build` in its root first) instead of tsx.
 // Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, and B/A.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -22,6 +23,8 @@ async function start(tag: 'A' | 'B', urlPath: string) {
   const procs = (await import(path.join(root, 'bench/lib/procs.ts'))) as typeof import('./lib/procs');
   const generated =
     urlPath === METHOD_PATH ? path.join(root, 'bench/tmp/feature-gen') : path.join(root, 'generated');
+  if (process.env[`COMPILED_${tag}`] === '1' && !existsSync(path.join(root, 'dist/runtime/cli/main.js')))
+    throw new Error(`${root}/dist is missing: run npm run build there`);
   if (!existsSync(path.join(generated, 'index.ts'))) {
     throw new Error(
       `${generated} is missing: in ${root} run npx tsx generator/cli.ts --doctypes doctypes --doctypes bench/doctypes --out bench/tmp/feature-gen --quiet`,
@@ -34,6 +37,7 @@ async function start(tag: 'A' | 'B', urlPath: string) {
     timeoutMs: 120000,
     label: `${tag} (${root})`,
     extraEnv: env,
+    compiled: process.env[`COMPILED_${tag}`] === '1',
   });
   const auth = await service.apiToken(svc.base);
   let resolved = urlPath;

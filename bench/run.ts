@@ -7,7 +7,8 @@
 // BENCH_KEEP_GEN=1 (keep bench/tmp/fixtures-gen), BENCH_AB_ROUNDS (core/fixtures GET rounds, default 2),
 // BENCH_TIME_LIMIT (s, whole run, default 1800), BENCH_FILES=0 (skip the upload/download lines), BENCH_BULK=0 (skip the
 // bulk insert/update and GET-during-a-job lines), BENCH_BULK_DOCS (documents per bulk line, default 10000),
-// BENCH_CORE=0 (skip the GET/list/create lines), BENCH_FEATURES=0 (skip the auth, permission, method, script lines).
+// BENCH_CORE=0 (skip the GET/list/create lines), BENCH_FEATURES=0 (skip the auth, permission, method, script lines),
+// BENCH_COMPILED=0 (skip the compiled-build lines).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -31,6 +32,7 @@ import { bearerToken, restrictedUser, sessionCookie, setSystemSettings } from '.
 import { apiToken, countTodos, seedTodos, type Service, startService } from './lib/service';
 import { uploadBytes, uploadMany } from './lib/files';
 import { bulkJob, jobsRunning, oneByOne } from './lib/bulk';
+import { build } from '../bin/build';
 
 const ROOT = path.join(__dirname, '..');
 process.chdir(ROOT);
@@ -154,7 +156,13 @@ async function baseline(when: 'start' | 'end'): Promise<Measured | undefined> {
 /** Starts the service on a fresh SQLite file and returns it with an API token. */
 async function serviceWithToken(
   label: string,
-  opts: { generated?: string; timeoutMs: number; extraEnv?: NodeJS.ProcessEnv; db: string },
+  opts: {
+    generated?: string;
+    timeoutMs: number;
+    extraEnv?: NodeJS.ProcessEnv;
+    db: string;
+    compiled?: boolean;
+  },
 ): Promise<Service> {
   const started = await startService(pinning, {
     port: await freePort(),
@@ -194,6 +202,63 @@ function meanOf(runs: (Measured | undefined)[]): Measured | undefined {
     cpuPct: mean(all.map((r) => r.cpuPct)),
     loadavg: mean(all.map((r) => r.loadavg)) as number,
   };
+}
+
+/**
+ * The production start (`npm start`: the compiled build of `npm run build`, one node process without tsx): start-up,
+ * RSS after start and after the GET and create loads (target at most 120 MB), and the same two request rows as the tsx
+ * start above, so that their ratios compare (for a same-window comparison, `bench/ab.ts` with COMPILED_B=1).
+ */
+async function compiledScenarios(): Promise<void> {
+  log('building dist/ (npm run build) ...');
+  const built = await attempt('npm run build', async () => build());
+  if (!built) return;
+  const svc = await attempt('start service (compiled)', () =>
+    serviceWithToken('service (compiled)', { timeoutMs: 60000, db: 'compiled.sqlite', compiled: true }),
+  );
+  if (!svc) return;
+  report.measures.push(
+    {
+      id: 'compiled_startup',
+      label: 'start-up of the compiled build (npm start), core DocTypes, fresh DB (spawn to "serving")',
+      value: svc.readyMs,
+      unit: 'ms',
+    },
+    {
+      id: 'compiled_rss',
+      label: 'RSS after start, compiled build, core DocTypes',
+      value: mb(svc.rssAfterStartKb),
+      unit: 'MB',
+    },
+  );
+  try {
+    const names = await attempt('seed ToDo', () => seedTodos(svc.base, svc.auth, 0, GET_SEED));
+    const name = names?.[Math.floor(GET_SEED / 2)];
+    if (!name) return;
+    const auth = { authorization: svc.auth };
+    await scenario(
+      { id: 'compiled_get_v1', label: 'GET one ToDo v1 (token), compiled build', minRatio: 0.35 },
+      spec(`${svc.base}/api/resource/ToDo/${name}`, { headers: auth }),
+      svc.pid,
+    );
+    await scenario(
+      { id: 'compiled_create_v1', label: 'POST create ToDo v1 (token), compiled build', minRatio: 0.15 },
+      spec(`${svc.base}/api/resource/ToDo`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ description: 'bench create' }),
+      }),
+      svc.pid,
+    );
+    report.measures.push({
+      id: 'compiled_rss_after',
+      label: 'RSS after the load runs, compiled build, core DocTypes (target <= 120 MB)',
+      value: mb(rssKb(svc.pid)),
+      unit: 'MB',
+    });
+  } finally {
+    await stopChild(svc.child);
+  }
 }
 
 async function coreScenarios(): Promise<void> {
@@ -998,6 +1063,7 @@ async function main(): Promise<number> {
   if (!pinning.enabled) report.notes.push(pinning.note);
   const first = await baseline('start');
   if (process.env.BENCH_CORE !== '0') await coreScenarios();
+  if (process.env.BENCH_COMPILED !== '0') await compiledScenarios();
   if (process.env.BENCH_FILES !== '0') await fileScenarios();
   if (process.env.BENCH_BULK !== '0') await bulkScenarios();
   if (process.env.BENCH_FEATURES !== '0') await featureScenarios();

@@ -15,7 +15,8 @@ export interface Service extends Started {
 
 /**
  * Starts the service as `node --import tsx runtime/cli/main.ts serve` (what `npx tsx` runs, without the npm and tsx-CLI
- * wrapper processes, so the pinned pid is the server and its RSS is the server's). Resolves at the "serving" line.
+ * wrapper processes, so the pinned pid is the server and its RSS is the server's), or the compiled build as
+ * `node dist/runtime/cli/main.js serve` (what `npm start` runs). Resolves at the "serving" line.
  */
 export async function startService(
   pinning: Pinning,
@@ -28,6 +29,8 @@ export async function startService(
     extraEnv?: NodeJS.ProcessEnv;
     /** Extra node flags, e.g. --cpu-prof. */
     nodeArgs?: string[];
+    /** Run the compiled build (`dist/runtime/cli/main.js`, from `npm run build`) instead of the sources through tsx. */
+    compiled?: boolean;
   },
 ): Promise<Omit<Service, 'auth'>> {
   const env: NodeJS.ProcessEnv = {
@@ -39,13 +42,15 @@ export async function startService(
     ...opts.extraEnv,
   };
   delete env.SITE_CONFIG;
-  if (opts.generated) env.SVC_GENERATED = opts.generated;
+  // The compiled build serves dist/generated.
+  if (opts.generated && !opts.compiled) env.SVC_GENERATED = opts.generated;
   else delete env.SVC_GENERATED;
+  const entry = opts.compiled
+    ? [path.join(ROOT, 'dist/runtime/cli/main.js')]
+    : ['--import', 'tsx', path.join(ROOT, 'runtime/cli/main.ts')];
   const [cmd, args] = pinned(pinning, pinning.serverCore, process.execPath, [
     ...(opts.nodeArgs ?? []),
-    '--import',
-    'tsx',
-    path.join(ROOT, 'runtime/cli/main.ts'),
+    ...entry,
     'serve',
   ]);
   const started = await startServer(cmd, args, {
