@@ -67,6 +67,9 @@ export const UnsupportedMediaTypeError = errorClass('UnsupportedMediaTypeError',
 /** exc_type RangeNotSatisfiableError (HTTP 416). */
 export const RangeNotSatisfiableError = errorClass('RangeNotSatisfiableError', ApiError);
 
+/** exc_type IdempotencyKeyReusedError (HTTP 422). */
+export const IdempotencyKeyReusedError = errorClass('IdempotencyKeyReusedError', ApiError);
+
 /** exc_type TooManyRequestsError (HTTP 429). */
 export const TooManyRequestsError = errorClass('TooManyRequestsError', ApiError);
 
@@ -109,6 +112,7 @@ export const ERROR_CLASSES: ErrorClasses = {
   RequestEntityTooLargeError,
   UnsupportedMediaTypeError,
   RangeNotSatisfiableError,
+  IdempotencyKeyReusedError,
   TooManyRequestsError,
   InternalServerError,
   ServiceUnavailableError,
