@@ -5,7 +5,17 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }],
+    // jose ships ES modules only; Node requires them, jest's module loader needs them compiled to CommonJS.
+    '/node_modules/jose/.+\\.js$': [
+      'ts-jest',
+      {
+        isolatedModules: true,
+        diagnostics: false,
+        tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022' },
+      },
+    ],
   },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   moduleNameMapper: {
     '^doctype-service$': '<rootDir>/runtime/index.ts',
     '^doctype-service/internal$': '<rootDir>/runtime/internal.ts',

@@ -21,6 +21,8 @@ export const SYSTEM_TABLES = {
   scheduledRuns: '__ScheduledRun',
   /** Idempotency-Key records of document creates (runtime/idempotency), kept 24 hours. */
   idempotency: '__Idempotency',
+  /** The site's OpenID signing keys (runtime/oauth/signing-keys.ts): private and public JWK per key id. */
+  oauthKeys: '__OAuthKey',
 } as const;
 
 /** A column as this service defines it. */
@@ -312,6 +314,12 @@ async function ensureSystemTables(knex: Knex): Promise<void> {
     t.integer('attempts').notNullable().defaultTo(0);
     t.bigInteger('created_at').notNullable();
     t.bigInteger('finished_at').nullable();
+  });
+  await create(SYSTEM_TABLES.oauthKeys, (t) => {
+    t.string('kid', 64).primary();
+    t.text('private_jwk').notNullable();
+    t.text('public_jwk').notNullable();
+    t.bigInteger('created_at').notNullable();
   });
   await create(SYSTEM_TABLES.jobItems, (t) => {
     t.string('job', 64).notNullable();

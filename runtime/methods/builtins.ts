@@ -27,6 +27,8 @@ export interface BuiltinMethod {
   csrf?: false;
   /** The Authorization header carries OAuth client credentials (the token endpoint's client_secret_basic), not a user's. */
   clientAuth?: true;
+  /** OAuth scopes a bearer token needs (default `all`). */
+  scopes?: readonly string[];
 }
 
 const SESSION_COOKIES = ['sid', 'system_user', 'full_name', 'user_id', 'user_image'];
@@ -133,6 +135,7 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
       raw: true,
       ...(method.csrf ? {} : { csrf: false as const }),
       ...(method.clientAuth ? { clientAuth: true as const } : {}),
+      ...(method.scopes ? { scopes: method.scopes } : {}),
     },
   ]),
 ]);

@@ -4,6 +4,7 @@ import { authorize } from './authorize-endpoint';
 import { introspectToken } from './introspect-endpoint';
 import { revokeToken } from './revoke-endpoint';
 import { getToken } from './token-endpoint';
+import { openidProfile } from './userinfo-endpoint';
 
 /**
  * One OAuth endpoint: verbs and handler; each answers its RFC's body itself (`raw`; a handler that returns undefined has
@@ -16,6 +17,8 @@ export interface OAuthMethod {
   clientAuth: boolean;
   /** False: a session needs no CSRF token (endpoints for clients, not browsers). The consent POST keeps the check. */
   csrf: boolean;
+  /** OAuth scopes a bearer token calling it needs (default `all`). */
+  scopes?: readonly string[];
 }
 
 /** The endpoints by method name. */
@@ -27,6 +30,16 @@ export const OAUTH_METHODS: ReadonlyMap<string, OAuthMethod> = new Map<string, O
   [
     'frappe.integrations.oauth2.get_token',
     { methods: ['POST'], handler: getToken, clientAuth: true, csrf: false },
+  ],
+  [
+    'frappe.integrations.oauth2.openid_profile',
+    {
+      methods: ['GET', 'POST'],
+      handler: openidProfile,
+      clientAuth: false,
+      csrf: false,
+      scopes: ['openid'],
+    },
   ],
   [
     'frappe.integrations.oauth2.revoke_token',

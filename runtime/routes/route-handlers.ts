@@ -6,6 +6,7 @@ import { serveFile } from '../files/serve-file';
 import * as probes from './health-handlers';
 import { jobStatus } from './job-handlers';
 import { metrics } from './metrics-handler';
+import * as openid from '../oauth/discovery';
 import { signInPage } from '../oauth/sign-in-page';
 import { callMethod } from './method-routes';
 import { createOpenApiHandler } from './openapi-document';
@@ -52,5 +53,7 @@ export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers
     signIn: signInPage,
     docs: docs.docs,
     docsAsset: docs.docsAsset,
+    openidConfiguration: openid.openidConfiguration,
+    jwks: openid.jwks,
   };
 }

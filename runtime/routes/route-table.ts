@@ -41,7 +41,9 @@ export type Operation =
   | 'jobStatus'
   | 'signIn'
   | 'docs'
-  | 'docsAsset';
+  | 'docsAsset'
+  | 'openidConfiguration'
+  | 'jwks';
 
 /** The operations a DocType may answer (checked per DocType by `bindingFor`), in the order generated files list them. */
 export const DOCTYPE_OPERATIONS = [
@@ -441,6 +443,12 @@ const DOCS_ROUTES: RouteRow[] = [
   { ...DOCS, path: '/api/docs/{name}', operation: 'docsAsset' },
 ];
 
+/** OpenID discovery (the provider metadata and its signing keys), where standard clients look for them. */
+const WELL_KNOWN_ROUTES: RouteRow[] = [
+  { ...PROBE, path: '/.well-known/openid-configuration', operation: 'openidConfiguration' },
+  { ...PROBE, path: '/.well-known/jwks.json', operation: 'jwks' },
+];
+
 /** Every route, in matching order within a path (see `route-matcher.ts`). New families append their rows here. */
 export const ROUTE_TABLE: readonly RouteRow[] = [
   ...V1_RESOURCE_ROUTES,
@@ -453,6 +461,7 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   ...PROBE_ROUTES,
   ...SIGN_IN_ROUTES,
   ...DOCS_ROUTES,
+  ...WELL_KNOWN_ROUTES,
 ];
 
 /** The kind of a DocType: virtual DocTypes are served like child tables (metadata only). */

@@ -243,6 +243,7 @@ describe('code exchange', () => {
       expires_in: expect.any(Number),
       refresh_token: expect.any(String),
       scope: 'all openid',
+      id_token: expect.any(String),
     });
     expect((await loggedUser(res.body.access_token)).body.message).toBe(USER);
     const v2 = await appCode();
