@@ -3,6 +3,7 @@ import { runsJobWorker, siteJobQueue } from './jobs/site-queue';
 import './jobs/bulk-job';
 import { startScheduler, stopScheduler } from './scripts/script-scheduler';
 import { hashPassword, readAuth, writeAuth } from './auth/passwords';
+import { listenForAuthChanges, stopAuthBroadcast } from './auth/auth-broadcast';
 import { closeSiteRedis } from './auth/site-redis';
 import type { ServiceConfig } from './config/config';
 import { connect } from './db/connect';
@@ -117,6 +118,7 @@ export async function openSite(
   );
   await ensureRoles(site);
   const created = await ensureAdministrator(site);
+  listenForAuthChanges(site);
   if (runsJobWorker(config)) {
     site.jobs.start();
     startScheduler(site);
@@ -132,6 +134,7 @@ export async function closeSite(site: Site): Promise<void> {
   await flushRequestLog(site).catch(() => undefined);
   await closeRateLimits(site);
   await closeServerScripts(site);
+  await stopAuthBroadcast(site);
   await shrinkSandboxPool();
   await closeSiteRedis(site);
   await site.db.close();

@@ -38,7 +38,8 @@ import { checkServerScript } from '../scripts/check-script';
 import { runEventScripts } from '../scripts/doc-events';
 import { serverScriptsChanged } from '../scripts/script-store';
 import { afterDelete, checkAttachValues, checkFileSave } from '../files/file-rules';
-import { OAUTH_CLIENT, revokeClientGrants } from '../oauth/client-revocation';
+import { OAUTH_CLIENT, revokeClientGrants, revokeUserTokens } from '../oauth/document-revocation';
+import { authChanged } from '../auth/auth-broadcast';
 
 /**
  * A copy of document data that takes new properties cheaply. V8 gives a `{ ...spread }` copy a map that each added
@@ -119,6 +120,8 @@ export class DocumentTransaction implements DocumentSession {
       for (const doctype of this.written) forgetCredentials(doctype);
       if (this.written.has('User Permission')) forgetUserPermissions();
       if (this.written.has('Server Script')) await serverScriptsChanged(this.site);
+      if (['User', 'Has Role', 'OAuth Bearer Token'].some((doctype) => this.written.has(doctype)))
+        await authChanged(this.site);
       this.written.clear();
     }
     // Reached only after the commit: a rollback threw above (and the next run starts with a fresh list).
@@ -300,6 +303,16 @@ export class DocumentTransaction implements DocumentSession {
       if (binding.meta.issingle) await writeSingle(trx, binding, data);
       else if (state.isNew) await insertDoc(trx, binding, registry, data);
       else await updateDoc(trx, binding, registry, data, stored as DocData);
+      // A disabled user's OAuth tokens are revoked with the change (enabling the user again does not revive them).
+      if (
+        binding.meta.name === 'User' &&
+        !state.isNew &&
+        Number(data.enabled) === 0 &&
+        registry.get('OAuth Bearer Token')
+      ) {
+        await revokeUserTokens(trx, String(data.name));
+        this.written.add('OAuth Bearer Token');
+      }
       Object.assign(doc, data);
       state.isNew = false;
       state.stored = cloneData(data);

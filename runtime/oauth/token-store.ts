@@ -1,6 +1,7 @@
 // Issued OAuth tokens as `OAuth Bearer Token` rows: only digests of the access and refresh tokens are stored.
 import { randomBytes } from 'node:crypto';
-import { forgetBearerTokens, tokenDigest } from '../auth/bearer-tokens';
+import { authChanged } from '../auth/auth-broadcast';
+import { tokenDigest } from '../auth/bearer-tokens';
 import { parseScopes } from '../auth/scopes';
 import { now } from '../document/values';
 import type { Site } from '../site';
@@ -62,14 +63,14 @@ export async function storeToken(site: Site, token: IssuedToken): Promise<void> 
   });
 }
 
-/** Marks rows revoked; every process's token cache forgets them (this one at once). */
+/** Marks rows revoked; every process's token cache forgets them (this one at once, others through Redis). */
 export async function revokeTokens(site: Site, where: Record<string, string>): Promise<number> {
   const count = await site.db
     .knex('tabOAuth Bearer Token')
     .where(where)
     .where('status', 'Active')
     .update({ status: 'Revoked', modified: now() });
-  forgetBearerTokens();
+  if (count > 0) await authChanged(site);
   return count;
 }
 

@@ -1,4 +1,4 @@
-// Deleting an OAuth Client revokes what it holds: its tokens and unspent codes, in the deleting transaction.
+// Revocation that comes with a document change: deleting an OAuth Client (its tokens and codes), disabling a User.
 import type { Knex } from 'knex';
 import { now } from '../document/values';
 
@@ -17,4 +17,11 @@ export async function revokeClientGrants(trx: Knex, client: string): Promise<voi
   await trx('tabOAuth Authorization Code')
     .where({ client, validity: 'Valid' })
     .update({ validity: 'Invalid', modified: stamp });
+}
+
+/** Revokes every active token of `user`, inside the transaction that disables the user. */
+export async function revokeUserTokens(trx: Knex, user: string): Promise<void> {
+  await trx('tabOAuth Bearer Token')
+    .where({ user, status: 'Active' })
+    .update({ status: 'Revoked', modified: now() });
 }

@@ -1,0 +1,48 @@
+// Credential changes across processes: with REDIS_URL, a revoked token or a changed user is dropped from every
+// process's cache at once (without it, other processes notice within their 5 s cache).
+import type Redis from 'ioredis';
+import type { Site } from '../site';
+import { forgetBearerTokens } from './bearer-tokens';
+import { siteRedis } from './site-redis';
+import { forgetUsers } from './users';
+
+const subscribers = new WeakMap<Site, Redis>();
+
+function channelOf(prefix: string): string {
+  return `${prefix}auth-changed`;
+}
+
+/** Drops this process's cached bearer tokens and users. */
+function forgetHere(): void {
+  forgetBearerTokens();
+  forgetUsers();
+}
+
+/** Listens for other processes' notices (once per site; a no-op without REDIS_URL). Called when the site opens. */
+export function listenForAuthChanges(site: Site): void {
+  if (subscribers.has(site)) return;
+  const shared = siteRedis(site);
+  if (!shared) return;
+  const sub = shared.redis.duplicate();
+  sub.on('error', () => undefined);
+  sub.on('message', forgetHere);
+  void sub.subscribe(channelOf(shared.prefix)).catch(() => undefined);
+  subscribers.set(site, sub);
+}
+
+/**
+ * Tells every process that tokens were revoked or a user changed (called after the commit that did it): this one
+ * forgets at once, the others when the notice arrives. Redis being down costs only the notice.
+ */
+export async function authChanged(site: Site): Promise<void> {
+  forgetHere();
+  const shared = siteRedis(site);
+  if (shared) await shared.redis.publish(channelOf(shared.prefix), 'changed').catch(() => undefined);
+}
+
+/** Stops listening (the site closes). */
+export async function stopAuthBroadcast(site: Site): Promise<void> {
+  const sub = subscribers.get(site);
+  subscribers.delete(site);
+  if (sub) await sub.quit().catch(() => sub.disconnect());
+}
