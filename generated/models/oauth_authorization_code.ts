@@ -24,7 +24,7 @@ export interface OAuthAuthorizationCode {
   /** Redirect URI Bound to Code */
   redirect_uri_bound_to_authorization_code?: string | null;
   /** Validity */
-  validity?: "Valid" | "Invalid" | null;
+  validity?: "Valid" | "Invalid" | "Revoked" | null;
   /** Nonce */
   nonce?: string | null;
   /** Code Challenge */
@@ -164,10 +164,11 @@ export const meta: DocTypeMeta = {
         "nonNegative": false,
         "searchIndex": false,
         "ignoreUserPermissions": false,
-        "options": "Valid\nInvalid",
+        "options": "Valid\nInvalid\nRevoked",
         "selectOptions": [
           "Valid",
-          "Invalid"
+          "Invalid",
+          "Revoked"
         ]
       },
       {

@@ -1,11 +1,18 @@
 // The model @node-oauth/oauth2-server calls: clients, scopes, users, codes and token storage, over this site's DocTypes.
-import type OAuth2Server from '@node-oauth/oauth2-server';
+import OAuth2Server from '@node-oauth/oauth2-server';
 import { loadUser } from '../auth/users';
 import type { Site } from '../site';
 import { findCode, saveCode, spendCode } from './code-store';
 import { oauthLifetimes } from './oauth-config';
 import { authenticateClient, loadClient, type OAuthClientRecord } from './oauth-clients';
-import { findRefreshToken, newToken, revokeFamily, revokeRefreshToken, storeToken } from './token-store';
+import {
+  familyRevoked,
+  findRefreshToken,
+  newToken,
+  revokeFamily,
+  revokeRefreshToken,
+  storeToken,
+} from './token-store';
 
 type Token = OAuth2Server.Token;
 type Client = OAuth2Server.Client;
@@ -177,6 +184,12 @@ export function createOAuthModel(site: Site): OAuthModel {
         scopes: token.scope ?? [],
         ...(grantUser.family ? { family: grantUser.family } : {}),
       });
+      // A reuse detected while this token was being issued (a racing exchange of the same code or refresh token)
+      // revoked the family before this row existed: withdraw it too.
+      if (grantUser.family && (await familyRevoked(site, grantUser.family))) {
+        await revokeFamily(site, grantUser.family);
+        throw new OAuth2Server.InvalidGrantError('Invalid grant: this grant was revoked');
+      }
       // Only the token's own attributes: the answer is built from what this returns.
       const saved: Token = {
         accessToken: token.accessToken,

@@ -119,7 +119,23 @@ export async function revokeRefreshToken(site: Site, token: string): Promise<boo
   return (await revokeTokens(site, { refresh_token: tokenDigest(token) })) === 1;
 }
 
-/** Revokes every active token of a family: a spent code or a rotated refresh token was presented again. */
+/**
+ * Revokes a family for good (a spent code or a rotated refresh token was presented again): its code row is marked
+ * `Revoked`, so a token of the family being issued at this moment is withdrawn too (`familyRevoked`), then every active
+ * token of it is revoked.
+ */
 export async function revokeFamily(site: Site, family: string | undefined): Promise<number> {
-  return family ? revokeTokens(site, { family }) : 0;
+  if (!family) return 0;
+  await site.db
+    .knex('tabOAuth Authorization Code')
+    .where('name', family)
+    .update({ validity: 'Revoked', modified: now() });
+  return revokeTokens(site, { family });
+}
+
+/** True once `revokeFamily` has run for the family (checked after a token of it is stored). */
+export async function familyRevoked(site: Site, family: string): Promise<boolean> {
+  const row = (await site.db.knex('tabOAuth Authorization Code').where('name', family).first('validity')) as
+    { validity: string | null } | undefined;
+  return row?.validity === 'Revoked';
 }
