@@ -346,7 +346,7 @@ export type OAuthAuthorizationCode = {
   /** Redirect URI Bound to Code */
   redirect_uri_bound_to_authorization_code?: string | null;
   /** Validity */
-  validity?: "" | "Valid" | "Invalid" | null;
+  validity?: "" | "Valid" | "Invalid" | "Revoked" | null;
   /** Nonce */
   nonce?: string | null;
   /** Code Challenge */
@@ -374,7 +374,7 @@ export type OAuthAuthorizationCode_Create = {
   /** Redirect URI Bound to Code */
   redirect_uri_bound_to_authorization_code?: string | null;
   /** Validity */
-  validity?: "" | "Valid" | "Invalid" | null;
+  validity?: "" | "Valid" | "Invalid" | "Revoked" | null;
   /** Nonce */
   nonce?: string | null;
   /** Code Challenge */
@@ -404,7 +404,7 @@ export type OAuthAuthorizationCode_Update = {
   /** Redirect URI Bound to Code */
   redirect_uri_bound_to_authorization_code?: string | null;
   /** Validity */
-  validity?: "" | "Valid" | "Invalid" | null;
+  validity?: "" | "Valid" | "Invalid" | "Revoked" | null;
   /** Nonce */
   nonce?: string | null;
   /** Code Challenge */
