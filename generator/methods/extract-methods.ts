@@ -7,6 +7,7 @@ import {
   Project,
   ts,
   type CallExpression,
+  type JSDocableNode,
   type ObjectLiteralExpression,
   type ParameterDeclaration,
   type SourceFile,
@@ -17,6 +18,9 @@ import type { Problem } from '../problems';
 import { misspelledHook } from './hook-names';
 import { FORBIDDEN_ARGUMENTS, UnsupportedArgumentType, jsonArguments, typeSchema } from './argument-schema';
 import { resultSchema, type ResultSchema } from './return-schema';
+
+/** A node that may carry JSDoc (a method, a variable statement). */
+type JSDocable = Pick<JSDocableNode, 'getJsDocs'>;
 
 /** A whitelisted method or function found in a controller. */
 export interface MethodIR {
@@ -95,6 +99,29 @@ function whitelistCall(node: Node | undefined): CallExpression | undefined {
   return node.getExpression().getText() === 'whitelist' ? node : undefined;
 }
 
+/**
+ * A result schema declared in JSDoc: `@returnsSchema {...}` (JSON Schema as JSON) on the method or the exported
+ * `const`, which replaces the one read from the return type (for results the type cannot say, or says loosely).
+ */
+function declaredResult(docs: JSDocable | undefined, where: string): ResultSchema | undefined {
+  for (const doc of docs?.getJsDocs() ?? []) {
+    for (const tag of doc.getTags()) {
+      if (tag.getTagName() !== 'returnsSchema') continue;
+      const text = tag.getCommentText()?.trim() ?? '';
+      let schema: unknown;
+      try {
+        schema = JSON.parse(text);
+      } catch {
+        throw new UnsupportedArgumentType(`${where}: @returnsSchema is not JSON (${text.slice(0, 60)})`);
+      }
+      if (!schema || typeof schema !== 'object' || Array.isArray(schema))
+        throw new UnsupportedArgumentType(`${where}: @returnsSchema must be a JSON Schema object`);
+      return { schema: schema as JsonSchema, optional: false };
+    }
+  }
+  return undefined;
+}
+
 /** The result schema of a whitelisted function or method node (`{}` when its signature cannot be read). */
 function nodeResult(fn: Node | undefined): ResultSchema {
   if (!fn) return { schema: {}, optional: true };
@@ -170,6 +197,7 @@ export function extractMethods(
       call: CallExpression,
       param: ParameterDeclaration | undefined,
       fn: Node | undefined,
+      docs: JSDocable | undefined,
     ) => {
       const where = `${kind === 'document' ? 'method' : 'function'} ${name}`;
       const options = call.getArguments()[0];
@@ -184,6 +212,7 @@ export function extractMethods(
       }
       try {
         const schema = argumentSchema(param, where);
+        const result = declaredResult(docs, where) ?? nodeResult(fn);
         found.push({
           kind,
           name,
@@ -191,7 +220,7 @@ export function extractMethods(
           ...literalOptions(call.getArguments()[0]),
           schema,
           jsonArgs: jsonArguments(schema),
-          result: nodeResult(fn),
+          result,
         });
       } catch (err) {
         if (!(err instanceof UnsupportedArgumentType)) throw err;
@@ -209,7 +238,7 @@ export function extractMethods(
           .getDecorators()
           .map((d) => whitelistCall(d.getCallExpression()))
           .find(Boolean);
-        if (call) add('document', method.getName(), call, method.getParameters()[0], method);
+        if (call) add('document', method.getName(), call, method.getParameters()[0], method, method);
         const meant = call ? undefined : misspelledHook(method.getName());
         if (meant) {
           problems.push({
@@ -231,6 +260,7 @@ export function extractMethods(
             call,
             firstParameter(call.getArguments()[1]),
             call.getArguments()[1],
+            statement,
           );
       }
     }

@@ -308,3 +308,30 @@ export const when = whitelist({ methods: ['GET'] }, async () => new Date());
   expect(nothing.properties.data).toBeUndefined();
   expect(Object.keys(nothing.properties)).toEqual(['docs', 'messages']);
 });
+
+test('@returnsSchema in JSDoc replaces the result read from the return type; a schema that is not JSON is refused', async () => {
+  probe(`export default class P extends Document {
+  /**
+   * Reads the stock.
+   * @returnsSchema {"type": "object", "required": ["qty"], "properties": {"qty": {"type": "integer", "minimum": 0}}}
+   */
+  @whitelist({ methods: ['GET'] }) async level() { return { qty: 1 }; }
+}
+/** @returnsSchema {"type": "string", "format": "date"} */
+export const today = whitelist({ methods: ['GET'] }, async () => new Date().toISOString().slice(0, 10));
+`);
+  const v2 = JSON.parse((await build()).files.get('openapi/v2.json') as string) as unknown;
+  expect(answerOf(v2, '/api/v2/method/shop.probe.probe.today', 'get')).toMatchObject({
+    properties: { data: { type: 'string', format: 'date' } },
+    required: ['data'],
+  });
+  expect(answerOf(v2, '/api/v2/document/Probe/{name}/method/level', 'get').properties.data).toEqual({
+    type: 'object',
+    required: ['qty'],
+    properties: { qty: { type: 'integer', minimum: 0 } },
+  });
+  probe('/** @returnsSchema {not json} */\nexport const bad = whitelist({}, async () => 1);\n');
+  const err = (await build().catch((e: unknown) => e)) as GeneratorProblems;
+  expect(err).toBeInstanceOf(GeneratorProblems);
+  expect(err.problems.map((p) => p.message).join('\n')).toMatch(/function bad: @returnsSchema is not JSON/);
+});
