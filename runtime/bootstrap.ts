@@ -9,6 +9,7 @@ import type { ServiceConfig } from './config/config';
 import { connect } from './db/connect';
 import { migrate } from './db/migrate';
 import { closeRateLimits } from './methods/rate-limit';
+import { ensureSigningKey } from './oauth/signing-keys';
 import { shrinkSandboxPool } from './scripts/sandbox-pool';
 import { closeServerScripts } from './scripts/script-store';
 import { flushRequestLog } from './middleware/request-log';
@@ -118,6 +119,8 @@ export async function openSite(
   );
   await ensureRoles(site);
   const created = await ensureAdministrator(site);
+  // A new site gets its OpenID signing key now; a site made before keys existed gets one at first use.
+  if (created) await ensureSigningKey(site);
   listenForAuthChanges(site);
   if (runsJobWorker(config)) {
     site.jobs.start();

@@ -79,7 +79,7 @@ export async function publishedKeys(site: Site): Promise<JWK[]> {
   return (await siteKeys(site)).published;
 }
 
-/** Makes the site's signing key now when it has none (site creation), so the first sign-in does not wait for it. */
+/** Makes the site's signing key now when it has none (called at site creation by openSite). */
 export async function ensureSigningKey(site: Site): Promise<void> {
   await siteKeys(site);
 }

@@ -1,5 +1,6 @@
 // OpenID Connect: discovery, the JWKS, ID tokens (RS256, verified against the JWKS), userinfo and its refusals.
 import { forgetBearerTokens } from '../../runtime/auth/bearer-tokens';
+import { SYSTEM_TABLES } from '../../runtime/db/migrate';
 import { jose } from '../../runtime/oauth/jose';
 import { login, type LoggedIn } from '../auth/auth-helpers';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
@@ -77,6 +78,18 @@ test('discovery names every endpoint under the issuer from host_name', async () 
     id_token_signing_alg_values_supported: ['RS256'],
     code_challenge_methods_supported: ['S256'],
   });
+});
+
+test('the signing key is made with the site: it is stored before any OpenID request, and the JWKS publishes it', async () => {
+  const fresh = await createTestSite();
+  try {
+    const rows = (await fresh.site.db.knex(SYSTEM_TABLES.oauthKeys).select('kid')) as { kid: string }[];
+    expect(rows).toHaveLength(1);
+    const res = await fresh.http.get('/.well-known/jwks.json');
+    expect(res.body.keys.map((k: { kid: string }) => k.kid)).toEqual([rows[0]!.kid]);
+  } finally {
+    await fresh.close();
+  }
 });
 
 test('the JWKS publishes the public RSA key only, and it stays the same across requests', async () => {
