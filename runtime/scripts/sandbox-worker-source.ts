@@ -47,8 +47,11 @@ function compile(mod, job) {
 }
 
 // Only these language features exist in a guest: no typed arrays (no SharedArrayBuffer or Atomics), no Proxy. Promise
-// jobs are never run after the script: whatever an async function awaits is dropped with the context.
+// jobs run after the script, under the same limits (at most MAX_JOBS of them); a promise still pending then is dropped
+// with the context. There are no modules: an import() reaches the loader below, which fails the call.
 const INTRINSICS = { BaseObjects: true, Date: true, Eval: true, StringNormalize: true, RegExp: true, JSON: true, MapSet: true, Promise: true };
+
+const MAX_JOBS = 100000;
 
 const pad = (n, w) => String(n).padStart(w || 2, '0');
 const dateText = (d) => d.getUTCFullYear() + '-' + pad(d.getUTCMonth() + 1) + '-' + pad(d.getUTCDate());
@@ -67,6 +70,11 @@ function run(mod, job) {
   rt.setInterruptHandler(() => {
     if (Date.now() - started - hostMs > limits.cpuMs) interrupted = true;
     return interrupted;
+  });
+  let imported = false;
+  rt.setModuleLoader(() => {
+    imported = true;
+    return { error: new Error('import() is not available in Server Scripts') };
   });
   const ctx = rt.newContext({ intrinsics: INTRINSICS });
   const handles = [];
@@ -189,6 +197,11 @@ function run(mod, job) {
       return { ok: false, kind: 'script', message: e.name + ': ' + e.message, logs };
     }
     keep(r.value);
+    const jobs = rt.executePendingJobs(MAX_JOBS);
+    if (jobs.error) jobs.error.dispose();
+    if (interrupted) return { ok: false, kind: 'timeout', logs };
+    if (imported) return { ok: false, kind: 'script', message: 'import() is not available in Server Scripts', logs };
+    if (rt.hasPendingJob()) return { ok: false, kind: 'script', message: 'more than ' + MAX_JOBS + ' promise jobs', logs };
     // The result: frappe.response.message, and the globals doc and conditions, read as JSON (capped).
     const out = keep(ctx.newObject());
     const response = keep(ctx.getProp(keep(ctx.getProp(ctx.global, 'frappe')), 'response'));

@@ -71,14 +71,33 @@ test.each(escapes)(
   },
 );
 
-test('dynamic import and never-settling promises: nothing is loaded, nothing outlives the call', async () => {
-  // Promise jobs are never run after the script: the import's rejection and the pending await are dropped with the
-  // context, so the call ends at once with no file content.
-  const res = await call(
-    "import('node:fs').then((fs) => { frappe.response.message = fs.readFileSync('/etc/passwd', 'utf8') }); (async () => { await new Promise(() => {}) })()",
+test('dynamic import is 500 ServerScriptError, also when reached through eval or an async function; nothing is loaded', async () => {
+  for (const script of [
+    "import('node:fs').then((fs) => { frappe.response.message = fs.readFileSync('/etc/passwd', 'utf8') })",
+    'eval("imp" + "ort(\'node:child_process\')")',
+    "(async () => { await null; frappe.response.message = await import('node:fs') })()",
+  ]) {
+    const res = await call(script);
+    expect(res.status).toBe(500);
+    expect(res.body.exc_type).toBe('ServerScriptError');
+    expect(JSON.stringify(res.body)).toMatch(/import\(\) is not available in Server Scripts/);
+    expect(res.body).not.toHaveProperty('message');
+  }
+  await expectServiceAlive();
+});
+
+test('promise jobs run after the script under its limits: awaits finish, a pending promise is dropped, a flood is stopped', async () => {
+  const awaited = await call(
+    "(async () => { const n = await Promise.resolve(20); frappe.response.message = n + (await frappe.db.count('User') > 0 ? 1 : 0) })()",
   );
-  expect(res.status).toBe(200);
-  expect(res.body).not.toHaveProperty('message');
+  expect([awaited.status, awaited.body.message]).toEqual([200, 21]);
+  const pending = await call(
+    "frappe.response.message = 'before'; (async () => { await new Promise(() => {}); frappe.response.message = 'never' })()",
+  );
+  expect([pending.status, pending.body.message]).toEqual([200, 'before']);
+  const flood = await call('const f = () => Promise.resolve().then(f); f()');
+  expect(flood.status).toBe(500);
+  expect(flood.body.exc_type).toBe('ServerScriptError');
   await expectServiceAlive();
 });
 
