@@ -3,6 +3,7 @@
 // attached to) removes its bytes after the commit when no other File shares them; Attach fields take only readable files.
 import type { Knex } from 'knex';
 import type { Document } from '../document/document';
+import { tableFields } from '../document/field-lists';
 import { loadDoc, type DocData } from '../document/store';
 import { DoesNotExistError, ValidationError } from '../errors/errors';
 import type { FieldMeta } from '../meta/types';
@@ -143,26 +144,52 @@ function attachFields(binding: DocTypeBinding): readonly FieldMeta[] {
   return found;
 }
 
-/** An Attach/Attach Image value that changed must be the URL of a File of this site the writer may read. */
+/** Throws unless every changed Attach/Attach Image value of `data` (a document or a child row) is a readable file URL. */
+async function checkAttachRow(
+  ctx: FileRuleContext,
+  fields: readonly FieldMeta[],
+  data: DocData,
+  stored: DocData | undefined,
+  where: string,
+): Promise<void> {
+  for (const field of fields) {
+    const value = data[field.fieldname];
+    if (value === null || value === undefined || value === '') continue;
+    if (stored && stored[field.fieldname] === value) continue;
+    const label = `${field.label || field.fieldname}${where}`;
+    const url = typeof value === 'string' ? value : '';
+    if (!keyOfUrl(url)) throw new ValidationError(`${label} must be the URL of a file uploaded to this site`);
+    if (ctx.ignorePermissions) continue;
+    if (!(await readableFileWithUrl(ctx.site, ctx.user, url, ctx.trx)))
+      throw refusal(ctx.user, `No permission to read the file in ${label}`);
+  }
+}
+
+/**
+ * An Attach/Attach Image value that changed, in the document or in a row of its child tables, must be the URL of a
+ * File of this site the writer may read. A child row is compared with the stored row of the same name.
+ */
 export async function checkAttachValues(
   ctx: FileRuleContext,
   binding: DocTypeBinding,
   data: DocData,
   stored: DocData | undefined,
 ): Promise<void> {
-  const fields = attachFields(binding);
-  if (!fields.length) return;
-  for (const field of fields) {
-    const value = data[field.fieldname];
-    if (value === null || value === undefined || value === '') continue;
-    if (stored && stored[field.fieldname] === value) continue;
-    const url = String(value);
-    if (!keyOfUrl(url))
-      throw new ValidationError(
-        `${field.label || field.fieldname} must be the URL of a file uploaded to this site`,
+  await checkAttachRow(ctx, attachFields(binding), data, stored, '');
+  for (const { field, child } of tableFields(binding.meta, ctx.site.registry)) {
+    const fields = attachFields(child);
+    const rows = data[field.fieldname];
+    if (!fields.length || !Array.isArray(rows)) continue;
+    const before = new Map(
+      ((stored?.[field.fieldname] as DocData[] | undefined) ?? []).map((r) => [String(r.name), r]),
+    );
+    for (const [i, row] of (rows as DocData[]).entries())
+      await checkAttachRow(
+        ctx,
+        fields,
+        row,
+        before.get(String(row.name)),
+        ` in row ${i + 1} of ${field.label || field.fieldname}`,
       );
-    if (ctx.ignorePermissions) continue;
-    if (!(await readableFileWithUrl(ctx.site, ctx.user, url, ctx.trx)))
-      throw refusal(ctx.user, `No permission to read the file in ${field.label || field.fieldname}`);
   }
 }

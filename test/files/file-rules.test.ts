@@ -166,3 +166,69 @@ test("Attach fields take a readable file of this site: another user's private fi
     .send({ title: 'renamed' });
   expect(unchanged.status).toBe(200);
 });
+
+describe('Attach fields in child table rows are checked like top-level ones', () => {
+  const rowsOf = async (name: string) =>
+    (await t.site.db.knex('tabFile Holder Row').where('parent', name).orderBy('idx')) as Record<
+      string,
+      unknown
+    >[];
+
+  test.each([
+    ['an external URL', 'document', () => 'https://example.com/evil.pdf', 400],
+    ['a metadata URL', 'photo', () => 'http://169.254.169.254/latest/meta-data/', 400],
+    ['a traversal', 'document', () => '/files/../site.sqlite', 400],
+    ['an encoded traversal', 'photo', () => '/private/files/..%2f..%2fsite.sqlite', 400],
+    ['a non-string value', 'document', () => 42 as unknown as string, 400],
+    ["another user's private file", 'document', () => bobPrivateUrl, 403],
+    ["another user's private file (Attach Image)", 'photo', () => bobPrivateUrl, 403],
+  ])('%s in a new row is refused and nothing is written', async (_what, field, value, status) => {
+    const rows = await t.site.db.knex('tabFile Holder Row').count({ n: '*' });
+    const res = await t.http
+      .post('/api/resource/File Holder')
+      .set('Authorization', alice)
+      .send({ title: 'child hostile', rows: [{ label: 'ok' }, { label: 'bad', [field]: value() }] });
+    expect(res.status).toBe(status);
+    expect(res.body.exc_type).toBe(status === 400 ? 'ValidationError' : 'PermissionError');
+    if (status === 400) expect(res.body.exception).toContain('row 2 of Rows');
+    expect(await t.site.db.knex('tabFile Holder Row').count({ n: '*' })).toEqual(rows);
+  });
+
+  test("a row's own readable file is accepted; a later save changing it to a stolen file is 403, keeping it is 200", async () => {
+    const own = await upload(t, alice, 'row doc bytes', 'row.pdf', { is_private: '1' });
+    const url = own.body.message.file_url as string;
+    const created = await t.http
+      .post('/api/resource/File Holder')
+      .set('Authorization', alice)
+      .send({ title: 'child ok', rows: [{ label: 'a', document: url, photo: url }] });
+    expect(created.status).toBe(201);
+    const name = created.body.data.name as string;
+    const [row] = await rowsOf(name);
+    expect(row).toMatchObject({ document: url, photo: url });
+    const stolen = await t.http
+      .put(`/api/resource/File Holder/${name}`)
+      .set('Authorization', alice)
+      .send({ rows: [{ name: row?.name, label: 'a', document: bobPrivateUrl, photo: url }] });
+    expect(stolen.status).toBe(403);
+    expect((await rowsOf(name))[0]).toMatchObject({ document: url });
+    const added = await t.http
+      .put(`/api/resource/File Holder/${name}`)
+      .set('Authorization', alice)
+      .send({ rows: [{ label: 'new', photo: 'http://127.0.0.1:3000/x.png' }] });
+    expect(added.status).toBe(400);
+    const kept = await t.http
+      .put(`/api/resource/File Holder/${name}`)
+      .set('Authorization', alice)
+      .send({ rows: [{ name: row?.name, label: 'renamed', document: url, photo: url }] });
+    expect(kept.status).toBe(200);
+    expect((await rowsOf(name))[0]).toMatchObject({ label: 'renamed', document: url });
+  });
+
+  test('a System Manager may not put an external URL in a row either (400)', async () => {
+    const res = await t.http
+      .post('/api/resource/File Holder')
+      .set('Authorization', t.adminToken)
+      .send({ title: 'admin child', rows: [{ document: 'file:///etc/passwd' }] });
+    expect(res.status).toBe(400);
+  });
+});
