@@ -102,10 +102,11 @@ function releaseBytes(ctx: FileRuleContext, file: DocData): void {
   const key = keyOfUrl(url);
   if (!key) return;
   const { site } = ctx;
+  const inUse = async () => Boolean(await site.db.knex('tabFile').where('file_url', url).first('name'));
+  const contentHash = typeof file.content_hash === 'string' ? file.content_hash : undefined;
   ctx.afterCommit(() =>
     withLock(String(file.content_hash || url), async () => {
-      const other = await site.db.knex('tabFile').where('file_url', url).first('name');
-      if (!other) await siteStorage(site).delete(key);
+      if (!(await inUse())) await siteStorage(site).delete(key, { contentHash, inUse });
     }),
   );
 }

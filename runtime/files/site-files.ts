@@ -1,5 +1,5 @@
-// A site's file store (configured by FILES_PATH, `./data` by default) and the per-content lock that keeps identical
-// uploads to one stored copy.
+// A site's file store (configured by FILES_PATH, `./data` by default) and the per-content lock that lets uploads of the
+// same content in this process share one File URL (across processes, the store itself keeps the content once).
 import type { Site } from '../site';
 import { LocalDiskStorage } from './local-storage';
 import type { FileStorage } from './storage';

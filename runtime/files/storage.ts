@@ -1,5 +1,5 @@
 // The file storage interface: where the bytes of File documents live. The local disk backend is local-storage.ts; an
-// object-storage backend implements the same four calls and nothing else changes.
+// object-storage backend implements the same calls and nothing else changes.
 import type { Readable } from 'node:stream';
 
 /** Where one stored file lives: its area (public or private) and its stored name (a sanitised base name). */
@@ -22,16 +22,25 @@ export interface ByteRange {
 
 /** The storage backend of a site's files. */
 export interface FileStorage {
-  /** Moves the finished temporary file `source` to `key`; false (and `source` untouched) when `key` is taken. */
-  put(key: StorageKey, source: string): Promise<boolean>;
+  /**
+   * Stores the finished temporary file `source`, whose SHA-256 (hex) is `contentHash`, under `key`. True when `key`
+   * now holds these bytes (stored now, or already holding the same content, as when another process stored it a
+   * moment ago); false, and nothing changed, when `key` holds other bytes. `source` is left for the caller to remove.
+   * Identical content is kept once however many keys hold it, also when several processes share the store.
+   */
+  put(key: StorageKey, source: string, contentHash: string): Promise<boolean>;
   /** A stream of the file's bytes (or of `range`), with its stat; undefined when it does not exist. */
   get(key: StorageKey, range?: ByteRange): Promise<{ stream: Readable; stat: StoredStat } | undefined>;
   /** Size and mtime, or undefined when the file does not exist. */
   stat(key: StorageKey): Promise<StoredStat | undefined>;
   /** True when a file is stored under `key`. */
   exists(key: StorageKey): Promise<boolean>;
-  /** Removes the file; a missing file is not an error. */
-  delete(key: StorageKey): Promise<void>;
+  /**
+   * Removes the file under `key` (a missing file is not an error); its bytes go once no key holds them. `inUse`, asked
+   * after the name is gone, says whether a File (of this or another process) has named it meanwhile: then the file is
+   * put back, so a deletion never takes bytes from a File that another process just shared.
+   */
+  delete(key: StorageKey, options?: { contentHash?: string; inUse?: () => Promise<boolean> }): Promise<void>;
   /** A folder for temporary upload files on the same file system as the store (so `put` can link, not copy). */
   tempDir(): string;
 }

@@ -64,7 +64,7 @@ async function storeBytes(
   const store = siteStorage(ctx.state.site);
   let key: StorageKey = { isPrivate, name };
   for (let attempt = 0; attempt < 8; attempt++) {
-    if (await store.put(key, file.path)) return key;
+    if (await store.put(key, file.path, file.hash)) return key;
     key = { isPrivate, name: collisionName(name) };
   }
   throw new ValidationError('Could not find a free name for the file');
@@ -115,15 +115,22 @@ async function saveUpload(
       content_hash: file.hash,
       file_type: extensionOf(fileName).slice(1).toUpperCase() || null,
     };
+    const store = siteStorage(site);
+    let saved: DocData;
     try {
-      return await insertFile(ctx, data, true);
+      saved = await insertFile(ctx, data, true);
     } catch (err) {
       if (!reuse) {
-        const other = await site.db.knex('tabFile').where('file_url', fileUrlOf(key)).first('name');
-        if (!other) await siteStorage(site).delete(key);
+        const url = fileUrlOf(key);
+        const inUse = async () => Boolean(await site.db.knex('tabFile').where('file_url', url).first('name'));
+        if (!(await inUse())) await store.delete(key, { contentHash: file.hash, inUse });
       }
       throw err;
     }
+    // Another process may have deleted the last other File naming these bytes just before this row was committed:
+    // the bytes are still in the temporary file, so they are stored again under the same name.
+    if (!(await store.exists(key))) await store.put(key, file.path, file.hash);
+    return saved;
   });
 }
 
