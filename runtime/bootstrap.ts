@@ -110,6 +110,7 @@ export async function openSite(
     statementMs: conf.db_statement_timeout,
     acquireMs: conf.db_acquire_timeout,
     busyMs: conf.db_busy_timeout,
+    readerThreads: conf.reader_threads,
   });
   const site: Site = { db, registry, config };
   site.jobs = siteJobQueue(site);

@@ -30,6 +30,13 @@ export interface SiteConfig {
   oauth_refresh_token_lifetime?: number;
   /** Longest a database statement may run (ms, MariaDB) before the request is 503. */
   db_statement_timeout: number;
+  /**
+   * Longest a list or count query may run (ms) before it is cancelled with 503 QueryTimeoutError: on MariaDB by the
+   * server (max_statement_time), on SQLite for the reads sent to reader threads (those the query plan says may be slow).
+   */
+  max_query_time: number;
+  /** SQLite: reader threads (each with its own connection) for reads that may be slow; started on first use. */
+  reader_threads: number;
   /** Longest a request waits for a pooled connection, or a new one to connect (ms), before it is 503. */
   db_acquire_timeout: number;
   /** Longest a write waits on another's lock (ms: SQLite busy_timeout, MariaDB innodb_lock_wait_timeout) before 503. */
@@ -94,6 +101,8 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   trusted_proxies: [],
   coalesce_writes: true,
   db_statement_timeout: 8000,
+  max_query_time: 5000,
+  reader_threads: 2,
   db_acquire_timeout: 5000,
   db_busy_timeout: 5000,
   headers_timeout: 20_000,

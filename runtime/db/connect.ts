@@ -6,6 +6,7 @@ import knexFactory, { type Knex } from 'knex';
 import { logger } from '../log/logger';
 import { DatabaseHealth } from './health';
 import { createReadSnapshots } from './read-snapshot';
+import { ReaderPool } from './reader-pool';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startWalCheckpointer } from './wal-checkpointer';
 
 /** The two database kinds the service runs on. */
@@ -20,6 +21,8 @@ export interface Database {
    * this event-loop turn's reads share (see read-snapshot.ts).
    */
   readConnection?: () => BetterSqlite3.Database;
+  /** SQLite only: reader threads for reads that may be slow (see reader-pool.ts). */
+  readerPool?: ReaderPool;
   /** Outages as requests meet them: one log line per change, /api/ready's answer. */
   health: DatabaseHealth;
   close(): Promise<void>;
@@ -30,6 +33,8 @@ export interface DatabaseTimeouts {
   statementMs: number;
   acquireMs: number;
   busyMs: number;
+  /** SQLite: reader threads at most (site config reader_threads). */
+  readerThreads?: number;
 }
 
 /** The defaults of the site config keys. */
@@ -160,13 +165,20 @@ export function connect(url: string, timeouts: DatabaseTimeouts = DEFAULT_TIMEOU
   tuneSqlite(reader, timeouts.busyMs);
   const health = new DatabaseHealth(() => knex.raw('select 1'), logger);
   const checkpointer = startWalCheckpointer(file);
+  const readerPool = new ReaderPool({
+    file,
+    threads: Math.max(1, Math.floor(timeouts.readerThreads ?? 2)),
+    busyMs: timeouts.busyMs,
+  });
   return {
     knex,
     dialect: 'sqlite',
     readConnection: createReadSnapshots(reader, () => (writer?.open ? writer : undefined)),
+    readerPool,
     health,
     close: async () => {
       health.stopProbe();
+      await readerPool.close();
       await checkpointer.stop();
       reader.close();
       await knex.destroy();

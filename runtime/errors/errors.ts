@@ -80,6 +80,13 @@ export class InternalServerError extends define('InternalServerError', 500) {}
 /** The database or another dependency is unavailable. */
 export class ServiceUnavailableError extends define('ServiceUnavailableError', 503) {}
 
+/**
+ * A read ran past site config `max_query_time` and was cancelled. 503, not 400: the request is well formed and
+ * permitted, and the same query succeeds on a smaller table or a less loaded server; it is the server's limit on its
+ * own resources that refused it, and a 5xx keeps such refusals visible in the server's error rates. No Retry-After:
+ * sent again unchanged it would most likely take as long (narrow the filters, or page with `cursor`).
+ */
+export class QueryTimeoutError extends define('QueryTimeoutError', 503) {}
 /** A server script failed: a script error, its time, memory, stack or result limit, or an escape it attempted. */
 export class ServerScriptError extends define('ServerScriptError', 500) {}
 /** Server scripts are switched off (site config `server_script_enabled: false`). */
@@ -132,6 +139,7 @@ export const ERROR_CLASSES = {
   TooManyRequestsError,
   InternalServerError,
   ServiceUnavailableError,
+  QueryTimeoutError,
   ServerScriptError,
   ServerScriptNotEnabled,
   OAuthError,

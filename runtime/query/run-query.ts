@@ -4,6 +4,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { prepared } from '../db/sqlite-statements';
+import { mayBeSlow, queryTimeLimit, selectWithLimit } from '../db/slow-reads';
 import type { Site } from '../site';
 
 /** A compiled query: SQL text from knex and its bound values. */
@@ -27,6 +28,8 @@ export interface CompiledSlot {
   packed?: boolean;
   /** SQLite: the compiled query's key among the remembered results. */
   key?: string;
+  /** SQLite: the query may be slow (its plan, see slow-reads.ts) and runs in a reader thread. */
+  slow?: boolean;
 }
 
 /** Result rows as value lists, with the column names in select order. */
@@ -117,8 +120,9 @@ function compileInto(slot: CompiledSlot, query: Knex.QueryBuilder): CompiledQuer
  */
 export async function runSelect(site: Site, source: SelectSource, slot: CompiledSlot = {}): Promise<RowSet> {
   const reader = site.db.readConnection?.();
+  const limitMs = queryTimeLimit(site.config?.site?.max_query_time);
   if (!reader) {
-    const objects = (await source.build(false)) as Record<string, unknown>[];
+    const objects = await selectWithLimit(site.db.knex, source.build(false), limitMs);
     const columns = objects[0] ? Object.keys(objects[0]) : [];
     return { columns, rows: objects.map((o) => columns.map((c) => o[c])) };
   }
@@ -134,19 +138,32 @@ export async function runSelect(site: Site, source: SelectSource, slot: Compiled
         .map((c) => c.name);
   }
   const columns = slot.columns as string[];
+  const pool = site.db.readerPool;
+  slot.slow ??=
+    pool !== undefined &&
+    mayBeSlow(reader, compiled.sql, compiled.bindings, slot.packed ? 'rows' : 'aggregate');
   if (!slot.packed)
     return {
       columns,
-      rows: prepared(reader, compiled.sql)
-        .raw(true)
-        .all(...compiled.bindings) as unknown[][],
+      rows: (slot.slow && pool
+        ? await pool.run('raw', compiled.sql, compiled.bindings, limitMs)
+        : prepared(reader, compiled.sql)
+            .raw(true)
+            .all(...compiled.bindings)) as unknown[][],
     };
-  const snapshot = snapshotOf(reader);
+  let snapshot = snapshotOf(reader);
   const remembered = snapshot.results.get(slot.key as string) as RememberedPage | undefined;
   if (remembered) return { columns, ...remembered };
-  const texts = prepared(reader, compiled.sql)
-    .pluck(true)
-    .all(...compiled.bindings) as string[];
+  const version = snapshot.version;
+  let texts: string[];
+  if (slot.slow && pool) {
+    texts = (await pool.run('pluck', compiled.sql, compiled.bindings, limitMs)) as string[];
+    // Read in a thread while the event loop went on: kept only if the database has not changed since `version`.
+    snapshot = snapshotOf(reader);
+  } else
+    texts = prepared(reader, compiled.sql)
+      .pluck(true)
+      .all(...compiled.bindings) as string[];
   const rows = new Array<unknown[]>(texts.length);
   let size = 0;
   for (let i = 0; i < texts.length; i++) {
@@ -155,7 +172,7 @@ export async function runSelect(site: Site, source: SelectSource, slot: Compiled
     rows[i] = JSON.parse(text) as unknown[];
   }
   const page: RememberedPage = { rows, derived: new Map() };
-  remember(snapshot, slot.key as string, page, size);
+  if (snapshot.version === version) remember(snapshot, slot.key as string, page, size);
   return { columns, ...page };
 }
 
@@ -166,20 +183,28 @@ export async function runCount(
   slot: CompiledSlot = {},
 ): Promise<number> {
   const reader = site.db.readConnection?.();
+  const limitMs = queryTimeLimit(site.config?.site?.max_query_time);
   if (!reader) {
-    const [row] = (await build()) as { count: number | string }[];
+    const [row] = await selectWithLimit(site.db.knex, build(), limitMs);
     return Number(row?.count ?? 0);
   }
   const compiled = slot.compiled ?? compileInto(slot, build());
-  const snapshot = snapshotOf(reader);
+  let snapshot = snapshotOf(reader);
   let count = snapshot.results.get(slot.key as string) as number | undefined;
   if (count === undefined) {
-    count = Number(
-      prepared(reader, compiled.sql)
-        .pluck()
-        .get(...compiled.bindings) ?? 0,
-    );
-    remember(snapshot, slot.key as string, count, 0);
+    const pool = site.db.readerPool;
+    slot.slow ??= pool !== undefined && mayBeSlow(reader, compiled.sql, compiled.bindings, 'count');
+    const version = snapshot.version;
+    if (slot.slow && pool) {
+      count = Number((await pool.run('value', compiled.sql, compiled.bindings, limitMs)) ?? 0);
+      snapshot = snapshotOf(reader);
+    } else
+      count = Number(
+        prepared(reader, compiled.sql)
+          .pluck()
+          .get(...compiled.bindings) ?? 0,
+      );
+    if (snapshot.version === version) remember(snapshot, slot.key as string, count, 0);
   }
   return count;
 }
