@@ -63,7 +63,11 @@ function failure(script: ServerScript, outcome: Exclude<JobOutcome, { ok: true }
         : new ServerScriptError(`${label}: ${outcome.error.message}`);
     }
     case 'timeout':
-      return new ServerScriptError(`${label} exceeded its CPU time limit (${DEFAULT_LIMITS.cpuMs} ms)`);
+      return new ServerScriptError(
+        outcome.limit === 'wall'
+          ? `${label} exceeded its wall-clock time limit (${DEFAULT_LIMITS.wallMs} ms outside host calls)`
+          : `${label} exceeded its CPU time limit (${DEFAULT_LIMITS.cpuMs} ms)`,
+      );
     case 'result':
       return new ServerScriptError(`${label} returned more than ${DEFAULT_LIMITS.maxResultBytes} characters`);
     case 'syntax':

@@ -1,13 +1,21 @@
 // The sandbox pool: worker threads that run server scripts in QuickJS (WebAssembly), so a script burning its CPU budget
 // never holds the event loop. Each job gets a fresh QuickJS runtime and context; its host calls come back here and run
-// on the event loop (the worker waits for the answer); a wall-clock watchdog terminates a worker that overstays.
+// on the event loop (the worker waits for the answer). The CPU budget is the worker thread's own CPU time (Linux:
+// /proc/.../schedstat); a watchdog terminates a worker whose job overstays its CPU budget or the wall-clock backstop,
+// which is what ends a single native call QuickJS cannot interrupt.
+import { openSync, readSync, closeSync } from 'node:fs';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { WORKER_SOURCE } from './sandbox-worker-source';
 
 /** Hard limits of one script call. */
 export interface ScriptLimits {
-  /** CPU time the guest may spend running bytecode (time spent in host calls does not count). */
+  /**
+   * CPU time of the worker thread the call may use (its thread's CPU clock: time spent waiting for host calls, or
+   * descheduled on a busy machine, does not count).
+   */
   cpuMs: number;
+  /** The wall-clock backstop: time the call may take outside host calls, however little CPU it got. */
+  wallMs: number;
   /** Bytes the guest's QuickJS runtime may allocate. */
   memoryBytes: number;
   /** Bytes of native stack the guest may use (deep recursion ends in "stack overflow"). */
@@ -21,15 +29,16 @@ export interface ScriptLimits {
   /** How long the guest waits for one host call. */
   hostWaitMs: number;
   /**
-   * Grace beyond `cpuMs` (wall clock, host calls excluded) after which the worker is terminated: one native call
+   * Grace beyond `cpuMs` (thread CPU) and `wallMs` after which the watchdog terminates the worker: one native call
    * (a huge Array.fill) is not interrupted by QuickJS, the watchdog ends it.
    */
   graceMs: number;
 }
 
-/** The defaults: 32 MB, 256 KB of stack, 1 s of CPU, 2 MB of result, 64 KB of log. */
+/** The defaults: 32 MB, 256 KB of stack, 1 s of CPU (10 s of wall clock outside host calls), 2 MB of result, 64 KB of log. */
 export const DEFAULT_LIMITS: ScriptLimits = {
   cpuMs: 1000,
+  wallMs: 10_000,
   memoryBytes: 32 * 1024 * 1024,
   stackBytes: 256 * 1024,
   maxResultBytes: 2 * 1024 * 1024,
@@ -50,7 +59,11 @@ export type JobOutcome =
       error: { excType: string; status: number; message: string };
       logs?: string[];
     }
-  | { ok: false; kind: 'script' | 'timeout' | 'result' | 'killed'; message?: string; logs?: string[] };
+  | { ok: false; kind: 'timeout'; limit: 'cpu' | 'wall'; logs?: string[] }
+  | { ok: false; kind: 'script' | 'result' | 'killed'; message?: string; logs?: string[] };
+
+/** What the worker reports besides the outcome: the thread CPU time the job used, in ms (absent off Linux). */
+export type Reported = JobOutcome & { cpuMs?: number };
 
 /** Answers one host call: resolves with the JSON-able value, or rejects with the error the guest should see. */
 export type HostHandler = (name: string, args: unknown[]) => Promise<unknown>;
@@ -68,7 +81,7 @@ interface Job {
   host?: HostHandler;
   /** Turns a rejected host call into the reply the guest sees. */
   hostError?: (err: unknown) => HostReply;
-  resolve(outcome: JobOutcome): void;
+  resolve(outcome: Reported): void;
   /** When the job started, and the time its host calls took (not counted against its CPU budget). */
   started?: number;
   hostMs?: number;
@@ -78,7 +91,10 @@ interface Job {
 
 interface PoolWorker {
   worker: Worker;
+  /** [0]: the host-reply signal; [1]: the worker thread's Linux thread id (0 until known or off Linux). */
   signal: Int32Array;
+  /** [0]: the worker thread's CPU clock (ms) when its current job started (NaN off Linux). */
+  cpuStart: Float64Array;
   replies: MessagePort;
   job?: Job;
   timer?: NodeJS.Timeout;
@@ -100,7 +116,7 @@ export class SandboxPool {
   constructor(private readonly baseWorkers = BASE_WORKERS) {}
 
   /** Checks that `source` compiles; resolves with the outcome (kind `syntax` on a syntax error). */
-  compile(source: string, filename: string, limits: ScriptLimits = DEFAULT_LIMITS): Promise<JobOutcome> {
+  compile(source: string, filename: string, limits: ScriptLimits = DEFAULT_LIMITS): Promise<Reported> {
     return this.submit({ kind: 'compile', source, filename, input: '', limits }, false);
   }
 
@@ -115,16 +131,16 @@ export class SandboxPool {
     host: HostHandler,
     hostError: (err: unknown) => HostReply,
     options: { nested?: boolean; limits?: ScriptLimits } = {},
-  ): Promise<JobOutcome> {
+  ): Promise<Reported> {
     return this.submit(
       { kind: 'run', source, filename, input, limits: options.limits ?? DEFAULT_LIMITS, host, hostError },
       options.nested === true,
     );
   }
 
-  private submit(spec: Omit<Job, 'id' | 'resolve'>, nested: boolean): Promise<JobOutcome> {
+  private submit(spec: Omit<Job, 'id' | 'resolve'>, nested: boolean): Promise<Reported> {
     if (this.closed) return Promise.resolve({ ok: false, kind: 'killed', message: 'sandbox pool closed' });
-    return new Promise<JobOutcome>((resolve) => {
+    return new Promise<Reported>((resolve) => {
       const job: Job = { ...spec, id: this.nextId++, resolve };
       const worker =
         this.idle.pop() ?? (nested || this.busy.size < this.baseWorkers ? this.spawn() : undefined);
@@ -134,7 +150,7 @@ export class SandboxPool {
   }
 
   private spawn(): PoolWorker {
-    const shared = new SharedArrayBuffer(4);
+    const shared = new SharedArrayBuffer(16);
     const channel = new MessageChannel();
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
@@ -148,10 +164,15 @@ export class SandboxPool {
     });
     worker.unref();
     channel.port1.unref();
-    const entry: PoolWorker = { worker, signal: new Int32Array(shared), replies: channel.port1 };
+    const entry: PoolWorker = {
+      worker,
+      signal: new Int32Array(shared, 0, 2),
+      cpuStart: new Float64Array(shared, 8, 1),
+      replies: channel.port1,
+    };
     worker.on(
       'message',
-      (msg: { t: string; id: number; seq?: number; name?: string; args?: string; outcome?: JobOutcome }) =>
+      (msg: { t: string; id: number; seq?: number; name?: string; args?: string; outcome?: Reported }) =>
         this.onMessage(entry, msg),
     );
     worker.on('error', () => this.lost(entry, 'the sandbox worker failed'));
@@ -164,14 +185,20 @@ export class SandboxPool {
     this.busy.add(entry);
     job.started = Date.now();
     job.hostMs = 0;
-    const budget = job.limits.cpuMs + job.limits.graceMs;
+    const { cpuMs, wallMs, graceMs } = job.limits;
     entry.timer = setInterval(
       () => {
         const now = Date.now();
         const inHost = (job.hostMs as number) + (job.hostSince === undefined ? 0 : now - job.hostSince);
-        if (now - (job.started as number) - inHost > budget) this.kill(entry);
+        const active = now - (job.started as number) - inHost;
+        if (active > wallMs + graceMs) return this.kill(entry, 'wall');
+        // The thread cannot have used more CPU than the wall time since the job began.
+        if (now - (job.started as number) <= cpuMs + graceMs) return;
+        const used = threadCpuMs(Atomics.load(entry.signal, 1)) - (entry.cpuStart[0] ?? NaN);
+        // Off Linux (no thread CPU clock) the wall clock outside host calls stands in for it.
+        if (Number.isNaN(used) ? active > cpuMs + graceMs : used > cpuMs + graceMs) this.kill(entry, 'cpu');
       },
-      Math.min(250, budget),
+      Math.min(250, cpuMs + graceMs),
     );
     entry.timer.unref();
     const { id, kind, source, filename, input, limits } = job;
@@ -180,7 +207,7 @@ export class SandboxPool {
 
   private onMessage(
     entry: PoolWorker,
-    msg: { t: string; id: number; seq?: number; name?: string; args?: string; outcome?: JobOutcome },
+    msg: { t: string; id: number; seq?: number; name?: string; args?: string; outcome?: Reported },
   ): void {
     const job = entry.job;
     if (!job || msg.id !== job.id) return;
@@ -188,7 +215,7 @@ export class SandboxPool {
       void this.answer(entry, job, msg.seq as number, msg.name as string, msg.args as string);
       return;
     }
-    if (msg.t === 'done') this.finish(entry, msg.outcome as JobOutcome);
+    if (msg.t === 'done') this.finish(entry, msg.outcome as Reported);
   }
 
   /** Runs a host call on the event loop and wakes the worker with the answer. */
@@ -228,7 +255,7 @@ export class SandboxPool {
     Atomics.notify(entry.signal, 0);
   }
 
-  private finish(entry: PoolWorker, outcome: JobOutcome): void {
+  private finish(entry: PoolWorker, outcome: Reported): void {
     const job = entry.job;
     if (!job) return;
     clearInterval(entry.timer);
@@ -248,14 +275,14 @@ export class SandboxPool {
     this.idle.push(entry);
   }
 
-  /** The watchdog: a job past its wall-clock limit loses its worker. */
-  private kill(entry: PoolWorker): void {
+  /** The watchdog: a job past its CPU budget or the wall-clock backstop (plus grace) loses its worker. */
+  private kill(entry: PoolWorker, limit: 'cpu' | 'wall'): void {
     const job = entry.job;
     if (!job) return;
     entry.job = undefined;
     clearInterval(entry.timer);
     this.busy.delete(entry);
-    job.resolve({ ok: false, kind: 'timeout', message: 'the script overran its time limit' });
+    job.resolve({ ok: false, kind: 'timeout', limit });
     void entry.worker.terminate();
     this.refill();
   }
@@ -290,6 +317,26 @@ export class SandboxPool {
     this.idle.length = 0;
     for (const job of this.queue.splice(0)) job.resolve({ ok: false, kind: 'killed', message: 'closed' });
     await Promise.all(all.map((e) => e.worker.terminate()));
+  }
+}
+
+/**
+ * The CPU clock (ms) of thread `tid` of this process, from /proc/self/task/<tid>/schedstat (nanoseconds on the CPU);
+ * NaN when it cannot be read (not Linux, or the thread is gone).
+ */
+export function threadCpuMs(tid: number): number {
+  if (!tid) return NaN;
+  let fd: number | undefined;
+  try {
+    fd = openSync(`/proc/self/task/${tid}/schedstat`, 'r');
+    const buf = Buffer.alloc(64);
+    const n = readSync(fd, buf, 0, 64, 0);
+    const ns = Number(/^\d+/.exec(buf.toString('latin1', 0, n))?.[0]);
+    return Number.isFinite(ns) ? ns / 1e6 : NaN;
+  } catch {
+    return NaN;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

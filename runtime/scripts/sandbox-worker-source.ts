@@ -1,13 +1,43 @@
 // The JavaScript a sandbox worker thread runs (eval, so it needs neither tsx nor the runtime bundle): it loads QuickJS
 // (WebAssembly) once and runs each job in a fresh QuickJS runtime and context with hard limits. Host calls block the
-// worker (Atomics.wait) until the main thread answers, so the guest sees them as plain synchronous functions.
+// worker (Atomics.wait) until the main thread answers, so the guest sees them as plain synchronous functions. The CPU
+// budget is read from this thread's own CPU clock (Linux: /proc/thread-self/schedstat), so waiting for host calls or
+// being descheduled on a busy machine is not charged; the wall clock outside host calls is only the backstop.
 
 /** The worker thread's program (plain CommonJS JavaScript). */
 export const WORKER_SOURCE = `
 const { parentPort, workerData, receiveMessageOnPort } = require('node:worker_threads');
 const { newQuickJSWASMModule, RELEASE_SYNC } = require(workerData.quickjs);
-const signal = new Int32Array(workerData.signal);
+const fs = require('node:fs');
+const signal = new Int32Array(workerData.signal, 0, 2);
+const cpuStart = new Float64Array(workerData.signal, 8, 1);
 const replyPort = workerData.replyPort;
+
+// This thread's CPU clock in ms (NaN when there is none): schedstat's first field is the nanoseconds spent on a CPU.
+let cpuFd;
+const cpuBuf = Buffer.alloc(64);
+try {
+  cpuFd = fs.openSync('/proc/thread-self/schedstat', 'r');
+  const tid = Number(String(fs.readlinkSync('/proc/thread-self')).split('/').pop());
+  if (tid > 0) Atomics.store(signal, 1, tid);
+} catch (e) {
+  cpuFd = undefined;
+}
+function threadCpuMs() {
+  if (cpuFd === undefined) return NaN;
+  try {
+    const n = fs.readSync(cpuFd, cpuBuf, 0, 64, 0);
+    let ns = 0;
+    for (let i = 0; i < n; i++) {
+      const c = cpuBuf[i];
+      if (c < 48 || c > 57) break;
+      ns = ns * 10 + (c - 48);
+    }
+    return ns / 1e6;
+  } catch (e) {
+    return NaN;
+  }
+}
 let modulePromise = newQuickJSWASMModule(RELEASE_SYNC);
 let seq = 0;
 
@@ -26,8 +56,8 @@ function compile(mod, job) {
   try {
     rt.setMemoryLimit(job.limits.memoryBytes);
     rt.setMaxStackSize(job.limits.stackBytes);
-    const deadline = Date.now() + job.limits.cpuMs;
-    rt.setInterruptHandler(() => Date.now() > deadline);
+    overLimit = undefined;
+    rt.setInterruptHandler(budget(job.limits, Date.now(), cpuStart[0], () => 0));
     const ctx = rt.newContext();
     try {
       const r = ctx.evalCode(job.source, job.filename, { compileOnly: true });
@@ -56,21 +86,43 @@ const MAX_JOBS = 100000;
 const pad = (n, w) => String(n).padStart(w || 2, '0');
 const dateText = (d) => d.getUTCFullYear() + '-' + pad(d.getUTCMonth() + 1) + '-' + pad(d.getUTCDate());
 
+// The limit a job ran into ('cpu' or 'wall'), read by run(); set by the interrupt handler.
+let overLimit;
+
+/**
+ * The interrupt check of a job: true once its thread CPU time passes limits.cpuMs, or its wall time outside host calls
+ * passes limits.wallMs. The CPU clock is read only once the job has run cpuMs of wall time (it cannot have used more
+ * CPU than that), and then at most every 5 ms.
+ */
+function budget(limits, started, cpu0, hostTime) {
+  let nextRead = started + limits.cpuMs;
+  return () => {
+    if (overLimit) return true;
+    const now = Date.now();
+    if (now - started - hostTime() > limits.wallMs) overLimit = 'wall';
+    else if (now >= nextRead) {
+      nextRead = now + 5;
+      const used = threadCpuMs() - cpu0;
+      // Without a CPU clock, the wall time outside host calls stands in for it.
+      if (Number.isNaN(used) ? now - started - hostTime() > limits.cpuMs : used > limits.cpuMs) overLimit = 'cpu';
+    }
+    return overLimit !== undefined;
+  };
+}
+
 function run(mod, job) {
   const limits = job.limits;
   const rt = mod.newRuntime();
   const started = Date.now();
+  const cpu0 = cpuStart[0];
   let hostMs = 0;
-  let interrupted = false;
   let hostCalls = 0;
   let logBytes = 0;
   const logs = [];
+  overLimit = undefined;
   rt.setMemoryLimit(limits.memoryBytes);
   rt.setMaxStackSize(limits.stackBytes);
-  rt.setInterruptHandler(() => {
-    if (Date.now() - started - hostMs > limits.cpuMs) interrupted = true;
-    return interrupted;
-  });
+  rt.setInterruptHandler(budget(limits, started, cpu0, () => hostMs));
   let imported = false;
   rt.setModuleLoader(() => {
     imported = true;
@@ -184,7 +236,7 @@ function run(mod, job) {
     const r = ctx.evalCode(job.source, job.filename);
     if (r.error) {
       const err = keep(r.error);
-      if (interrupted) return { ok: false, kind: 'timeout', logs };
+      if (overLimit) return { ok: false, kind: 'timeout', limit: overLimit, logs };
       for (const t of thrown) {
         if (ctx.sameValue(t.handle, err)) {
           if (t.info.kind === 'throw') return { ok: false, kind: 'throw', message: t.info.message, logs };
@@ -193,13 +245,13 @@ function run(mod, job) {
         }
       }
       const e = errorText(ctx, err);
-      if (interrupted) return { ok: false, kind: 'timeout', logs };
+      if (overLimit) return { ok: false, kind: 'timeout', limit: overLimit, logs };
       return { ok: false, kind: 'script', message: e.name + ': ' + e.message, logs };
     }
     keep(r.value);
     const jobs = rt.executePendingJobs(MAX_JOBS);
     if (jobs.error) jobs.error.dispose();
-    if (interrupted) return { ok: false, kind: 'timeout', logs };
+    if (overLimit) return { ok: false, kind: 'timeout', limit: overLimit, logs };
     if (imported) return { ok: false, kind: 'script', message: 'import() is not available in Server Scripts', logs };
     if (rt.hasPendingJob()) return { ok: false, kind: 'script', message: 'more than ' + MAX_JOBS + ' promise jobs', logs };
     // The result: frappe.response.message, and the globals doc and conditions, read as JSON (capped).
@@ -212,7 +264,7 @@ function run(mod, job) {
     if (s.error) {
       const e = errorText(ctx, s.error);
       s.error.dispose();
-      if (interrupted) return { ok: false, kind: 'timeout', logs };
+      if (overLimit) return { ok: false, kind: 'timeout', limit: overLimit, logs };
       return { ok: false, kind: 'script', message: 'the result is not JSON: ' + e.name + ': ' + e.message, logs };
     }
     keep(s.value);
@@ -221,7 +273,7 @@ function run(mod, job) {
     if (length > limits.maxResultBytes) return { ok: false, kind: 'result', logs };
     return { ok: true, json: ctx.getString(s.value), logs };
   } catch (e) {
-    if (interrupted) return { ok: false, kind: 'timeout', logs };
+    if (overLimit) return { ok: false, kind: 'timeout', limit: overLimit, logs };
     if (e && typeof e === 'object' && 'alive' in e) { const x = errorText(ctx, e); return { ok: false, kind: 'script', message: x.name + ': ' + x.message, logs }; }
     return { ok: false, kind: 'script', message: String(e && e.message), logs };
   } finally {
@@ -234,8 +286,11 @@ function run(mod, job) {
 parentPort.on('message', (job) => {
   modulePromise.then((mod) => {
     let outcome;
+    cpuStart[0] = threadCpuMs();
     try {
       outcome = job.kind === 'compile' ? compile(mod, job) : run(mod, job);
+      const used = threadCpuMs() - cpuStart[0];
+      if (!Number.isNaN(used)) outcome.cpuMs = used;
     } catch (e) {
       // A QuickJS runtime that failed this way is not reused: the next job loads a fresh module.
       modulePromise = newQuickJSWASMModule(RELEASE_SYNC);

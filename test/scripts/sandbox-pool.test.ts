@@ -1,0 +1,90 @@
+// The sandbox pool's time limits: the CPU budget is the worker thread's own CPU clock (Linux schedstat), so a busy
+// script is stopped by it while a script that only waits for host calls is not charged for the wait; the wall clock
+// outside host calls is a separate backstop; a native call QuickJS cannot interrupt is ended by the watchdog.
+import { existsSync } from 'node:fs';
+import {
+  DEFAULT_LIMITS,
+  SandboxPool,
+  threadCpuMs,
+  type HostReply,
+  type ScriptLimits,
+} from '../../runtime/scripts/sandbox-pool';
+
+const linux = existsSync('/proc/thread-self/schedstat');
+const onLinux = linux ? test : test.skip;
+
+let pool: SandboxPool;
+beforeAll(() => {
+  pool = new SandboxPool(2);
+});
+afterAll(async () => {
+  await pool.close();
+});
+
+const input = JSON.stringify({ form_dict: {}, user: 'Administrator' });
+const hostError = (): HostReply => ({ err: { excType: 'ServerScriptError', status: 500, message: 'x' } });
+const noHost = () => Promise.reject(new Error('no host calls here'));
+const limits = (over: Partial<ScriptLimits>): ScriptLimits => ({ ...DEFAULT_LIMITS, ...over });
+
+onLinux('threadCpuMs reads a thread CPU clock that advances with work', () => {
+  const before = threadCpuMs(process.pid);
+  const until = Date.now() + 30;
+  let x = 0;
+  while (Date.now() < until) x++;
+  expect(x).toBeGreaterThan(0);
+  expect(threadCpuMs(process.pid)).toBeGreaterThan(before);
+  expect(threadCpuMs(0)).toBeNaN();
+  expect(threadCpuMs(2 ** 30)).toBeNaN();
+});
+
+onLinux('a busy script is stopped by its CPU budget, counted on the worker thread CPU clock', async () => {
+  const out = await pool.run('while (true) {}', 'script.js', input, noHost, hostError, {
+    limits: limits({ cpuMs: 200, wallMs: 120_000 }),
+  });
+  expect(out).toMatchObject({ ok: false, kind: 'timeout', limit: 'cpu' });
+  expect(out.cpuMs).toBeGreaterThanOrEqual(200);
+});
+
+onLinux(
+  'waiting for host calls is not charged: eight 60 ms host calls fit a 100 ms CPU and wall budget',
+  async () => {
+    const host = () => new Promise<unknown>((resolve) => setTimeout(() => resolve(1), 60));
+    const started = Date.now();
+    const out = await pool.run(
+      "let n = 0; for (let i = 0; i < 8; i++) n += frappe.db.count('ToDo'); frappe.response.message = n",
+      'script.js',
+      input,
+      host,
+      hostError,
+      { limits: limits({ cpuMs: 100, wallMs: 100, graceMs: 100 }) },
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(480);
+    expect(out).toMatchObject({ ok: true, json: '{"message":8}' });
+    expect(out.cpuMs).toBeLessThan(100);
+  },
+);
+
+test('the wall clock outside host calls is a separate backstop', async () => {
+  const out = await pool.run('while (true) {}', 'script.js', input, noHost, hostError, {
+    limits: limits({ cpuMs: 120_000, wallMs: 200 }),
+  });
+  expect(out).toMatchObject({ ok: false, kind: 'timeout', limit: 'wall' });
+});
+
+onLinux(
+  'a native call QuickJS cannot interrupt is ended by the watchdog on the CPU budget; the pool keeps working',
+  async () => {
+    // Array.prototype.indexOf over a huge array-like runs in C without reaching the interrupt handler.
+    const out = await pool.run(
+      'frappe.response.message = Array.prototype.indexOf.call({ length: 2 ** 52 }, 1)',
+      'script.js',
+      input,
+      noHost,
+      hostError,
+      { limits: limits({ cpuMs: 100, graceMs: 200, wallMs: 120_000 }) },
+    );
+    expect(out).toMatchObject({ ok: false, kind: 'timeout', limit: 'cpu' });
+    const next = await pool.run("frappe.response.message = 'alive'", 'script.js', input, noHost, hostError);
+    expect(next).toMatchObject({ ok: true, json: '{"message":"alive"}' });
+  },
+);
