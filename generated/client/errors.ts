@@ -79,6 +79,9 @@ export const InternalServerError = errorClass('InternalServerError', ApiError);
 /** exc_type ServiceUnavailableError (HTTP 503). */
 export const ServiceUnavailableError = errorClass('ServiceUnavailableError', ApiError);
 
+/** exc_type QueryTimeoutError (HTTP 503). */
+export const QueryTimeoutError = errorClass('QueryTimeoutError', ApiError);
+
 /** exc_type ServerScriptError (HTTP 500). */
 export const ServerScriptError = errorClass('ServerScriptError', ApiError);
 
@@ -116,6 +119,7 @@ export const ERROR_CLASSES: ErrorClasses = {
   TooManyRequestsError,
   InternalServerError,
   ServiceUnavailableError,
+  QueryTimeoutError,
   ServerScriptError,
   ServerScriptNotEnabled,
   OAuthError,

@@ -202,6 +202,11 @@ export const LIST_PARAMETERS: Record<1 | 2, JsonSchema[]> = {
     query('order_by', 'field [asc|desc], …', { type: 'string' }),
     query('group_by', 'field, …', { type: 'string' }),
     query('start', 'offset', COUNT),
+    query(
+      'cursor',
+      "keyset paging: empty for the first page, then the previous answer's next_cursor (opaque; same order_by; not with start, group_by or aggregates)",
+      { type: 'string' },
+    ),
     query('limit', 'page size (default 20, at most max_page_length)', COUNT),
     query('as_dict', 'false: each row is a list of values in the order of fields', BOOL),
     jsonQuery('expand', 'Link fields whose values become the linked documents', {

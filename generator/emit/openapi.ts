@@ -65,7 +65,10 @@ function envelope(
   return {
     type: 'object',
     properties: { ...(value ? { [key]: value } : {}), ...more, ...MESSAGES[version] },
-    ...requiredKeys([...(value && required ? [key] : []), ...Object.keys(more).filter((k) => k !== 'count')]),
+    ...requiredKeys([
+      ...(value && required ? [key] : []),
+      ...Object.keys(more).filter((k) => k !== 'count' && k !== 'next_cursor'),
+    ]),
   };
 }
 
@@ -124,6 +127,10 @@ function docTypeSuccess(row: RouteRow, ir: DocTypeIR, version: 1 | 2, patch: boo
               ? {
                   has_next_page: { type: 'boolean' },
                   count: { type: 'integer', description: 'with include=count' },
+                  next_cursor: {
+                    type: ['string', 'null'],
+                    description: 'with cursor: the cursor of the next page (null on the last)',
+                  },
                 }
               : {},
           ),

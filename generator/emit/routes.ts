@@ -50,7 +50,9 @@ function routeType(row: RouteRow, doc: string, version: 1 | 2): string {
   const response: Record<RouteRow['response'], string> = {
     document: `{ data: ${doc} }`,
     documents:
-      version === 2 ? `{ data: ${doc}[]; has_next_page: boolean; count?: number }` : `{ data: ${doc}[] }`,
+      version === 2
+        ? `{ data: ${doc}[]; has_next_page: boolean; count?: number; next_cursor?: string | null }`
+        : `{ data: ${doc}[] }`,
     count: '{ data: number }',
     meta: '{ data: DocTypeMeta }',
     ok: "{ data: 'ok' }",

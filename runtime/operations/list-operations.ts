@@ -14,6 +14,7 @@ import { attachChildRows } from '../query/child-rows';
 import type { QueryScope } from '../query/columns';
 import { expandLinks } from '../query/expand-links';
 import type { FilterNode } from '../query/filter-tree';
+import { makeCursor } from '../query/cursor';
 import { parseListRequest, parseWhere, type ListRequest } from '../query/list-plan';
 import { cachedPlan, planKey } from '../query/plan-cache';
 import { runCount, runSelect, type CompiledSlot } from '../query/run-query';
@@ -27,6 +28,8 @@ export interface ListPage {
   hasNextPage?: boolean;
   /** v2 `include=count`: the number of rows the filters match. */
   count?: number;
+  /** v2 `cursor` paging: the cursor of the next page, null on the last. */
+  nextCursor?: string | null;
 }
 
 /** A checked filter tree with its compiled COUNT. */
@@ -66,6 +69,7 @@ export interface SerializedListPage {
   json: string;
   hasNextPage?: boolean;
   count?: number;
+  nextCursor?: string | null;
 }
 
 /** Plans reading Link-target columns carry the target DocType's access from parse time: they are parsed per request. */
@@ -119,12 +123,20 @@ async function list(
   const knex = caller.site.db.knex;
   let rows: DocData[] = [];
   let reuse: Map<object, unknown> | undefined;
+  let nextCursor: string | null | undefined = request.cursor ? null : undefined;
   if (request.pageLength > 0) {
     const set = await runSelect(
       caller.site,
       { build: (packed) => buildListQuery(knex, plan, packed), packedColumns: packedColumns(plan) },
       cached.slot,
     );
+    const { keyset } = plan;
+    const last = set.rows.length > request.pageLength ? set.rows[request.pageLength - 1] : undefined;
+    if (keyset && last)
+      nextCursor = makeCursor(
+        keyset.shape,
+        keyset.keys.map((key) => last[set.columns.indexOf(`f${key.item}`)]),
+      );
     // The text may be kept with the rows only for a plan that stays cached (it is the key) and needs no other reads.
     if (
       serialized &&
@@ -156,10 +168,12 @@ async function list(
   if (!serialized) {
     const page: ListPage = { data };
     if (caller.version === 2) page.hasNextPage = hasNextPage;
+    if (nextCursor !== undefined) page.nextCursor = nextCursor;
     return withCount(scope, cached, page);
   }
   const answer: SerializedListPage = { json: JSON.stringify(data) };
   if (caller.version === 2) answer.hasNextPage = hasNextPage;
+  if (nextCursor !== undefined) answer.nextCursor = nextCursor;
   reuse?.set(cached, answer);
   return withCount(scope, cached, answer);
 }

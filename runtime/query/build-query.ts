@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { formatDatetime, decodeValue } from '../document/values';
 import type { ColumnRef, QueryScope } from './columns';
 import { applyFilterTree } from './build-where';
+import { applyCursor, type CursorPlan } from './cursor';
 import { and, type FilterNode } from './filter-tree';
 import type { FieldSelection } from './parse-fields';
 import type { OrderTerm } from './parse-order';
@@ -20,6 +21,8 @@ export interface ListPlan {
   /** Rows to fetch; undefined: no LIMIT. */
   limit?: number;
   offset: number;
+  /** v2 `cursor` paging: ordered by its keys (the order plus `name`), starting after its values when it has some. */
+  keyset?: CursorPlan;
 }
 
 const alias = (i: number) => `f${i}`;
@@ -115,12 +118,18 @@ export function buildListQuery(knex: Knex, plan: ListPlan, packed = false): Knex
     qualifier: main,
   });
   if (plan.groupBy.length) q.groupBy(plan.groupBy.map((ref) => columnExpression(scope, ref)));
-  for (const term of plan.order) {
-    // A selected plain column sorts by its column (an index can serve it); aggregates and aliases by their alias.
-    const item = term.item === undefined ? undefined : plan.selection.items[term.item];
-    const ref = item?.kind === 'column' ? item.ref : term.ref;
-    q.orderBy(ref ? columnExpression(scope, ref) : alias(term.item as number), term.direction);
-  }
+  const { keyset } = plan;
+  if (keyset) {
+    const column = (ref: ColumnRef) => columnExpression(scope, ref);
+    if (keyset.after) applyCursor(q, keyset.keys, keyset.after, column);
+    for (const key of keyset.keys) q.orderBy(column(key.ref), key.direction);
+  } else
+    for (const term of plan.order) {
+      // A selected plain column sorts by its column (an index can serve it); aggregates and aliases by their alias.
+      const item = term.item === undefined ? undefined : plan.selection.items[term.item];
+      const ref = item?.kind === 'column' ? item.ref : term.ref;
+      q.orderBy(ref ? columnExpression(scope, ref) : alias(term.item as number), term.direction);
+    }
   if (plan.limit !== undefined) q.limit(plan.limit);
   if (plan.offset > 0) q.offset(plan.offset);
   return q;

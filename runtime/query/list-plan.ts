@@ -4,6 +4,7 @@ import { boolParam, intParam, jsonParam } from '../http/params';
 import type { ColumnRef, QueryScope } from './columns';
 import { and, type FilterNode } from './filter-tree';
 import type { ListPlan } from './build-query';
+import { cursorShape, keyNullable, parseCursor, type CursorKey } from './cursor';
 import { parseFields, type SelectItem } from './parse-fields';
 import { parseFilters } from './parse-filters';
 import { defaultOrder, parseGroupBy, parseOrderBy } from './parse-order';
@@ -18,6 +19,8 @@ export interface ListRequest {
   expand: string[];
   /** v2 `include=count`. */
   includeCount: boolean;
+  /** v2 `cursor` paging: the answer carries `next_cursor`. */
+  cursor: boolean;
   /** Keys added only to attach child rows, removed before answering. */
   hiddenKeys: string[];
 }
@@ -108,12 +111,72 @@ export async function parseListRequest(
       throw new DataError(`expand: ${name} must be one of the selected fields`);
     }
   }
+  const keyset =
+    version === 2 && params.cursor !== undefined
+      ? cursorPlan(scope, params.cursor, { selection, order, grouped, offset, hiddenKeys })
+      : undefined;
   return {
-    plan: { scope, selection, filters, groupBy, order, limit: version === 2 ? length + 1 : length, offset },
+    plan: {
+      scope,
+      selection,
+      filters,
+      groupBy,
+      order,
+      limit: version === 2 ? length + 1 : length,
+      offset,
+      ...(keyset ? { keyset } : {}),
+    },
+    cursor: keyset !== undefined,
     pageLength: length,
     asDict: boolParam(params, 'as_dict', true),
     expand,
     includeCount: parseInclude(params, version),
     hiddenKeys,
   };
+}
+
+/**
+ * The cursor paging of a v2 list (`cursor`: empty for the first page, else a `next_cursor` received): keyed by the
+ * order's columns plus `name`, each read by a selected item (added hidden when the fields leave it out).
+ */
+function cursorPlan(
+  scope: QueryScope,
+  raw: unknown,
+  parts: {
+    selection: ListPlan['selection'];
+    order: ListPlan['order'];
+    grouped: boolean;
+    offset: number;
+    hiddenKeys: string[];
+  },
+): NonNullable<ListPlan['keyset']> {
+  if (typeof raw !== 'string') throw new DataError("'cursor' must be a string");
+  if (parts.grouped) throw new DataError('cursor: cannot page grouped or aggregated rows');
+  if (parts.offset > 0) throw new DataError('cursor: page with cursor or with start, not both');
+  const { items } = parts.selection;
+  const refs: { ref: ColumnRef; direction: 'asc' | 'desc' }[] = parts.order.map((term) => {
+    const item = term.item === undefined ? undefined : items[term.item];
+    const ref = term.ref ?? (item?.kind === 'column' ? item.ref : undefined);
+    if (!ref || ref.source.kind !== 'main' || ref.kind === 'json')
+      throw new DataError('cursor: order_by may name only plain fields of the DocType');
+    return { ref, direction: term.direction };
+  });
+  if (!refs.some((r) => r.ref.field === 'name'))
+    refs.push({
+      ref: { source: { kind: 'main' }, field: 'name', kind: 'string', label: 'name' },
+      direction: 'asc',
+    });
+  const keys: CursorKey[] = refs.map(({ ref, direction }) => {
+    let item = items.findIndex(
+      (i) => i.kind === 'column' && i.ref.source.kind === 'main' && i.ref.field === ref.field,
+    );
+    if (item < 0) {
+      const key = `__cursor_${ref.field}`;
+      item = items.push({ kind: 'column', ref, key }) - 1;
+      parts.hiddenKeys.push(key);
+    }
+    return { ref, direction, item, nullable: keyNullable(ref) };
+  });
+  const shape = cursorShape(scope.binding.meta.name, keys);
+  return raw === '' ? { keys, shape } : { keys, shape, after: parseCursor(raw, keys, shape) };
 }

@@ -74,7 +74,7 @@ export async function listDocuments(ctx: AppContext, p: RouteParams, row: RouteR
   const rest =
     ctx.state.version === 1
       ? ''
-      : `,"has_next_page":${page.hasNextPage === true}${page.count === undefined ? '' : `,"count":${page.count}`}`;
+      : `,"has_next_page":${page.hasNextPage === true}${page.count === undefined ? '' : `,"count":${page.count}`}${page.nextCursor === undefined ? '' : `,"next_cursor":${JSON.stringify(page.nextCursor)}`}`;
   ctx.status = row.status;
   ctx.type = 'json';
   ctx.body = `{"data":${page.json}${rest}}`;

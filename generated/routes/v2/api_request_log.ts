@@ -26,7 +26,7 @@ export const routes = [
 
 /** Request and success response of each REST v2 route of API Request Log, by operation. */
 export interface Routes {
-  list: { query: Record<string, string>; response: { data: APIRequestLog[]; has_next_page: boolean; count?: number } };
+  list: { query: Record<string, string>; response: { data: APIRequestLog[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<APIRequestLog>; response: { data: APIRequestLog } };
   bulk_update: { body: { docs: (Partial<APIRequestLog> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<APIRequestLog>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };

@@ -26,7 +26,7 @@ export const routes = [
 
 /** Request and success response of each REST v2 route of File, by operation. */
 export interface Routes {
-  list: { query: Record<string, string>; response: { data: File[]; has_next_page: boolean; count?: number } };
+  list: { query: Record<string, string>; response: { data: File[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<File>; response: { data: File } };
   bulk_update: { body: { docs: (Partial<File> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<File>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };

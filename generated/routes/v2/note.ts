@@ -26,7 +26,7 @@ export const routes = [
 
 /** Request and success response of each REST v2 route of Note, by operation. */
 export interface Routes {
-  list: { query: Record<string, string>; response: { data: Note[]; has_next_page: boolean; count?: number } };
+  list: { query: Record<string, string>; response: { data: Note[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<Note>; response: { data: Note } };
   bulk_update: { body: { docs: (Partial<Note> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<Note>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };

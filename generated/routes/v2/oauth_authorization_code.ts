@@ -46,7 +46,7 @@ export const routes = [
 
 /** Request and success response of each REST v2 route of OAuth Authorization Code, by operation. */
 export interface Routes {
-  list: { query: Record<string, string>; response: { data: OAuthAuthorizationCode[]; has_next_page: boolean; count?: number } };
+  list: { query: Record<string, string>; response: { data: OAuthAuthorizationCode[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<OAuthAuthorizationCode>; response: { data: OAuthAuthorizationCode } };
   bulk_update: { body: { docs: (Partial<OAuthAuthorizationCode> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<OAuthAuthorizationCode>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };

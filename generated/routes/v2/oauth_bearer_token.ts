@@ -26,7 +26,7 @@ export const routes = [
 
 /** Request and success response of each REST v2 route of OAuth Bearer Token, by operation. */
 export interface Routes {
-  list: { query: Record<string, string>; response: { data: OAuthBearerToken[]; has_next_page: boolean; count?: number } };
+  list: { query: Record<string, string>; response: { data: OAuthBearerToken[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<OAuthBearerToken>; response: { data: OAuthBearerToken } };
   bulk_update: { body: { docs: (Partial<OAuthBearerToken> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<OAuthBearerToken>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };

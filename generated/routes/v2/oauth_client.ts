@@ -26,7 +26,7 @@ export const routes = [
 
 /** Request and success response of each REST v2 route of OAuth Client, by operation. */
 export interface Routes {
-  list: { query: Record<string, string>; response: { data: OAuthClient[]; has_next_page: boolean; count?: number } };
+  list: { query: Record<string, string>; response: { data: OAuthClient[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<OAuthClient>; response: { data: OAuthClient } };
   bulk_update: { body: { docs: (Partial<OAuthClient> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<OAuthClient>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };

@@ -26,7 +26,7 @@ export const routes = [
 
 /** Request and success response of each REST v2 route of Role, by operation. */
 export interface Routes {
-  list: { query: Record<string, string>; response: { data: Role[]; has_next_page: boolean; count?: number } };
+  list: { query: Record<string, string>; response: { data: Role[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<Role>; response: { data: Role } };
   bulk_update: { body: { docs: (Partial<Role> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<Role>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };

@@ -26,7 +26,7 @@ export const routes = [
 
 /** Request and success response of each REST v2 route of Server Script, by operation. */
 export interface Routes {
-  list: { query: Record<string, string>; response: { data: ServerScript[]; has_next_page: boolean; count?: number } };
+  list: { query: Record<string, string>; response: { data: ServerScript[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<ServerScript>; response: { data: ServerScript } };
   bulk_update: { body: { docs: (Partial<ServerScript> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<ServerScript>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };

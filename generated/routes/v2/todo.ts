@@ -26,7 +26,7 @@ export const routes = [
 
 /** Request and success response of each REST v2 route of ToDo, by operation. */
 export interface Routes {
-  list: { query: Record<string, string>; response: { data: ToDo[]; has_next_page: boolean; count?: number } };
+  list: { query: Record<string, string>; response: { data: ToDo[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<ToDo>; response: { data: ToDo } };
   bulk_update: { body: { docs: (Partial<ToDo> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<ToDo>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };

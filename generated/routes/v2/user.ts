@@ -26,7 +26,7 @@ export const routes = [
 
 /** Request and success response of each REST v2 route of User, by operation. */
 export interface Routes {
-  list: { query: Record<string, string>; response: { data: User[]; has_next_page: boolean; count?: number } };
+  list: { query: Record<string, string>; response: { data: User[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<User>; response: { data: User } };
   bulk_update: { body: { docs: (Partial<User> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<User>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };

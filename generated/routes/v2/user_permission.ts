@@ -26,7 +26,7 @@ export const routes = [
 
 /** Request and success response of each REST v2 route of User Permission, by operation. */
 export interface Routes {
-  list: { query: Record<string, string>; response: { data: UserPermission[]; has_next_page: boolean; count?: number } };
+  list: { query: Record<string, string>; response: { data: UserPermission[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<UserPermission>; response: { data: UserPermission } };
   bulk_update: { body: { docs: (Partial<UserPermission> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<UserPermission>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };
