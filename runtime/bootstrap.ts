@@ -13,6 +13,7 @@ import { ensureSigningKey } from './oauth/signing-keys';
 import { shrinkSandboxPool } from './scripts/sandbox-pool';
 import { closeServerScripts } from './scripts/script-store';
 import { flushRequestLog } from './middleware/request-log';
+import { openRowStore } from './document/row-store';
 import { now } from './document/values';
 import type { Registry } from './registry/registry';
 import { ADMINISTRATOR, type Site } from './site';
@@ -112,7 +113,7 @@ export async function openSite(
     busyMs: conf.db_busy_timeout,
     readerThreads: conf.reader_threads,
   });
-  const site: Site = { db, registry, config };
+  const site: Site = { db, registry, rows: openRowStore(db, registry), config };
   site.jobs = siteJobQueue(site);
   const { changed } = await migrate(
     db,

@@ -1,6 +1,7 @@
 // A site: the open database, the DocType registry and the configuration one service instance serves.
 import type { ServiceConfig } from './config/config';
 import type { Database } from './db/connect';
+import type { RowStore } from './document/row-store';
 import type { JobQueue } from './jobs/job-queue';
 import type { Registry } from './registry/registry';
 
@@ -8,6 +9,8 @@ import type { Registry } from './registry/registry';
 export interface Site {
   db: Database;
   registry: Registry;
+  /** How documents reach the database: one implementation per backend, chosen when the site opens. */
+  rows: RowStore;
   config: ServiceConfig;
   /** The site's background job queue (runtime/jobs); absent only on sites built by hand. */
   jobs?: JobQueue;

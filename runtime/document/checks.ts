@@ -1,5 +1,4 @@
 // Document checks run on every write: body shape (generated validators), defaults, values, mandatory, links, unique.
-import { prepared, quoteIdent, sqliteConnection, sqliteValue } from '../db/sqlite-statements';
 import {
   DataError,
   DuplicateEntryError,
@@ -11,6 +10,7 @@ import { assertNever, isTableType } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { BodyValidator, DocTypeBinding, Registry } from '../registry/registry';
 import { defaultOf, fieldLists, tableFields, type FieldDefault } from './field-lists';
+import type { RowStore } from './row-store';
 import type { DocData, Queryable } from './store';
 import { normalizeValue, now, today } from './values';
 
@@ -120,17 +120,17 @@ export function checkMandatory(binding: DocTypeBinding, registry: Registry, data
     );
 }
 
-async function linkExists(q: Queryable, registry: Registry, target: string, value: string): Promise<boolean> {
+async function linkExists(
+  rows: RowStore,
+  q: Queryable,
+  registry: Registry,
+  target: string,
+  value: string,
+): Promise<boolean> {
   const binding = registry.get(target);
   if (!binding) return false;
   if (binding.meta.issingle) return value === binding.meta.name;
-  const conn = await sqliteConnection(q);
-  if (conn)
-    return (
-      prepared(conn, `SELECT 1 FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).get(value) !==
-      undefined
-    );
-  return (await q(binding.meta.tableName).where('name', value).first('name')) !== undefined;
+  return rows.exists(q, binding, value);
 }
 
 /** The User Permissions of the writing user, as the Link check needs them (runtime/permissions/user-permissions.ts). */
@@ -140,6 +140,7 @@ export interface LinkRestriction {
 }
 
 async function checkLinksOf(
+  rows: RowStore,
   q: Queryable,
   registry: Registry,
   meta: DocTypeMeta,
@@ -172,7 +173,7 @@ async function checkLinksOf(
       throw new PermissionError(
         `${where}${field.label}: not allowed for ${target} ${String(value).slice(0, 140)}`,
       );
-    if (!(await linkExists(q, registry, target, String(value)))) {
+    if (!(await linkExists(rows, q, registry, target, String(value)))) {
       throw new LinkValidationError(`Could not find ${where}${field.label}: ${String(value)}`);
     }
   }
@@ -183,6 +184,7 @@ async function checkLinksOf(
  * (with `restriction`) that every Link value lies inside the writing user's User Permissions (403 otherwise).
  */
 export async function checkLinks(
+  rows: RowStore,
   q: Queryable,
   binding: DocTypeBinding,
   registry: Registry,
@@ -190,10 +192,11 @@ export async function checkLinks(
   restriction?: LinkRestriction,
 ): Promise<void> {
   const doctype = binding.meta.name;
-  await checkLinksOf(q, registry, binding.meta, data, '', doctype, restriction);
+  await checkLinksOf(rows, q, registry, binding.meta, data, '', doctype, restriction);
   for (const { field, child } of tableFields(binding.meta, registry)) {
     for (const [i, row] of ((data[field.fieldname] as DocData[] | undefined) ?? []).entries()) {
       await checkLinksOf(
+        rows,
         q,
         registry,
         child.meta,
@@ -207,23 +210,17 @@ export async function checkLinks(
 }
 
 /** Checks unique fields against other documents of the DocType (409 DuplicateEntryError naming the field). */
-export async function checkUnique(q: Queryable, binding: DocTypeBinding, data: DocData): Promise<void> {
+export async function checkUnique(
+  rows: RowStore,
+  q: Queryable,
+  binding: DocTypeBinding,
+  data: DocData,
+): Promise<void> {
   if (binding.meta.issingle) return;
-  const { unique } = fieldLists(binding.meta);
-  const conn = unique.length ? await sqliteConnection(q) : undefined;
-  for (const field of unique) {
+  for (const field of fieldLists(binding.meta).unique) {
     const value = data[field.fieldname];
     if (value === undefined || value === null || value === '') continue;
-    const clash = conn
-      ? prepared(
-          conn,
-          `SELECT 1 FROM ${quoteIdent(binding.meta.tableName)} WHERE ${quoteIdent(field.fieldname)} = ? AND name <> ?`,
-        ).get(sqliteValue(value), String(data.name))
-      : await q(binding.meta.tableName)
-          .where(field.fieldname, value as string)
-          .whereNot('name', String(data.name))
-          .first('name');
-    if (clash)
+    if (await rows.takenByOther(q, binding, field.fieldname, value, String(data.name)))
       throw new DuplicateEntryError(`${field.label} must be unique: ${String(value)} is already used`, {
         title: 'Duplicate Entry',
       });

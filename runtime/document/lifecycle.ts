@@ -32,7 +32,7 @@ import { fieldLists, tableFields } from './field-lists';
 import { checkName, defaultNamingSeries, hashName, makeName } from './naming';
 import { forgetCredentials, isNewSecret, storePasswordFields } from './passwords';
 import type { DocumentSession } from './session';
-import { deleteDoc, insertDoc, loadDoc, updateDoc, writeSingle, type DocData } from './store';
+import { writeSingle, type DocData } from './store';
 import { formatDatetime, now } from './values';
 import { checkServerScript } from '../scripts/check-script';
 import { runEventScripts } from '../scripts/doc-events';
@@ -167,11 +167,9 @@ export class DocumentTransaction implements DocumentSession {
   /** Loads a stored document; 404 when it does not exist. */
   async getDoc(doctype: string, name: string, options: { forUpdate?: boolean } = {}): Promise<Document> {
     const binding = this.binding(doctype);
-    const q = this.trx ?? this.site.db.knex;
-    const data = await loadDoc(q, binding, this.site.registry, name, {
-      forUpdate: options.forUpdate === true,
-      dialect: this.site.db.dialect,
-    });
+    const data = this.trx
+      ? await this.site.rows.load(this.trx, binding, name, { forUpdate: options.forUpdate === true })
+      : await this.site.rows.read(binding, name);
     if (!data) throw new DoesNotExistError(`${doctype} ${name} not found`);
     const lockedIn = options.forUpdate && this.trx ? this.runs : undefined;
     return this.instantiate(binding, data, {
@@ -226,10 +224,7 @@ export class DocumentTransaction implements DocumentSession {
         const fresh =
           state.lockedIn === this.runs && state.stored
             ? state.stored
-            : await loadDoc(trx, binding, registry, doc.name, {
-                forUpdate: true,
-                dialect: this.site.db.dialect,
-              });
+            : await this.site.rows.load(trx, binding, doc.name, { forUpdate: true });
         if (!fresh) throw new DoesNotExistError(`${binding.meta.name} ${doc.name} not found`);
         if (
           doc.modified &&
@@ -288,9 +283,9 @@ export class DocumentTransaction implements DocumentSession {
         const userPermissions = this.ignorePermissions
           ? undefined
           : await loadUserPermissions(this.site, this.user.name, trx);
-        await checkLinks(trx, binding, registry, data, userPermissions);
+        await checkLinks(this.site.rows, trx, binding, registry, data, userPermissions);
         await checkAttachValues(this, binding, data, stored);
-        await checkUnique(trx, binding, data);
+        await checkUnique(this.site.rows, trx, binding, data);
       }
       // The response shows what the row holds: unset fields as their column default (both versions agree with a later GET).
       fillStoredValues(binding.meta, data);
@@ -301,8 +296,8 @@ export class DocumentTransaction implements DocumentSession {
         this.passwordChanged.add(String(data.name));
       await storePasswordFields(trx, binding, data);
       if (binding.meta.issingle) await writeSingle(trx, binding, data);
-      else if (state.isNew) await insertDoc(trx, binding, registry, data);
-      else await updateDoc(trx, binding, registry, data, stored as DocData);
+      else if (state.isNew) await this.site.rows.insert(trx, binding, data);
+      else await this.site.rows.update(trx, binding, data, stored as DocData);
       // A disabled user's OAuth tokens are revoked with the change (enabling the user again does not revive them).
       if (
         binding.meta.name === 'User' &&
@@ -432,7 +427,7 @@ export class DocumentTransaction implements DocumentSession {
       if (Number(doc.docstatus) === 1)
         throw new ValidationError('Submitted Record cannot be deleted. You must Cancel it first.');
       await this.hook(state.binding, doc, 'on_trash');
-      await deleteDoc(this.trx as Knex, state.binding, this.site.registry, doc.name);
+      await this.site.rows.delete(this.trx as Knex, state.binding, doc.name);
       await afterDelete(this, state.binding, doc);
       if (state.binding.meta.name === OAUTH_CLIENT && this.site.registry.get('OAuth Bearer Token')) {
         await revokeClientGrants(this.trx as Knex, doc.name);

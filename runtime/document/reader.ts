@@ -1,7 +1,7 @@
-// Hot-path reads: on SQLite, cached prepared statements on the read connection; on MariaDB, knex.
+// Hot-path reads of committed documents, through the site's row store (row-store.ts).
 import type { DocTypeBinding } from '../registry/registry';
 import type { Site } from '../site';
-import { loadDoc, readDocOn, type DocData } from './store';
+import type { DocData } from './store';
 
 /** Reads one committed document with its child rows, outside any transaction; undefined when it does not exist. */
 export async function readDoc(
@@ -9,7 +9,5 @@ export async function readDoc(
   binding: DocTypeBinding,
   name: string,
 ): Promise<DocData | undefined> {
-  const { readConnection } = site.db;
-  if (!readConnection || binding.meta.issingle) return loadDoc(site.db.knex, binding, site.registry, name);
-  return readDocOn(readConnection(), binding, site.registry, name);
+  return site.rows.read(binding, name);
 }

@@ -1,16 +1,7 @@
-// Persistence of documents: rows of `tab<DocType>`, child rows, and Single DocTypes in `tabSingles`.
-import type BetterSqlite3 from 'better-sqlite3';
+// What both row stores share: documents as rows and back, child rows through knex, Single DocTypes in `tabSingles`,
+// duplicate-key errors. The row stores themselves are row-store.ts and its two implementations.
 import type { Knex } from 'knex';
-import type { Database } from '../db/connect';
 import { SYSTEM_TABLES } from '../db/migrate';
-import {
-  insertRow,
-  prepared,
-  quoteIdent,
-  sqliteConnection,
-  sqliteValue,
-  updateRows,
-} from '../db/sqlite-statements';
 import { DuplicateEntryError } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta } from '../meta/types';
@@ -55,8 +46,10 @@ export function rowValues(
   return row;
 }
 
-const PARENT_STANDARD = STANDARD_FIELDS;
-const CHILD_STANDARD = [...STANDARD_FIELDS, ...CHILD_FIELDS] as const;
+/** The standard columns of a document's own row. */
+export const PARENT_STANDARD = STANDARD_FIELDS;
+/** The standard columns of a child row. */
+export const CHILD_STANDARD = [...STANDARD_FIELDS, ...CHILD_FIELDS] as const;
 
 /** Loads the child rows of one or more parents, grouped by parent then parentfield (one query per child DocType). */
 export async function loadChildren(
@@ -86,59 +79,6 @@ export async function loadChildren(
     }
   }
   return byParent;
-}
-
-/** Reads one document (not a Single) with its child rows through cached prepared statements on an SQLite connection. */
-export function readDocOn(
-  conn: BetterSqlite3.Database,
-  binding: DocTypeBinding,
-  registry: Registry,
-  name: string,
-): DocData | undefined {
-  const { meta } = binding;
-  const row = prepared(conn, `SELECT * FROM ${quoteIdent(meta.tableName)} WHERE name = ?`).get(name) as
-    Record<string, unknown> | undefined;
-  if (!row) return undefined;
-  const data = decodeRow(meta, row);
-  for (const { field, child } of tableFields(meta, registry)) {
-    const rows = prepared(
-      conn,
-      `SELECT * FROM ${quoteIdent(child.meta.tableName)} WHERE parent = ? AND parenttype = ? AND parentfield = ? ORDER BY idx`,
-    ).all(name, meta.name, field.fieldname) as Record<string, unknown>[];
-    data[field.fieldname] = rows.map((r) => {
-      const rowData = decodeRow(child.meta, r);
-      rowData.doctype = child.meta.name;
-      return rowData;
-    });
-  }
-  return data;
-}
-
-/**
- * Loads one document with its child rows; undefined when it does not exist. `forUpdate` locks the row (MariaDB;
- * SQLite's write transaction already excludes every other writer). Inside an SQLite transaction the reads are
- * prepared statements on its connection.
- */
-export async function loadDoc(
-  q: Queryable,
-  binding: DocTypeBinding,
-  registry: Registry,
-  name: string,
-  options: { forUpdate?: boolean; dialect?: Database['dialect'] } = {},
-): Promise<DocData | undefined> {
-  const { meta } = binding;
-  if (meta.issingle) return loadSingle(q, binding);
-  const conn = await sqliteConnection(q);
-  if (conn) return readDocOn(conn, binding, registry, name);
-  let query = q(meta.tableName).where('name', name).first();
-  if (options.forUpdate && options.dialect === 'mysql') query = query.forUpdate();
-  const row = (await query) as Record<string, unknown> | undefined;
-  if (!row) return undefined;
-  const data = decodeRow(meta, row);
-  const children = (await loadChildren(q, meta, registry, [name])).get(name);
-  for (const { field } of tableFields(meta, registry))
-    data[field.fieldname] = children?.get(field.fieldname) ?? [];
-  return data;
 }
 
 /** Loads a Single DocType's values from `tabSingles`. */
@@ -195,207 +135,11 @@ export function isDuplicateKeyError(err: unknown): boolean {
   );
 }
 
-/** Statement texts per DocType and standard-column list, built once (INSERT and UPDATE of full rows). */
-const fullRowTexts = {
-  insert: new WeakMap<DocTypeMeta, Map<readonly string[], string>>(),
-  update: new WeakMap<DocTypeMeta, Map<readonly string[], string>>(),
-};
-
-function cachedRowText(
-  kind: keyof typeof fullRowTexts,
-  meta: DocTypeMeta,
-  standard: readonly string[],
-  build: () => string,
-): string {
-  let byStandard = fullRowTexts[kind].get(meta);
-  if (!byStandard) fullRowTexts[kind].set(meta, (byStandard = new Map()));
-  let sql = byStandard.get(standard);
-  if (sql === undefined) byStandard.set(standard, (sql = build()));
-  return sql;
-}
-
-/** The INSERT text of a full row of `meta`: the `standard` columns, then every stored field. */
-function fullRowInsert(meta: DocTypeMeta, standard: readonly string[]): string {
-  return cachedRowText('insert', meta, standard, () => {
-    const columns = [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)];
-    return `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+/** The error to throw for a failed insert of a document's row: 409 DuplicateEntryError when the name is taken. */
+export function insertError(meta: DocTypeMeta, name: unknown, err: unknown): unknown {
+  if (!isDuplicateKeyError(err)) return err;
+  return new DuplicateEntryError(`${meta.name} ${String(name)} already exists`, {
+    cause: err,
+    title: 'Duplicate Name',
   });
-}
-
-/** The bound values of a full row of `meta`: the `standard` columns but `skip`, then every stored field; undefined when one is unset. */
-function fullRowValues(
-  meta: DocTypeMeta,
-  data: DocData,
-  standard: readonly string[],
-  skip?: string,
-): unknown[] | undefined {
-  const values: unknown[] = [];
-  for (const key of standard) {
-    if (data[key] === undefined) return undefined;
-    if (key !== skip) values.push(sqliteValue(data[key]));
-  }
-  for (const field of fieldLists(meta).stored) {
-    if (data[field.fieldname] === undefined) return undefined;
-    values.push(sqliteValue(encodeValue(field, data[field.fieldname])));
-  }
-  return values;
-}
-
-/**
- * Inserts a row of `meta` on SQLite. A full row (every column set, as the lifecycle writes them) binds straight from
- * `data` through one statement text per DocType; a row with unset columns leaves them to their defaults (insertRow).
- */
-function insertSqliteRow(
-  conn: BetterSqlite3.Database,
-  meta: DocTypeMeta,
-  data: DocData,
-  standard: readonly string[],
-): void {
-  const values = fullRowValues(meta, data, standard);
-  if (values) prepared(conn, fullRowInsert(meta, standard)).run(values);
-  else insertRow(conn, meta.tableName, rowValues(meta, data, standard));
-}
-
-/** The UPDATE text of a full row of `meta` by name (and parent, for child rows): every column but the name is set. */
-function fullRowUpdate(meta: DocTypeMeta, standard: readonly string[]): string {
-  return cachedRowText('update', meta, standard, () => {
-    const columns = [
-      ...standard.filter((c) => c !== 'name'),
-      ...fieldLists(meta).stored.map((f) => f.fieldname),
-    ];
-    const where = standard === CHILD_STANDARD ? 'name = ? AND parent = ?' : 'name = ?';
-    return `update ${quoteIdent(meta.tableName)} set ${columns.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${where}`;
-  });
-}
-
-/**
- * Updates the stored row of `data` (a child row when `parent` is given) on SQLite: a full row binds straight from
- * `data` through one statement text per DocType; a row with unset columns leaves those as they are (updateRows).
- */
-function updateSqliteRow(
-  conn: BetterSqlite3.Database,
-  meta: DocTypeMeta,
-  data: DocData,
-  parent?: string,
-): void {
-  const standard = parent === undefined ? PARENT_STANDARD : CHILD_STANDARD;
-  const values = fullRowValues(meta, data, standard, 'name');
-  if (values) {
-    values.push(String(data.name));
-    if (parent !== undefined) values.push(parent);
-    prepared(conn, fullRowUpdate(meta, standard)).run(values);
-    return;
-  }
-  const { name, ...changes } = rowValues(meta, data, standard);
-  updateRows(
-    conn,
-    meta.tableName,
-    changes,
-    parent === undefined ? { name: String(name) } : { name: String(name), parent },
-  );
-}
-
-/** Inserts a document row and its child rows: prepared statements on SQLite, the objection models elsewhere. */
-export async function insertDoc(
-  trx: Knex,
-  binding: DocTypeBinding,
-  registry: Registry,
-  data: DocData,
-): Promise<void> {
-  const { meta } = binding;
-  const conn = await sqliteConnection(trx);
-  try {
-    if (conn) insertSqliteRow(conn, meta, data, PARENT_STANDARD);
-    else await binding.model.query(trx).insert(rowValues(meta, data, PARENT_STANDARD));
-  } catch (err) {
-    if (isDuplicateKeyError(err))
-      throw new DuplicateEntryError(`${meta.name} ${String(data.name)} already exists`, {
-        cause: err,
-        title: 'Duplicate Name',
-      });
-    throw err;
-  }
-  for (const { field, child } of tableFields(meta, registry)) {
-    for (const row of (data[field.fieldname] as DocData[] | undefined) ?? []) {
-      if (conn) insertSqliteRow(conn, child.meta, row, CHILD_STANDARD);
-      else await child.model.query(trx).insert(rowValues(child.meta, row, CHILD_STANDARD));
-    }
-  }
-}
-
-/** Updates a document row and replaces its child rows: kept rows updated, new rows inserted, missing rows deleted (prepared statements on SQLite). */
-export async function updateDoc(
-  trx: Knex,
-  binding: DocTypeBinding,
-  registry: Registry,
-  data: DocData,
-  previous: DocData,
-): Promise<void> {
-  const { meta } = binding;
-  const conn = await sqliteConnection(trx);
-  const name = String(data.name);
-  if (conn) {
-    updateSqliteRow(conn, meta, data);
-  } else {
-    const changes = rowValues(meta, data, PARENT_STANDARD);
-    delete changes.name;
-    await binding.model.query(trx).patch(changes).where('name', name);
-  }
-  for (const { field, child } of tableFields(meta, registry)) {
-    const rows = data[field.fieldname] as DocData[] | undefined;
-    if (rows === undefined) continue;
-    const before = new Set(
-      ((previous[field.fieldname] as DocData[] | undefined) ?? []).map((r) => String(r.name)),
-    );
-    const kept = new Set(rows.map((r) => String(r.name)));
-    const removed = [...before].filter((n) => !kept.has(n));
-    if (conn) {
-      for (const rowName of removed)
-        prepared(conn, `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE name = ? AND parent = ?`).run(
-          rowName,
-          name,
-        );
-    } else if (removed.length) {
-      await child.model.query(trx).delete().whereIn('name', removed).andWhere('parent', name);
-    }
-    for (const row of rows) {
-      if (conn) {
-        if (before.has(String(row.name))) updateSqliteRow(conn, child.meta, row, name);
-        else insertSqliteRow(conn, child.meta, row, CHILD_STANDARD);
-        continue;
-      }
-      const values = rowValues(child.meta, row, CHILD_STANDARD);
-      if (before.has(String(row.name))) {
-        const { name: rowName, ...rowChanges } = values;
-        await child.model
-          .query(trx)
-          .patch(rowChanges)
-          .where('name', String(rowName))
-          .andWhere('parent', name);
-      } else {
-        await child.model.query(trx).insert(values);
-      }
-    }
-  }
-}
-
-/** Deletes a document and its child rows: prepared statements on SQLite, the objection models elsewhere. */
-export async function deleteDoc(
-  trx: Knex,
-  binding: DocTypeBinding,
-  registry: Registry,
-  name: string,
-): Promise<void> {
-  const conn = await sqliteConnection(trx);
-  for (const { child } of tableFields(binding.meta, registry)) {
-    if (conn)
-      prepared(
-        conn,
-        `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE parent = ? AND parenttype = ?`,
-      ).run(name, binding.meta.name);
-    else
-      await child.model.query(trx).delete().where('parent', name).andWhere('parenttype', binding.meta.name);
-  }
-  if (conn) prepared(conn, `DELETE FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).run(name);
-  else await binding.model.query(trx).delete().where('name', name);
 }

@@ -3,8 +3,6 @@
 import type { DocData, Queryable } from '../document/store';
 import { hasDocumentPermission } from '../permissions/document-permission';
 import { ADMINISTRATOR, type SessionUser, type Site } from '../site';
-import { loadDoc } from '../document/store';
-import { readDoc } from '../document/reader';
 
 /** The File columns the access rules read. */
 export const FILE_ACCESS_COLUMNS = [
@@ -38,7 +36,7 @@ export async function mayReadFile(
   const binding = doctype && name ? site.registry.get(doctype) : undefined;
   if (!binding || binding.meta.istable || binding.meta.isVirtual) return false;
   const docName = binding.meta.issingle ? binding.meta.name : name;
-  const doc = q ? await loadDoc(q, binding, site.registry, docName) : await readDoc(site, binding, docName);
+  const doc = q ? await site.rows.load(q, binding, docName) : await site.rows.read(binding, docName);
   return doc !== undefined && (await hasDocumentPermission(site, user, binding, doc, 'read', q));
 }
 

@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import type { Document } from '../document/document';
 import { tableFields } from '../document/field-lists';
-import { loadDoc, type DocData } from '../document/store';
+import type { DocData } from '../document/store';
 import { DoesNotExistError, ValidationError } from '../errors/errors';
 import type { FieldMeta } from '../meta/types';
 import { assertDocTypePermission, refusal } from '../permissions/doctype-permission';
@@ -47,17 +47,13 @@ export async function assertMayAttach(
   if (!binding || binding.meta.istable || binding.meta.isVirtual)
     throw new DoesNotExistError(`DocType ${doctype.slice(0, 140)} not found`);
   if (user.name === ADMINISTRATOR) {
-    if (!(await loadDoc(q ?? site.db.knex, binding, site.registry, name)))
+    if (!(await (q ? site.rows.load(q, binding, name) : site.rows.read(binding, name))))
       throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);
     return;
   }
   assertDocTypePermission(user, binding.meta, 'write');
-  const doc = await loadDoc(
-    q ?? site.db.knex,
-    binding,
-    site.registry,
-    binding.meta.issingle ? doctype : name,
-  );
+  const docName = binding.meta.issingle ? doctype : name;
+  const doc = await (q ? site.rows.load(q, binding, docName) : site.rows.read(binding, docName));
   if (!doc) throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);
   if (!(await hasDocumentPermission(site, user, binding, doc, 'write', q)))
     throw refusal(user, `No permission to attach files to ${doctype} ${name.slice(0, 140)}`);

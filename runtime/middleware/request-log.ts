@@ -4,7 +4,6 @@ import { randomBytes } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { clientIp } from '../auth/client-ip';
 import { cachedSettings, loadSettings } from '../auth/settings';
-import { insertRows, sqliteConnection } from '../db/sqlite-statements';
 import { inWriteTransaction } from '../db/write-transaction';
 import { now } from '../document/values';
 import type { AppContext } from '../http/state';
@@ -34,13 +33,9 @@ function queueOf(site: Site): LogQueue {
   return queue;
 }
 
-/** One transaction per batch: multi-row prepared INSERTs on SQLite (rows share their columns), a batch insert elsewhere. */
+/** One transaction per batch, inserted by the row store (rows share their columns). */
 async function writeRows(site: Site, table: string, rows: Record<string, unknown>[]): Promise<void> {
-  await inWriteTransaction(site.db, async (trx) => {
-    const conn = await sqliteConnection(trx);
-    if (conn) insertRows(conn, table, rows);
-    else await trx.batchInsert(table, rows, BATCH_SIZE);
-  });
+  await inWriteTransaction(site.db, (trx) => site.rows.insertRows(trx, table, rows));
 }
 
 function write(site: Site, queue: LogQueue): Promise<void> {

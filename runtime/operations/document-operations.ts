@@ -6,7 +6,7 @@ import { checkClientBody } from '../document/client-body';
 import { DocumentTransaction } from '../document/lifecycle';
 import { readDoc } from '../document/reader';
 import { serializeDoc } from '../document/serialize';
-import { loadDoc, type DocData } from '../document/store';
+import type { DocData } from '../document/store';
 import { DoesNotExistError } from '../errors/errors';
 import { frappeMeta } from '../meta/frappe-meta';
 import { assertDocumentPermission } from '../permissions/document-permission';
@@ -32,10 +32,7 @@ export interface DocumentResult {
 function readFor(caller: Caller, binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
   const trx = caller.tx?.trx;
   if (!trx) return readDoc(caller.site, binding, name);
-  return loadDoc(trx, binding, caller.site.registry, name, {
-    forUpdate: false,
-    dialect: caller.site.db.dialect,
-  });
+  return caller.site.rows.load(trx, binding, name);
 }
 
 /** The transaction an operation runs in: the caller's when it joins one, else a new one. */

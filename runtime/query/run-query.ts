@@ -1,9 +1,11 @@
-// Runs built queries. On SQLite the compiled SELECT runs on the read connection as a cached prepared statement (outside
-// any transaction, like document reads) and its result is remembered until the database changes; on MariaDB through
-// knex. The SQL is knex's compilation of a checked plan.
+// Runs built queries, as the row stores do (runtime/document/*-row-store.ts). On SQLite the compiled SELECT runs on the
+// read connection as a cached prepared statement (outside any transaction, like document reads), or in a reader
+// thread when its plan may be slow, and its result is remembered until the database changes; on MariaDB through knex.
+// The SQL is knex's compilation of a checked plan.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { prepared } from '../db/sqlite-statements';
+import type { ReaderPool } from '../db/reader-pool';
 import { mayBeSlow, queryTimeLimit, selectWithLimit } from '../db/slow-reads';
 import type { Site } from '../site';
 
@@ -113,19 +115,23 @@ function compileInto(slot: CompiledSlot, query: Knex.QueryBuilder): CompiledQuer
   return compiled;
 }
 
+/** The SQLite connections list queries run on: the read connection, and the reader threads for slow plans. */
+export interface SqliteReaders {
+  reader: BetterSqlite3.Database;
+  pool?: ReaderPool;
+}
+
 /**
- * Runs a SELECT. On SQLite the compilation is kept in `slot` for the next run, rows come back as value lists
+ * Runs a SELECT on SQLite: the compilation is kept in `slot` for the next run, rows come back as value lists
  * (better-sqlite3 builds an object per row several times slower than an array) or packed when the source allows,
  * and packed ones are remembered until the database changes. Callers must not modify the rows.
  */
-export async function runSelect(site: Site, source: SelectSource, slot: CompiledSlot = {}): Promise<RowSet> {
-  const reader = site.db.readConnection?.();
-  const limitMs = queryTimeLimit(site.config?.site?.max_query_time);
-  if (!reader) {
-    const objects = await selectWithLimit(site.db.knex, source.build(false), limitMs);
-    const columns = objects[0] ? Object.keys(objects[0]) : [];
-    return { columns, rows: objects.map((o) => columns.map((c) => o[c])) };
-  }
+export async function selectOnReader(
+  { reader, pool }: SqliteReaders,
+  source: SelectSource,
+  slot: CompiledSlot,
+  limitMs: number,
+): Promise<RowSet> {
   let compiled = slot.compiled;
   if (!compiled) {
     const packed = source.packedColumns;
@@ -138,7 +144,6 @@ export async function runSelect(site: Site, source: SelectSource, slot: Compiled
         .map((c) => c.name);
   }
   const columns = slot.columns as string[];
-  const pool = site.db.readerPool;
   slot.slow ??=
     pool !== undefined &&
     mayBeSlow(reader, compiled.sql, compiled.bindings, slot.packed ? 'rows' : 'aggregate');
@@ -176,23 +181,17 @@ export async function runSelect(site: Site, source: SelectSource, slot: Compiled
   return { columns, ...page };
 }
 
-/** Runs a COUNT query and returns the number; on SQLite it is remembered until the database changes, like SELECTs. */
-export async function runCount(
-  site: Site,
+/** Runs a COUNT query on SQLite and returns the number, remembered until the database changes like SELECTs. */
+export async function countOnReader(
+  { reader, pool }: SqliteReaders,
   build: () => Knex.QueryBuilder,
-  slot: CompiledSlot = {},
+  slot: CompiledSlot,
+  limitMs: number,
 ): Promise<number> {
-  const reader = site.db.readConnection?.();
-  const limitMs = queryTimeLimit(site.config?.site?.max_query_time);
-  if (!reader) {
-    const [row] = await selectWithLimit(site.db.knex, build(), limitMs);
-    return Number(row?.count ?? 0);
-  }
   const compiled = slot.compiled ?? compileInto(slot, build());
   let snapshot = snapshotOf(reader);
   let count = snapshot.results.get(slot.key as string) as number | undefined;
   if (count === undefined) {
-    const pool = site.db.readerPool;
     slot.slow ??= pool !== undefined && mayBeSlow(reader, compiled.sql, compiled.bindings, 'count');
     const version = snapshot.version;
     if (slot.slow && pool) {
@@ -207,4 +206,35 @@ export async function runCount(
     if (snapshot.version === version) remember(snapshot, slot.key as string, count, 0);
   }
   return count;
+}
+
+/** Runs a SELECT through knex (MariaDB) within `limitMs`, rows turned into value lists. */
+export async function selectThroughKnex(knex: Knex, source: SelectSource, limitMs: number): Promise<RowSet> {
+  const objects = await selectWithLimit(knex, source.build(false), limitMs);
+  const columns = objects[0] ? Object.keys(objects[0]) : [];
+  return { columns, rows: objects.map((o) => columns.map((c) => o[c])) };
+}
+
+/** Runs a COUNT query through knex (MariaDB) within `limitMs` and returns the number. */
+export async function countThroughKnex(
+  knex: Knex,
+  build: () => Knex.QueryBuilder,
+  limitMs: number,
+): Promise<number> {
+  const [row] = await selectWithLimit(knex, build(), limitMs);
+  return Number(row?.count ?? 0);
+}
+
+/** Runs a list SELECT on the site's row store, within the site's max_query_time. */
+export function runSelect(site: Site, source: SelectSource, slot: CompiledSlot = {}): Promise<RowSet> {
+  return site.rows.select(source, slot, queryTimeLimit(site.config?.site?.max_query_time));
+}
+
+/** Runs a COUNT query on the site's row store, within the site's max_query_time, and returns the number. */
+export function runCount(
+  site: Site,
+  build: () => Knex.QueryBuilder,
+  slot: CompiledSlot = {},
+): Promise<number> {
+  return site.rows.count(build, slot, queryTimeLimit(site.config?.site?.max_query_time));
 }

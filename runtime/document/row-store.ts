@@ -1,0 +1,60 @@
+// The row store: every document read, write and list query reaches the database through it. One implementation per
+// backend, chosen once when the site opens; callers never ask which database they are on.
+import type { Knex } from 'knex';
+import type { Database } from '../db/connect';
+import type { CompiledSlot, RowSet, SelectSource } from '../query/run-query';
+import type { DocTypeBinding, Registry } from '../registry/registry';
+import { KnexRowStore } from './knex-row-store';
+import { SqliteRowStore } from './sqlite-row-store';
+import type { DocData, Queryable } from './store';
+
+/**
+ * How documents become rows and back, on one database. `trx` is the knex of the write transaction the call belongs to
+ * (inWriteTransaction's): an implementation may run its statements on that transaction's own connection (SQLite's
+ * prepared statements, or mysql2 `execute` for a faster MariaDB store) as long as they commit and roll back with it.
+ * Statement texts are the implementation's to build and cache (per DocType); nothing here takes SQL.
+ */
+export interface RowStore {
+  /** Reads one committed document (a Single's values) with its child rows, outside any transaction; undefined when absent. */
+  read(binding: DocTypeBinding, name: string): Promise<DocData | undefined>;
+  /**
+   * Reads one document with its child rows inside the transaction `trx`; `forUpdate` locks its row until the commit
+   * where the database needs it. Given the site's knex rather than a transaction, it reads committed data.
+   */
+  load(
+    trx: Queryable,
+    binding: DocTypeBinding,
+    name: string,
+    options?: { forUpdate?: boolean },
+  ): Promise<DocData | undefined>;
+  /** Inserts a document's row and its child rows (409 DuplicateEntryError when the name is taken). */
+  insert(trx: Knex, binding: DocTypeBinding, data: DocData): Promise<void>;
+  /** Updates a document's row and replaces its child rows: kept rows updated, new rows inserted, missing rows deleted. */
+  update(trx: Knex, binding: DocTypeBinding, data: DocData, previous: DocData): Promise<void>;
+  /** Deletes a document's row and its child rows. */
+  delete(trx: Knex, binding: DocTypeBinding, name: string): Promise<void>;
+  /** Whether a document of `binding` named `name` exists (Link checks), as `trx` sees it. */
+  exists(trx: Queryable, binding: DocTypeBinding, name: string): Promise<boolean>;
+  /** Whether a document of `binding` other than `name` holds `value` in `fieldname` (unique checks). */
+  takenByOther(
+    trx: Queryable,
+    binding: DocTypeBinding,
+    fieldname: string,
+    value: unknown,
+    name: string,
+  ): Promise<boolean>;
+  /** Inserts rows of a system table that all have the first row's columns, in batches (the request log). */
+  insertRows(trx: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void>;
+  /**
+   * Runs a list SELECT of committed data; `slot` keeps what the store prepared for the next run of the same plan.
+   * Past `limitMs` it fails with 503 QueryTimeoutError.
+   */
+  select(source: SelectSource, slot: CompiledSlot, limitMs: number): Promise<RowSet>;
+  /** Runs a COUNT query of committed data (kept in `slot` and limited like `select`). */
+  count(build: () => Knex.QueryBuilder, slot: CompiledSlot, limitMs: number): Promise<number>;
+}
+
+/** The row store of an open database: prepared statements on SQLite, knex over mysql2 on MariaDB/MySQL. */
+export function openRowStore(db: Database, registry: Registry): RowStore {
+  return db.dialect === 'sqlite' ? new SqliteRowStore(db, registry) : new KnexRowStore(db, registry);
+}

@@ -1,0 +1,283 @@
+// The SQLite row store: cached better-sqlite3 prepared statements, on the read connection for committed data and on
+// the connection of the knex write transaction for everything inside one (so they commit and roll back with it).
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Knex } from 'knex';
+import type { Database } from '../db/connect';
+import {
+  insertRow,
+  insertRows,
+  prepared,
+  quoteIdent,
+  sqliteConnection,
+  sqliteValue,
+  updateRows,
+} from '../db/sqlite-statements';
+import type { DocTypeMeta } from '../meta/types';
+import {
+  countOnReader,
+  selectOnReader,
+  type CompiledSlot,
+  type RowSet,
+  type SelectSource,
+  type SqliteReaders,
+} from '../query/run-query';
+import type { DocTypeBinding, Registry } from '../registry/registry';
+import { fieldLists, tableFields } from './field-lists';
+import type { RowStore } from './row-store';
+import {
+  CHILD_STANDARD,
+  decodeRow,
+  insertError,
+  loadSingle,
+  PARENT_STANDARD,
+  rowValues,
+  type DocData,
+  type Queryable,
+} from './store';
+import { encodeValue } from './values';
+
+/** Documents on SQLite; see RowStore. */
+export class SqliteRowStore implements RowStore {
+  private readonly readConnection: () => BetterSqlite3.Database;
+
+  constructor(
+    private readonly db: Database,
+    private readonly registry: Registry,
+  ) {
+    if (!db.readConnection) throw new Error('an SQLite database opens a read connection');
+    this.readConnection = db.readConnection;
+  }
+
+  async read(binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
+    if (binding.meta.issingle) return loadSingle(this.db.knex, binding);
+    return readDocOn(this.readConnection(), binding, this.registry, name);
+  }
+
+  async load(trx: Queryable, binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
+    // SQLite's write transaction already excludes every other writer: nothing to lock.
+    if (binding.meta.issingle) return loadSingle(trx, binding);
+    const conn = await sqliteConnection(trx);
+    return readDocOn(conn ?? this.readConnection(), binding, this.registry, name);
+  }
+
+  async insert(trx: Knex, binding: DocTypeBinding, data: DocData): Promise<void> {
+    const { meta } = binding;
+    const conn = await writeConnection(trx);
+    try {
+      insertFullRow(conn, meta, data, PARENT_STANDARD);
+    } catch (err) {
+      throw insertError(meta, data.name, err);
+    }
+    for (const { field, child } of tableFields(meta, this.registry)) {
+      for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
+        insertFullRow(conn, child.meta, row, CHILD_STANDARD);
+    }
+  }
+
+  async update(trx: Knex, binding: DocTypeBinding, data: DocData, previous: DocData): Promise<void> {
+    const { meta } = binding;
+    const conn = await writeConnection(trx);
+    const name = String(data.name);
+    updateFullRow(conn, meta, data);
+    for (const { field, child } of tableFields(meta, this.registry)) {
+      const rows = data[field.fieldname] as DocData[] | undefined;
+      if (rows === undefined) continue;
+      const before = new Set(
+        ((previous[field.fieldname] as DocData[] | undefined) ?? []).map((r) => String(r.name)),
+      );
+      const kept = new Set(rows.map((r) => String(r.name)));
+      for (const rowName of before) {
+        if (!kept.has(rowName))
+          prepared(conn, `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE name = ? AND parent = ?`).run(
+            rowName,
+            name,
+          );
+      }
+      for (const row of rows) {
+        if (before.has(String(row.name))) updateFullRow(conn, child.meta, row, name);
+        else insertFullRow(conn, child.meta, row, CHILD_STANDARD);
+      }
+    }
+  }
+
+  async delete(trx: Knex, binding: DocTypeBinding, name: string): Promise<void> {
+    const conn = await writeConnection(trx);
+    for (const { child } of tableFields(binding.meta, this.registry))
+      prepared(
+        conn,
+        `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE parent = ? AND parenttype = ?`,
+      ).run(name, binding.meta.name);
+    prepared(conn, `DELETE FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).run(name);
+  }
+
+  async exists(trx: Queryable, binding: DocTypeBinding, name: string): Promise<boolean> {
+    const conn = (await sqliteConnection(trx)) ?? this.readConnection();
+    return (
+      prepared(conn, `SELECT 1 FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).get(name) !==
+      undefined
+    );
+  }
+
+  async takenByOther(
+    trx: Queryable,
+    binding: DocTypeBinding,
+    fieldname: string,
+    value: unknown,
+    name: string,
+  ): Promise<boolean> {
+    const conn = (await sqliteConnection(trx)) ?? this.readConnection();
+    const sql = `SELECT 1 FROM ${quoteIdent(binding.meta.tableName)} WHERE ${quoteIdent(fieldname)} = ? AND name <> ?`;
+    return prepared(conn, sql).get(sqliteValue(value), name) !== undefined;
+  }
+
+  async insertRows(trx: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+    insertRows(await writeConnection(trx), table, rows);
+  }
+
+  select(source: SelectSource, slot: CompiledSlot, limitMs: number): Promise<RowSet> {
+    return selectOnReader(this.readers(), source, slot, limitMs);
+  }
+
+  count(build: () => Knex.QueryBuilder, slot: CompiledSlot, limitMs: number): Promise<number> {
+    return countOnReader(this.readers(), build, slot, limitMs);
+  }
+
+  /** The turn's read connection and the reader threads. */
+  private readers(): SqliteReaders {
+    const reader = this.readConnection();
+    return this.db.readerPool ? { reader, pool: this.db.readerPool } : { reader };
+  }
+}
+
+/** The connection of the write transaction `trx` (writes outside one are a programming error). */
+async function writeConnection(trx: Knex): Promise<BetterSqlite3.Database> {
+  const conn = await sqliteConnection(trx);
+  if (!conn) throw new Error('SQLite rows are written inside a write transaction (inWriteTransaction)');
+  return conn;
+}
+
+/** Reads one document (not a Single) with its child rows through cached prepared statements on `conn`. */
+function readDocOn(
+  conn: BetterSqlite3.Database,
+  binding: DocTypeBinding,
+  registry: Registry,
+  name: string,
+): DocData | undefined {
+  const { meta } = binding;
+  const row = prepared(conn, `SELECT * FROM ${quoteIdent(meta.tableName)} WHERE name = ?`).get(name) as
+    Record<string, unknown> | undefined;
+  if (!row) return undefined;
+  const data = decodeRow(meta, row);
+  for (const { field, child } of tableFields(meta, registry)) {
+    const rows = prepared(
+      conn,
+      `SELECT * FROM ${quoteIdent(child.meta.tableName)} WHERE parent = ? AND parenttype = ? AND parentfield = ? ORDER BY idx`,
+    ).all(name, meta.name, field.fieldname) as Record<string, unknown>[];
+    data[field.fieldname] = rows.map((r) => {
+      const rowData = decodeRow(child.meta, r);
+      rowData.doctype = child.meta.name;
+      return rowData;
+    });
+  }
+  return data;
+}
+
+/** Statement texts per DocType and standard-column list, built once (INSERT and UPDATE of full rows). */
+const fullRowTexts = {
+  insert: new WeakMap<DocTypeMeta, Map<readonly string[], string>>(),
+  update: new WeakMap<DocTypeMeta, Map<readonly string[], string>>(),
+};
+
+function cachedRowText(
+  kind: keyof typeof fullRowTexts,
+  meta: DocTypeMeta,
+  standard: readonly string[],
+  build: () => string,
+): string {
+  let byStandard = fullRowTexts[kind].get(meta);
+  if (!byStandard) fullRowTexts[kind].set(meta, (byStandard = new Map()));
+  let sql = byStandard.get(standard);
+  if (sql === undefined) byStandard.set(standard, (sql = build()));
+  return sql;
+}
+
+/** The INSERT text of a full row of `meta`: the `standard` columns, then every stored field. */
+function fullRowInsert(meta: DocTypeMeta, standard: readonly string[]): string {
+  return cachedRowText('insert', meta, standard, () => {
+    const columns = [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)];
+    return `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+  });
+}
+
+/** The bound values of a full row of `meta`: the `standard` columns but `skip`, then every stored field; undefined when one is unset. */
+function fullRowValues(
+  meta: DocTypeMeta,
+  data: DocData,
+  standard: readonly string[],
+  skip?: string,
+): unknown[] | undefined {
+  const values: unknown[] = [];
+  for (const key of standard) {
+    if (data[key] === undefined) return undefined;
+    if (key !== skip) values.push(sqliteValue(data[key]));
+  }
+  for (const field of fieldLists(meta).stored) {
+    if (data[field.fieldname] === undefined) return undefined;
+    values.push(sqliteValue(encodeValue(field, data[field.fieldname])));
+  }
+  return values;
+}
+
+/**
+ * Inserts a row of `meta`. A full row (every column set, as the lifecycle writes them) binds straight from `data`
+ * through one statement text per DocType; a row with unset columns leaves them to their defaults (insertRow).
+ */
+function insertFullRow(
+  conn: BetterSqlite3.Database,
+  meta: DocTypeMeta,
+  data: DocData,
+  standard: readonly string[],
+): void {
+  const values = fullRowValues(meta, data, standard);
+  if (values) prepared(conn, fullRowInsert(meta, standard)).run(values);
+  else insertRow(conn, meta.tableName, rowValues(meta, data, standard));
+}
+
+/** The UPDATE text of a full row of `meta` by name (and parent, for child rows): every column but the name is set. */
+function fullRowUpdate(meta: DocTypeMeta, standard: readonly string[]): string {
+  return cachedRowText('update', meta, standard, () => {
+    const columns = [
+      ...standard.filter((c) => c !== 'name'),
+      ...fieldLists(meta).stored.map((f) => f.fieldname),
+    ];
+    const where = standard === CHILD_STANDARD ? 'name = ? AND parent = ?' : 'name = ?';
+    return `update ${quoteIdent(meta.tableName)} set ${columns.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${where}`;
+  });
+}
+
+/**
+ * Updates the stored row of `data` (a child row when `parent` is given): a full row binds straight from `data`
+ * through one statement text per DocType; a row with unset columns leaves those as they are (updateRows).
+ */
+function updateFullRow(
+  conn: BetterSqlite3.Database,
+  meta: DocTypeMeta,
+  data: DocData,
+  parent?: string,
+): void {
+  const standard = parent === undefined ? PARENT_STANDARD : CHILD_STANDARD;
+  const values = fullRowValues(meta, data, standard, 'name');
+  if (values) {
+    values.push(String(data.name));
+    if (parent !== undefined) values.push(parent);
+    prepared(conn, fullRowUpdate(meta, standard)).run(values);
+    return;
+  }
+  const { name, ...changes } = rowValues(meta, data, standard);
+  updateRows(
+    conn,
+    meta.tableName,
+    changes,
+    parent === undefined ? { name: String(name) } : { name: String(name), parent },
+  );
+}
