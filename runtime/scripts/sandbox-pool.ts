@@ -156,6 +156,8 @@ export class SandboxPool {
       eval: true,
       workerData: {
         quickjs: require.resolve('quickjs-emscripten'),
+        memoryBytes: DEFAULT_LIMITS.memoryBytes,
+        stackBytes: DEFAULT_LIMITS.stackBytes,
         signal: shared,
         replyPort: channel.port2,
       },

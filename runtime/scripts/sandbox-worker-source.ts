@@ -3,6 +3,16 @@
 // worker (Atomics.wait) until the main thread answers, so the guest sees them as plain synchronous functions. The CPU
 // budget is read from this thread's own CPU clock (Linux: /proc/thread-self/schedstat), so waiting for host calls or
 // being descheduled on a busy machine is not charged; the wall clock outside host calls is only the backstop.
+//
+// Fresh without paying for it: building a QuickJS runtime and context with the frappe global costs about 300 us of CPU
+// (context creation, its disposal, the wrappers' garbage), more than a trivial script and the request around it. So the
+// worker builds one, once, and copies the WebAssembly memory that holds it (the static data and the heap in use; not
+// the C stack, which holds nothing between calls). Before every job it copies that image back over the memory: the
+// runtime, context, globals, heap and allocator are then byte for byte what they were before any script ran, so
+// nothing of an earlier call (globals, prototypes, pending promises, atoms, garbage) survives into the next. The JS
+// side of quickjs-emscripten holds only pointers into that image, which stay valid; handles made during a job are
+// never freed, the copy discards them. Math.random is a host function (a restored context would repeat its seed). If
+// the memory layout is not the one expected (see layoutOf), each job builds and disposes its own runtime instead.
 
 /** The worker thread's program (plain CommonJS JavaScript). */
 export const WORKER_SOURCE = `
@@ -38,7 +48,6 @@ function threadCpuMs() {
     return NaN;
   }
 }
-let modulePromise = newQuickJSWASMModule(RELEASE_SYNC);
 let seq = 0;
 
 function errorText(ctx, handle) {
@@ -51,29 +60,26 @@ function errorText(ctx, handle) {
   }
 }
 
-function compile(mod, job) {
-  const rt = mod.newRuntime();
-  try {
-    rt.setMemoryLimit(job.limits.memoryBytes);
-    rt.setMaxStackSize(job.limits.stackBytes);
-    overLimit = undefined;
-    rt.setInterruptHandler(budget(job.limits, Date.now(), cpuStart[0], () => 0));
-    const ctx = rt.newContext();
-    try {
-      const r = ctx.evalCode(job.source, job.filename, { compileOnly: true });
-      if (r.error) {
-        const e = errorText(ctx, r.error);
-        r.error.dispose();
-        return { ok: false, kind: 'syntax', error: e };
-      }
-      r.value.dispose();
-      return { ok: true };
-    } finally {
-      ctx.dispose();
+/**
+ * The interrupt check of a job: true once its thread CPU time passes limits.cpuMs, or its wall time outside host calls
+ * passes limits.wallMs (then call.overLimit names which). The CPU clock is read only once the job has run cpuMs of wall
+ * time (it cannot have used more CPU than that), and then at most every 5 ms.
+ */
+function budget(call) {
+  const limits = call.limits;
+  let nextRead = call.started + limits.cpuMs;
+  return () => {
+    if (call.overLimit) return true;
+    const now = Date.now();
+    if (now - call.started - call.hostMs > limits.wallMs) call.overLimit = 'wall';
+    else if (now >= nextRead) {
+      nextRead = now + 5;
+      const used = threadCpuMs() - call.cpu0;
+      // Without a CPU clock, the wall time outside host calls stands in for it.
+      if (Number.isNaN(used) ? now - call.started - call.hostMs > limits.cpuMs : used > limits.cpuMs) call.overLimit = 'cpu';
     }
-  } finally {
-    rt.dispose();
-  }
+    return call.overLimit !== undefined;
+  };
 }
 
 // Only these language features exist in a guest: no typed arrays (no SharedArrayBuffer or Atomics), no Proxy. Promise
@@ -86,158 +92,295 @@ const MAX_JOBS = 100000;
 const pad = (n, w) => String(n).padStart(w || 2, '0');
 const dateText = (d) => d.getUTCFullYear() + '-' + pad(d.getUTCMonth() + 1) + '-' + pad(d.getUTCDate());
 
-// The limit a job ran into ('cpu' or 'wall'), read by run(); set by the interrupt handler.
-let overLimit;
+// The job running now: the sandbox's host functions, interrupt handler and module loader read it.
+let call;
 
-/**
- * The interrupt check of a job: true once its thread CPU time passes limits.cpuMs, or its wall time outside host calls
- * passes limits.wallMs. The CPU clock is read only once the job has run cpuMs of wall time (it cannot have used more
- * CPU than that), and then at most every 5 ms.
- */
-function budget(limits, started, cpu0, hostTime) {
-  let nextRead = started + limits.cpuMs;
-  return () => {
-    if (overLimit) return true;
-    const now = Date.now();
-    if (now - started - hostTime() > limits.wallMs) overLimit = 'wall';
-    else if (now >= nextRead) {
-      nextRead = now + 5;
-      const used = threadCpuMs() - cpu0;
-      // Without a CPU clock, the wall time outside host calls stands in for it.
-      if (Number.isNaN(used) ? now - started - hostTime() > limits.cpuMs : used > limits.cpuMs) overLimit = 'cpu';
-    }
-    return overLimit !== undefined;
-  };
-}
-
-function run(mod, job) {
-  const limits = job.limits;
+/** A QuickJS runtime and context with limits and the frappe global; its host functions act for the current call. */
+function buildSandbox(mod, limits) {
   const rt = mod.newRuntime();
-  const started = Date.now();
-  const cpu0 = cpuStart[0];
-  let hostMs = 0;
-  let hostCalls = 0;
-  let logBytes = 0;
-  const logs = [];
-  overLimit = undefined;
   rt.setMemoryLimit(limits.memoryBytes);
   rt.setMaxStackSize(limits.stackBytes);
-  rt.setInterruptHandler(budget(limits, started, cpu0, () => hostMs));
-  let imported = false;
+  rt.setInterruptHandler(() => call !== undefined && call.interrupt());
   rt.setModuleLoader(() => {
-    imported = true;
+    if (call) call.imported = true;
     return { error: new Error('import() is not available in Server Scripts') };
   });
   const ctx = rt.newContext({ intrinsics: INTRINSICS });
-  const handles = [];
-  const keep = (h) => { handles.push(h); return h; };
-  // Errors this worker threw into the guest (frappe.throw, failed host calls): an uncaught one is reported as itself.
-  const thrown = [];
-  const json = keep(ctx.getProp(ctx.global, 'JSON'));
-  const jsonParse = keep(ctx.getProp(json, 'parse'));
-  const jsonStringify = keep(ctx.getProp(json, 'stringify'));
-  const fromJson = (text) => {
-    const r = ctx.callFunction(jsonParse, json, keep(ctx.newString(text)));
-    if (r.error) throw r.error;
-    return keep(r.value);
-  };
-  const toJson = (h) => {
-    const r = ctx.callFunction(jsonStringify, json, h);
-    if (r.error) { const e = errorText(ctx, r.error); r.error.dispose(); throw new Error(e.name + ': ' + e.message); }
-    const out = ctx.typeof(r.value) === 'string' ? ctx.getString(r.value) : undefined;
-    r.value.dispose();
-    return out;
-  };
-  const raise = (info) => {
-    const e = ctx.newError({ name: info.excType || 'Error', message: String(info.message) });
-    thrown.push({ handle: e.dup(), info });
-    if (thrown.length > 64) thrown.shift().handle.dispose();
-    return { error: e };
-  };
-  const text = (h) => {
-    if (ctx.typeof(h) === 'string') return ctx.getString(h);
-    try { const t = toJson(h); return t === undefined ? String(ctx.dump(h)) : t; } catch (x) { return '[unprintable]'; }
-  };
-  const hostCall = (name, argHandles) => {
-    if (++hostCalls > limits.maxHostCalls) return raise({ kind: 'script', message: 'Server script made too many calls' });
-    const args = [];
-    for (const h of argHandles) {
-      const t = ctx.typeof(h) === 'undefined' ? 'null' : toJson(h);
-      args.push(t === undefined ? 'null' : t);
-    }
-    const argsJson = '[' + args.join(',') + ']';
-    if (argsJson.length > limits.maxResultBytes) return raise({ kind: 'script', message: 'Server script call arguments are too large' });
-    const mine = ++seq;
-    const t0 = Date.now();
-    Atomics.store(signal, 0, 0);
-    parentPort.postMessage({ t: 'host', id: job.id, seq: mine, name, args: argsJson });
-    let reply;
-    for (;;) {
-      const left = limits.hostWaitMs - (Date.now() - t0);
-      if (left <= 0) break;
-      Atomics.wait(signal, 0, 0, left);
-      Atomics.store(signal, 0, 0);
-      let msg;
-      while ((msg = receiveMessageOnPort(replyPort))) if (msg.message.seq === mine) reply = msg.message;
-      if (reply) break;
-    }
-    hostMs += Date.now() - t0;
-    if (!reply) return raise({ kind: 'script', message: 'Server script call timed out' });
-    const out = JSON.parse(reply.json);
-    if (out.err) return raise(Object.assign({ kind: 'host' }, out.err));
-    return fromJson(JSON.stringify(out.ok === undefined ? null : out.ok));
-  };
+  // The handles quickjs-emscripten caches on first use are made now, so that they live in the memory image.
+  void ctx.undefined, ctx.null, ctx.true, ctx.false;
+  const global = ctx.global;
+  const sb = { mod, rt, ctx, global, memoryBytes: limits.memoryBytes, stackBytes: limits.stackBytes, fixed: [] };
+  const own = (h) => { sb.fixed.push(h); return h; };
+  sb.json = own(ctx.getProp(global, 'JSON'));
+  sb.jsonParse = own(ctx.getProp(sb.json, 'parse'));
+  sb.jsonStringify = own(ctx.getProp(sb.json, 'stringify'));
   const fn = (target, name, impl) => {
-    const f = keep(ctx.newFunction(name, impl));
+    const f = own(ctx.newFunction(name, impl));
     ctx.setProp(target, name, f);
   };
-  const api = (target, name, hostName) => fn(target, name, (...a) => hostCall(hostName, a));
+  const api = (target, name, hostName) => fn(target, name, (...a) => hostCall(sb, hostName, a));
+  const frappe = own(ctx.newObject());
+  sb.frappe = frappe;
+  sb.session = own(ctx.newObject());
+  ctx.setProp(frappe, 'session', sb.session);
+  ctx.setProp(frappe, 'response', own(ctx.newObject()));
+  api(frappe, 'get_list', 'get_list');
+  api(frappe, 'get_doc', 'get_doc');
+  api(frappe, 'new_doc', 'new_doc');
+  const db = own(ctx.newObject());
+  api(db, 'get_value', 'get_value');
+  api(db, 'set_value', 'set_value');
+  api(db, 'count', 'count');
+  ctx.setProp(frappe, 'db', db);
+  fn(frappe, 'throw', (m) => raise(sb, { kind: 'throw', message: m === undefined ? '' : text(sb, m) }));
+  fn(frappe, 'log', (...parts) => {
+    const limits = call.limits;
+    if (call.logBytes >= limits.maxLogBytes) return;
+    const line = parts.map((p) => text(sb, p)).join(' ').slice(0, limits.maxLogBytes - call.logBytes);
+    call.logBytes += line.length;
+    call.logs.push(line);
+    if (call.logBytes >= limits.maxLogBytes) call.logs.push('[log truncated]');
+  });
+  const utils = own(ctx.newObject());
+  fn(utils, 'now', () => {
+    const d = new Date();
+    return ctx.newString(dateText(d) + ' ' + pad(d.getUTCHours()) + ':' + pad(d.getUTCMinutes()) + ':' + pad(d.getUTCSeconds()) + '.' + pad(d.getUTCMilliseconds() * 1000, 6));
+  });
+  fn(utils, 'today', () => ctx.newString(dateText(new Date())));
+  fn(utils, 'add_days', (dateH, daysH) => {
+    const d = new Date(String(ctx.dump(dateH)).slice(0, 10) + 'T00:00:00Z');
+    const days = Number(ctx.dump(daysH));
+    if (isNaN(d.getTime()) || !Number.isFinite(days) || Math.abs(days) > 1e6)
+      return raise(sb, { kind: 'throw', message: 'add_days needs a date (YYYY-MM-DD) and a number of days' });
+    d.setUTCDate(d.getUTCDate() + Math.trunc(days));
+    return ctx.newString(dateText(d));
+  });
+  ctx.setProp(frappe, 'utils', utils);
+  ctx.setProp(global, 'frappe', frappe);
+  fn(own(ctx.getProp(global, 'Math')), 'random', () => ctx.newNumber(Math.random()));
+  return sb;
+}
+
+/** Frees a sandbox built for one job (not the one kept as a memory image). */
+function disposeSandbox(sb) {
+  for (const h of sb.fixed.reverse()) { try { if (h.alive) h.dispose(); } catch (x) {} }
+  sb.ctx.dispose();
+  sb.rt.dispose();
+}
+
+// The memory layout the image relies on, read from the WebAssembly file: Emscripten places the static data (from 1024),
+// then the C stack (STACK_SIZE bytes, growing down from the initial stack pointer), then the heap. The build in use has
+// a 5 MB stack; the layout is accepted only when the initial stack pointer less 5 MB falls just past the last data
+// segment (where the zero-initialised statics end). Undefined when it does not hold: then no image is used.
+const STACK_SIZE = 5 * 1024 * 1024;
+function layoutOf() {
+  try {
+    const path = require('node:path');
+    const dir = path.dirname(require.resolve('@jitl/quickjs-wasmfile-release-sync', { paths: [path.dirname(workerData.quickjs)] }));
+    const b = fs.readFileSync(path.join(dir, 'emscripten-module.wasm'));
+    let i = 8;
+    let sp;
+    let dataEnd = 0;
+    const leb = () => { let r = 0, m = 1, x; do { x = b[i++]; r += (x & 0x7f) * m; m *= 128; } while (x & 0x80); return r; };
+    while (i < b.length) {
+      const id = b[i++];
+      const size = leb();
+      const end = i + size;
+      if (id === 6) {
+        leb();
+        // The first global: the mutable i32 stack pointer, initialised by an i32.const.
+        if (b[i] !== 0x7f || b[i + 1] !== 1 || b[i + 2] !== 0x41) return undefined;
+        i += 3;
+        sp = leb();
+      } else if (id === 11) {
+        const n = leb();
+        for (let k = 0; k < n; k++) {
+          if (leb() !== 0 || b[i++] !== 0x41) return undefined;
+          const offset = leb();
+          if (b[i++] !== 0x0b) return undefined;
+          const length = leb();
+          dataEnd = Math.max(dataEnd, offset + length);
+          i += length;
+        }
+      }
+      i = end;
+    }
+    const staticEnd = sp - STACK_SIZE;
+    if (!sp || staticEnd < dataEnd || staticEnd > dataEnd + 65536) return undefined;
+    // A margin past the statics (still the far end of the stack, which no call reaches).
+    return { staticEnd: staticEnd + 16384, heapBase: sp };
+  } catch (e) {
+    return undefined;
+  }
+}
+const LAYOUT = layoutOf();
+
+/**
+ * Copies the memory holding a freshly built sandbox: [0, staticEnd) and [heapBase, top of the heap in use). The top is
+ * where an allocation larger than any free block lands (the allocator's free space above everything in use).
+ */
+function imageOf(sb) {
+  const em = sb.mod.module;
+  if (!LAYOUT || !em || !(em.HEAPU8 instanceof Uint8Array) || typeof em._malloc !== 'function') return undefined;
+  const probe = em._malloc(8 * 1024 * 1024);
+  if (!probe) return undefined;
+  em._free(probe);
+  if (probe <= LAYOUT.heapBase) return undefined;
+  const heap = em.HEAPU8;
+  return { em, low: heap.slice(0, LAYOUT.staticEnd), high: heap.slice(LAYOUT.heapBase, probe) };
+}
+
+/** The module, and the sandbox kept with its memory image (image undefined: a sandbox per job). */
+let kept;
+function load() {
+  return newQuickJSWASMModule(RELEASE_SYNC).then((mod) => {
+    const sb = buildSandbox(mod, { memoryBytes: workerData.memoryBytes, stackBytes: workerData.stackBytes });
+    const image = imageOf(sb);
+    if (!image) disposeSandbox(sb);
+    return { mod, sb: image ? sb : undefined, image };
+  });
+}
+let ready = load();
+
+/** A sandbox for a job with these limits: the kept one with its memory copied back, or a new one. */
+function acquire(limits) {
+  if (!kept.image) return buildSandbox(kept.mod, limits);
+  const { em, low, high } = kept.image;
+  const heap = em.HEAPU8;
+  heap.set(low, 0);
+  heap.set(high, LAYOUT.heapBase);
+  const sb = kept.sb;
+  if (limits.memoryBytes !== sb.memoryBytes) sb.rt.setMemoryLimit(limits.memoryBytes);
+  if (limits.stackBytes !== sb.stackBytes) sb.rt.setMaxStackSize(limits.stackBytes);
+  return sb;
+}
+
+/** After a job: a sandbox of its own is freed; the kept one is left as it is (the next job copies the image back). */
+function release(sb, handles) {
+  if (kept.image && sb === kept.sb) return;
+  for (const h of handles.reverse()) { try { if (h.alive) h.dispose(); } catch (x) {} }
+  disposeSandbox(sb);
+}
+
+/** Throws info into the guest as an Error; an uncaught one is reported as itself. */
+function raise(sb, info) {
+  const e = sb.ctx.newError({ name: info.excType || 'Error', message: String(info.message) });
+  call.handles.push(e);
+  call.thrown.push({ handle: e.dup(), info });
+  if (call.thrown.length > 64) call.handles.push(call.thrown.shift().handle);
+  return { error: e };
+}
+
+function fromJson(sb, textValue) {
+  const r = sb.ctx.callFunction(sb.jsonParse, sb.json, keep(sb.ctx.newString(textValue)));
+  if (r.error) throw r.error;
+  return keep(r.value);
+}
+
+function toJson(sb, h) {
+  const ctx = sb.ctx;
+  const r = ctx.callFunction(sb.jsonStringify, sb.json, h);
+  if (r.error) { const e = errorText(ctx, r.error); r.error.dispose(); throw new Error(e.name + ': ' + e.message); }
+  const out = ctx.typeof(r.value) === 'string' ? ctx.getString(r.value) : undefined;
+  r.value.dispose();
+  return out;
+}
+
+function text(sb, h) {
+  const ctx = sb.ctx;
+  if (ctx.typeof(h) === 'string') return ctx.getString(h);
+  try { const t = toJson(sb, h); return t === undefined ? String(ctx.dump(h)) : t; } catch (x) { return '[unprintable]'; }
+}
+
+function keep(h) {
+  call.handles.push(h);
+  return h;
+}
+
+function hostCall(sb, name, argHandles) {
+  const ctx = sb.ctx;
+  const limits = call.limits;
+  if (++call.hostCalls > limits.maxHostCalls) return raise(sb, { kind: 'script', message: 'Server script made too many calls' });
+  const args = [];
+  for (const h of argHandles) {
+    const t = ctx.typeof(h) === 'undefined' ? 'null' : toJson(sb, h);
+    args.push(t === undefined ? 'null' : t);
+  }
+  const argsJson = '[' + args.join(',') + ']';
+  if (argsJson.length > limits.maxResultBytes) return raise(sb, { kind: 'script', message: 'Server script call arguments are too large' });
+  const mine = ++seq;
+  const t0 = Date.now();
+  Atomics.store(signal, 0, 0);
+  parentPort.postMessage({ t: 'host', id: call.job.id, seq: mine, name, args: argsJson });
+  let reply;
+  for (;;) {
+    const left = limits.hostWaitMs - (Date.now() - t0);
+    if (left <= 0) break;
+    Atomics.wait(signal, 0, 0, left);
+    Atomics.store(signal, 0, 0);
+    let msg;
+    while ((msg = receiveMessageOnPort(replyPort))) if (msg.message.seq === mine) reply = msg.message;
+    if (reply) break;
+  }
+  call.hostMs += Date.now() - t0;
+  if (!reply) return raise(sb, { kind: 'script', message: 'Server script call timed out' });
+  const out = JSON.parse(reply.json);
+  if (out.err) return raise(sb, Object.assign({ kind: 'host' }, out.err));
+  return fromJson(sb, JSON.stringify(out.ok === undefined ? null : out.ok));
+}
+
+function compile(job) {
+  const sb = acquire(job.limits);
+  call = newCall(job);
+  try {
+    const r = sb.ctx.evalCode(job.source, job.filename, { compileOnly: true });
+    if (r.error) return { ok: false, kind: 'syntax', error: errorText(sb.ctx, keep(r.error)) };
+    keep(r.value);
+    return { ok: true };
+  } finally {
+    const handles = call.handles;
+    call = undefined;
+    release(sb, handles);
+  }
+}
+
+function newCall(job) {
+  const c = {
+    job,
+    limits: job.limits,
+    started: Date.now(),
+    cpu0: cpuStart[0],
+    hostMs: 0,
+    hostCalls: 0,
+    logBytes: 0,
+    logs: [],
+    handles: [],
+    // Errors this worker threw into the guest (frappe.throw, failed host calls): an uncaught one is reported as itself.
+    thrown: [],
+    overLimit: undefined,
+    imported: false,
+  };
+  c.interrupt = budget(c);
+  return c;
+}
+
+function run(job) {
+  const sb = acquire(job.limits);
+  const ctx = sb.ctx;
+  call = newCall(job);
+  const limits = job.limits;
+  const logs = call.logs;
+  const timeout = () => ({ ok: false, kind: 'timeout', limit: call.overLimit, logs });
   try {
     const input = JSON.parse(job.input);
-    const frappe = keep(ctx.newObject());
-    ctx.setProp(frappe, 'form_dict', fromJson(JSON.stringify(input.form_dict || {})));
-    const session = keep(ctx.newObject());
-    ctx.setProp(session, 'user', keep(ctx.newString(String(input.user || 'Guest'))));
-    ctx.setProp(frappe, 'session', session);
-    ctx.setProp(frappe, 'response', keep(ctx.newObject()));
-    api(frappe, 'get_list', 'get_list');
-    api(frappe, 'get_doc', 'get_doc');
-    api(frappe, 'new_doc', 'new_doc');
-    const db = keep(ctx.newObject());
-    api(db, 'get_value', 'get_value');
-    api(db, 'set_value', 'set_value');
-    api(db, 'count', 'count');
-    ctx.setProp(frappe, 'db', db);
-    fn(frappe, 'throw', (m) => raise({ kind: 'throw', message: m === undefined ? '' : text(m) }));
-    fn(frappe, 'log', (...parts) => {
-      if (logBytes >= limits.maxLogBytes) return;
-      const line = parts.map(text).join(' ').slice(0, limits.maxLogBytes - logBytes);
-      logBytes += line.length;
-      logs.push(line);
-      if (logBytes >= limits.maxLogBytes) logs.push('[log truncated]');
-    });
-    const utils = keep(ctx.newObject());
-    fn(utils, 'now', () => {
-      const d = new Date();
-      return ctx.newString(dateText(d) + ' ' + pad(d.getUTCHours()) + ':' + pad(d.getUTCMinutes()) + ':' + pad(d.getUTCSeconds()) + '.' + pad(d.getUTCMilliseconds() * 1000, 6));
-    });
-    fn(utils, 'today', () => ctx.newString(dateText(new Date())));
-    fn(utils, 'add_days', (dateH, daysH) => {
-      const d = new Date(String(ctx.dump(dateH)).slice(0, 10) + 'T00:00:00Z');
-      const days = Number(ctx.dump(daysH));
-      if (isNaN(d.getTime()) || !Number.isFinite(days) || Math.abs(days) > 1e6)
-        return raise({ kind: 'throw', message: 'add_days needs a date (YYYY-MM-DD) and a number of days' });
-      d.setUTCDate(d.getUTCDate() + Math.trunc(days));
-      return ctx.newString(dateText(d));
-    });
-    ctx.setProp(frappe, 'utils', utils);
-    ctx.setProp(ctx.global, 'frappe', frappe);
-    if (input.doc !== undefined) ctx.setProp(ctx.global, 'doc', fromJson(JSON.stringify(input.doc)));
+    ctx.setProp(sb.frappe, 'form_dict', fromJson(sb, JSON.stringify(input.form_dict || {})));
+    ctx.setProp(sb.session, 'user', keep(ctx.newString(String(input.user || 'Guest'))));
+    if (input.doc !== undefined) ctx.setProp(sb.global, 'doc', fromJson(sb, JSON.stringify(input.doc)));
     const r = ctx.evalCode(job.source, job.filename);
     if (r.error) {
       const err = keep(r.error);
-      if (overLimit) return { ok: false, kind: 'timeout', limit: overLimit, logs };
-      for (const t of thrown) {
+      if (call.overLimit) return timeout();
+      for (const t of call.thrown) {
         if (ctx.sameValue(t.handle, err)) {
           if (t.info.kind === 'throw') return { ok: false, kind: 'throw', message: t.info.message, logs };
           if (t.info.kind === 'host') return { ok: false, kind: 'host', error: { excType: t.info.excType, status: t.info.status, message: t.info.message }, logs };
@@ -245,26 +388,25 @@ function run(mod, job) {
         }
       }
       const e = errorText(ctx, err);
-      if (overLimit) return { ok: false, kind: 'timeout', limit: overLimit, logs };
+      if (call.overLimit) return timeout();
       return { ok: false, kind: 'script', message: e.name + ': ' + e.message, logs };
     }
     keep(r.value);
-    const jobs = rt.executePendingJobs(MAX_JOBS);
-    if (jobs.error) jobs.error.dispose();
-    if (overLimit) return { ok: false, kind: 'timeout', limit: overLimit, logs };
-    if (imported) return { ok: false, kind: 'script', message: 'import() is not available in Server Scripts', logs };
-    if (rt.hasPendingJob()) return { ok: false, kind: 'script', message: 'more than ' + MAX_JOBS + ' promise jobs', logs };
+    const jobs = sb.rt.executePendingJobs(MAX_JOBS);
+    if (jobs.error) keep(jobs.error);
+    if (call.overLimit) return timeout();
+    if (call.imported) return { ok: false, kind: 'script', message: 'import() is not available in Server Scripts', logs };
+    if (sb.rt.hasPendingJob()) return { ok: false, kind: 'script', message: 'more than ' + MAX_JOBS + ' promise jobs', logs };
     // The result: frappe.response.message, and the globals doc and conditions, read as JSON (capped).
     const out = keep(ctx.newObject());
-    const response = keep(ctx.getProp(keep(ctx.getProp(ctx.global, 'frappe')), 'response'));
+    const response = keep(ctx.getProp(keep(ctx.getProp(sb.global, 'frappe')), 'response'));
     if (ctx.typeof(response) === 'object') ctx.setProp(out, 'message', keep(ctx.getProp(response, 'message')));
-    if (input.doc !== undefined) ctx.setProp(out, 'doc', keep(ctx.getProp(ctx.global, 'doc')));
-    if (input.conditions) ctx.setProp(out, 'conditions', keep(ctx.getProp(ctx.global, 'conditions')));
-    const s = ctx.callFunction(jsonStringify, json, out);
+    if (input.doc !== undefined) ctx.setProp(out, 'doc', keep(ctx.getProp(sb.global, 'doc')));
+    if (input.conditions) ctx.setProp(out, 'conditions', keep(ctx.getProp(sb.global, 'conditions')));
+    const s = ctx.callFunction(sb.jsonStringify, sb.json, out);
     if (s.error) {
-      const e = errorText(ctx, s.error);
-      s.error.dispose();
-      if (overLimit) return { ok: false, kind: 'timeout', limit: overLimit, logs };
+      const e = errorText(ctx, keep(s.error));
+      if (call.overLimit) return timeout();
       return { ok: false, kind: 'script', message: 'the result is not JSON: ' + e.name + ': ' + e.message, logs };
     }
     keep(s.value);
@@ -273,30 +415,36 @@ function run(mod, job) {
     if (length > limits.maxResultBytes) return { ok: false, kind: 'result', logs };
     return { ok: true, json: ctx.getString(s.value), logs };
   } catch (e) {
-    if (overLimit) return { ok: false, kind: 'timeout', limit: overLimit, logs };
+    if (call.overLimit) return timeout();
     if (e && typeof e === 'object' && 'alive' in e) { const x = errorText(ctx, e); return { ok: false, kind: 'script', message: x.name + ': ' + x.message, logs }; }
+    // Not a guest exception (a trap in the WebAssembly, a library error): the next job starts on a fresh module.
+    ready = load();
     return { ok: false, kind: 'script', message: String(e && e.message), logs };
   } finally {
-    for (const t of thrown) handles.push(t.handle);
-    for (const h of handles.reverse()) { try { if (h.alive) h.dispose(); } catch (x) {} }
-    try { ctx.dispose(); rt.dispose(); } catch (x) { modulePromise = newQuickJSWASMModule(RELEASE_SYNC); }
+    const handles = call.handles.concat(call.thrown.map((t) => t.handle));
+    call = undefined;
+    release(sb, handles);
   }
 }
 
 parentPort.on('message', (job) => {
-  modulePromise.then((mod) => {
+  ready.then((loaded) => {
+    kept = loaded;
     let outcome;
     cpuStart[0] = threadCpuMs();
     try {
-      outcome = job.kind === 'compile' ? compile(mod, job) : run(mod, job);
+      outcome = job.kind === 'compile' ? compile(job) : run(job);
       const used = threadCpuMs() - cpuStart[0];
       if (!Number.isNaN(used)) outcome.cpuMs = used;
     } catch (e) {
-      // A QuickJS runtime that failed this way is not reused: the next job loads a fresh module.
-      modulePromise = newQuickJSWASMModule(RELEASE_SYNC);
+      // A QuickJS module that failed this way is not reused: the next job loads a fresh one.
+      ready = load();
       outcome = { ok: false, kind: 'script', message: 'InternalError: ' + String(e && e.message) };
     }
     parentPort.postMessage({ t: 'done', id: job.id, outcome });
-  }, (e) => parentPort.postMessage({ t: 'done', id: job.id, outcome: { ok: false, kind: 'script', message: 'QuickJS did not load: ' + String(e && e.message) } }));
+  }, (e) => {
+    ready = load();
+    parentPort.postMessage({ t: 'done', id: job.id, outcome: { ok: false, kind: 'script', message: 'QuickJS did not load: ' + String(e && e.message) } });
+  });
 });
 `;

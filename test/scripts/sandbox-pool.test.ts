@@ -88,3 +88,71 @@ onLinux(
     expect(next).toMatchObject({ ok: true, json: '{"message":"alive"}' });
   },
 );
+
+describe('each call starts from a pristine sandbox, whatever the call before it did (one worker)', () => {
+  let one: SandboxPool;
+  beforeAll(() => {
+    one = new SandboxPool(1);
+  });
+  afterAll(async () => {
+    await one.close();
+  });
+  const host = (name: string) => Promise.resolve(`host ${name}`);
+  const run = async (source: string, over: Partial<ScriptLimits> = {}) =>
+    one.run(source, 'script.js', input, host, hostError, { limits: limits(over) });
+  const pristine = `frappe.response.message = [
+    typeof leak, ({}).polluted, typeof [].push, JSON.stringify({ a: 1 }), typeof frappe.db,
+    frappe.get_list('ToDo'), frappe.db.count('ToDo'), Symbol.keyFor(Symbol.for('kept')), frappe.response.before,
+    typeof doc, Object.keys(frappe.form_dict).length, typeof Math.random(), 'x'.repeat(8 * 1024 * 1024).length,
+  ]`;
+  const expected = [
+    'undefined',
+    null,
+    'function',
+    '{"a":1}',
+    'object',
+    'host get_list',
+    'host count',
+    'kept',
+    null,
+    'undefined',
+    0,
+    'number',
+    8 * 1024 * 1024,
+  ];
+
+  test('globals, prototypes, host functions, JSON, pending promises and garbage of one call are gone in the next', async () => {
+    const dirty = await run(`
+      globalThis.leak = 1; Object.prototype.polluted = 'yes'; Array.prototype.push = null;
+      JSON.stringify = () => 'hijacked'; frappe.response.before = 'set';
+      delete frappe.get_list; delete frappe.db; frappe.form_dict.extra = 1; globalThis.doc = {};
+      Symbol.for('kept'); new Promise(() => {}).then(() => { globalThis.late = 1 });
+      Promise.resolve().then(() => { globalThis.leak = 2 });
+      let junk = []; for (let i = 0; i < 200000; i++) junk[i] = { i, s: 'x' + i }; junk = null;
+    `);
+    expect(dirty).toMatchObject({ ok: true });
+    const clean = await run(pristine);
+    expect(clean).toMatchObject({ ok: true });
+    expect(JSON.parse((clean as { json: string }).json).message).toEqual(expected);
+  });
+
+  test('a call that ran out of memory, overflowed its stack, or was stopped by its budget leaves nothing behind', async () => {
+    expect(await run("let s = 'x'; while (true) s = s + s")).toMatchObject({ ok: false });
+    expect(await run('function f() { return f() } f()')).toMatchObject({ ok: false });
+    expect(await run('const a = {}; let i = 0; while (true) a[i++] = i', { cpuMs: 100 })).toMatchObject({
+      ok: false,
+      kind: 'timeout',
+    });
+    const clean = await run(pristine);
+    expect(JSON.parse((clean as { json: string }).json).message).toEqual(expected);
+  });
+
+  test('Math.random is not replayed from one call to the next', async () => {
+    const values = new Set<string>();
+    for (let i = 0; i < 5; i++) {
+      const out = await run('frappe.response.message = [Math.random(), Math.random()]');
+      values.add((out as { json: string }).json);
+    }
+    expect(values.size).toBe(5);
+  });
+});
