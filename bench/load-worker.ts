@@ -20,6 +20,8 @@ export interface LoadResult {
   durationS: number;
   p50: number;
   p99: number;
+  /** The slowest request, ms. */
+  max?: number;
   avgMs: number;
   non2xx: number;
   errors: number;
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
     durationS: r.duration,
     p50: r.latency.p50,
     p99: r.latency.p99,
+    max: r.latency.max,
     avgMs: r.latency.average,
     non2xx: r.non2xx,
     errors: r.errors,

@@ -8,7 +8,8 @@
 // BENCH_TIME_LIMIT (s, whole run, default 1800), BENCH_FILES=0 (skip the upload/download lines), BENCH_BULK=0 (skip the
 // bulk insert/update and GET-during-a-job lines), BENCH_BULK_DOCS (documents per bulk line, default 10000),
 // BENCH_CORE=0 (skip the GET/list/create lines), BENCH_FEATURES=0 (skip the auth, permission, method, script lines),
-// BENCH_COMPILED=0 (skip the compiled-build lines).
+// BENCH_COMPILED=0 (skip the compiled-build lines), BENCH_LARGE=0 (skip the 500,000-row SQLite lines; BENCH_LARGE_ROWS,
+// BENCH_LARGE_SECONDS: see bench/large-sqlite.ts).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -33,6 +34,7 @@ import { apiToken, countTodos, seedTodos, type Service, startService } from './l
 import { uploadBytes, uploadMany } from './lib/files';
 import { bulkJob, jobsRunning, oneByOne } from './lib/bulk';
 import { build } from '../bin/build';
+import { runLargeSqlite } from './large-sqlite';
 
 const ROOT = path.join(__dirname, '..');
 process.chdir(ROOT);
@@ -1057,6 +1059,52 @@ function applyBaseline(a: Measured | undefined, b: Measured | undefined): void {
   );
 }
 
+/**
+ * The 500,000-row SQLite lines (bench/large-sqlite.ts): GET one's p99 and max latency while unindexed counts run beside
+ * it, with reader_threads 0 and with reader threads (target max < 25 ms), and a deep page by cursor against the first.
+ */
+async function largeScenarios(): Promise<void> {
+  const r = await attempt('500,000-row SQLite scenario', () => runLargeSqlite(log));
+  if (!r) return;
+  const rows = `${r.rows.toLocaleString('en-US')} ToDos`;
+  const busyNote = (m: typeof r.busy, counts: typeof r.counts) =>
+    `p99 ${m.p99} ms, ${Math.round(m.rps)} req/s; ${counts.n} counts beside it, ${counts.meanMs.toFixed(0)} ms each`;
+  report.measures.push(
+    {
+      id: 'large_get_idle_max',
+      label: `GET one ToDo, max latency, idle (${rows})`,
+      value: r.idle.max,
+      unit: 'ms',
+      note: `p99 ${r.idle.p99} ms, ${Math.round(r.idle.rps)} req/s`,
+    },
+    {
+      id: 'large_get_counts_max_no_threads',
+      label: `GET one ToDo, max latency beside unindexed counts, reader_threads 0 (${rows})`,
+      value: r.busyWithoutThreads.max,
+      unit: 'ms',
+      note: busyNote(r.busyWithoutThreads, r.countsWithoutThreads),
+    },
+    {
+      id: 'large_get_counts_max',
+      label: `GET one ToDo, max latency beside unindexed counts, reader threads (${rows})`,
+      value: r.busy.max,
+      unit: 'ms',
+      target: '< 25',
+      ok: r.busy.max !== undefined && r.busy.max < 25,
+      note: busyNote(r.busy, r.counts),
+    },
+    {
+      id: 'large_cursor_deep_ratio',
+      label: `list 20 by cursor: page 10,000 / page 1, median of 200 pages walked (${rows})`,
+      value: r.deepPageMs / r.firstPageMs,
+      unit: 'x',
+      target: '<= 2',
+      ok: r.deepPageMs <= 2 * r.firstPageMs,
+      note: `${r.firstPageMs.toFixed(2)} ms vs ${r.deepPageMs.toFixed(2)} ms; start=200000: ${r.offsetPageMs.toFixed(1)} ms`,
+    },
+  );
+}
+
 async function main(): Promise<number> {
   installCleanup(TIME_LIMIT_S * 1000);
   log(`${pinning.note}; ${CONNECTIONS} connections, ${SECONDS} s + ${WARMUP} s warm-up per scenario`);
@@ -1069,6 +1117,7 @@ async function main(): Promise<number> {
   if (process.env.BENCH_FEATURES !== '0') await featureScenarios();
   if (WITH_FIXTURES) await fixtureScenarios();
   else report.notes.push('BENCH_FIXTURES=0: skipped generation, start-up and GET with the fixture DocTypes');
+  if (process.env.BENCH_LARGE !== '0') await largeScenarios();
   const last = await baseline('end');
   applyBaseline(first, last);
   const maxLoad = Math.max(0, ...report.throughput.map((r) => r.result?.loadavg ?? 0));

@@ -39,9 +39,10 @@ export async function startService(
     HOST: '127.0.0.1',
     DATABASE_URL: `sqlite:${opts.dbFile}`,
     ADMIN_PASSWORD,
-    ...opts.extraEnv,
   };
+  // A site config only when the scenario gives one (extraEnv.SITE_CONFIG), never the caller's.
   delete env.SITE_CONFIG;
+  Object.assign(env, opts.extraEnv);
   // The compiled build serves dist/generated.
   if (opts.generated && !opts.compiled) env.SVC_GENERATED = opts.generated;
   else delete env.SVC_GENERATED;

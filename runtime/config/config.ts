@@ -35,7 +35,10 @@ export interface SiteConfig {
    * server (max_statement_time), on SQLite for the reads sent to reader threads (those the query plan says may be slow).
    */
   max_query_time: number;
-  /** SQLite: reader threads (each with its own connection) for reads that may be slow; started on first use. */
+  /**
+   * SQLite: reader threads (each with its own connection) for reads that may be slow; started on first use. 0: none,
+   * every read runs on the event loop (and is not timed).
+   */
   reader_threads: number;
   /** Longest a request waits for a pooled connection, or a new one to connect (ms), before it is 503. */
   db_acquire_timeout: number;

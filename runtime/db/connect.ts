@@ -33,7 +33,7 @@ export interface DatabaseTimeouts {
   statementMs: number;
   acquireMs: number;
   busyMs: number;
-  /** SQLite: reader threads at most (site config reader_threads). */
+  /** SQLite: reader threads at most (site config reader_threads; 0: none, every read on the event loop). */
   readerThreads?: number;
 }
 
@@ -165,11 +165,9 @@ export function connect(url: string, timeouts: DatabaseTimeouts = DEFAULT_TIMEOU
   tuneSqlite(reader, timeouts.busyMs);
   const health = new DatabaseHealth(() => knex.raw('select 1'), logger);
   const checkpointer = startWalCheckpointer(file);
-  const readerPool = new ReaderPool({
-    file,
-    threads: Math.max(1, Math.floor(timeouts.readerThreads ?? 2)),
-    busyMs: timeouts.busyMs,
-  });
+  const threads = Math.floor(timeouts.readerThreads ?? 2);
+  // reader_threads 0: every read on the event loop, as before reader threads existed.
+  const readerPool = threads >= 1 ? new ReaderPool({ file, threads, busyMs: timeouts.busyMs }) : undefined;
   return {
     knex,
     dialect: 'sqlite',
@@ -178,7 +176,7 @@ export function connect(url: string, timeouts: DatabaseTimeouts = DEFAULT_TIMEOU
     health,
     close: async () => {
       health.stopProbe();
-      await readerPool.close();
+      await readerPool?.close();
       await checkpointer.stop();
       reader.close();
       await knex.destroy();

@@ -12,6 +12,14 @@ export type ReadMode = 'raw' | 'pluck' | 'value';
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
+// Linux: this thread runs at a lower priority (nice +10, per thread), so that on a loaded or pinned core the event loop
+// preempts it: a long read takes longer, the requests beside it do not.
+try {
+  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
+  if (tid > 0) require('node:os').setPriority(tid, 10);
+} catch {
+  // elsewhere: the default priority
+}
 const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = ' + workerData.busyMs);
 const statements = new Map();

@@ -166,3 +166,20 @@ describe('max_query_time', () => {
     }
   }, 60_000);
 });
+
+(DB_KIND === 'sqlite' ? test : test.skip)(
+  'reader_threads 0: no reader threads, every read on the event loop',
+  async () => {
+    const small = await createTestSite({ site: { reader_threads: 0 } });
+    try {
+      expect(small.site.db.readerPool).toBeUndefined();
+      const res = await small.http
+        .get(`/api/v2/doctype/ToDo/count?filters=${q([['description', 'like', '%x%']])}`)
+        .set('Authorization', small.adminToken);
+      expect(res.status).toBe(200);
+      expect(res.body.data).toBe(0);
+    } finally {
+      await small.close();
+    }
+  },
+);
