@@ -30,7 +30,7 @@ const LISTING: ReadonlySet<V2Operation> = new Set<V2Operation>(['list', 'count']
 /**
  * The DocType of the request, checked to answer the operation in the caller's API version (404 / 405 otherwise). A
  * child table listed or counted on its own is 403, as in Frappe (db_query's parent check: its rows are read through the
- * parent document, and a `parent` parameter is not supported here).
+ * parent document; listing them with `parent=<DocType>` is runtime/permissions/child-access.ts).
  */
 export function bindingFor(caller: Caller, doctype: string, op: V2Operation): DocTypeBinding {
   const binding = caller.site.registry.get(doctype);

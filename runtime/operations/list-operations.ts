@@ -2,6 +2,7 @@
 // reader's access (readable fields, row restriction) applied to every part of the query.
 import type { DocData } from '../document/store';
 import { DataError } from '../errors/errors';
+import { childQueryAccess, parentFor } from '../permissions/child-access';
 import { queryAccess } from '../permissions/query-access';
 import {
   buildCountQuery,
@@ -47,7 +48,23 @@ interface ListEntry {
   count?: CountPlan;
 }
 
-async function scopeFor(caller: Caller, doctype: string, op: 'list' | 'count'): Promise<QueryScope> {
+async function scopeFor(
+  caller: Caller,
+  doctype: string,
+  op: 'list' | 'count',
+  params: Record<string, unknown>,
+): Promise<QueryScope> {
+  const child = caller.site.registry.get(doctype);
+  const { parent } = params;
+  if (child?.meta.istable && parent !== undefined && parent !== null && parent !== '') {
+    const access = await childQueryAccess(
+      caller.site,
+      caller.user,
+      child,
+      parentFor(caller.site, child, parent),
+    );
+    return { site: caller.site, user: caller.user, binding: child, access };
+  }
   const binding = bindingFor(caller, doctype, op);
   const access = await queryAccess(caller.site, caller.user, binding.meta, 'read');
   return { site: caller.site, user: caller.user, binding, access };
@@ -107,7 +124,7 @@ async function list(
   params: Record<string, unknown>,
   serialized: boolean,
 ): Promise<ListPage | SerializedListPage> {
-  const scope = await scopeFor(caller, doctype, 'list');
+  const scope = await scopeFor(caller, doctype, 'list', params);
   const key = planKey('list', caller, doctype, scope.access, params);
   const cached = await cachedPlan(
     caller.site,
@@ -197,7 +214,7 @@ export async function countDocuments(
   doctype: string,
   params: Record<string, unknown>,
 ): Promise<number> {
-  const scope = await scopeFor(caller, doctype, caller.version === 1 ? 'list' : 'count');
+  const scope = await scopeFor(caller, doctype, caller.version === 1 ? 'list' : 'count', params);
   const plan = await cachedPlan(
     caller.site,
     planKey('count', caller, doctype, scope.access, params),

@@ -6,7 +6,7 @@ import { DataError } from '../errors/errors';
 import { isTableType } from '../meta/field-types';
 import type { DocTypeBinding, Registry } from '../registry/registry';
 import { NEVER_NULL, fieldKind, isStandardColumn, standardKind, type ColumnKind } from './columns';
-import type { FilterCondition, FilterNode } from './filter-tree';
+import type { FilterCondition, FilterNode, ParentCondition } from './filter-tree';
 import { normalizeCondition, nullFallback, type NormalizedCondition } from './filter-values';
 import { clip } from './tokenize';
 
@@ -141,11 +141,22 @@ function applyChildConditions(
   q.whereIn(`${target.qualifier}.name`, sub);
 }
 
+function applyParentCondition(q: Knex.QueryBuilder, target: WhereTarget, node: ParentCondition): void {
+  const parent = target.registry.get(node.doctype);
+  if (!parent || !target.binding.meta.istable)
+    throw new Error(`${node.doctype} is not a parent DocType of ${target.binding.meta.name}`);
+  const qualifier = parent.meta.tableName;
+  const sub = target.knex(qualifier).select(`${qualifier}.name`);
+  applyFilterTree(sub, node.restriction, { ...target, binding: parent, qualifier });
+  q.whereIn(`${target.qualifier}.parent`, sub);
+}
+
 /**
  * The constant truth of a node when it has one (`in []` is false, `not in []` true, groups folded), so an OR never
  * loses a true member to an empty clause; undefined when the rows decide.
  */
 function constant(node: FilterNode, target: WhereTarget): boolean | undefined {
+  if (node.kind === 'parent') return undefined;
   if (node.kind === 'condition') {
     if (node.table !== undefined || (node.op !== 'in' && node.op !== 'not in')) return undefined;
     const c = normalizeCondition(columnKind(target.binding, node.field), node.op, node.value, node.field);
@@ -158,6 +169,10 @@ function constant(node: FilterNode, target: WhereTarget): boolean | undefined {
 }
 
 function applyNode(q: Knex.QueryBuilder, node: FilterNode, target: WhereTarget): void {
+  if (node.kind === 'parent') {
+    applyParentCondition(q, target, node);
+    return;
+  }
   if (node.kind === 'condition') {
     if (node.table !== undefined) applyChildConditions(q, target, node.table, [node]);
     else applyCondition(q, target, node);

@@ -34,8 +34,18 @@ export interface FilterGroup {
   children: FilterNode[];
 }
 
+/**
+ * Rows of a child DocType whose parent document, of `doctype`, passes `restriction` (the reader's row restriction on
+ * the parent, when child rows are listed with `parent=<DocType>`): `parent IN (SELECT name FROM <parent> WHERE ...)`.
+ */
+export interface ParentCondition {
+  kind: 'parent';
+  doctype: string;
+  restriction: FilterNode;
+}
+
 /** A node of the filter tree. */
-export type FilterNode = FilterCondition | FilterGroup;
+export type FilterNode = FilterCondition | FilterGroup | ParentCondition;
 
 /** A condition node. */
 export function cond(field: string, op: FilterOperator, value: unknown, table?: string): FilterCondition {
