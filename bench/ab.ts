@@ -5,6 +5,8 @@
 //   npx tsx bench/ab.ts                     the trivial method (needs bench/tmp/feature-gen in each root, see inject.ts)
 //   AB_PATH='/api/resource/ToDo/{doc}'      GET a seeded ToDo ({doc} is replaced by its name); core registry
 //   AB_PATH=/api/resource/ToDo AB_BODY='{"description":"x"}'   POST creates
+//   AB_SCRIPT='{"name":"echo","script_type":"API","api_method":"echo_script","script":"frappe.response.message = 1"}'
+//                                          saves this Server Script on each side first (JSON fields; Administrator)
 // COMPILED_A=1 / COMPILED_B=1 run that side's compiled build (run `npm run build` in its root first) instead of tsx.
 // Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, and B/A.
 import { existsSync } from 'node:fs';
@@ -40,6 +42,15 @@ async function start(tag: 'A' | 'B', urlPath: string) {
     compiled: process.env[`COMPILED_${tag}`] === '1',
   });
   const auth = await service.apiToken(svc.base);
+  if (process.env.AB_SCRIPT) {
+    const res = await fetch(`${svc.base}/api/resource/Server Script`, {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: process.env.AB_SCRIPT,
+    });
+    if (res.status !== 201)
+      throw new Error(`${tag}: Server Script refused: ${res.status} ${await res.text()}`);
+  }
   let resolved = urlPath;
   if (resolved.includes('{doc}')) {
     const names = await service.seedTodos(svc.base, auth, 0, 100);
