@@ -1,7 +1,7 @@
 // One Redis connection per site when REDIS_URL is set, with a key prefix of its own per site database, behind a
 // circuit breaker: while Redis is down, calls fail at once with 503 (or take their fallback) instead of waiting.
 import { createHash } from 'node:crypto';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { logger } from '../log/logger';
 import type { Site } from '../site';
 import { RedisBreaker } from './redis-breaker';
@@ -26,7 +26,9 @@ export function siteRedis(site: Site): SiteRedis | undefined {
   if (!url) return undefined;
   let entry = connections.get(site);
   if (!entry) {
-    const redis = new Redis(url, {
+    // ioredis is loaded only by a process that uses Redis (it costs several MB of memory).
+    const RedisClient = require('ioredis') as typeof Redis;
+    const redis = new RedisClient(url, {
       maxRetriesPerRequest: 1,
       commandTimeout: COMMAND_TIMEOUT_MS,
       connectTimeout: CONNECT_TIMEOUT_MS,

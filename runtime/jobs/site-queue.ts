@@ -4,7 +4,6 @@
 import type { ServiceConfig } from '../config/config';
 import { ValidationError } from '../errors/errors';
 import type { Site } from '../site';
-import { BullJobQueue, defaultQueuePrefix } from './bullmq-queue';
 import { EmbeddedJobQueue } from './embedded-queue';
 import type { JobQueue } from './job-queue';
 
@@ -43,6 +42,8 @@ export function siteJobQueue(site: Site): JobQueue {
       (typeof prefix !== 'string' || !/^[\w:.-]{1,100}$/.test(prefix))
     )
       throw new ValidationError('site config job_queue_prefix must be 1-100 letters, digits, and _ : . -');
+    // BullMQ (with ioredis and msgpackr) is loaded only by a site that uses it: it costs tens of MB of memory.
+    const { BullJobQueue, defaultQueuePrefix } = require('./bullmq-queue') as typeof import('./bullmq-queue');
     return new BullJobQueue(site, {
       ...common,
       redisUrl: String(site.config.redisUrl),

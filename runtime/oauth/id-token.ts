@@ -26,7 +26,7 @@ function accessTokenHash(accessToken: string): string {
 export async function signIdToken(site: Site, input: IdTokenInput): Promise<string> {
   const key = await signingKey(site);
   const { sub, ...claims } = input.claims;
-  return new jose.SignJWT({
+  return new (jose().SignJWT)({
     ...claims,
     at_hash: accessTokenHash(input.accessToken),
     ...(input.nonce ? { nonce: input.nonce } : {}),

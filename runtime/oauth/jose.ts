@@ -2,8 +2,10 @@
 // (>= 20.19) loads through require; its types are imported as an ES module's.
 import type * as JoseModule from 'jose' with { 'resolution-mode': 'import' };
 
-/** jose's exports. */
-export const jose = require('jose') as typeof JoseModule;
+/** jose's exports, loaded at the first call (a process that signs nothing does not hold it in memory). */
+export function jose(): typeof JoseModule {
+  return require('jose') as typeof JoseModule;
+}
 
 /** A JSON Web Key. */
 export type JWK = JoseModule.JWK;

@@ -1,10 +1,12 @@
 // The OAuth provider's endpoints as built-in methods, under Frappe's names (v1 /api/method/…, v2 /api/v2/method/…).
 import type { AppContext } from '../http/state';
-import { authorize } from './authorize-endpoint';
-import { introspectToken } from './introspect-endpoint';
-import { revokeToken } from './revoke-endpoint';
-import { getToken } from './token-endpoint';
-import { openidProfile } from './userinfo-endpoint';
+
+type Endpoints = typeof import('./oauth-endpoints');
+
+/** A handler of oauth-endpoints.ts, loaded at its first call. */
+function lazy(name: keyof Endpoints): (ctx: AppContext) => Promise<unknown> {
+  return (ctx) => (require('./oauth-endpoints') as Endpoints)[name](ctx);
+}
 
 /**
  * One OAuth endpoint: verbs and handler; each answers its RFC's body itself (`raw`; a handler that returns undefined has
@@ -25,17 +27,17 @@ export interface OAuthMethod {
 export const OAUTH_METHODS: ReadonlyMap<string, OAuthMethod> = new Map<string, OAuthMethod>([
   [
     'frappe.integrations.oauth2.authorize',
-    { methods: ['GET', 'POST'], handler: authorize, clientAuth: false, csrf: true },
+    { methods: ['GET', 'POST'], handler: lazy('authorize'), clientAuth: false, csrf: true },
   ],
   [
     'frappe.integrations.oauth2.get_token',
-    { methods: ['POST'], handler: getToken, clientAuth: true, csrf: false },
+    { methods: ['POST'], handler: lazy('getToken'), clientAuth: true, csrf: false },
   ],
   [
     'frappe.integrations.oauth2.openid_profile',
     {
       methods: ['GET', 'POST'],
-      handler: openidProfile,
+      handler: lazy('openidProfile'),
       clientAuth: false,
       csrf: false,
       scopes: ['openid'],
@@ -43,10 +45,10 @@ export const OAUTH_METHODS: ReadonlyMap<string, OAuthMethod> = new Map<string, O
   ],
   [
     'frappe.integrations.oauth2.revoke_token',
-    { methods: ['POST'], handler: revokeToken, clientAuth: true, csrf: false },
+    { methods: ['POST'], handler: lazy('revokeToken'), clientAuth: true, csrf: false },
   ],
   [
     'frappe.integrations.oauth2.introspect_token',
-    { methods: ['POST'], handler: introspectToken, clientAuth: true, csrf: false },
+    { methods: ['POST'], handler: lazy('introspectToken'), clientAuth: true, csrf: false },
   ],
 ]);

@@ -1,5 +1,6 @@
 // The site's OpenID signing keys (RS256): generated once, kept in the site's database, published as a JWKS.
-import { randomBytes } from 'node:crypto';
+import { generateKeyPair, randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { jose, type CryptoKey, type JWK } from './jose';
 import { SYSTEM_TABLES } from '../db/migrate';
 import type { Site } from '../site';
@@ -26,15 +27,15 @@ async function readKeys(site: Site): Promise<KeyRow[]> {
     .select('kid', 'private_jwk', 'public_jwk')) as KeyRow[];
 }
 
-/** Makes the site's first key pair (RSA 2048) and stores it. */
+/**
+ * Makes the site's first key pair (RSA 2048) and stores it, as JWKs. Node's crypto makes and exports it, so that creating
+ * a site does not load jose (the first signature does).
+ */
 async function createKey(site: Site): Promise<void> {
-  const { privateKey, publicKey } = await jose.generateKeyPair('RS256', {
-    modulusLength: 2048,
-    extractable: true,
-  });
+  const { privateKey, publicKey } = await promisify(generateKeyPair)('rsa', { modulusLength: 2048 });
   const kid = randomBytes(12).toString('base64url');
-  const publicJwk = { ...(await jose.exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' };
-  const privateJwk = { ...(await jose.exportJWK(privateKey)), kid, alg: 'RS256' };
+  const publicJwk = { ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' };
+  const privateJwk = { ...privateKey.export({ format: 'jwk' }), kid, alg: 'RS256' };
   await site.db.knex(SYSTEM_TABLES.oauthKeys).insert({
     kid,
     private_jwk: JSON.stringify(privateJwk),
@@ -51,7 +52,7 @@ async function loadKeys(site: Site): Promise<{ signing: SigningKey; published: J
     rows = await readKeys(site);
   }
   const first = rows[0] as KeyRow;
-  const privateKey = (await jose.importJWK(JSON.parse(first.private_jwk) as JWK, 'RS256')) as CryptoKey;
+  const privateKey = (await jose().importJWK(JSON.parse(first.private_jwk) as JWK, 'RS256')) as CryptoKey;
   return {
     signing: { kid: first.kid, privateKey, publicJwk: JSON.parse(first.public_jwk) as JWK },
     published: rows.map((row) => JSON.parse(row.public_jwk) as JWK),
@@ -79,7 +80,7 @@ export async function publishedKeys(site: Site): Promise<JWK[]> {
   return (await siteKeys(site)).published;
 }
 
-/** Makes the site's signing key now when it has none (called at site creation by openSite). */
+/** Makes the site's signing key now when it has none (called at site creation by openSite); loads nothing. */
 export async function ensureSigningKey(site: Site): Promise<void> {
-  await siteKeys(site);
+  if ((await readKeys(site)).length === 0) await createKey(site);
 }

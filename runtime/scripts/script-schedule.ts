@@ -2,7 +2,7 @@
 // "0 * * * *", Daily "0 0 * * *", Weekly "0 0 * * 0", Monthly "0 0 1 * *", Yearly "0 0 1 1 *", All every
 // `scheduler_interval` seconds rounded to minutes, Cron the script's own `cron_format`), and the latest occurrence at
 // or before a moment, read in the site's `time_zone` (default UTC, the zone stored datetimes are in).
-import { CronExpressionParser } from 'cron-parser';
+import type * as CronParser from 'cron-parser';
 import { ValidationError } from '../errors/errors';
 
 /** The frequencies a Scheduler Event script may name (the Server Script DocType's options). */
@@ -34,6 +34,8 @@ function parseCron(expression: string, timeZone: string, currentDate?: Date) {
       `Cron Format must have five fields (minute hour day-of-month month day-of-week), got "${text.slice(0, MAX_CRON_LENGTH)}"`,
     );
   try {
+    // cron-parser (and luxon beneath it) is loaded when a schedule is first read, not by every process.
+    const { CronExpressionParser } = require('cron-parser') as typeof CronParser;
     return CronExpressionParser.parse(text, { tz: timeZone, ...(currentDate ? { currentDate } : {}) });
   } catch (err) {
     throw new ValidationError(

@@ -1,7 +1,9 @@
 // OpenID Connect: discovery, the JWKS, ID tokens (RS256, verified against the JWKS), userinfo and its refusals.
 import { forgetBearerTokens } from '../../runtime/auth/bearer-tokens';
 import { SYSTEM_TABLES } from '../../runtime/db/migrate';
-import { jose } from '../../runtime/oauth/jose';
+import { jose as loadJose } from '../../runtime/oauth/jose';
+
+const jose = loadJose();
 import { login, type LoggedIn } from '../auth/auth-helpers';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 import {
