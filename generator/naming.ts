@@ -1,4 +1,5 @@
 // Every casing rule of the generator in one place: file slugs, class names, identifiers.
+import { quote } from './ts/literal';
 
 /** Frappe's `scrub`: lower case, spaces and dashes as underscores (`Has Role` → `has_role`). */
 export function scrub(name: string): string {
@@ -28,5 +29,5 @@ export function isIdentifier(key: string): boolean {
 
 /** A property name as written in TypeScript source: bare when possible, quoted otherwise. */
 export function propertyName(key: string): string {
-  return isIdentifier(key) ? key : JSON.stringify(key);
+  return isIdentifier(key) ? key : quote(key);
 }

@@ -3,7 +3,7 @@ import type { ClientTypes } from './client';
 
 /** A API Request Log document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type APIRequestLog = {
-  doctype: "API Request Log";
+  doctype: 'API Request Log';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -71,7 +71,7 @@ export type APIRequestLog_Update = {
 
 /** A File document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type File = {
-  doctype: "File";
+  doctype: 'File';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -175,7 +175,7 @@ export type File_Update = {
 
 /** A Has Role document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type HasRole = {
-  doctype: "Has Role";
+  doctype: 'Has Role';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -212,7 +212,7 @@ export type HasRole_Update = {
 
 /** A Note document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type Note = {
-  doctype: "Note";
+  doctype: 'Note';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -286,7 +286,7 @@ export type Note_Update = {
 
 /** A Note Seen By document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type NoteSeenBy = {
-  doctype: "Note Seen By";
+  doctype: 'Note Seen By';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -323,7 +323,7 @@ export type NoteSeenBy_Update = {
 
 /** A OAuth Authorization Code document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type OAuthAuthorizationCode = {
-  doctype: "OAuth Authorization Code";
+  doctype: 'OAuth Authorization Code';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -346,13 +346,13 @@ export type OAuthAuthorizationCode = {
   /** Redirect URI Bound to Code */
   redirect_uri_bound_to_authorization_code?: string | null;
   /** Validity */
-  validity?: "" | "Valid" | "Invalid" | "Revoked" | null;
+  validity?: '' | 'Valid' | 'Invalid' | 'Revoked' | null;
   /** Nonce */
   nonce?: string | null;
   /** Code Challenge */
   code_challenge?: string | null;
   /** Code Challenge Method */
-  code_challenge_method?: "" | "s256" | "plain" | null;
+  code_challenge_method?: '' | 's256' | 'plain' | null;
 };
 
 /** The body of a new OAuth Authorization Code (unknown keys are dropped). */
@@ -374,13 +374,13 @@ export type OAuthAuthorizationCode_Create = {
   /** Redirect URI Bound to Code */
   redirect_uri_bound_to_authorization_code?: string | null;
   /** Validity */
-  validity?: "" | "Valid" | "Invalid" | "Revoked" | null;
+  validity?: '' | 'Valid' | 'Invalid' | 'Revoked' | null;
   /** Nonce */
   nonce?: string | null;
   /** Code Challenge */
   code_challenge?: string | null;
   /** Code Challenge Method */
-  code_challenge_method?: "" | "s256" | "plain" | null;
+  code_challenge_method?: '' | 's256' | 'plain' | null;
 };
 
 /** Changes to a OAuth Authorization Code: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
@@ -404,18 +404,18 @@ export type OAuthAuthorizationCode_Update = {
   /** Redirect URI Bound to Code */
   redirect_uri_bound_to_authorization_code?: string | null;
   /** Validity */
-  validity?: "" | "Valid" | "Invalid" | "Revoked" | null;
+  validity?: '' | 'Valid' | 'Invalid' | 'Revoked' | null;
   /** Nonce */
   nonce?: string | null;
   /** Code Challenge */
   code_challenge?: string | null;
   /** Code Challenge Method */
-  code_challenge_method?: "" | "s256" | "plain" | null;
+  code_challenge_method?: '' | 's256' | 'plain' | null;
 };
 
 /** A OAuth Bearer Token document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type OAuthBearerToken = {
-  doctype: "OAuth Bearer Token";
+  doctype: 'OAuth Bearer Token';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -440,7 +440,7 @@ export type OAuthBearerToken = {
   /** Expires In (seconds) */
   expires_in?: number | null;
   /** Status */
-  status?: "" | "Active" | "Revoked" | null;
+  status?: '' | 'Active' | 'Revoked' | null;
   /** Token Family */
   family?: string | null;
 };
@@ -466,7 +466,7 @@ export type OAuthBearerToken_Create = {
   /** Expires In (seconds) */
   expires_in?: number | null;
   /** Status */
-  status?: "" | "Active" | "Revoked" | null;
+  status?: '' | 'Active' | 'Revoked' | null;
   /** Token Family */
   family?: string | null;
 };
@@ -494,14 +494,14 @@ export type OAuthBearerToken_Update = {
   /** Expires In (seconds) */
   expires_in?: number | null;
   /** Status */
-  status?: "" | "Active" | "Revoked" | null;
+  status?: '' | 'Active' | 'Revoked' | null;
   /** Token Family */
   family?: string | null;
 };
 
 /** A OAuth Client document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type OAuthClient = {
-  doctype: "OAuth Client";
+  doctype: 'OAuth Client';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -520,7 +520,7 @@ export type OAuthClient = {
   /** Client Secret */
   client_secret?: string | null;
   /** Client Type */
-  client_type?: "" | "Confidential" | "Public" | null;
+  client_type?: '' | 'Confidential' | 'Public' | null;
   /** Skip Authorization */
   skip_authorization?: 0 | 1;
   /** Scopes */
@@ -530,9 +530,9 @@ export type OAuthClient = {
   /** Default Redirect URI */
   default_redirect_uri?: string | null;
   /** Grant Type */
-  grant_type?: "" | "Authorization Code" | "Client Credentials" | null;
+  grant_type?: '' | 'Authorization Code' | 'Client Credentials' | null;
   /** Response Type */
-  response_type?: "" | "Code" | "Token" | null;
+  response_type?: '' | 'Code' | 'Token' | null;
 };
 
 /** The body of a new OAuth Client (unknown keys are dropped). */
@@ -550,7 +550,7 @@ export type OAuthClient_Create = {
   /** Client Secret */
   client_secret?: string | null;
   /** Client Type */
-  client_type?: "" | "Confidential" | "Public" | null;
+  client_type?: '' | 'Confidential' | 'Public' | null;
   /** Skip Authorization */
   skip_authorization?: 0 | 1;
   /** Scopes */
@@ -560,9 +560,9 @@ export type OAuthClient_Create = {
   /** Default Redirect URI */
   default_redirect_uri?: string | null;
   /** Grant Type */
-  grant_type?: "" | "Authorization Code" | "Client Credentials" | null;
+  grant_type?: '' | 'Authorization Code' | 'Client Credentials' | null;
   /** Response Type */
-  response_type?: "" | "Code" | "Token" | null;
+  response_type?: '' | 'Code' | 'Token' | null;
 };
 
 /** Changes to a OAuth Client: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
@@ -582,7 +582,7 @@ export type OAuthClient_Update = {
   /** Client Secret */
   client_secret?: string | null;
   /** Client Type */
-  client_type?: "" | "Confidential" | "Public" | null;
+  client_type?: '' | 'Confidential' | 'Public' | null;
   /** Skip Authorization */
   skip_authorization?: 0 | 1;
   /** Scopes */
@@ -592,14 +592,14 @@ export type OAuthClient_Update = {
   /** Default Redirect URI */
   default_redirect_uri?: string | null;
   /** Grant Type */
-  grant_type?: "" | "Authorization Code" | "Client Credentials" | null;
+  grant_type?: '' | 'Authorization Code' | 'Client Credentials' | null;
   /** Response Type */
-  response_type?: "" | "Code" | "Token" | null;
+  response_type?: '' | 'Code' | 'Token' | null;
 };
 
 /** A Role document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type Role = {
-  doctype: "Role";
+  doctype: 'Role';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -655,7 +655,7 @@ export type Role_Update = {
 
 /** A Server Script document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type ServerScript = {
-  doctype: "Server Script";
+  doctype: 'Server Script';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -666,15 +666,15 @@ export type ServerScript = {
   readonly docstatus?: 0 | 1 | 2;
   readonly idx?: number;
   /** Script Type */
-  script_type?: "" | "DocType Event" | "Scheduler Event" | "Permission Query" | "API" | null;
+  script_type?: '' | 'DocType Event' | 'Scheduler Event' | 'Permission Query' | 'API' | null;
   /** Reference DocType */
   reference_doctype?: string | null;
   /** Event Frequency */
-  event_frequency?: "" | "All" | "Hourly" | "Daily" | "Weekly" | "Monthly" | "Yearly" | "Cron" | null;
+  event_frequency?: '' | 'All' | 'Hourly' | 'Daily' | 'Weekly' | 'Monthly' | 'Yearly' | 'Cron' | null;
   /** Cron Format */
   cron_format?: string | null;
   /** DocType Event */
-  doctype_event?: "" | "Before Insert" | "Before Validate" | "Before Save" | "After Insert" | "After Save" | "Before Rename" | "After Rename" | "Before Submit" | "After Submit" | "Before Cancel" | "After Cancel" | "Before Discard" | "After Discard" | "Before Delete" | "After Delete" | "Before Save (Submitted Document)" | "After Save (Submitted Document)" | null;
+  doctype_event?: '' | 'Before Insert' | 'Before Validate' | 'Before Save' | 'After Insert' | 'After Save' | 'Before Rename' | 'After Rename' | 'Before Submit' | 'After Submit' | 'Before Cancel' | 'After Cancel' | 'Before Discard' | 'After Discard' | 'Before Delete' | 'After Delete' | 'Before Save (Submitted Document)' | 'After Save (Submitted Document)' | null;
   /** API Method */
   api_method?: string | null;
   /** Allow Guest */
@@ -700,15 +700,15 @@ export type ServerScript_Create = {
   /** 1 submits, 2 cancels */
   docstatus?: 0 | 1 | 2;
   /** Script Type */
-  script_type: "" | "DocType Event" | "Scheduler Event" | "Permission Query" | "API" | null;
+  script_type: '' | 'DocType Event' | 'Scheduler Event' | 'Permission Query' | 'API' | null;
   /** Reference DocType */
   reference_doctype?: string | null;
   /** Event Frequency */
-  event_frequency?: "" | "All" | "Hourly" | "Daily" | "Weekly" | "Monthly" | "Yearly" | "Cron" | null;
+  event_frequency?: '' | 'All' | 'Hourly' | 'Daily' | 'Weekly' | 'Monthly' | 'Yearly' | 'Cron' | null;
   /** Cron Format */
   cron_format?: string | null;
   /** DocType Event */
-  doctype_event?: "" | "Before Insert" | "Before Validate" | "Before Save" | "After Insert" | "After Save" | "Before Rename" | "After Rename" | "Before Submit" | "After Submit" | "Before Cancel" | "After Cancel" | "Before Discard" | "After Discard" | "Before Delete" | "After Delete" | "Before Save (Submitted Document)" | "After Save (Submitted Document)" | null;
+  doctype_event?: '' | 'Before Insert' | 'Before Validate' | 'Before Save' | 'After Insert' | 'After Save' | 'Before Rename' | 'After Rename' | 'Before Submit' | 'After Submit' | 'Before Cancel' | 'After Cancel' | 'Before Discard' | 'After Discard' | 'Before Delete' | 'After Delete' | 'Before Save (Submitted Document)' | 'After Save (Submitted Document)' | null;
   /** API Method */
   api_method?: string | null;
   /** Allow Guest */
@@ -736,15 +736,15 @@ export type ServerScript_Update = {
   /** 1 submits, 2 cancels */
   docstatus?: 0 | 1 | 2;
   /** Script Type */
-  script_type?: "" | "DocType Event" | "Scheduler Event" | "Permission Query" | "API" | null;
+  script_type?: '' | 'DocType Event' | 'Scheduler Event' | 'Permission Query' | 'API' | null;
   /** Reference DocType */
   reference_doctype?: string | null;
   /** Event Frequency */
-  event_frequency?: "" | "All" | "Hourly" | "Daily" | "Weekly" | "Monthly" | "Yearly" | "Cron" | null;
+  event_frequency?: '' | 'All' | 'Hourly' | 'Daily' | 'Weekly' | 'Monthly' | 'Yearly' | 'Cron' | null;
   /** Cron Format */
   cron_format?: string | null;
   /** DocType Event */
-  doctype_event?: "" | "Before Insert" | "Before Validate" | "Before Save" | "After Insert" | "After Save" | "Before Rename" | "After Rename" | "Before Submit" | "After Submit" | "Before Cancel" | "After Cancel" | "Before Discard" | "After Discard" | "Before Delete" | "After Delete" | "Before Save (Submitted Document)" | "After Save (Submitted Document)" | null;
+  doctype_event?: '' | 'Before Insert' | 'Before Validate' | 'Before Save' | 'After Insert' | 'After Save' | 'Before Rename' | 'After Rename' | 'Before Submit' | 'After Submit' | 'Before Cancel' | 'After Cancel' | 'Before Discard' | 'After Discard' | 'Before Delete' | 'After Delete' | 'Before Save (Submitted Document)' | 'After Save (Submitted Document)' | null;
   /** API Method */
   api_method?: string | null;
   /** Allow Guest */
@@ -765,7 +765,7 @@ export type ServerScript_Update = {
 
 /** A System Settings document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type SystemSettings = {
-  doctype: "System Settings";
+  doctype: 'System Settings';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -792,7 +792,7 @@ export type SystemSettings = {
   /** Language */
   language?: string | null;
   /** Date Format */
-  date_format?: "" | "dd-mm-yyyy" | "mm-dd-yyyy" | "dd/mm/yyyy" | "mm/dd/yyyy" | "dd.mm.yyyy" | "yyyy-mm-dd" | null;
+  date_format?: '' | 'dd-mm-yyyy' | 'mm-dd-yyyy' | 'dd/mm/yyyy' | 'mm/dd/yyyy' | 'dd.mm.yyyy' | 'yyyy-mm-dd' | null;
   /** Show Full Error Traceback */
   allow_error_traceback?: 0 | 1;
   /** Allow Guests to Upload Files */
@@ -824,7 +824,7 @@ export type SystemSettings_Update = {
   /** Language */
   language?: string | null;
   /** Date Format */
-  date_format?: "" | "dd-mm-yyyy" | "mm-dd-yyyy" | "dd/mm/yyyy" | "mm/dd/yyyy" | "dd.mm.yyyy" | "yyyy-mm-dd" | null;
+  date_format?: '' | 'dd-mm-yyyy' | 'mm-dd-yyyy' | 'dd/mm/yyyy' | 'mm/dd/yyyy' | 'dd.mm.yyyy' | 'yyyy-mm-dd' | null;
   /** Show Full Error Traceback */
   allow_error_traceback?: 0 | 1;
   /** Allow Guests to Upload Files */
@@ -833,7 +833,7 @@ export type SystemSettings_Update = {
 
 /** A ToDo document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type ToDo = {
-  doctype: "ToDo";
+  doctype: 'ToDo';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -844,9 +844,9 @@ export type ToDo = {
   readonly docstatus?: 0 | 1 | 2;
   readonly idx?: number;
   /** Status */
-  status?: "" | "Open" | "Closed" | "Cancelled" | null;
+  status?: '' | 'Open' | 'Closed' | 'Cancelled' | null;
   /** Priority */
-  priority?: "" | "High" | "Medium" | "Low" | null;
+  priority?: '' | 'High' | 'Medium' | 'Low' | null;
   /** Due Date */
   date?: string | null;
   /** Allocated To */
@@ -874,9 +874,9 @@ export type ToDo_Create = {
   /** 1 submits, 2 cancels */
   docstatus?: 0 | 1 | 2;
   /** Status */
-  status?: "" | "Open" | "Closed" | "Cancelled" | null;
+  status?: '' | 'Open' | 'Closed' | 'Cancelled' | null;
   /** Priority */
-  priority?: "" | "High" | "Medium" | "Low" | null;
+  priority?: '' | 'High' | 'Medium' | 'Low' | null;
   /** Due Date */
   date?: string | null;
   /** Allocated To */
@@ -906,9 +906,9 @@ export type ToDo_Update = {
   /** 1 submits, 2 cancels */
   docstatus?: 0 | 1 | 2;
   /** Status */
-  status?: "" | "Open" | "Closed" | "Cancelled" | null;
+  status?: '' | 'Open' | 'Closed' | 'Cancelled' | null;
   /** Priority */
-  priority?: "" | "High" | "Medium" | "Low" | null;
+  priority?: '' | 'High' | 'Medium' | 'Low' | null;
   /** Due Date */
   date?: string | null;
   /** Allocated To */
@@ -931,7 +931,7 @@ export type ToDo_Update = {
 
 /** A User document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type User = {
-  doctype: "User";
+  doctype: 'User';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -956,7 +956,7 @@ export type User = {
   /** Enabled */
   enabled?: 0 | 1;
   /** User Type */
-  user_type?: "" | "System User" | "Website User" | null;
+  user_type?: '' | 'System User' | 'Website User' | null;
   /** Language */
   language?: string | null;
   /** Time Zone */
@@ -996,7 +996,7 @@ export type User_Create = {
   /** Enabled */
   enabled?: 0 | 1;
   /** User Type */
-  user_type?: "" | "System User" | "Website User" | null;
+  user_type?: '' | 'System User' | 'Website User' | null;
   /** Language */
   language?: string | null;
   /** Time Zone */
@@ -1042,7 +1042,7 @@ export type User_Update = {
   /** Enabled */
   enabled?: 0 | 1;
   /** User Type */
-  user_type?: "" | "System User" | "Website User" | null;
+  user_type?: '' | 'System User' | 'Website User' | null;
   /** Language */
   language?: string | null;
   /** Time Zone */
@@ -1067,7 +1067,7 @@ export type User_Update = {
 
 /** A User Permission document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type UserPermission = {
-  doctype: "User Permission";
+  doctype: 'User Permission';
   name: string;
   readonly owner?: string;
   /** YYYY-MM-DD HH:MM:SS[.ffffff] */
@@ -1147,7 +1147,7 @@ export type AnyFilters = {
 /** The DocTypes and whitelisted methods of this service, as the client is typed by them. */
 export interface Types extends ClientTypes {
   doctypes: {
-    "API Request Log": {
+    'API Request Log': {
       doc: APIRequestLog;
       create: APIRequestLog_Create;
       update: APIRequestLog_Update;
@@ -1165,19 +1165,19 @@ export interface Types extends ClientTypes {
       update: Note_Update;
       methods: {};
     };
-    "OAuth Authorization Code": {
+    'OAuth Authorization Code': {
       doc: OAuthAuthorizationCode;
       create: OAuthAuthorizationCode_Create;
       update: OAuthAuthorizationCode_Update;
       methods: {};
     };
-    "OAuth Bearer Token": {
+    'OAuth Bearer Token': {
       doc: OAuthBearerToken;
       create: OAuthBearerToken_Create;
       update: OAuthBearerToken_Update;
       methods: {};
     };
-    "OAuth Client": {
+    'OAuth Client': {
       doc: OAuthClient;
       create: OAuthClient_Create;
       update: OAuthClient_Update;
@@ -1189,13 +1189,13 @@ export interface Types extends ClientTypes {
       update: Role_Update;
       methods: {};
     };
-    "Server Script": {
+    'Server Script': {
       doc: ServerScript;
       create: ServerScript_Create;
       update: ServerScript_Update;
       methods: {};
     };
-    "System Settings": {
+    'System Settings': {
       doc: SystemSettings;
       create: never;
       update: SystemSettings_Update;
@@ -1213,7 +1213,7 @@ export interface Types extends ClientTypes {
       update: User_Update;
       methods: {};
     };
-    "User Permission": {
+    'User Permission': {
       doc: UserPermission;
       create: UserPermission_Create;
       update: UserPermission_Update;
@@ -1221,11 +1221,11 @@ export interface Types extends ClientTypes {
     };
   };
   methods: {
-    "frappe.auth.get_logged_user": {
+    'frappe.auth.get_logged_user': {
       args: Record<string, unknown>;
       result: string;
     };
-    "frappe.client.bulk_update": {
+    'frappe.client.bulk_update': {
       args: {
         docs: {
           doctype: string;
@@ -1240,7 +1240,7 @@ export interface Types extends ClientTypes {
         }[];
       };
     };
-    "frappe.client.cancel": {
+    'frappe.client.cancel': {
       args: {
         /** DocType name */
         doctype: string;
@@ -1248,7 +1248,7 @@ export interface Types extends ClientTypes {
       };
       result: undefined;
     };
-    "frappe.client.delete": {
+    'frappe.client.delete': {
       args: {
         /** DocType name */
         doctype: string;
@@ -1256,7 +1256,7 @@ export interface Types extends ClientTypes {
       };
       result: undefined;
     };
-    "frappe.client.get": {
+    'frappe.client.get': {
       args: {
         /** DocType name */
         doctype: string;
@@ -1269,7 +1269,7 @@ export interface Types extends ClientTypes {
         [key: string]: unknown;
       };
     };
-    "frappe.client.get_count": {
+    'frappe.client.get_count': {
       args: {
         /** DocType name */
         doctype: string;
@@ -1278,7 +1278,7 @@ export interface Types extends ClientTypes {
       };
       result: number;
     };
-    "frappe.client.get_list": {
+    'frappe.client.get_list': {
       args: {
         /** DocType name */
         doctype: string;
@@ -1294,7 +1294,7 @@ export interface Types extends ClientTypes {
         [key: string]: unknown;
       } | unknown[])[];
     };
-    "frappe.client.get_single_value": {
+    'frappe.client.get_single_value': {
       args: {
         /** DocType name */
         doctype: string;
@@ -1302,7 +1302,7 @@ export interface Types extends ClientTypes {
       };
       result: unknown;
     };
-    "frappe.client.get_value": {
+    'frappe.client.get_value': {
       args: {
         /** DocType name */
         doctype: string;
@@ -1314,7 +1314,7 @@ export interface Types extends ClientTypes {
       };
       result: unknown;
     };
-    "frappe.client.insert": {
+    'frappe.client.insert': {
       args: {
         doc: {
           doctype: string;
@@ -1326,7 +1326,7 @@ export interface Types extends ClientTypes {
         [key: string]: unknown;
       };
     };
-    "frappe.client.insert_many": {
+    'frappe.client.insert_many': {
       args: {
         docs: {
           doctype: string;
@@ -1335,7 +1335,7 @@ export interface Types extends ClientTypes {
       };
       result: string[];
     };
-    "frappe.client.save": {
+    'frappe.client.save': {
       args: {
         doc: {
           doctype: string;
@@ -1348,7 +1348,7 @@ export interface Types extends ClientTypes {
         [key: string]: unknown;
       };
     };
-    "frappe.client.set_value": {
+    'frappe.client.set_value': {
       args: {
         /** DocType name */
         doctype: string;
@@ -1361,7 +1361,7 @@ export interface Types extends ClientTypes {
         [key: string]: unknown;
       };
     };
-    "frappe.client.submit": {
+    'frappe.client.submit': {
       args: {
         doc: {
           doctype: string;
@@ -1374,7 +1374,7 @@ export interface Types extends ClientTypes {
         [key: string]: unknown;
       };
     };
-    "frappe.core.doctype.user.user.generate_keys": {
+    'frappe.core.doctype.user.user.generate_keys': {
       args: {
         user: string;
       };
@@ -1384,9 +1384,9 @@ export interface Types extends ClientTypes {
         api_secret: string;
       };
     };
-    "frappe.ping": {
+    'frappe.ping': {
       args: Record<string, unknown>;
-      result: "pong";
+      result: 'pong';
     };
     logout: {
       args: Record<string, unknown>;
@@ -1394,29 +1394,29 @@ export interface Types extends ClientTypes {
     };
     ping: {
       args: Record<string, unknown>;
-      result: "pong";
+      result: 'pong';
     };
   };
 }
 
 /** The verbs each method answers (the client POSTs when it may, else GETs with the arguments as query). */
 export const METHOD_VERBS: Readonly<Record<string, readonly string[]>> = {
-  "frappe.auth.get_logged_user": ["GET","POST","PUT","DELETE"],
-  "frappe.client.bulk_update": ["POST","PUT"],
-  "frappe.client.cancel": ["POST","PUT"],
-  "frappe.client.delete": ["POST","DELETE"],
-  "frappe.client.get": ["GET","POST"],
-  "frappe.client.get_count": ["GET","POST"],
-  "frappe.client.get_list": ["GET","POST"],
-  "frappe.client.get_single_value": ["GET","POST"],
-  "frappe.client.get_value": ["GET","POST"],
-  "frappe.client.insert": ["POST","PUT"],
-  "frappe.client.insert_many": ["POST","PUT"],
-  "frappe.client.save": ["POST","PUT"],
-  "frappe.client.set_value": ["POST","PUT"],
-  "frappe.client.submit": ["POST","PUT"],
-  "frappe.core.doctype.user.user.generate_keys": ["POST"],
-  "frappe.ping": ["GET","POST","PUT","DELETE"],
-  logout: ["POST"],
-  ping: ["GET","POST","PUT","DELETE"],
+  'frappe.auth.get_logged_user': ['GET', 'POST', 'PUT', 'DELETE'],
+  'frappe.client.bulk_update': ['POST', 'PUT'],
+  'frappe.client.cancel': ['POST', 'PUT'],
+  'frappe.client.delete': ['POST', 'DELETE'],
+  'frappe.client.get': ['GET', 'POST'],
+  'frappe.client.get_count': ['GET', 'POST'],
+  'frappe.client.get_list': ['GET', 'POST'],
+  'frappe.client.get_single_value': ['GET', 'POST'],
+  'frappe.client.get_value': ['GET', 'POST'],
+  'frappe.client.insert': ['POST', 'PUT'],
+  'frappe.client.insert_many': ['POST', 'PUT'],
+  'frappe.client.save': ['POST', 'PUT'],
+  'frappe.client.set_value': ['POST', 'PUT'],
+  'frappe.client.submit': ['POST', 'PUT'],
+  'frappe.core.doctype.user.user.generate_keys': ['POST'],
+  'frappe.ping': ['GET', 'POST', 'PUT', 'DELETE'],
+  logout: ['POST'],
+  ping: ['GET', 'POST', 'PUT', 'DELETE'],
 };

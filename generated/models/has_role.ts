@@ -20,46 +20,44 @@ export interface HasRole {
 
 /** Metadata of Has Role, normalized from its DocType file. */
 export const meta: DocTypeMeta = {
-    "name": "Has Role",
-    "module": "Core",
-    "slug": "has_role",
-    "tableName": "tabHas Role",
-    "istable": true,
-    "issingle": false,
-    "isSubmittable": false,
-    "isVirtual": false,
-    "isTree": false,
-    "naming": {
-      "kind": "hash"
+  name: 'Has Role',
+  module: 'Core',
+  slug: 'has_role',
+  tableName: 'tabHas Role',
+  istable: true,
+  issingle: false,
+  isSubmittable: false,
+  isVirtual: false,
+  isTree: false,
+  naming: { kind: 'hash' },
+  sortField: 'creation',
+  sortOrder: 'desc',
+  fields: [
+    {
+      fieldname: 'role',
+      fieldtype: 'Link',
+      label: 'Role',
+      reqd: true,
+      unique: false,
+      readOnly: false,
+      hidden: false,
+      permlevel: 0,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
+      options: 'Role',
     },
-    "sortField": "creation",
-    "sortOrder": "desc",
-    "fields": [
-      {
-        "fieldname": "role",
-        "fieldtype": "Link",
-        "label": "Role",
-        "reqd": true,
-        "unique": false,
-        "readOnly": false,
-        "hidden": false,
-        "permlevel": 0,
-        "noCopy": false,
-        "allowOnSubmit": false,
-        "setOnlyOnce": false,
-        "nonNegative": false,
-        "searchIndex": false,
-        "ignoreUserPermissions": false,
-        "options": "Role"
-      }
-    ],
-    "permissions": [],
-    "source": "core/has_role/has_role.json"
-  };
+  ],
+  permissions: [],
+  source: 'core/has_role/has_role.json',
+};
 
 /** Objection model over `tabHas Role`. */
 export class HasRoleModel extends Model {
-  static tableName = "tabHas Role";
+  static tableName = 'tabHas Role';
   static idColumn = 'name';
 }
 

@@ -30,200 +30,157 @@ export interface Note {
 
 /** Metadata of Note, normalized from its DocType file. */
 export const meta: DocTypeMeta = {
-    "name": "Note",
-    "module": "Desk",
-    "slug": "note",
-    "tableName": "tabNote",
-    "istable": false,
-    "issingle": false,
-    "isSubmittable": false,
-    "isVirtual": false,
-    "isTree": false,
-    "naming": {
-      "kind": "hash"
+  name: 'Note',
+  module: 'Desk',
+  slug: 'note',
+  tableName: 'tabNote',
+  istable: false,
+  issingle: false,
+  isSubmittable: false,
+  isVirtual: false,
+  isTree: false,
+  naming: { kind: 'hash' },
+  sortField: 'creation',
+  sortOrder: 'desc',
+  fields: [
+    {
+      fieldname: 'title',
+      fieldtype: 'Data',
+      label: 'Title',
+      reqd: true,
+      unique: false,
+      readOnly: false,
+      hidden: false,
+      permlevel: 0,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
     },
-    "sortField": "creation",
-    "sortOrder": "desc",
-    "fields": [
-      {
-        "fieldname": "title",
-        "fieldtype": "Data",
-        "label": "Title",
-        "reqd": true,
-        "unique": false,
-        "readOnly": false,
-        "hidden": false,
-        "permlevel": 0,
-        "noCopy": false,
-        "allowOnSubmit": false,
-        "setOnlyOnce": false,
-        "nonNegative": false,
-        "searchIndex": false,
-        "ignoreUserPermissions": false
-      },
-      {
-        "fieldname": "public",
-        "fieldtype": "Check",
-        "label": "Public",
-        "reqd": false,
-        "unique": false,
-        "readOnly": false,
-        "hidden": false,
-        "permlevel": 1,
-        "noCopy": false,
-        "allowOnSubmit": false,
-        "setOnlyOnce": false,
-        "nonNegative": false,
-        "searchIndex": false,
-        "ignoreUserPermissions": false
-      },
-      {
-        "fieldname": "notify_on_login",
-        "fieldtype": "Check",
-        "label": "Notify Users on Login",
-        "reqd": false,
-        "unique": false,
-        "readOnly": false,
-        "hidden": false,
-        "permlevel": 1,
-        "noCopy": false,
-        "allowOnSubmit": false,
-        "setOnlyOnce": false,
-        "nonNegative": false,
-        "searchIndex": false,
-        "ignoreUserPermissions": false
-      },
-      {
-        "fieldname": "notify_on_every_login",
-        "fieldtype": "Check",
-        "label": "Notify Users on Every Login",
-        "reqd": false,
-        "unique": false,
-        "readOnly": false,
-        "hidden": false,
-        "permlevel": 1,
-        "noCopy": false,
-        "allowOnSubmit": false,
-        "setOnlyOnce": false,
-        "nonNegative": false,
-        "searchIndex": false,
-        "ignoreUserPermissions": false
-      },
-      {
-        "fieldname": "expire_notification_on",
-        "fieldtype": "Date",
-        "label": "Expire Notification On",
-        "reqd": false,
-        "unique": false,
-        "readOnly": false,
-        "hidden": false,
-        "permlevel": 1,
-        "noCopy": false,
-        "allowOnSubmit": false,
-        "setOnlyOnce": false,
-        "nonNegative": false,
-        "searchIndex": false,
-        "ignoreUserPermissions": false
-      },
-      {
-        "fieldname": "content",
-        "fieldtype": "Text Editor",
-        "label": "Content",
-        "reqd": false,
-        "unique": false,
-        "readOnly": false,
-        "hidden": false,
-        "permlevel": 0,
-        "noCopy": false,
-        "allowOnSubmit": false,
-        "setOnlyOnce": false,
-        "nonNegative": false,
-        "searchIndex": false,
-        "ignoreUserPermissions": false
-      },
-      {
-        "fieldname": "seen_by",
-        "fieldtype": "Table",
-        "label": "Seen By",
-        "reqd": false,
-        "unique": false,
-        "readOnly": false,
-        "hidden": false,
-        "permlevel": 1,
-        "noCopy": false,
-        "allowOnSubmit": false,
-        "setOnlyOnce": false,
-        "nonNegative": false,
-        "searchIndex": false,
-        "ignoreUserPermissions": false,
-        "options": "Note Seen By"
-      }
-    ],
-    "permissions": [
-      {
-        "role": "System Manager",
-        "permlevel": 0,
-        "ifOwner": false,
-        "rights": [
-          "read",
-          "write",
-          "create",
-          "delete",
-          "report",
-          "export",
-          "share",
-          "print",
-          "email"
-        ]
-      },
-      {
-        "role": "System Manager",
-        "permlevel": 1,
-        "ifOwner": false,
-        "rights": [
-          "read",
-          "write"
-        ]
-      },
-      {
-        "role": "All",
-        "permlevel": 0,
-        "ifOwner": false,
-        "rights": [
-          "read"
-        ]
-      },
-      {
-        "role": "All",
-        "permlevel": 0,
-        "ifOwner": true,
-        "rights": [
-          "write",
-          "create",
-          "delete"
-        ]
-      },
-      {
-        "role": "All",
-        "permlevel": 1,
-        "ifOwner": false,
-        "rights": [
-          "read"
-        ]
-      }
-    ],
-    "source": "desk/note/note.json",
-    "titleField": "title"
-  };
+    {
+      fieldname: 'public',
+      fieldtype: 'Check',
+      label: 'Public',
+      reqd: false,
+      unique: false,
+      readOnly: false,
+      hidden: false,
+      permlevel: 1,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
+    },
+    {
+      fieldname: 'notify_on_login',
+      fieldtype: 'Check',
+      label: 'Notify Users on Login',
+      reqd: false,
+      unique: false,
+      readOnly: false,
+      hidden: false,
+      permlevel: 1,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
+    },
+    {
+      fieldname: 'notify_on_every_login',
+      fieldtype: 'Check',
+      label: 'Notify Users on Every Login',
+      reqd: false,
+      unique: false,
+      readOnly: false,
+      hidden: false,
+      permlevel: 1,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
+    },
+    {
+      fieldname: 'expire_notification_on',
+      fieldtype: 'Date',
+      label: 'Expire Notification On',
+      reqd: false,
+      unique: false,
+      readOnly: false,
+      hidden: false,
+      permlevel: 1,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
+    },
+    {
+      fieldname: 'content',
+      fieldtype: 'Text Editor',
+      label: 'Content',
+      reqd: false,
+      unique: false,
+      readOnly: false,
+      hidden: false,
+      permlevel: 0,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
+    },
+    {
+      fieldname: 'seen_by',
+      fieldtype: 'Table',
+      label: 'Seen By',
+      reqd: false,
+      unique: false,
+      readOnly: false,
+      hidden: false,
+      permlevel: 1,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
+      options: 'Note Seen By',
+    },
+  ],
+  permissions: [
+    {
+      role: 'System Manager',
+      permlevel: 0,
+      ifOwner: false,
+      rights: ['read', 'write', 'create', 'delete', 'report', 'export', 'share', 'print', 'email'],
+    },
+    { role: 'System Manager', permlevel: 1, ifOwner: false, rights: ['read', 'write'] },
+    { role: 'All', permlevel: 0, ifOwner: false, rights: ['read'] },
+    { role: 'All', permlevel: 0, ifOwner: true, rights: ['write', 'create', 'delete'] },
+    { role: 'All', permlevel: 1, ifOwner: false, rights: ['read'] },
+  ],
+  source: 'desk/note/note.json',
+  titleField: 'title',
+};
 
 /** Objection model over `tabNote`. */
 export class NoteModel extends Model {
-  static tableName = "tabNote";
+  static tableName = 'tabNote';
   static idColumn = 'name';
 
   static get relationMappings() {
     return {
-    seen_by: { relation: Model.HasManyRelation, modelClass: NoteSeenByModel, join: { from: "tabNote.name", to: "tabNote Seen By.parent" }, filter: { parentfield: "seen_by", parenttype: "Note" } }
+      seen_by: { relation: Model.HasManyRelation, modelClass: NoteSeenByModel, join: { from: 'tabNote.name', to: 'tabNote Seen By.parent' }, filter: { parentfield: 'seen_by', parenttype: 'Note' } }
     };
   }
 }

@@ -20,46 +20,44 @@ export interface NoteSeenBy {
 
 /** Metadata of Note Seen By, normalized from its DocType file. */
 export const meta: DocTypeMeta = {
-    "name": "Note Seen By",
-    "module": "Desk",
-    "slug": "note_seen_by",
-    "tableName": "tabNote Seen By",
-    "istable": true,
-    "issingle": false,
-    "isSubmittable": false,
-    "isVirtual": false,
-    "isTree": false,
-    "naming": {
-      "kind": "hash"
+  name: 'Note Seen By',
+  module: 'Desk',
+  slug: 'note_seen_by',
+  tableName: 'tabNote Seen By',
+  istable: true,
+  issingle: false,
+  isSubmittable: false,
+  isVirtual: false,
+  isTree: false,
+  naming: { kind: 'hash' },
+  sortField: 'creation',
+  sortOrder: 'desc',
+  fields: [
+    {
+      fieldname: 'user',
+      fieldtype: 'Link',
+      label: 'User',
+      reqd: false,
+      unique: false,
+      readOnly: false,
+      hidden: false,
+      permlevel: 0,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
+      options: 'User',
     },
-    "sortField": "creation",
-    "sortOrder": "desc",
-    "fields": [
-      {
-        "fieldname": "user",
-        "fieldtype": "Link",
-        "label": "User",
-        "reqd": false,
-        "unique": false,
-        "readOnly": false,
-        "hidden": false,
-        "permlevel": 0,
-        "noCopy": false,
-        "allowOnSubmit": false,
-        "setOnlyOnce": false,
-        "nonNegative": false,
-        "searchIndex": false,
-        "ignoreUserPermissions": false,
-        "options": "User"
-      }
-    ],
-    "permissions": [],
-    "source": "desk/note_seen_by/note_seen_by.json"
-  };
+  ],
+  permissions: [],
+  source: 'desk/note_seen_by/note_seen_by.json',
+};
 
 /** Objection model over `tabNote Seen By`. */
 export class NoteSeenByModel extends Model {
-  static tableName = "tabNote Seen By";
+  static tableName = 'tabNote Seen By';
   static idColumn = 'name';
 }
 

@@ -23,112 +23,99 @@ export interface Role {
 
 /** Metadata of Role, normalized from its DocType file. */
 export const meta: DocTypeMeta = {
-    "name": "Role",
-    "module": "Core",
-    "slug": "role",
-    "tableName": "tabRole",
-    "istable": false,
-    "issingle": false,
-    "isSubmittable": false,
-    "isVirtual": false,
-    "isTree": false,
-    "naming": {
-      "kind": "field",
-      "fieldname": "role_name"
+  name: 'Role',
+  module: 'Core',
+  slug: 'role',
+  tableName: 'tabRole',
+  istable: false,
+  issingle: false,
+  isSubmittable: false,
+  isVirtual: false,
+  isTree: false,
+  naming: { kind: 'field', fieldname: 'role_name' },
+  sortField: 'creation',
+  sortOrder: 'desc',
+  fields: [
+    {
+      fieldname: 'role_name',
+      fieldtype: 'Data',
+      label: 'Role Name',
+      reqd: true,
+      unique: true,
+      readOnly: false,
+      hidden: false,
+      permlevel: 0,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
     },
-    "sortField": "creation",
-    "sortOrder": "desc",
-    "fields": [
-      {
-        "fieldname": "role_name",
-        "fieldtype": "Data",
-        "label": "Role Name",
-        "reqd": true,
-        "unique": true,
-        "readOnly": false,
-        "hidden": false,
-        "permlevel": 0,
-        "noCopy": false,
-        "allowOnSubmit": false,
-        "setOnlyOnce": false,
-        "nonNegative": false,
-        "searchIndex": false,
-        "ignoreUserPermissions": false
-      },
-      {
-        "fieldname": "desk_access",
-        "fieldtype": "Check",
-        "label": "Desk Access",
-        "reqd": false,
-        "unique": false,
-        "readOnly": false,
-        "hidden": false,
-        "permlevel": 0,
-        "noCopy": false,
-        "allowOnSubmit": false,
-        "setOnlyOnce": false,
-        "nonNegative": false,
-        "searchIndex": false,
-        "ignoreUserPermissions": false,
-        "default": "1"
-      },
-      {
-        "fieldname": "disabled",
-        "fieldtype": "Check",
-        "label": "Disabled",
-        "reqd": false,
-        "unique": false,
-        "readOnly": false,
-        "hidden": false,
-        "permlevel": 0,
-        "noCopy": false,
-        "allowOnSubmit": false,
-        "setOnlyOnce": false,
-        "nonNegative": false,
-        "searchIndex": false,
-        "ignoreUserPermissions": false
-      },
-      {
-        "fieldname": "two_factor_auth",
-        "fieldtype": "Check",
-        "label": "Two Factor Authentication",
-        "reqd": false,
-        "unique": false,
-        "readOnly": false,
-        "hidden": false,
-        "permlevel": 0,
-        "noCopy": false,
-        "allowOnSubmit": false,
-        "setOnlyOnce": false,
-        "nonNegative": false,
-        "searchIndex": false,
-        "ignoreUserPermissions": false
-      }
-    ],
-    "permissions": [
-      {
-        "role": "System Manager",
-        "permlevel": 0,
-        "ifOwner": false,
-        "rights": [
-          "read",
-          "write",
-          "create",
-          "delete",
-          "report",
-          "export",
-          "share",
-          "print",
-          "email"
-        ]
-      }
-    ],
-    "source": "core/role/role.json"
-  };
+    {
+      fieldname: 'desk_access',
+      fieldtype: 'Check',
+      label: 'Desk Access',
+      reqd: false,
+      unique: false,
+      readOnly: false,
+      hidden: false,
+      permlevel: 0,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
+      default: '1',
+    },
+    {
+      fieldname: 'disabled',
+      fieldtype: 'Check',
+      label: 'Disabled',
+      reqd: false,
+      unique: false,
+      readOnly: false,
+      hidden: false,
+      permlevel: 0,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
+    },
+    {
+      fieldname: 'two_factor_auth',
+      fieldtype: 'Check',
+      label: 'Two Factor Authentication',
+      reqd: false,
+      unique: false,
+      readOnly: false,
+      hidden: false,
+      permlevel: 0,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
+    },
+  ],
+  permissions: [
+    {
+      role: 'System Manager',
+      permlevel: 0,
+      ifOwner: false,
+      rights: ['read', 'write', 'create', 'delete', 'report', 'export', 'share', 'print', 'email'],
+    },
+  ],
+  source: 'core/role/role.json',
+};
 
 /** Objection model over `tabRole`. */
 export class RoleModel extends Model {
-  static tableName = "tabRole";
+  static tableName = 'tabRole';
   static idColumn = 'name';
 }
 

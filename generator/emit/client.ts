@@ -11,6 +11,7 @@ import { BUILTIN_METHOD_DOCS } from '../methods/builtin-methods';
 import { documentMethods } from './openapi';
 import { FILTERS_SCHEMA, docTypeSchemas, schemaNames } from './openapi-schemas';
 import { propertyKey, schemaType, type RefNames } from './schema-type';
+import { tsLiteral } from '../ts/literal';
 
 /** The shared `Filters` schema is `AnyFilters` in the client (its `Filters<D>` is the typed one). */
 const refs: RefNames = (name) => (name === 'Filters' ? 'AnyFilters' : name);
@@ -108,7 +109,7 @@ function typesFile(ctx: GeneratorContext): string {
     const names = schemaNames(ir.meta.name);
     const methods = documentMethods(ir, ctx).map((m) => {
       const value = m.result.schema ? schemaType(m.result.schema, '          ', refs) : 'undefined';
-      documentVerbs.push(`  ${propertyKey(`${ir.meta.name}/${m.name}`)}: ${JSON.stringify(m.verbs)},\n`);
+      documentVerbs.push(`  ${propertyKey(`${ir.meta.name}/${m.name}`)}: ${tsLiteral(m.verbs)},\n`);
       return `        ${propertyKey(m.name)}: {\n          args: ${schemaType(m.schema, '          ', refs)};\n          result: ${m.result.schema && m.result.optional ? `${value} | undefined` : value};\n        };\n`;
     });
     served.push(
@@ -126,7 +127,7 @@ function typesFile(ctx: GeneratorContext): string {
     `  methods: {\n${methods.map((m) => `    ${propertyKey(m.path)}: {\n      args: ${schemaType(m.args, '      ', refs)};\n      result: ${m.result};\n    };\n`).join('')}  };\n`,
     '}\n',
     '\n/** The verbs each method answers (the client POSTs when it may, else GETs with the arguments as query). */\n',
-    `export const METHOD_VERBS: Readonly<Record<string, readonly string[]>> = {\n${methods.map((m) => `  ${propertyKey(m.path)}: ${JSON.stringify(m.verbs)},\n`).join('')}${documentVerbs.join('')}};\n`,
+    `export const METHOD_VERBS: Readonly<Record<string, readonly string[]>> = {\n${methods.map((m) => `  ${propertyKey(m.path)}: ${tsLiteral(m.verbs)},\n`).join('')}${documentVerbs.join('')}};\n`,
   );
   return parts.join('');
 }

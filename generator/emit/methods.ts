@@ -4,7 +4,9 @@ import standaloneCode from 'ajv/dist/standalone';
 import type { GeneratorContext } from '../context';
 import type { MethodIR } from '../methods/extract-methods';
 import type { DocTypeIR } from '../normalize';
+import { restyleAjvCode } from '../ts/ajv-style';
 import { header } from '../ts/header';
+import { quote, tsLiteral } from '../ts/literal';
 import { AJV_OPTIONS } from './validator';
 
 /** Path of a DocType's method module inside the output folder. */
@@ -30,13 +32,13 @@ export function emitMethods(ir: DocTypeIR, ctx: GeneratorContext): string {
   const table = methods
     .map(
       (m) =>
-        `  { kind: ${JSON.stringify(m.kind)}, name: ${JSON.stringify(m.name)}, path: ${JSON.stringify(m.path)}, validate: ${validatorName(m)}, jsonArgs: ${JSON.stringify(m.jsonArgs)} },\n`,
+        `  { kind: ${quote(m.kind)}, name: ${quote(m.name)}, path: ${quote(m.path)}, validate: ${validatorName(m)}, jsonArgs: ${tsLiteral(m.jsonArgs)} },\n`,
     )
     .join('');
   return [
     header('generator/emit/methods.ts', ir.loaded.file),
     '// @ts-nocheck: ajv standalone output is plain JavaScript.\n',
-    code.endsWith('\n') ? code : `${code}\n`,
+    restyleAjvCode(code.endsWith('\n') ? code : `${code}\n`),
     `\n/** The whitelisted methods of ${ir.meta.name}: argument validators (coerce and strip in place) by kind and name. */\n`,
     `export const methods = [\n${table}];\n`,
   ].join('');

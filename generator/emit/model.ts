@@ -1,11 +1,12 @@
 // Emits generated/models/<slug>.ts: the document interface, the metadata literal and the objection model.
-import { StructureKind, VariableDeclarationKind, type InterfaceDeclarationStructure } from 'ts-morph';
+import { StructureKind, type InterfaceDeclarationStructure } from 'ts-morph';
 import { FIELD_TYPE_INFO, assertNever, isTableType } from '../../runtime/meta/field-types';
 import type { FieldMeta } from '../../runtime/meta/types';
 import { RUNTIME_INTERNAL, type GeneratorContext } from '../context';
 import { className, propertyName } from '../naming';
 import type { DocTypeIR } from '../normalize';
 import { header } from '../ts/header';
+import { quote, tsLiteral } from '../ts/literal';
 import { printSourceFile } from '../ts/project';
 
 /** Path of a DocType's model module inside the output folder. */
@@ -16,8 +17,7 @@ export function fieldTsType(field: FieldMeta, ctx: GeneratorContext): string {
   const info = FIELD_TYPE_INFO[field.fieldtype];
   switch (info.value) {
     case 'string':
-      if (field.selectOptions)
-        return [...new Set(field.selectOptions)].map((o) => JSON.stringify(o)).join(' | ');
+      if (field.selectOptions) return [...new Set(field.selectOptions)].map((o) => quote(o)).join(' | ');
       return 'string';
     case 'integer':
     case 'number':
@@ -92,9 +92,9 @@ export function emitModel(ir: DocTypeIR, ctx: GeneratorContext): string {
   const relations = tables
     .map(
       (f) =>
-        `${propertyName(f.fieldname)}: { relation: Model.HasManyRelation, modelClass: ${className(f.options as string)}Model, ` +
-        `join: { from: ${JSON.stringify(`${ir.meta.tableName}.name`)}, to: ${JSON.stringify(`tab${f.options}.parent`)} }, ` +
-        `filter: { parentfield: ${JSON.stringify(f.fieldname)}, parenttype: ${JSON.stringify(ir.meta.name)} } }`,
+        `  ${propertyName(f.fieldname)}: { relation: Model.HasManyRelation, modelClass: ${className(f.options as string)}Model, ` +
+        `join: { from: ${quote(`${ir.meta.tableName}.name`)}, to: ${quote(`tab${f.options}.parent`)} }, ` +
+        `filter: { parentfield: ${quote(f.fieldname)}, parenttype: ${quote(ir.meta.name)} } }`,
     )
     .join(',\n');
   return printSourceFile(header('generator/emit/model.ts', ir.loaded.file), {
@@ -108,13 +108,8 @@ export function emitModel(ir: DocTypeIR, ctx: GeneratorContext): string {
       },
       ...childImports.map((i) => ({ kind: StructureKind.ImportDeclaration as const, ...i })),
       documentInterface(ir, ctx),
-      {
-        kind: StructureKind.VariableStatement,
-        isExported: true,
-        declarationKind: VariableDeclarationKind.Const,
-        docs: [`Metadata of ${ir.meta.name}, normalized from its DocType file.`],
-        declarations: [{ name: 'meta', type: 'DocTypeMeta', initializer: JSON.stringify(ir.meta, null, 2) }],
-      },
+      // Text, not a variable structure: ts-morph would indent a multi-line initializer's lines two columns further.
+      `/** Metadata of ${ir.meta.name}, normalized from its DocType file. */\nexport const meta: DocTypeMeta = ${tsLiteral(ir.meta)};`,
       {
         kind: StructureKind.Class,
         name: `${name}Model`,
@@ -122,7 +117,7 @@ export function emitModel(ir: DocTypeIR, ctx: GeneratorContext): string {
         extends: 'Model',
         docs: [`Objection model over \`${ir.meta.tableName}\`.`],
         properties: [
-          { name: 'tableName', isStatic: true, initializer: JSON.stringify(ir.meta.tableName) },
+          { name: 'tableName', isStatic: true, initializer: quote(ir.meta.tableName) },
           { name: 'idColumn', isStatic: true, initializer: "'name'" },
         ],
         getAccessors: tables.length

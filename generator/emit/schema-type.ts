@@ -1,13 +1,14 @@
 // JSON Schema to TypeScript type text, for the typed client: the subset the generator's own schemas use (types,
 // enum, const, arrays and tuples, objects with required keys, anyOf/oneOf/allOf, `$ref` to a component).
 import type { JsonSchema } from '../json-schema';
+import { quote, tsLiteral } from '../ts/literal';
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /** A property key as TypeScript writes it (quoted when it is not an identifier). */
-export const propertyKey = (name: string) => (IDENTIFIER.test(name) ? name : JSON.stringify(name));
+export const propertyKey = (name: string) => (IDENTIFIER.test(name) ? name : quote(name));
 
-const literal = (value: unknown) => JSON.stringify(value);
+const literal = (value: unknown) => tsLiteral(value);
 
 function union(parts: string[]): string {
   const unique = [...new Set(parts)];

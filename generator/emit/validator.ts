@@ -5,6 +5,7 @@ import type { DocTypeMeta } from '../../runtime/meta/types';
 import type { GeneratorContext } from '../context';
 import { bodyFields, fieldSchema, type JsonSchema } from '../json-schema';
 import type { DocTypeIR } from '../normalize';
+import { restyleAjvCode } from '../ts/ajv-style';
 import { header } from '../ts/header';
 
 /** Path of a DocType's validator module inside the output folder. */
@@ -64,11 +65,12 @@ export function emitValidator(ir: DocTypeIR, ctx: GeneratorContext): string {
   });
   ajv.addSchema({ $id: 'body', ...bodySchema(ir, ctx) });
   const code = standaloneCode(ajv, { validateBody: 'body' }).replace(/^"use strict";\n?/, '');
-  // The ajv output is opaque JavaScript: it is written after the header as it is, not re-parsed by ts-morph
-  // (re-parsing megabytes of it dominated generation time for large DocType sets).
+  // The ajv output is opaque JavaScript: it is written after the header in the generated files' style
+  // (restyleAjvCode), not re-parsed by ts-morph (re-parsing megabytes of it dominated generation time for large
+  // DocType sets).
   return [
     header('generator/emit/validator.ts', ir.loaded.file),
     '// @ts-nocheck: ajv standalone output is plain JavaScript.\n',
-    code.endsWith('\n') ? code : `${code}\n`,
+    restyleAjvCode(code.endsWith('\n') ? code : `${code}\n`),
   ].join('');
 }

@@ -29,8 +29,8 @@ const ctx = contextOf(task, row);
 
 const cases: Array<[fieldname: string, want: string]> = [
   ['title', 'string'],
-  ['status', '"Open" | "Closed"'],
-  ['priority', '"" | "Low" | "High"'],
+  ['status', "'Open' | 'Closed'"],
+  ['priority', "'' | 'Low' | 'High'"],
   ['kind', 'string'],
   ['done', '0 | 1'],
   ['count', 'number'],
@@ -58,15 +58,15 @@ describe('emitModel', () => {
 
   test('required fields are not optional; others are optional and nullable', () => {
     expect(text).toMatch(/^ {2}title: string \| null;$/m);
-    expect(text).toMatch(/^ {2}status\?: "Open" \| "Closed" \| null;$/m);
+    expect(text).toMatch(/^ {2}status\?: 'Open' \| 'Closed' \| null;$/m);
     expect(text).toMatch(/^ {2}rows\?: TaskRow\[\];$/m);
   });
 
   test('imports the child model and maps the child table as a HasMany relation filtered by parentfield', () => {
     expect(text).toContain("import { TaskRow, TaskRowModel } from './task_row';");
     expect(text).toContain('modelClass: TaskRowModel');
-    expect(text).toContain('join: { from: "tabTask.name", to: "tabTask Row.parent" }');
-    expect(text).toContain('filter: { parentfield: "rows", parenttype: "Task" }');
+    expect(text).toContain("join: { from: 'tabTask.name', to: 'tabTask Row.parent' }");
+    expect(text).toContain("filter: { parentfield: 'rows', parenttype: 'Task' }");
   });
 
   test('a child table interface carries the parent columns', () => {
