@@ -19,6 +19,9 @@ import type { ServerScript } from './script-store';
 /** How deep scripts may nest (a script saves a document whose event runs a script, ...). */
 export const MAX_SCRIPT_DEPTH = 5;
 
+/** How long the event loop may block for a script run inside a write transaction before it waits asynchronously. */
+const TX_WAIT_MS = 2;
+
 /** The nesting depth of the script whose host call is running (undefined outside any script). */
 const depth = new AsyncLocalStorage<number>();
 
@@ -105,7 +108,9 @@ export async function runScript(
     JSON.stringify({ ...input, user: caller.user.name }),
     (name, args) => depth.run(level, () => callHost(caller, messages, name, args)),
     hostErrorReply,
-    { nested: level > 1 },
+    // Inside a write transaction (document events) other writers wait for this call anyway: a short script's outcome
+    // is taken without a turn of the event loop (blocked at most TX_WAIT_MS, then waited for asynchronously).
+    { nested: level > 1, waitMs: caller.tx ? TX_WAIT_MS : 0 },
   );
   for (const line of outcome.logs ?? []) scriptLogSink(script.name, line);
   if (!outcome.ok) throw failure(script, outcome);

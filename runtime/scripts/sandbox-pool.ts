@@ -4,7 +4,7 @@
 // /proc/.../schedstat); a watchdog terminates a worker whose job overstays its CPU budget or the wall-clock backstop,
 // which is what ends a single native call QuickJS cannot interrupt.
 import { openSync, readSync, closeSync } from 'node:fs';
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { WORKER_SOURCE } from './sandbox-worker-source';
 
 /** Hard limits of one script call. */
@@ -95,7 +95,11 @@ interface PoolWorker {
   signal: Int32Array;
   /** [0]: the worker thread's CPU clock (ms) when its current job started (NaN off Linux). */
   cpuStart: Float64Array;
+  /** [0]: what the worker last did for its job: its tag when the outcome was posted, minus its tag for a host call. */
+  events: Int32Array;
   replies: MessagePort;
+  /** Where the worker posts outcomes. */
+  results: MessagePort;
   job?: Job;
   timer?: NodeJS.Timeout;
 }
@@ -104,6 +108,11 @@ interface PoolWorker {
 const BASE_WORKERS = 4;
 /** Idle workers kept beyond the base after nested calls. */
 const MAX_IDLE = 6;
+/** The longest the event loop may be blocked waiting for one job (`waitMs`). */
+const MAX_WAIT_MS = 5;
+
+/** A job's tag in the shared event cell (a positive int32, as the worker computes it). */
+const tagOf = (id: number): number => (id % 1073741823) + 1;
 
 /** Runs script jobs on a pool of worker threads. */
 export class SandboxPool {
@@ -122,7 +131,10 @@ export class SandboxPool {
 
   /**
    * Runs `source` with `input` (JSON text: form_dict, user, doc) in a fresh context. `nested` calls never wait in the
-   * queue behind top-level ones (their parent holds a worker while it waits for them).
+   * queue behind top-level ones (their parent holds a worker while it waits for them). `waitMs`: when an idle worker
+   * takes the job at once, the event loop waits for it, blocked, up to this long (or until its first host call): for a
+   * caller holding a write transaction, whose other writers wait for it anyway, the outcome then comes without a turn
+   * of the event loop. Past that (a long or runaway script) the wait goes on asynchronously as for any job.
    */
   run(
     source: string,
@@ -130,28 +142,51 @@ export class SandboxPool {
     input: string,
     host: HostHandler,
     hostError: (err: unknown) => HostReply,
-    options: { nested?: boolean; limits?: ScriptLimits } = {},
+    options: { nested?: boolean; limits?: ScriptLimits; waitMs?: number } = {},
   ): Promise<Reported> {
     return this.submit(
       { kind: 'run', source, filename, input, limits: options.limits ?? DEFAULT_LIMITS, host, hostError },
       options.nested === true,
+      Math.min(options.waitMs ?? 0, MAX_WAIT_MS),
     );
   }
 
-  private submit(spec: Omit<Job, 'id' | 'resolve'>, nested: boolean): Promise<Reported> {
+  private submit(spec: Omit<Job, 'id' | 'resolve'>, nested: boolean, waitMs = 0): Promise<Reported> {
     if (this.closed) return Promise.resolve({ ok: false, kind: 'killed', message: 'sandbox pool closed' });
     return new Promise<Reported>((resolve) => {
       const job: Job = { ...spec, id: this.nextId++, resolve };
-      const worker =
-        this.idle.pop() ?? (nested || this.busy.size < this.baseWorkers ? this.spawn() : undefined);
-      if (worker) this.start(worker, job);
-      else this.queue.push(job);
+      const idle = this.idle.pop();
+      const worker = idle ?? (nested || this.busy.size < this.baseWorkers ? this.spawn() : undefined);
+      if (!worker) return void this.queue.push(job);
+      this.start(worker, job);
+      // A new worker is still loading QuickJS: not worth blocking for.
+      if (idle && waitMs > 0) this.waitBriefly(worker, job, waitMs);
     });
   }
 
+  /** Blocks until `job` is done, makes a host call, or `ms` pass; a done job is settled here and now. */
+  private waitBriefly(entry: PoolWorker, job: Job, ms: number): void {
+    const tag = tagOf(job.id);
+    const until = performance.now() + ms;
+    for (;;) {
+      const event = Atomics.load(entry.events, 0);
+      if (event === tag) {
+        const msg = receiveMessageOnPort(entry.results) as
+          { message: { t: string; id: number; outcome?: Reported } } | undefined;
+        if (msg) this.onMessage(entry, msg.message);
+        return;
+      }
+      if (event === -tag) return;
+      const left = until - performance.now();
+      if (left <= 0) return;
+      Atomics.wait(entry.events, 0, event, left);
+    }
+  }
+
   private spawn(): PoolWorker {
-    const shared = new SharedArrayBuffer(16);
+    const shared = new SharedArrayBuffer(24);
     const channel = new MessageChannel();
+    const results = new MessageChannel();
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {
@@ -160,18 +195,25 @@ export class SandboxPool {
         stackBytes: DEFAULT_LIMITS.stackBytes,
         signal: shared,
         replyPort: channel.port2,
+        resultPort: results.port2,
       },
-      transferList: [channel.port2],
+      transferList: [channel.port2, results.port2],
       resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
     });
     worker.unref();
     channel.port1.unref();
+    results.port1.unref();
     const entry: PoolWorker = {
       worker,
       signal: new Int32Array(shared, 0, 2),
       cpuStart: new Float64Array(shared, 8, 1),
+      events: new Int32Array(shared, 16, 1),
       replies: channel.port1,
+      results: results.port1,
     };
+    results.port1.on('message', (msg: { t: string; id: number; outcome?: Reported }) =>
+      this.onMessage(entry, msg),
+    );
     worker.on(
       'message',
       (msg: { t: string; id: number; seq?: number; name?: string; args?: string; outcome?: Reported }) =>
@@ -203,6 +245,7 @@ export class SandboxPool {
       Math.min(250, cpuMs + graceMs),
     );
     entry.timer.unref();
+    Atomics.store(entry.events, 0, 0);
     const { id, kind, source, filename, input, limits } = job;
     entry.worker.postMessage({ id, kind, source, filename, input, limits });
   }

@@ -22,6 +22,20 @@ const fs = require('node:fs');
 const signal = new Int32Array(workerData.signal, 0, 2);
 const cpuStart = new Float64Array(workerData.signal, 8, 1);
 const replyPort = workerData.replyPort;
+// Outcomes go out on their own port, so that the main thread can take one synchronously (receiveMessageOnPort). The
+// event cell tells a main thread waiting for a job what happened: the job's tag when its outcome is posted, minus the
+// tag when it made a host call (which the main thread answers on its event loop).
+const resultPort = workerData.resultPort;
+const events = new Int32Array(workerData.signal, 16, 1);
+const tagOf = (id) => (id % 1073741823) + 1;
+function tell(value) {
+  Atomics.store(events, 0, value);
+  Atomics.notify(events, 0);
+}
+function post(msg) {
+  resultPort.postMessage(msg);
+  tell(tagOf(msg.id));
+}
 
 // This thread's CPU clock in ms (NaN when there is none): schedstat's first field is the nanoseconds spent on a CPU.
 let cpuFd;
@@ -312,6 +326,7 @@ function hostCall(sb, name, argHandles) {
   const t0 = Date.now();
   Atomics.store(signal, 0, 0);
   parentPort.postMessage({ t: 'host', id: call.job.id, seq: mine, name, args: argsJson });
+  tell(-tagOf(call.job.id));
   let reply;
   for (;;) {
     const left = limits.hostWaitMs - (Date.now() - t0);
@@ -441,10 +456,10 @@ parentPort.on('message', (job) => {
       ready = load();
       outcome = { ok: false, kind: 'script', message: 'InternalError: ' + String(e && e.message) };
     }
-    parentPort.postMessage({ t: 'done', id: job.id, outcome });
+    post({ t: 'done', id: job.id, outcome });
   }, (e) => {
     ready = load();
-    parentPort.postMessage({ t: 'done', id: job.id, outcome: { ok: false, kind: 'script', message: 'QuickJS did not load: ' + String(e && e.message) } });
+    post({ t: 'done', id: job.id, outcome: { ok: false, kind: 'script', message: 'QuickJS did not load: ' + String(e && e.message) } });
   });
 });
 `;
