@@ -1,16 +1,17 @@
 // The Prometheus metrics of a site (prom-client), served at /api/metrics: requests by route family (the route table's
 // operation), verb and status, their latency, the database pool, database and Redis state, and background jobs by
-// status. Process metrics (CPU, memory, event-loop lag, GC) come from one process-wide registry. Counters and the
-// histogram are updated per request; the rest is read when scraped.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+// status. Process metrics (CPU, memory, event-loop lag, GC) come from one process-wide registry. Requests are tallied
+// per request (request-tally.ts); the rest is read when scraped.
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { siteRedis } from '../auth/site-redis';
+import { RequestTally } from './request-tally';
 import type { Site } from '../site';
 
 /** The metrics one site updates as it serves. */
 export interface SiteMetrics {
   registry: Registry;
-  requests: Counter<'route' | 'method' | 'status'>;
-  duration: Histogram<'route' | 'method'>;
+  /** Requests by route family, verb and status, and their latency. */
+  requests: RequestTally;
 }
 
 /** Latency buckets (seconds): a cached read takes ~0.5 ms here, a create a few ms, an outage answer up to seconds. */
@@ -101,22 +102,8 @@ export function siteMetrics(site: Site): SiteMetrics {
   let metrics = bySite.get(site);
   if (!metrics) {
     const registry = new Registry();
-    metrics = {
-      registry,
-      requests: new Counter({
-        name: 'svc_http_requests_total',
-        help: 'HTTP requests answered, by route family (route table operation, none: no route), verb and status',
-        labelNames: ['route', 'method', 'status'],
-        registers: [registry],
-      }),
-      duration: new Histogram({
-        name: 'svc_http_request_duration_seconds',
-        help: 'Time from the request reaching the application to its answer being decided, by route family and verb',
-        labelNames: ['route', 'method'],
-        buckets: LATENCY_BUCKETS,
-        registers: [registry],
-      }),
-    };
+    metrics = { registry, requests: new RequestTally(LATENCY_BUCKETS) };
+    metrics.requests.register(registry);
     addStateGauges(site, registry);
     bySite.set(site, metrics);
   }

@@ -6,16 +6,14 @@ import type { Site } from '../site';
 
 /** Records each request of `site` once its answer is decided. */
 export function createRequestMetrics(site: Site): Middleware {
-  const { requests, duration } = siteMetrics(site);
+  const { requests } = siteMetrics(site);
   return async function requestMetrics(ctx, next) {
     const started = performance.now();
     try {
       await next();
     } finally {
       const route = ctx.state.route?.row.operation ?? 'none';
-      const method = ctx.method;
-      requests.inc({ route, method, status: ctx.status });
-      duration.observe({ route, method }, (performance.now() - started) / 1000);
+      requests.record(route, ctx.method, ctx.status, (performance.now() - started) / 1000);
     }
   };
 }
