@@ -113,6 +113,11 @@ export interface ListOptions<D, F extends ListField<D>> {
   /** `field [asc|desc]`, comma-separated. */
   orderBy?: string;
   start?: number;
+  /**
+   * Keyset paging: `''` for the first page, then the previous page's `nextCursor` (same orderBy; not with start).
+   * A deep page then costs what the first does.
+   */
+  cursor?: string;
   /** Page size (default 20; the site's max_page_length caps it). */
   limit?: number;
 }
@@ -121,6 +126,8 @@ export interface ListOptions<D, F extends ListField<D>> {
 export interface Page<R> {
   data: R[];
   hasNextPage: boolean;
+  /** With `cursor`: the next page's cursor, null on the last page. */
+  nextCursor?: string | null;
 }
 
 /** A row of a list that asked for fields `F` (every value may be null in a row, as the database holds it). */
@@ -228,23 +235,32 @@ export class Client<T extends ClientTypes> {
       or_filters: options.orFilters,
       order_by: options.orderBy,
       start: options.start,
+      cursor: options.cursor,
       limit: options.limit,
     };
     const body = await this.read(await this.send('GET', this.documentPath(doctype), undefined, query));
     if (!isObject(body) || !Array.isArray(body.data)) throw new TypeError('list: the answer holds no rows');
-    return { data: body.data, hasNextPage: body.has_next_page === true };
+    const page: Page<never> = { data: body.data as never[], hasNextPage: body.has_next_page === true };
+    if (options.cursor !== undefined)
+      page.nextCursor = typeof body.next_cursor === 'string' ? body.next_cursor : null;
+    return page;
   }
 
-  /** Every row matching, page by page (`for await`). */
+  /**
+   * Every row matching, page by page (`for await`), by cursor: in orderBy's order then name's, each page as cheap as
+   * the first however deep (orderBy may then name only plain fields of the DocType).
+   */
   async *iterate<N extends DocTypeName<T>, F extends ListField<Doc<T, N>> = never>(
     doctype: N,
-    options: Omit<ListOptions<Doc<T, N>, F>, 'start'> = {},
+    options: Omit<ListOptions<Doc<T, N>, F>, 'start' | 'cursor'> = {},
   ): AsyncGenerator<Row<Doc<T, N>, [F] extends [never] ? Extract<'name', keyof Doc<T, N>> : F>> {
     const limit = options.limit ?? 100;
-    for (let start = 0; ; start += limit) {
-      const page = await this.list<N, F>(doctype, { ...options, start, limit });
+    let cursor: string | null | undefined = '';
+    while (typeof cursor === 'string') {
+      const page: Page<Row<Doc<T, N>, [F] extends [never] ? Extract<'name', keyof Doc<T, N>> : F>> =
+        await this.list<N, F>(doctype, { ...options, cursor, limit });
       yield* page.data;
-      if (!page.hasNextPage) return;
+      cursor = page.hasNextPage ? page.nextCursor : null;
     }
   }
 
