@@ -14,6 +14,7 @@ import { shrinkSandboxPool } from './scripts/sandbox-pool';
 import { closeServerScripts } from './scripts/script-store';
 import { flushRequestLog } from './middleware/request-log';
 import { openRowStore } from './document/row-store';
+import { ensureFileFolders } from './files/file-rules';
 import { now } from './document/values';
 import type { Registry } from './registry/registry';
 import { ADMINISTRATOR, type Site } from './site';
@@ -121,6 +122,7 @@ export async function openSite(
   );
   await ensureRoles(site);
   const created = await ensureAdministrator(site);
+  await ensureFileFolders(site);
   // A new site gets its OpenID signing key now; a site made before keys existed gets one at first use.
   if (created) await ensureSigningKey(site);
   listenForAuthChanges(site);

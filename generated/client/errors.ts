@@ -28,6 +28,9 @@ export const DocstatusTransitionError = errorClass('DocstatusTransitionError', V
 /** exc_type UpdateAfterSubmitError (HTTP 400). */
 export const UpdateAfterSubmitError = errorClass('UpdateAfterSubmitError', ValidationError);
 
+/** exc_type FolderNotEmpty (HTTP 400). */
+export const FolderNotEmpty = errorClass('FolderNotEmpty', ValidationError);
+
 /** exc_type BadRequestError (HTTP 400). */
 export const BadRequestError = errorClass('BadRequestError', ValidationError);
 
@@ -102,6 +105,7 @@ export const ERROR_CLASSES: ErrorClasses = {
   InvalidPhoneNumberError,
   DocstatusTransitionError,
   UpdateAfterSubmitError,
+  FolderNotEmpty,
   BadRequestError,
   CSRFTokenError,
   AuthenticationError,

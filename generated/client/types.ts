@@ -103,6 +103,10 @@ export type File = {
   folder?: string | null;
   /** Is Folder */
   is_folder?: 0 | 1;
+  /** Is Home Folder */
+  is_home_folder?: 0 | 1;
+  /** Is Attachments Folder */
+  is_attachments_folder?: 0 | 1;
   /** Thumbnail URL */
   thumbnail_url?: string | null;
 };
@@ -135,6 +139,10 @@ export type File_Create = {
   folder?: string | null;
   /** Is Folder */
   is_folder?: 0 | 1;
+  /** Is Home Folder */
+  is_home_folder?: 0 | 1;
+  /** Is Attachments Folder */
+  is_attachments_folder?: 0 | 1;
   /** Thumbnail URL */
   thumbnail_url?: string | null;
 };
@@ -169,6 +177,10 @@ export type File_Update = {
   folder?: string | null;
   /** Is Folder */
   is_folder?: 0 | 1;
+  /** Is Home Folder */
+  is_home_folder?: 0 | 1;
+  /** Is Attachments Folder */
+  is_attachments_folder?: 0 | 1;
   /** Thumbnail URL */
   thumbnail_url?: string | null;
 };

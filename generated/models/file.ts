@@ -33,6 +33,10 @@ export interface File {
   folder?: string | null;
   /** Is Folder */
   is_folder?: 0 | 1 | null;
+  /** Is Home Folder */
+  is_home_folder?: 0 | 1 | null;
+  /** Is Attachments Folder */
+  is_attachments_folder?: 0 | 1 | null;
   /** Thumbnail URL */
   thumbnail_url?: string | null;
 }
@@ -199,8 +203,25 @@ export const meta: DocTypeMeta = {
     },
     {
       fieldname: 'folder',
-      fieldtype: 'Data',
+      fieldtype: 'Link',
       label: 'Folder',
+      reqd: false,
+      unique: false,
+      readOnly: false,
+      hidden: false,
+      permlevel: 0,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
+      options: 'File',
+    },
+    {
+      fieldname: 'is_folder',
+      fieldtype: 'Check',
+      label: 'Is Folder',
       reqd: false,
       unique: false,
       readOnly: false,
@@ -214,13 +235,29 @@ export const meta: DocTypeMeta = {
       ignoreUserPermissions: false,
     },
     {
-      fieldname: 'is_folder',
+      fieldname: 'is_home_folder',
       fieldtype: 'Check',
-      label: 'Is Folder',
+      label: 'Is Home Folder',
       reqd: false,
       unique: false,
-      readOnly: false,
-      hidden: false,
+      readOnly: true,
+      hidden: true,
+      permlevel: 0,
+      noCopy: false,
+      allowOnSubmit: false,
+      setOnlyOnce: false,
+      nonNegative: false,
+      searchIndex: false,
+      ignoreUserPermissions: false,
+    },
+    {
+      fieldname: 'is_attachments_folder',
+      fieldtype: 'Check',
+      label: 'Is Attachments Folder',
+      reqd: false,
+      unique: false,
+      readOnly: true,
+      hidden: true,
       permlevel: 0,
       noCopy: false,
       allowOnSubmit: false,

@@ -37,7 +37,13 @@ import { formatDatetime, now } from './values';
 import { checkServerScript } from '../scripts/check-script';
 import { runEventScripts } from '../scripts/doc-events';
 import { serverScriptsChanged } from '../scripts/script-store';
-import { afterDelete, checkAttachValues, checkFileSave } from '../files/file-rules';
+import {
+  afterDelete,
+  checkAttachValues,
+  checkFileDelete,
+  checkFileSave,
+  folderNameOf,
+} from '../files/file-rules';
 import { OAUTH_CLIENT, revokeClientGrants, revokeUserTokens } from '../oauth/document-revocation';
 import { authChanged } from '../auth/auth-broadcast';
 
@@ -331,6 +337,9 @@ export class DocumentTransaction implements DocumentSession {
     clientName: string | undefined,
   ): Promise<string> {
     const trx = this.trx as Knex;
+    // A folder is named by its path (Home/Reports), as in Frappe; the client's name is not used.
+    const folder = binding.meta.name === 'File' ? folderNameOf(this.data(doc)) : undefined;
+    if (folder !== undefined) return folder;
     if (binding.fieldMap.has('amended_from') && typeof doc.amended_from === 'string' && doc.amended_from) {
       return amendedName(trx, binding, doc.amended_from);
     }
@@ -427,6 +436,7 @@ export class DocumentTransaction implements DocumentSession {
       if (Number(doc.docstatus) === 1)
         throw new ValidationError('Submitted Record cannot be deleted. You must Cancel it first.');
       await this.hook(state.binding, doc, 'on_trash');
+      if (state.binding.meta.name === 'File') await checkFileDelete(this, state.stored ?? this.data(doc));
       await this.site.rows.delete(this.trx as Knex, state.binding, doc.name);
       await afterDelete(this, state.binding, doc);
       if (state.binding.meta.name === OAUTH_CLIENT && this.site.registry.get('OAuth Bearer Token')) {

@@ -41,6 +41,8 @@ export class InvalidPhoneNumberError extends define('InvalidPhoneNumberError', 4
 export class DocstatusTransitionError extends define('DocstatusTransitionError', 400, ValidationError) {}
 /** A submitted document's field changed that does not allow it. */
 export class UpdateAfterSubmitError extends define('UpdateAfterSubmitError', 400, ValidationError) {}
+/** A folder (File with is_folder) that still holds files or folders cannot be deleted. */
+export class FolderNotEmpty extends define('FolderNotEmpty', 400, ValidationError) {}
 /** The request body could not be parsed. */
 export class BadRequestError extends define('BadRequestError', 400, ValidationError) {}
 /** Missing or wrong CSRF token under session authentication. */
@@ -122,6 +124,7 @@ export const ERROR_CLASSES = {
   InvalidPhoneNumberError,
   DocstatusTransitionError,
   UpdateAfterSubmitError,
+  FolderNotEmpty,
   BadRequestError,
   CSRFTokenError,
   AuthenticationError,

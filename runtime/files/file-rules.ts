@@ -5,7 +5,14 @@ import type { Knex } from 'knex';
 import type { Document } from '../document/document';
 import { tableFields } from '../document/field-lists';
 import type { DocData } from '../document/store';
-import { DoesNotExistError, ValidationError } from '../errors/errors';
+import {
+  DoesNotExistError,
+  FolderNotEmpty,
+  LinkValidationError,
+  MandatoryError,
+  ValidationError,
+} from '../errors/errors';
+import { now } from '../document/values';
 import type { FieldMeta } from '../meta/types';
 import { assertDocTypePermission, refusal } from '../permissions/doctype-permission';
 import { hasDocumentPermission } from '../permissions/document-permission';
@@ -34,6 +41,98 @@ export function markUploaded(doc: object): void {
 
 /** Fields whose stored value never changes once the File exists. */
 const FIXED = ['file_url', 'is_private', 'content_hash', 'file_size'] as const;
+/** Fields that say what a File is (a file, a folder, one of the site's two folders): fixed at insert. */
+const KIND = ['is_folder', 'is_home_folder', 'is_attachments_folder'] as const;
+
+/** The folder every site has, holding everything else; and the one attachments go to when no folder is given. */
+export const HOME_FOLDER = 'Home';
+export const ATTACHMENTS_FOLDER = 'Home/Attachments';
+/** Longest folder path (a folder's name is its path, as in Frappe). */
+const MAX_FOLDER_PATH = 140;
+
+const flag = (value: unknown) => Number(value ?? 0) === 1;
+
+/** The name a new folder gets: its parent folder's name, `/` and its own name (Frappe's autoname of a folder). */
+export function folderNameOf(doc: DocData): string | undefined {
+  if (!flag(doc.is_folder)) return undefined;
+  return typeof doc.folder === 'string' && doc.folder ? `${doc.folder}/${String(doc.file_name)}` : undefined;
+}
+
+/** Throws unless `folder` names an existing folder (400: a missing one is a Link to nowhere, a file is no folder). */
+async function assertFolder(ctx: FileRuleContext, folder: unknown): Promise<void> {
+  if (typeof folder !== 'string' || !folder) throw new ValidationError('folder must be the name of a folder');
+  const row = (await (ctx.trx ?? ctx.site.db.knex)('tabFile').where('name', folder).first('is_folder')) as
+    { is_folder: unknown } | undefined;
+  if (!row) throw new LinkValidationError(`Could not find Folder: ${folder.slice(0, 140)}`);
+  if (!flag(row.is_folder)) throw new ValidationError(`${folder.slice(0, 140)} is not a folder`);
+}
+
+/** Makes the Home and Home/Attachments folders a site needs (once; safe when several processes start at once). */
+export async function ensureFileFolders(site: Site): Promise<void> {
+  if (!site.registry.get('File')) return;
+  const stamp = now();
+  const base = {
+    owner: ADMINISTRATOR,
+    modified_by: ADMINISTRATOR,
+    creation: stamp,
+    modified: stamp,
+    docstatus: 0,
+    idx: 0,
+    is_folder: 1,
+    is_private: 0,
+    is_home_folder: 0,
+    is_attachments_folder: 0,
+    file_size: 0,
+  };
+  await site.db
+    .knex('tabFile')
+    .insert([
+      { ...base, name: HOME_FOLDER, file_name: 'Home', folder: null, is_home_folder: 1 },
+      {
+        ...base,
+        name: ATTACHMENTS_FOLDER,
+        file_name: 'Attachments',
+        folder: HOME_FOLDER,
+        is_attachments_folder: 1,
+      },
+    ])
+    .onConflict('name')
+    .ignore();
+}
+
+/** Before a folder is written: no bytes, no attachment, a name, a parent folder; never renamed or moved later. */
+function checkFolder(doc: Document, stored: DocData | undefined): void {
+  if (stored) {
+    if (
+      String(doc.file_name ?? '') !== String(stored.file_name ?? '') ||
+      (doc.folder ?? null) !== (stored.folder ?? null)
+    )
+      throw new ValidationError('A folder cannot be renamed or moved');
+    return;
+  }
+  if (doc.file_url) throw new ValidationError('A folder has no file_url');
+  if (doc.attached_to_doctype || doc.attached_to_name)
+    throw new ValidationError('A folder cannot be attached to a document');
+  if (typeof doc.file_name !== 'string' || !doc.file_name.trim())
+    throw new MandatoryError('file_name is required: the name of the folder');
+  doc.is_folder = 1;
+  doc.is_private = 0;
+  doc.file_size = 0;
+  doc.content_hash = null;
+  doc.file_type = null;
+  doc.folder = doc.folder || HOME_FOLDER;
+}
+
+/** Before a File is deleted: the site's two folders stay, and a folder goes only when empty (Frappe's FolderNotEmpty). */
+export async function checkFileDelete(ctx: FileRuleContext, doc: DocData): Promise<void> {
+  if (flag(doc.is_home_folder) || flag(doc.is_attachments_folder))
+    throw new ValidationError('Cannot delete Home and Attachments folders');
+  if (
+    flag(doc.is_folder) &&
+    (await (ctx.trx ?? ctx.site.db.knex)('tabFile').where('folder', String(doc.name)).first('name'))
+  )
+    throw new FolderNotEmpty(`Folder ${String(doc.name).slice(0, 140)} is not empty`);
+}
 
 /** Throws unless `user` may write the document `doctype`/`name` (Frappe's rule for attaching a file to it). */
 export async function assertMayAttach(
@@ -65,12 +164,14 @@ export async function checkFileSave(
   doc: Document,
   stored: DocData | undefined,
 ): Promise<void> {
-  if (doc.is_folder) throw new ValidationError('Folders are not supported');
   if (stored) {
-    for (const field of FIXED)
+    for (const field of [...FIXED, ...KIND])
       if (String(doc[field] ?? '') !== String(stored[field] ?? ''))
         throw new ValidationError(`${field} of a File cannot be changed`);
-  } else if (!uploaded.has(doc)) {
+  } else if (flag(doc.is_home_folder) || flag(doc.is_attachments_folder))
+    throw new ValidationError('Only the site makes the Home and Attachments folders');
+  if (flag(doc.is_folder) || flag(stored?.is_folder)) checkFolder(doc, stored);
+  else if (!stored && !uploaded.has(doc)) {
     const url = typeof doc.file_url === 'string' ? doc.file_url : '';
     if (!url) throw new ValidationError('file_url is required: upload files with upload_file');
     if (!keyOfUrl(url))
@@ -90,6 +191,14 @@ export async function checkFileSave(
     !stored || doctype !== (stored.attached_to_doctype ?? '') || target !== (stored.attached_to_name ?? '');
   if (doctype && moved && !ctx.ignorePermissions)
     await assertMayAttach(ctx.site, ctx.user, doctype, target, ctx.trx);
+  // Every File but the Home folder lives in a folder: as Frappe, Home/Attachments for an attachment, else Home.
+  if (!flag(doc.is_home_folder)) {
+    if (!doc.folder) doc.folder = doctype ? ATTACHMENTS_FOLDER : HOME_FOLDER;
+    if (!stored || doc.folder !== stored.folder) await assertFolder(ctx, doc.folder);
+  }
+  const path = stored ? undefined : folderNameOf(doc);
+  if (path !== undefined && path.length > MAX_FOLDER_PATH)
+    throw new ValidationError(`A folder path is at most ${MAX_FOLDER_PATH} characters`);
 }
 
 /** After the commit: removes the bytes of `file` unless another File still names them. */

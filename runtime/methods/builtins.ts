@@ -1,4 +1,5 @@
-// Frappe's built-in methods: ping, login, logout, get_logged_user, generate_keys, frappe.client.* and run_doc_method.
+// Frappe's built-in methods: ping, login, logout, upload_file, create_new_folder, get_logged_user, generate_keys,
+// frappe.client.* and run_doc_method.
 import { regenerateKeys } from '../auth/api-keys';
 import { isHttps } from '../auth/client-ip';
 import { endSession } from '../auth/sessions';
@@ -11,6 +12,7 @@ import * as client from './frappe-client';
 import { login } from './login';
 import { runDocMethod } from './run-doc-method';
 import { uploadFile } from '../files/upload-file';
+import { createNewFolder } from '../files/folders';
 
 /** A built-in method: its verbs, whether guests may call it, and the handler (returns the result). */
 export interface BuiltinMethod {
@@ -85,6 +87,10 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
   [
     'frappe.handler.upload_file',
     { methods: ['POST'], allowGuest: true, handler: uploadFile, csrf: false, path: 'upload_file' },
+  ],
+  [
+    'frappe.core.api.file.create_new_folder',
+    { methods: ['POST'], allowGuest: false, handler: createNewFolder },
   ],
   [
     'frappe.auth.get_logged_user',
