@@ -4,7 +4,7 @@
 // (its worker died and the lock ran out: "stalled") resumes after the items that have an outcome, and a worker that
 // lost its lock stops at its next window: no item is applied twice, none skipped.
 import { createHash, randomUUID } from 'node:crypto';
-import { Queue, WaitingError, Worker, type Job } from 'bullmq';
+import { Queue, WaitingError, Worker, type Job, type JobType } from 'bullmq';
 import Redis from 'ioredis';
 import { RedisBreaker } from '../auth/redis-breaker';
 import { onShutdown } from '../lifecycle/shutdown-hooks';
@@ -135,6 +135,25 @@ export class BullJobQueue implements JobQueue {
       queue.add(kind, data, { jobId: id, attempts: 1, removeOnComplete: retention, removeOnFail: retention }),
     );
     return id;
+  }
+
+  async counts(): Promise<Record<JobStatus, number>> {
+    const states: JobType[] = [
+      'waiting',
+      'delayed',
+      'prioritized',
+      'waiting-children',
+      'active',
+      'completed',
+      'failed',
+    ];
+    const byState = await this.call((queue) => queue.getJobCounts(...states));
+    const counts = { queued: 0, running: 0, finished: 0, failed: 0 };
+    for (const [state, n] of Object.entries(byState)) {
+      const status = statusOf(state);
+      if (status) counts[status] += n;
+    }
+    return counts;
   }
 
   async get(id: string): Promise<JobRecord | undefined> {

@@ -69,6 +69,18 @@ export class EmbeddedJobQueue implements JobQueue {
     return id;
   }
 
+  async counts(): Promise<Record<JobStatus, number>> {
+    const rows = (await this.site.db
+      .knex(JOBS)
+      .select('status')
+      .count({ n: '*' })
+      .groupBy('status')
+      .timeout(1000)) as { status: string; n: number | string }[];
+    const counts = { queued: 0, running: 0, finished: 0, failed: 0 };
+    for (const row of rows) if (row.status in counts) counts[row.status as JobStatus] = Number(row.n);
+    return counts;
+  }
+
   async get(id: string): Promise<JobRecord | undefined> {
     const knex = this.site.db.knex;
     const row = (await knex(JOBS).where({ name: id }).first()) as Record<string, unknown> | undefined;

@@ -80,6 +80,8 @@ export interface JobQueue {
   enqueue(kind: string, user: string, payload: unknown, total: number): Promise<string>;
   /** The job, or undefined when unknown (or removed after its retention time). */
   get(id: string): Promise<JobRecord | undefined>;
+  /** How many jobs the backend holds in each status (kept finished and failed ones included); for the metrics. */
+  counts(): Promise<Record<JobStatus, number>>;
   /** Starts this process's worker (no-op when started). */
   start(): void;
   /** Stops the worker: running jobs finish their current items and go back to the queue; resolves when they have. */

@@ -76,23 +76,18 @@ function addStateGauges(site: Site, registry: Registry): void {
     });
   new Gauge({
     name: 'svc_jobs',
-    help: 'Background jobs kept in the database, by status (queued, running, finished, failed)',
+    help: 'Background jobs the job backend holds (the jobs table, or BullMQ), by status (queued, running, finished, failed)',
     labelNames: ['status'],
     registers: [registry],
     async collect() {
       this.reset();
-      let rows: { status: string; n: number | string }[];
+      let counts: Record<string, number> | undefined;
       try {
-        rows = (await site.db
-          .knex('__Job')
-          .select('status')
-          .count({ n: '*' })
-          .groupBy('status')
-          .timeout(1000)) as { status: string; n: number | string }[];
+        counts = await site.jobs?.counts();
       } catch {
-        return; // no job table, or the database is down (svc_db_up says which)
+        return; // the database or Redis is down (svc_db_up, svc_redis_up say which)
       }
-      for (const row of rows) this.set({ status: row.status }, Number(row.n));
+      for (const [status, n] of Object.entries(counts ?? {})) this.set({ status }, n);
     },
   });
 }

@@ -165,6 +165,29 @@ export function bulkJobSuite(backend: BackendOptions): void {
     });
   });
 
+  describe('metrics', () => {
+    test('svc_jobs on /api/metrics counts the jobs of this backend by status', async () => {
+      const scrape = async () => {
+        const res = await t.http.get('/api/metrics').set('Authorization', t.adminToken);
+        expect(res.status).toBe(200);
+        const line = (status: string) =>
+          (res.text as string).split('\n').find((l) => l.startsWith(`svc_jobs{status="${status}"} `));
+        return (status: string) => Number(line(status)?.split(' ')[1] ?? 'NaN');
+      };
+      const before = await scrape();
+      const queued = await post('/api/v2/document/ToDo/bulk_insert', u1, {
+        docs: Array.from({ length: 4 }, (_, i) => ({ description: `metric-${i}` })),
+      });
+      expect(queued.status).toBe(202);
+      expect((await finished(queued.body.data.job_id, u1)).status).toBe('finished');
+      const after = await scrape();
+      for (const status of ['queued', 'running', 'finished', 'failed']) expect(after(status)).not.toBeNaN();
+      expect(after('finished')).toBeGreaterThanOrEqual(
+        (Number.isNaN(before('finished')) ? 0 : before('finished')) + 1,
+      );
+    });
+  });
+
   describe('GET /api/v2/job/{job_id}', () => {
     let id: string;
     beforeAll(async () => {
