@@ -42,7 +42,7 @@ test('a fresh bundle is reused; a changed input rebuilds it', async () => {
   const todoModel = path.join(dir, 'models', 'todo.ts');
   writeFileSync(
     todoModel,
-    readFileSync(todoModel, 'utf8').replace('"label": "Status"', '"label": "Bundle Probe"'),
+    readFileSync(todoModel, 'utf8').replace("label: 'Status'", "label: 'Bundle Probe'"),
   );
   const rebuilt = (await ensureRegistryBundle(dir)) as string;
   // Not toContain: a failure would print the whole bundle.
