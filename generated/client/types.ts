@@ -1386,6 +1386,15 @@ export interface Types extends ClientTypes {
         [key: string]: unknown;
       };
     };
+    'frappe.core.api.file.create_new_folder': {
+      args: {
+        /** the new folder's name */
+        file_name: string;
+        /** the parent folder (Home, Home/…) */
+        folder: string;
+      };
+      result: File;
+    };
     'frappe.core.doctype.user.user.generate_keys': {
       args: {
         user: string;
@@ -1427,6 +1436,7 @@ export const METHOD_VERBS: Readonly<Record<string, readonly string[]>> = {
   'frappe.client.save': ['POST', 'PUT'],
   'frappe.client.set_value': ['POST', 'PUT'],
   'frappe.client.submit': ['POST', 'PUT'],
+  'frappe.core.api.file.create_new_folder': ['POST'],
   'frappe.core.doctype.user.user.generate_keys': ['POST'],
   'frappe.ping': ['GET', 'POST', 'PUT', 'DELETE'],
   logout: ['POST'],

@@ -499,6 +499,76 @@ function documentMethodPaths(
 }
 
 /** The paths of a row that serves no DocType: methods, the documents themselves, bulk across DocTypes, jobs. */
+const header = (description: string, schema: JsonSchema = { type: 'string' }) => ({ description, schema });
+/** The headers of a served file (200 and 206). */
+const FILE_HEADERS: Record<string, JsonSchema> = {
+  ETag: header('size and modification time of the stored file'),
+  'Last-Modified': header('modification time of the stored file (HTTP date)'),
+  'Accept-Ranges': header('bytes'),
+  'Content-Disposition': header(
+    'inline for raster images (PNG, JPEG, GIF, WebP, BMP, ICO), attachment for everything else; filename and filename*',
+  ),
+  'X-Content-Type-Options': header('nosniff'),
+  'Content-Security-Policy': header("sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'"),
+  'Cache-Control': header('public, no-cache (a public file) or private, no-cache (a private one)'),
+};
+/** The bytes of a served file: the Content-Type is decided from the bytes (magic numbers), never from the name. */
+const FILE_BYTES = {
+  '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } },
+};
+
+/** GET of a stored file: `/files/{name}` without credentials, `/private/files/{name}` for readers of the File. */
+function filePaths(row: RouteRow, version: 1 | 2): Record<string, JsonSchema> {
+  const isPrivate = row.path.startsWith('/private/');
+  return {
+    [row.path.replace('{name+}', '{name}')]: {
+      get: {
+        tags: ['files'],
+        operationId: `${idPrefix(row, version)}_${isPrivate ? 'private_file' : 'public_file'}`,
+        summary: isPrivate
+          ? 'A private file, for its owner, readers of the document it is attached to and System Managers (403 for anyone else, whether or not it exists)'
+          : 'A public file, to anyone (no credentials read)',
+        ...(isPrivate ? {} : { security: [] }),
+        parameters: [
+          {
+            name: 'name',
+            in: 'path',
+            required: true,
+            description: 'the stored name (the last part of file_url); anything but a plain base name is 404',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'Range',
+            in: 'header',
+            required: false,
+            description:
+              'one byte range (bytes=0-99, bytes=100-, bytes=-100); several ranges get the whole file',
+            schema: { type: 'string' },
+          },
+          { name: 'If-Range', in: 'header', required: false, schema: { type: 'string' } },
+          { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' } },
+          { name: 'If-Modified-Since', in: 'header', required: false, schema: { type: 'string' } },
+        ],
+        responses: {
+          '200': { description: 'The file, streamed', headers: FILE_HEADERS, content: FILE_BYTES },
+          '206': {
+            description: 'The range asked for',
+            headers: { ...FILE_HEADERS, 'Content-Range': header('bytes start-end/size') },
+            content: FILE_BYTES,
+          },
+          '304': { description: 'Not modified (If-None-Match or If-Modified-Since)' },
+          ...errors(...(isPrivate ? ['401', '403'] : []), '404'),
+          '416': {
+            description: 'RangeNotSatisfiableError: the range starts past the end',
+            headers: { 'Content-Range': header('bytes */size') },
+            content: json(ref('Error')),
+          },
+        },
+      },
+    },
+  };
+}
+
 function otherPaths(
   row: RouteRow,
   version: 1 | 2,
@@ -552,6 +622,8 @@ function otherPaths(
         },
       };
     }
+    case 'file':
+      return filePaths(row, version);
     case 'jobStatus':
       return {
         [row.path.replace('{name}', '{job_id}')]: {

@@ -91,12 +91,18 @@ const UPLOAD = {
       type: 'string',
       description: 'the Attach field the file is for (stored as attached_to_field)',
     },
-    folder: { type: 'string', description: 'folder (default Home)' },
+    folder: {
+      type: 'string',
+      description: 'an existing folder (a File with is_folder: Home, Home/Attachments, Home/…); default Home',
+    },
     file_url: {
       type: 'string',
       description: '/files/… or /private/files/… of a File you may read (never fetched)',
     },
-    optimize: { type: 'string', description: 'accepted, ignored (images are stored as sent)' },
+    optimize: {
+      type: 'string',
+      description: 'accepted, ignored: images are stored as sent (no image library; see the README)',
+    },
     csrf_token: { type: 'string', description: 'session CSRF token (or the X-Frappe-CSRF-Token header)' },
   }),
 };
@@ -118,6 +124,20 @@ const PING = {
 export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
   { path: 'upload_file', ...UPLOAD },
   { path: 'frappe.handler.upload_file', ...UPLOAD },
+  {
+    path: 'frappe.core.api.file.create_new_folder',
+    verbs: ['post'],
+    summary:
+      'Make a folder (a File with is_folder, named <folder>/<file_name>) in an existing folder; an existing one is answered as it is',
+    args: args(
+      {
+        file_name: { type: 'string', description: "the new folder's name" },
+        folder: { type: 'string', description: 'the parent folder (Home, Home/…)' },
+      },
+      ['file_name', 'folder'],
+    ),
+    result: { $ref: '#/components/schemas/File' },
+  },
   {
     path: 'frappe.integrations.oauth2.get_token',
     guest: 'required',

@@ -6,7 +6,8 @@ const FILE = {
   operation: 'file',
   status: 200,
   envelope: 'raw',
-  openapi: [],
+  // Described in both OpenAPI documents (the paths are outside /api, the same for v1 and v2).
+  openapi: [1, 2],
   // A GET changes nothing; no token, no scope (a private file checks the caller's right to read the File itself).
   request: 'none',
   response: 'file',

@@ -123,3 +123,40 @@ describe.each(['/api/openapi.json', '/api/v2/openapi.json'])('%s is served', (ur
     expect(stale.body.length).toBe(first.body.length);
   });
 });
+
+test('both documents describe upload_file as multipart, create_new_folder, and the file GETs with their answers', () => {
+  for (const [v, prefix] of [
+    ['v1', '/api/method'],
+    ['v2', '/api/v2/method'],
+  ] as const) {
+    const doc = require(path.resolve(__dirname, `../../generated/openapi/${v}.json`)) as {
+      paths: Record<string, Record<string, any>>;
+    };
+    const upload = doc.paths[`${prefix}/upload_file`]?.post;
+    expect(Object.keys(upload?.requestBody?.content ?? {})).toContain('multipart/form-data');
+    const form = upload.requestBody.content['multipart/form-data'].schema.properties;
+    expect(Object.keys(form)).toEqual(
+      expect.arrayContaining(['file', 'is_private', 'doctype', 'docname', 'folder', 'file_url', 'optimize']),
+    );
+    expect(doc.paths[`${prefix}/frappe.core.api.file.create_new_folder`]?.post).toBeDefined();
+    for (const [file, statuses] of [
+      ['/files/{name}', ['200', '206', '304', '404', '416']],
+      ['/private/files/{name}', ['200', '206', '304', '401', '403', '404', '416']],
+    ] as const) {
+      const get = doc.paths[file]?.get;
+      expect(Object.keys(get?.responses ?? {})).toEqual(expect.arrayContaining([...statuses]));
+      expect(Object.keys(get.responses['200'].headers)).toEqual(
+        expect.arrayContaining([
+          'ETag',
+          'Content-Disposition',
+          'X-Content-Type-Options',
+          'Content-Security-Policy',
+        ]),
+      );
+      expect(get.responses['206'].headers['Content-Range']).toBeDefined();
+    }
+    // A public file needs no credentials; a private one the documents' default security.
+    expect(doc.paths['/files/{name}']?.get.security).toEqual([]);
+    expect(doc.paths['/private/files/{name}']?.get.security).toBeUndefined();
+  }
+});
