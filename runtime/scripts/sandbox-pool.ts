@@ -200,9 +200,7 @@ export class SandboxPool {
       transferList: [channel.port2, results.port2],
       resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
     });
-    worker.unref();
     channel.port1.unref();
-    results.port1.unref();
     const entry: PoolWorker = {
       worker,
       signal: new Int32Array(shared, 0, 2),
@@ -214,6 +212,7 @@ export class SandboxPool {
     results.port1.on('message', (msg: { t: string; id: number; outcome?: Reported }) =>
       this.onMessage(entry, msg),
     );
+
     worker.on(
       'message',
       (msg: { t: string; id: number; seq?: number; name?: string; args?: string; outcome?: Reported }) =>
@@ -221,12 +220,17 @@ export class SandboxPool {
     );
     worker.on('error', () => this.lost(entry, 'the sandbox worker failed'));
     worker.on('exit', () => this.lost(entry, 'the sandbox worker exited'));
+    // After the listeners (adding a 'message' listener refs a port again): an idle pool keeps no process alive.
+    worker.unref();
+    results.port1.unref();
     return entry;
   }
 
   private start(entry: PoolWorker, job: Job): void {
     entry.job = job;
     this.busy.add(entry);
+    // A job under way keeps the process alive (an idle worker does not).
+    entry.worker.ref();
     job.started = Date.now();
     job.hostMs = 0;
     const { cpuMs, wallMs, graceMs } = job.limits;
@@ -306,6 +310,7 @@ export class SandboxPool {
     clearInterval(entry.timer);
     entry.job = undefined;
     this.busy.delete(entry);
+    entry.worker.unref();
     job.resolve(outcome);
     this.release(entry);
   }
