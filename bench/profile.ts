@@ -1,4 +1,5 @@
-// Profiles one request of the service under load: `npx tsx bench/profile.ts [get-v1|get-v2|create|list-v1|list-v2|count|startup] [GENERATED_DIR]`
+// Profiles one request of the service under load: `npx tsx bench/profile.ts [get-v1|get-v2|create|list-v1|list-v2|count|file|startup] [GENERATED_DIR]`
+// (`file`: GET of a 10 KB public file /files/…, no credentials)
 // (`startup`: from spawn to the "serving" line, no load).
 // Starts the server (pinned, fresh SQLite, `node --cpu-prof`), seeds ToDo rows, runs the load worker, stops the server
 // and prints where the server's CPU time went (self time by function, and by file or package).
@@ -9,6 +10,7 @@ import path from 'node:path';
 import { runLoad } from './lib/load';
 import { runMain, detectPinning, freePort, installCleanup, removeOnExit, stopChild } from './lib/procs';
 import { apiToken, seedTodos, startService } from './lib/service';
+import { uploadBytes } from './lib/files';
 
 export interface ProfileNode {
   id: number;
@@ -194,6 +196,7 @@ async function main(): Promise<number> {
     port: await freePort(),
     dbFile: path.join(tmp, 'p.sqlite'),
     generated,
+    extraEnv: { FILES_PATH: path.join(tmp, 'files-site') },
     timeoutMs: 300000,
     label: 'service (profiled)',
     // One file per thread (tsx runs its module hooks on a worker thread): a folder per run, the busiest file is the main thread.
@@ -206,8 +209,14 @@ async function main(): Promise<number> {
     return 0;
   }
   const auth = await apiToken(svc.base);
-  const names = await seedTodos(svc.base, auth, 0, rows);
-  const s = scenarioRequest(kind, svc.base, auth, names[Math.floor(rows / 2)] as string);
+  let s: ScenarioRequest;
+  if (kind === 'file') {
+    const url = await uploadBytes(svc.base, auth, new Uint8Array(10 * 1024).fill(65), 'profile-10k.txt');
+    s = { url: `${svc.base}${url}`, headers: {} };
+  } else {
+    const names = await seedTodos(svc.base, auth, 0, rows);
+    s = scenarioRequest(kind, svc.base, auth, names[Math.floor(rows / 2)] as string);
+  }
   const loadStart = performance.now();
   const r = await runLoad(pinning, { ...s, connections, seconds, warmupSeconds: 1 }, kind);
   const loadEnd = performance.now();

@@ -2,7 +2,7 @@
 // <root>/tmp. Content is stored once, by its SHA-256, as <root>/blobs/<hash>; every stored name is a hard link to that
 // blob. The file system settles races between processes sharing the store: link() never replaces an existing file, so
 // two processes storing the same content end with one blob (one copy of the bytes) whoever comes first.
-import { createReadStream, mkdirSync } from 'node:fs';
+import { createReadStream, mkdirSync, statSync } from 'node:fs';
 import { link, rename, rm, stat, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -74,13 +74,10 @@ export class LocalDiskStorage implements FileStorage {
   }
 
   async stat(key: StorageKey): Promise<StoredStat | undefined> {
-    try {
-      const s = await stat(this.pathOf(key));
-      return s.isFile() ? { size: s.size, mtime: s.mtime } : undefined;
-    } catch (err) {
-      if (code(err) === 'ENOENT') return undefined;
-      throw err;
-    }
+    // Synchronous on purpose: every file GET stats its file, and a stat of a local file costs about 2 us of CPU this
+    // way against 20-30 us through the thread pool (fs.promises), which was the largest cost of serving a small file.
+    const s = statSync(this.pathOf(key), { throwIfNoEntry: false });
+    return s?.isFile() ? { size: s.size, mtime: s.mtime } : undefined;
   }
 
   async exists(key: StorageKey): Promise<boolean> {
