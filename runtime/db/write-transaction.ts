@@ -4,15 +4,22 @@
 import type { Knex } from 'knex';
 import type { Database } from './connect';
 import { GroupCommit } from './group-commit';
+import type { WriteBatch } from './savepoint-batch';
 
 const groups = new WeakMap<Knex, GroupCommit>();
 
 /**
  * Runs `work` in one transaction: committed when it resolves (on SQLite, together with the other writes of the same
  * turn; the promise settles after the commit), rolled back when it throws. `work` gets the knex to run its queries
- * with; any other query on an SQLite database waits until the commit.
+ * with; any other query on an SQLite database waits until the commit. With a `batch` (MariaDB bulk items), `work` runs
+ * in a savepoint of the batch's transaction and settles after the batch commits.
  */
-export function inWriteTransaction<T>(db: Database, work: (q: Knex) => Promise<T>): Promise<T> {
+export function inWriteTransaction<T>(
+  db: Database,
+  work: (q: Knex) => Promise<T>,
+  batch?: WriteBatch,
+): Promise<T> {
+  if (batch) return batch.run(work);
   if (db.dialect !== 'sqlite') return db.knex.transaction((trx) => work(trx));
   let group = groups.get(db.knex);
   if (!group) groups.set(db.knex, (group = new GroupCommit(db.knex)));

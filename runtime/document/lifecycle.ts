@@ -1,5 +1,6 @@
 // The document lifecycle: insert, save and delete with Frappe's hook order, inside one transaction per request.
 import type { Knex } from 'knex';
+import type { WriteBatch } from '../db/savepoint-batch';
 import { inWriteTransaction } from '../db/write-transaction';
 import {
   DocstatusTransitionError,
@@ -88,6 +89,8 @@ export class DocumentTransaction implements DocumentSession {
   trx?: Knex;
   /** Skip the user's permission checks (writes the service makes on its own behalf). */
   ignorePermissions = false;
+  /** The batch whose transaction this one is a savepoint of (bulk items on MariaDB), if any. */
+  batch?: WriteBatch;
   /** DocTypes written in this transaction: their caches are dropped again after the commit. */
   private readonly written = new Set<string>();
   /** Users whose password this transaction changed: their sessions end after the commit. */
@@ -109,15 +112,19 @@ export class DocumentTransaction implements DocumentSession {
     this.committed = [];
     let result: T;
     try {
-      result = await inWriteTransaction(this.site.db, async (trx) => {
-        this.trx = trx;
-        this.runs++;
-        try {
-          return await work();
-        } finally {
-          this.trx = undefined;
-        }
-      });
+      result = await inWriteTransaction(
+        this.site.db,
+        async (trx) => {
+          this.trx = trx;
+          this.runs++;
+          try {
+            return await work();
+          } finally {
+            this.trx = undefined;
+          }
+        },
+        this.batch,
+      );
       // A new password ends every session of its user (a stolen session dies with the old password).
       for (const user of this.passwordChanged) await endUserSessions(this.site, user);
     } finally {

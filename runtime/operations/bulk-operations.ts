@@ -2,6 +2,8 @@
 // a write transaction of its own (on SQLite a savepoint of the turn's group commit), so one bad item never spoils the
 // others and a refused item changes nothing. The outcome is the bulk result object; its counts always add up.
 import type { Knex } from 'knex';
+import { BatchRolledBackError } from '../db/group-commit';
+import { SavepointBatch } from '../db/savepoint-batch';
 import type { DocData } from '../document/store';
 import { AppError, InternalServerError } from '../errors/errors';
 import { refusal } from '../permissions/doctype-permission';
@@ -210,13 +212,16 @@ export function bulkResult(
 
 /** How many items are started at once on SQLite (they queue into one group commit, each in its own savepoint). */
 const SQLITE_WINDOW = 64;
+/** How many items share one MariaDB transaction, each in its own savepoint (savepoint-batch.ts). */
+const MYSQL_WINDOW = 50;
 
 /**
  * Runs a bulk operation. `across`: items name their own DocType and successes are reported as `{doctype, name}`.
  * With a `recorder` (a background job), items it already holds an outcome for are skipped, each new outcome is
  * recorded, and the run stops between windows when the recorder says so (undefined: not finished).
- * On SQLite a window of items is started together so they share the turn's commit (each still in its own savepoint,
- * in request order); on MariaDB items run one after another, each in its own transaction.
+ * A window of items is started together so they share one commit, each still in its own savepoint, in request order:
+ * on SQLite the turn's group commit, on MariaDB a SavepointBatch per window. Items of a MariaDB batch that the server
+ * rolled back as a whole (a deadlock) are run again alone.
  */
 export async function runBulk(
   caller: Caller,
@@ -227,23 +232,28 @@ export async function runBulk(
   const across = options.across === true;
   const recorder = options.recorder;
   if (caller.user.name === 'Guest') throw refusal(caller.user, 'Login required');
-  const run = (index: number, item: BulkItem): Promise<ItemDone> => {
+  const run = (index: number, item: BulkItem, as: Caller): Promise<ItemDone> => {
     const hook = recorder
       ? (doctype: string): InTransaction =>
           (trx, name) =>
             recorder.inTransaction(trx, index, { ok: true, name, doctype })
       : undefined;
     return kind === 'update'
-      ? updateItem(caller, item, across, hook)
+      ? updateItem(as, item, across, hook)
       : kind === 'delete'
-        ? deleteItem(caller, item, across, hook)
-        : insertItem(caller, item, hook);
+        ? deleteItem(as, item, across, hook)
+        : insertItem(as, item, hook);
   };
   const outcomes: (ItemDone | BulkFailure)[] = new Array(items.length);
-  const settle = async (index: number): Promise<void> => {
+  const settle = async (index: number, batch?: SavepointBatch): Promise<void> => {
     const item = items[index] as BulkItem;
     try {
-      outcomes[index] = await run(index, item);
+      try {
+        outcomes[index] = await run(index, item, batch ? { ...caller, batch } : caller);
+      } catch (err) {
+        if (!(batch && err instanceof BatchRolledBackError)) throw err;
+        outcomes[index] = await run(index, item, caller);
+      }
     } catch (err) {
       const failure = failureOf(item, kind === 'delete' && !across, err);
       if (recorder) await recorder.failure(index, { ok: false, ...failure });
@@ -256,16 +266,20 @@ export async function runBulk(
       outcomes[index] = failureEntry(previous);
     }
   }
-  const window = caller.site.db.dialect === 'sqlite' ? SQLITE_WINDOW : 1;
+  const sqlite = caller.site.db.dialect === 'sqlite';
+  const window = sqlite ? SQLITE_WINDOW : MYSQL_WINDOW;
   let next = 0;
   while (next < items.length) {
     if (recorder?.stopping()) return undefined;
     const started: Promise<void>[] = [];
     const batchStart = Date.now();
+    const batch = sqlite ? undefined : new SavepointBatch(caller.site.db.knex);
     for (; next < items.length && started.length < window; next++)
-      if (!recorder?.done.has(next)) started.push(settle(next));
+      if (!recorder?.done.has(next)) started.push(settle(next, batch));
+    const count = started.length;
+    if (batch) started.push(batch.close());
     await Promise.all(started);
-    if (started.length) await recorder?.pace?.(Date.now() - batchStart);
+    if (count) await recorder?.pace?.(Date.now() - batchStart);
   }
   const done: unknown[] = [];
   const failed: BulkFailure[] = [];

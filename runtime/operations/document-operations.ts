@@ -35,9 +35,12 @@ function readFor(caller: Caller, binding: DocTypeBinding, name: string): Promise
   return caller.site.rows.load(trx, binding, name);
 }
 
-/** The transaction an operation runs in: the caller's when it joins one, else a new one. */
+/** The transaction an operation runs in: the caller's when it joins one, else a new one (in the caller's batch, if any). */
 function transactionFor(caller: Caller): DocumentTransaction {
-  return caller.tx ?? new DocumentTransaction(caller.site, caller.user);
+  if (caller.tx) return caller.tx;
+  const tx = new DocumentTransaction(caller.site, caller.user);
+  if (caller.batch) tx.batch = caller.batch;
+  return tx;
 }
 
 /** Reads one document (the DocType's own name for a Single); `expandLinks` replaces Link values by the linked documents. */
