@@ -9,7 +9,8 @@
 // bulk insert/update and GET-during-a-job lines), BENCH_BULK_DOCS (documents per bulk line, default 10000),
 // BENCH_CORE=0 (skip the GET/list/create lines), BENCH_FEATURES=0 (skip the auth, permission, method, script lines),
 // BENCH_COMPILED=0 (skip the compiled-build lines), BENCH_LARGE=0 (skip the 500,000-row SQLite lines; BENCH_LARGE_ROWS,
-// BENCH_LARGE_SECONDS: see bench/large-sqlite.ts).
+// BENCH_LARGE_SECONDS: see bench/large-sqlite.ts), BENCH_MYSQL_URL (mysql://user@host:port/any: adds bulk insert vs one
+// request at a time on MariaDB, in a database of its own made and dropped by the run; BENCH_BULK_MYSQL_DOCS, default 2000).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -1105,6 +1106,82 @@ async function largeScenarios(): Promise<void> {
   );
 }
 
+/**
+ * Bulk insert on MariaDB (issue 14; BENCH_MYSQL_URL): the service on a fresh database of its own, BENCH_BULK_MYSQL_DOCS
+ * ToDos created one request at a time (16 in flight) vs one bulk_insert (queued; items in batches of 50 sharing one
+ * transaction, each in a savepoint), documents per second and the ratio. No target: the issue's targets are SQLite's.
+ */
+async function bulkMysqlScenario(url: string): Promise<void> {
+  const n = Math.max(100, Math.round(envNumber('BENCH_BULK_MYSQL_DOCS', 2000)));
+  const database = `svc_bench_${process.pid}`;
+  const server = new URL(url);
+  server.pathname = '/';
+  const { default: knexFactory } = await import('knex');
+  const admin = knexFactory({ client: 'mysql2', connection: server.toString() });
+  try {
+    await admin.raw(`CREATE DATABASE \`${database}\``);
+  } catch (err) {
+    await admin.destroy();
+    report.notes.push(`BENCH_MYSQL_URL: could not create a database (${String(err)}); MariaDB lines skipped`);
+    return;
+  }
+  const dbUrl = new URL(server.toString());
+  dbUrl.pathname = `/${database}`;
+  log(`starting the service on MariaDB for bulk insert (${n} ToDos) ...`);
+  const svc = await attempt('start service (bulk, MariaDB)', () =>
+    serviceWithToken('service (bulk, MariaDB)', {
+      timeoutMs: 60000,
+      db: 'unused.sqlite',
+      extraEnv: { DATABASE_URL: dbUrl.toString() },
+    }),
+  );
+  try {
+    if (!svc) return;
+    const json = { 'content-type': 'application/json', authorization: svc.auth };
+    const single = await attempt('create one by one (MariaDB)', () =>
+      oneByOne(n, 16, (i) =>
+        fetch(`${svc.base}/api/v2/document/ToDo`, {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ description: `bench single ${i}` }),
+        }),
+      ),
+    );
+    const bulk = await attempt('bulk insert (MariaDB)', () =>
+      bulkJob(svc.base, svc.auth, '/api/v2/document/ToDo/bulk_insert', {
+        docs: Array.from({ length: n }, (_, i) => ({ description: `bench bulk ${i}` })),
+      }),
+    );
+    const singleRate = single ? n / single.seconds : undefined;
+    const bulkRate = bulk ? n / bulk.seconds : undefined;
+    report.measures.push(
+      {
+        id: 'create_one_by_one_mysql',
+        label: `MariaDB: create ${n} ToDos one request at a time (16 in flight)`,
+        value: singleRate,
+        unit: 'docs/s',
+      },
+      {
+        id: 'bulk_insert_mysql',
+        label: `MariaDB: bulk_insert of ${n} ToDos (queued; request to job finished)`,
+        value: bulkRate,
+        unit: 'docs/s',
+      },
+      {
+        id: 'bulk_insert_ratio_mysql',
+        label: 'MariaDB: bulk_insert vs one request at a time',
+        value: singleRate !== undefined && bulkRate !== undefined ? bulkRate / singleRate : undefined,
+        unit: 'x',
+      },
+    );
+    log(`  one by one ${singleRate?.toFixed(0) ?? '?'} docs/s, bulk ${bulkRate?.toFixed(0) ?? '?'} docs/s`);
+  } finally {
+    if (svc) await stopChild(svc.child);
+    await admin.raw(`DROP DATABASE IF EXISTS \`${database}\``).catch(() => undefined);
+    await admin.destroy();
+  }
+}
+
 async function main(): Promise<number> {
   installCleanup(TIME_LIMIT_S * 1000);
   log(`${pinning.note}; ${CONNECTIONS} connections, ${SECONDS} s + ${WARMUP} s warm-up per scenario`);
@@ -1114,6 +1191,7 @@ async function main(): Promise<number> {
   if (process.env.BENCH_COMPILED !== '0') await compiledScenarios();
   if (process.env.BENCH_FILES !== '0') await fileScenarios();
   if (process.env.BENCH_BULK !== '0') await bulkScenarios();
+  if (process.env.BENCH_MYSQL_URL) await bulkMysqlScenario(process.env.BENCH_MYSQL_URL);
   if (process.env.BENCH_FEATURES !== '0') await featureScenarios();
   if (WITH_FIXTURES) await fixtureScenarios();
   else report.notes.push('BENCH_FIXTURES=0: skipped generation, start-up and GET with the fixture DocTypes');

@@ -59,10 +59,11 @@ export class SavepointBatch implements WriteBatch {
 
   private async inSavepoint<T>(work: (q: Knex) => Promise<T>): Promise<T> {
     const trx = this.trx ?? (this.trx = await this.knex.transaction());
+    // No RELEASE after a work: the next SAVEPOINT of the same name replaces this one (MariaDB and MySQL), and the commit
+    // ends it; one round trip per item fewer.
     await trx.raw('SAVEPOINT svc_item');
-    let result: T;
     try {
-      result = await work(trx);
+      return await work(trx);
     } catch (err) {
       try {
         await trx.raw('ROLLBACK TO SAVEPOINT svc_item');
@@ -72,8 +73,6 @@ export class SavepointBatch implements WriteBatch {
       }
       throw err;
     }
-    await trx.raw('RELEASE SAVEPOINT svc_item');
-    return result;
   }
 
   private async commitWhenDone(): Promise<void> {
