@@ -179,3 +179,41 @@ test('bulk_update and bulk_delete: a failing item in the middle of a batch rolls
     expect(await rows()).toEqual(['c']);
   });
 });
+
+(DB_KIND === 'mysql' ? test : test.skip)(
+  'MariaDB: items of a batch the server rolled back as a whole are run again alone, once each',
+  async () => {
+    const original = SavepointBatch.prototype.run;
+    let calls = 0;
+    const spy = jest.spyOn(SavepointBatch.prototype, 'run').mockImplementation(function <T>(
+      this: SavepointBatch,
+      work: (q: import('knex').Knex) => Promise<T>,
+    ): Promise<T> {
+      calls++;
+      // The fourth item's work finds its transaction ended by the server (as a deadlock does).
+      const wrapped =
+        calls === 4
+          ? async (q: import('knex').Knex): Promise<T> => {
+              await q.raw('ROLLBACK');
+              throw new Error('transaction ended');
+            }
+          : work;
+      return original.call(this, wrapped) as Promise<T>;
+    });
+    try {
+      const res = await post('/api/v2/document/Named%20By%20Format/bulk_insert', {
+        docs: Array.from({ length: 8 }, (_, i) => ({ title: `redo ${i}` })),
+      });
+      expect(res.status).toBe(200);
+      const r = res.body.data;
+      expect(r.inserted).toHaveLength(7);
+      expect(r.failed.map((f: any) => f.error)).toEqual(['InternalServerError']);
+      const titles = (await stored()).filter((x) => x.startsWith('redo '));
+      expect(titles.sort()).toEqual(['redo 0', 'redo 1', 'redo 2', 'redo 4', 'redo 5', 'redo 6', 'redo 7']);
+      const numbers = (r.inserted as string[]).map(seriesNumber).sort((a, b) => a - b);
+      for (let i = 1; i < numbers.length; i++) expect(numbers[i]).toBe((numbers[i - 1] as number) + 1);
+    } finally {
+      spy.mockRestore();
+    }
+  },
+);
