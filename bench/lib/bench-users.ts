@@ -39,26 +39,42 @@ export async function sessionCookie(
   return `sid=${sid}`;
 }
 
-/** Inserts an active OAuth Bearer Token for Administrator with scope `all`; returns the Authorization header value. */
+/**
+ * A bearer token for Administrator, as a client gets one: an OAuth Client with the client-credentials grant acting as
+ * Administrator (scope `all`), then the token endpoint (tokens are stored only as digests, so none can be inserted).
+ */
 export async function bearerToken(base: string, adminAuth: string): Promise<string> {
-  const token = `bench${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`;
-  const expires = new Date(Date.now() + 24 * 3600 * 1000).toISOString().slice(0, 19).replace('T', ' ');
-  await call(
+  const client = await call(
     base,
-    '/api/resource/OAuth Bearer Token',
+    '/api/resource/OAuth Client',
     {
       method: 'POST',
       auth: adminAuth,
       body: JSON.stringify({
-        access_token: token,
+        app_name: `bench ${Date.now().toString(36)}`,
+        grant_type: 'Client Credentials',
         user: 'Administrator',
         scopes: 'all',
-        status: 'Active',
-        expiration_time: expires,
       }),
     },
-    'create OAuth Bearer Token',
+    'create OAuth Client',
   );
+  const { client_id: id, client_secret: secret } = client.data ?? {};
+  if (!id || !secret)
+    throw new Error(`OAuth Client answer has no client_id/client_secret: ${JSON.stringify(client)}`);
+  const res = await fetch(`${base}/api/method/frappe.integrations.oauth2.get_token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: id,
+      client_secret: secret,
+    }).toString(),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`get_token: ${res.status} ${text.slice(0, 500)}`);
+  const token = (JSON.parse(text) as { access_token?: string }).access_token;
+  if (!token) throw new Error(`get_token gave no access_token: ${text.slice(0, 500)}`);
   return `Bearer ${token}`;
 }
 
