@@ -534,7 +534,8 @@ function filePaths(row: RouteRow, version: 1 | 2): Record<string, JsonSchema> {
             name: 'name',
             in: 'path',
             required: true,
-            description: 'the stored name (the last part of file_url); anything but a plain base name is 404',
+            description:
+              'the stored name (the last part of file_url); a name with a separator, `..`, `%`, NUL or a leading dot is 404',
             schema: { type: 'string' },
           },
           {
