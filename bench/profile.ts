@@ -3,13 +3,14 @@
 // (`startup`: from spawn to the "serving" line, no load).
 // Starts the server (pinned, fresh SQLite, `node --cpu-prof`), seeds ToDo rows, runs the load worker, stops the server
 // and prints where the server's CPU time went (self time by function, and by file or package).
-// Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50), PROFILE_ROWS (rows to seed, default 1000).
+// Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50), PROFILE_ROWS (rows to seed, default 1000),
+// BENCH_DB=mysql (the service on a fresh MariaDB database bench_<pid>_<n> on BENCH_MYSQL_URL's server, dropped after).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runLoad } from './lib/load';
 import { runMain, detectPinning, freePort, installCleanup, removeOnExit, stopChild } from './lib/procs';
-import { apiToken, seedTodos, startService } from './lib/service';
+import { apiToken, benchDbKind, benchMysqlDatabase, seedTodos, startService } from './lib/service';
 import { uploadBytes } from './lib/files';
 
 export interface ProfileNode {
@@ -191,10 +192,12 @@ async function main(): Promise<number> {
   removeOnExit(tmp);
   const profDir = path.join(ROOT, 'bench', 'results', 'profiles');
   mkdirSync(profDir, { recursive: true });
-  const stamp = `${kind}-${generated ? path.basename(generated) : 'core'}-${Date.now()}`;
+  const db = benchDbKind() === 'mysql' ? await benchMysqlDatabase() : undefined;
+  const stamp = `${kind}-${generated ? path.basename(generated) : 'core'}${db ? '-mysql' : ''}-${Date.now()}`;
   const svc = await startService(pinning, {
     port: await freePort(),
     dbFile: path.join(tmp, 'p.sqlite'),
+    databaseUrl: db?.url,
     generated,
     extraEnv: { FILES_PATH: path.join(tmp, 'files-site') },
     timeoutMs: 300000,
@@ -225,6 +228,7 @@ async function main(): Promise<number> {
   );
   await stopChild(svc.child, 15000);
   const stopped = performance.now();
+  await db?.drop();
   void loadStart;
   console.log(report(path.join(profDir, stamp), measuredWindow(loadEnd, stopped, seconds)));
   return 0;

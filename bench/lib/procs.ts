@@ -98,10 +98,29 @@ export function removeOnExit(p: string): void {
   tempPaths.add(p);
 }
 
-/** Kills every live child (SIGKILL) and deletes the registered temp paths. Synchronous: safe in 'exit' handlers. */
+const atExit = new Set<() => void>();
+
+/** Registers a synchronous clean-up step (e.g. dropping a bench database) for exit; returns its unregister. */
+export function runAtExit(fn: () => void): () => void {
+  atExit.add(fn);
+  return () => atExit.delete(fn);
+}
+
+/**
+ * Kills every live child (SIGKILL), runs the runAtExit steps and deletes the registered temp paths. Synchronous: safe
+ * in 'exit' handlers.
+ */
 export function cleanupSync(): void {
   for (const t of live) signal(t, 'SIGKILL');
   live.clear();
+  for (const fn of atExit) {
+    try {
+      fn();
+    } catch {
+      // best effort
+    }
+  }
+  atExit.clear();
   for (const p of tempPaths) {
     try {
       rmSync(p, { recursive: true, force: true });

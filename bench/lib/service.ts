@@ -1,6 +1,7 @@
 // The service under test: start `runtime/cli/main.ts serve` pinned, log in, make API keys, seed ToDo rows.
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { type Pinning, pinned, rssKb, startServer, type Started } from './procs';
+import { type Pinning, pinned, rssKb, runAtExit, startServer, type Started } from './procs';
 
 const ROOT = path.join(__dirname, '..', '..');
 export const ADMIN_PASSWORD = 'bench-admin-pw';
@@ -22,7 +23,10 @@ export async function startService(
   pinning: Pinning,
   opts: {
     port: number;
+    /** The SQLite file, used when no databaseUrl is given. */
     dbFile: string;
+    /** DATABASE_URL instead of `sqlite:<dbFile>`, e.g. a MariaDB database from benchMysqlDatabase(). */
+    databaseUrl?: string;
     generated?: string;
     timeoutMs: number;
     label: string;
@@ -37,7 +41,7 @@ export async function startService(
     ...process.env,
     PORT: String(opts.port),
     HOST: '127.0.0.1',
-    DATABASE_URL: `sqlite:${opts.dbFile}`,
+    DATABASE_URL: opts.databaseUrl ?? `sqlite:${opts.dbFile}`,
     ADMIN_PASSWORD,
   };
   // A site config only when the scenario gives one (extraEnv.SITE_CONFIG), never the caller's.
@@ -61,6 +65,76 @@ export async function startService(
     label: opts.label,
   });
   return { ...started, base: `http://127.0.0.1:${opts.port}`, rssAfterStartKb: rssKb(started.pid) };
+}
+
+/** Which database the bench's services run on: BENCH_DB=mysql (or mariadb) for MariaDB, else SQLite. */
+export function benchDbKind(): 'sqlite' | 'mysql' {
+  const raw = (process.env.BENCH_DB ?? 'sqlite').toLowerCase();
+  if (raw === 'sqlite' || raw === '') return 'sqlite';
+  if (raw === 'mysql' || raw === 'mariadb') return 'mysql';
+  throw new Error(`BENCH_DB must be sqlite or mysql, got ${process.env.BENCH_DB}`);
+}
+
+/** The MariaDB server of the bench: BENCH_MYSQL_URL, default root without a password on 127.0.0.1:3306. */
+export const BENCH_MYSQL_URL = process.env.BENCH_MYSQL_URL || 'mysql://root@127.0.0.1:3306/';
+
+/** A fresh MariaDB database of the bench's own and the DATABASE_URL naming it. */
+export interface BenchMysqlDatabase {
+  name: string;
+  url: string;
+  /** Drops the database (also done at exit, Ctrl-C or the time limit when not called). */
+  drop(): Promise<void>;
+}
+
+let mysqlDatabases = 0;
+
+/** Runs one statement on the server of `serverUrl`, connected without a database. */
+async function mysqlStatement(serverUrl: string, sql: string): Promise<void> {
+  const mysql = await import('mysql2/promise');
+  const url = new URL(serverUrl);
+  url.pathname = '/';
+  const conn = await mysql.createConnection(url.toString());
+  try {
+    await conn.query(sql);
+  } finally {
+    await conn.end();
+  }
+}
+
+/**
+ * Creates `bench_<pid>_<n>` (utf8mb4) on BENCH_MYSQL_URL's server; dropped by drop(), or at exit when the run ends
+ * another way. Names are the bench's own, so a run never touches another database on the server.
+ */
+export async function benchMysqlDatabase(): Promise<BenchMysqlDatabase> {
+  const name = `bench_${process.pid}_${++mysqlDatabases}`;
+  await mysqlStatement(
+    BENCH_MYSQL_URL,
+    `CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
+  );
+  const dropSql = `DROP DATABASE IF EXISTS \`${name}\``;
+  // At exit the event loop is gone: a child node process drops the database, synchronously.
+  const unregister = runAtExit(() => {
+    spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `require('mysql2/promise').createConnection(process.argv[1]).then(c => c.query(process.argv[2]).finally(() => c.end()))`,
+        new URL('/', BENCH_MYSQL_URL).toString(),
+        dropSql,
+      ],
+      { stdio: 'ignore', timeout: 15000, cwd: ROOT },
+    );
+  });
+  const url = new URL(BENCH_MYSQL_URL);
+  url.pathname = `/${name}`;
+  return {
+    name,
+    url: url.toString(),
+    drop: async () => {
+      unregister();
+      await mysqlStatement(BENCH_MYSQL_URL, dropSql);
+    },
+  };
 }
 
 async function json(res: Response, what: string): Promise<any> {
