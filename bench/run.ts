@@ -9,12 +9,12 @@
 // bulk insert/update and GET-during-a-job lines), BENCH_BULK_DOCS (documents per bulk line, default 10000),
 // BENCH_CORE=0 (skip the GET/list/create lines), BENCH_FEATURES=0 (skip the auth, permission, method, script lines),
 // BENCH_COMPILED=0 (skip the compiled-build lines), BENCH_LARGE=0 (skip the 500,000-row SQLite lines; BENCH_LARGE_ROWS,
-// BENCH_LARGE_SECONDS: see bench/large-sqlite.ts), BENCH_MYSQL_URL (mysql://user@host:port/any: adds bulk insert vs one
-// request at a time on MariaDB, in a database of its own made and dropped by the run; BENCH_BULK_MYSQL_DOCS, default 2000).
+// BENCH_LARGE_SECONDS: see bench/large-sqlite.ts).
 // BENCH_DB=mysql (or mariadb): the core lines (GET one v1/v2, list 20 v1/v2, count, create) run a second time on MariaDB
 // right after SQLite's, reported beside them ("MariaDB:" rows, with the issue's targets) with the server CPU per
-// request of each MariaDB line over SQLite's. The service gets a fresh database of its own, bench_<pid>_<n>, created on
-// BENCH_MYSQL_URL's server (default mysql://root@127.0.0.1:3306/) and dropped afterwards (also on Ctrl-C or the time
+// request of each MariaDB line over SQLite's; with the bulk lines, bulk_insert vs one request at a time also runs on
+// MariaDB (BENCH_BULK_MYSQL_DOCS documents, default 2000; no target). The service gets a fresh database of its own,
+// bench_<pid>_<n>, created on BENCH_MYSQL_URL's server (default mysql://root@127.0.0.1:3306/) and dropped afterwards (also on Ctrl-C or the time
 // limit). MariaDB shares the machine's cores with the load generator and the other processes, so its req/s is a lower
 // bound; server CPU us/req (the service's own process) is the figure to compare. The other lines stay on SQLite.
 import { execFileSync } from 'node:child_process';
@@ -1192,32 +1192,20 @@ async function largeScenarios(): Promise<void> {
 }
 
 /**
- * Bulk insert on MariaDB (issue 14; BENCH_MYSQL_URL): the service on a fresh database of its own, BENCH_BULK_MYSQL_DOCS
+ * Bulk insert on MariaDB (issue 14; BENCH_DB=mysql): the service on a fresh database of its own, BENCH_BULK_MYSQL_DOCS
  * ToDos created one request at a time (16 in flight) vs one bulk_insert (queued; items in batches of 50 sharing one
  * transaction, each in a savepoint), documents per second and the ratio. No target: the issue's targets are SQLite's.
  */
-async function bulkMysqlScenario(url: string): Promise<void> {
+async function bulkMysqlScenario(): Promise<void> {
   const n = Math.max(100, Math.round(envNumber('BENCH_BULK_MYSQL_DOCS', 2000)));
-  const database = `svc_bench_${process.pid}`;
-  const server = new URL(url);
-  server.pathname = '/';
-  const { default: knexFactory } = await import('knex');
-  const admin = knexFactory({ client: 'mysql2', connection: server.toString() });
-  try {
-    await admin.raw(`CREATE DATABASE \`${database}\``);
-  } catch (err) {
-    await admin.destroy();
-    report.notes.push(`BENCH_MYSQL_URL: could not create a database (${String(err)}); MariaDB lines skipped`);
-    return;
-  }
-  const dbUrl = new URL(server.toString());
-  dbUrl.pathname = `/${database}`;
+  const mysqlDb = await attempt('create the MariaDB bench database (bulk)', () => benchMysqlDatabase());
+  if (!mysqlDb) return;
   log(`starting the service on MariaDB for bulk insert (${n} ToDos) ...`);
   const svc = await attempt('start service (bulk, MariaDB)', () =>
     serviceWithToken('service (bulk, MariaDB)', {
       timeoutMs: 60000,
       db: 'unused.sqlite',
-      extraEnv: { DATABASE_URL: dbUrl.toString() },
+      databaseUrl: mysqlDb.url,
     }),
   );
   try {
@@ -1262,8 +1250,7 @@ async function bulkMysqlScenario(url: string): Promise<void> {
     log(`  one by one ${singleRate?.toFixed(0) ?? '?'} docs/s, bulk ${bulkRate?.toFixed(0) ?? '?'} docs/s`);
   } finally {
     if (svc) await stopChild(svc.child);
-    await admin.raw(`DROP DATABASE IF EXISTS \`${database}\``).catch(() => undefined);
-    await admin.destroy();
+    await attempt('drop the MariaDB bench database (bulk)', () => mysqlDb.drop());
   }
 }
 
@@ -1278,8 +1265,10 @@ async function main(): Promise<number> {
   }
   if (process.env.BENCH_COMPILED !== '0') await compiledScenarios();
   if (process.env.BENCH_FILES !== '0') await fileScenarios();
-  if (process.env.BENCH_BULK !== '0') await bulkScenarios();
-  if (process.env.BENCH_MYSQL_URL) await bulkMysqlScenario(process.env.BENCH_MYSQL_URL);
+  if (process.env.BENCH_BULK !== '0') {
+    await bulkScenarios();
+    if (DB_KIND === 'mysql') await bulkMysqlScenario();
+  }
   if (process.env.BENCH_FEATURES !== '0') await featureScenarios();
   if (WITH_FIXTURES) await fixtureScenarios();
   else report.notes.push('BENCH_FIXTURES=0: skipped generation, start-up and GET with the fixture DocTypes');
