@@ -118,6 +118,14 @@ export async function listDocumentsSerialized(
   return (await list(caller, doctype, params, true)) as SerializedListPage;
 }
 
+/** Whether two result column lists are the same names in the same order. */
+function sameColumns(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 async function list(
   caller: Caller,
   doctype: string,
@@ -167,9 +175,11 @@ async function list(
       const known = reuse.get(cached) as SerializedListPage | undefined;
       if (known) return withCount(scope, cached, known);
     }
-    if (cached.decoder?.columns !== set.columns)
-      cached.decoder = { columns: set.columns, decode: pageDecoder(plan, set.columns) };
-    rows = cached.decoder.decode(set);
+    // MariaDB's rows come with a new columns array each time: compared by content, the decoder is built once.
+    let decoder = cached.decoder;
+    if (!decoder || !sameColumns(decoder.columns, set.columns))
+      cached.decoder = decoder = { columns: set.columns, decode: pageDecoder(plan, set.columns) };
+    rows = decoder.decode(set);
   }
   const hasNextPage = rows.length > request.pageLength;
   if (hasNextPage) rows = rows.slice(0, request.pageLength);
