@@ -11,6 +11,7 @@ import { inWriteTransaction } from '../db/write-transaction';
 import { BadRequestError, IdempotencyKeyReusedError } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import type { Site } from '../site';
+import { isDuplicateKeyError } from '../document/store';
 
 /** The request header. */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -68,12 +69,22 @@ export function idempotentRequest(
   };
 }
 
-/** The live record of a key, if any (an expired one counts as none). */
-export async function findKey(q: Knex, request: IdempotentRequest): Promise<KeyRecord | undefined> {
-  const row = (await q(SYSTEM_TABLES.idempotency)
+/**
+ * The live record of a key, if any (an expired one counts as none). `waitForWriter` (MariaDB, inside a transaction):
+ * a locking read, which waits for a concurrent request that inserted the key to commit or roll back, and then sees
+ * its row or none.
+ */
+export async function findKey(
+  q: Knex,
+  request: IdempotentRequest,
+  waitForWriter = false,
+): Promise<KeyRecord | undefined> {
+  let query = q(SYSTEM_TABLES.idempotency)
     .where({ id: request.id })
-    .andWhere('created_at', '>=', Date.now() - KEY_LIFETIME_MS)
-    .first('fingerprint', 'doctype', 'docname', 'status', 'body')) as KeyRecord | undefined;
+    .andWhere('created_at', '>=', Date.now() - KEY_LIFETIME_MS);
+  if (waitForWriter) query = query.forShare();
+  const row = (await query.first('fingerprint', 'doctype', 'docname', 'status', 'body')) as
+    KeyRecord | undefined;
   return row ? { ...row, status: row.status === null ? null : Number(row.status) } : undefined;
 }
 
@@ -86,8 +97,10 @@ export function assertSameRequest(record: KeyRecord, request: IdempotentRequest)
 }
 
 /**
- * Records the key inside the create's write transaction (`trx`); an expired row of the same id is replaced. A live
- * row of the same id (a concurrent request with the key committed first) makes the insert fail, and the create with it.
+ * Records the key inside the create's write transaction (`trx`). A live row of the same id (a concurrent request with
+ * the key committed first) makes the insert fail, and the create with it; an expired row of the same id (not purged
+ * yet) is replaced. The insert comes first: a delete of a row that is not there would take a gap lock on MariaDB,
+ * and concurrent requests with one key would deadlock on those locks before any of them had recorded it.
  */
 export async function recordKey(
   trx: Knex,
@@ -95,11 +108,7 @@ export async function recordKey(
   doctype: string,
   docname: string,
 ): Promise<void> {
-  await trx(SYSTEM_TABLES.idempotency)
-    .where({ id: request.id })
-    .andWhere('created_at', '<', Date.now() - KEY_LIFETIME_MS)
-    .delete();
-  await trx(SYSTEM_TABLES.idempotency).insert({
+  const row = {
     id: request.id,
     fingerprint: request.fingerprint,
     doctype,
@@ -107,7 +116,18 @@ export async function recordKey(
     status: null,
     body: null,
     created_at: Date.now(),
-  });
+  };
+  try {
+    await trx(SYSTEM_TABLES.idempotency).insert(row);
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+    const expired = await trx(SYSTEM_TABLES.idempotency)
+      .where({ id: request.id })
+      .andWhere('created_at', '<', Date.now() - KEY_LIFETIME_MS)
+      .delete();
+    if (!expired) throw err;
+    await trx(SYSTEM_TABLES.idempotency).insert(row);
+  }
 }
 
 /** Stores the first answer of a key, after the create's commit (if it is lost, retries read the document instead). */

@@ -83,6 +83,40 @@ test('concurrent requests with one key make one document, and every answer names
   expect(await count('idem-race')).toBe(1);
 });
 
+test('rounds of concurrent requests with one key each: every answer is 201 with one document per key', async () => {
+  // On MariaDB a delete-before-insert of the key took gap locks, and the requests deadlocked before any had recorded
+  // the key: the victims found nothing to replay and answered 500.
+  const failed: string[] = [];
+  for (let round = 0; round < 15; round++) {
+    const title = `idem-rounds-${round}`;
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, () => post('/api/resource/Note', `key-rounds-${round}`, { title })),
+    );
+    for (const a of answers)
+      if (a.status !== 201) failed.push(`round ${round}: ${a.status} ${a.body.exc_type}`);
+    expect(new Set(answers.map((a) => a.body.data?.name)).size).toBe(1);
+    expect(await count(title)).toBe(1);
+  }
+  expect(failed).toEqual([]);
+});
+
+test('an expired key is replaced: the same key then makes a new document, even with another body', async () => {
+  const first = await post('/api/v2/document/Note', 'key-expired', { title: 'idem-expired-1' });
+  expect(first.status).toBe(201);
+  await t.site.db
+    .knex('__Idempotency')
+    .whereNotNull('id')
+    .andWhere('docname', first.body.data.name)
+    .update({ created_at: Date.now() - 25 * 3600 * 1000 });
+  const again = await post('/api/v2/document/Note', 'key-expired', { title: 'idem-expired-2' });
+  expect(again.status).toBe(201);
+  expect(again.headers['idempotent-replayed']).toBeUndefined();
+  expect(again.body.data.name).not.toBe(first.body.data.name);
+  const replay = await post('/api/v2/document/Note', 'key-expired', { title: 'idem-expired-2' });
+  expect(replay.headers['idempotent-replayed']).toBe('true');
+  expect(replay.body.data.name).toBe(again.body.data.name);
+});
+
 test('a key whose answer was never stored (death after the commit) answers with the document', async () => {
   const first = await post('/api/v2/document/Note', 'key-lost', { title: 'idem-lost' });
   expect(first.status).toBe(201);
