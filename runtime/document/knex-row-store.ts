@@ -10,6 +10,7 @@ import {
   type SelectSource,
 } from '../query/run-query';
 import type { DocTypeBinding, Registry } from '../registry/registry';
+import { childRowChanges } from './child-row-changes';
 import { tableFields } from './field-lists';
 import type { RowStore } from './row-store';
 import {
@@ -79,11 +80,7 @@ export class KnexRowStore implements RowStore {
     for (const { field, child } of tableFields(meta, this.registry)) {
       const rows = data[field.fieldname] as DocData[] | undefined;
       if (rows === undefined) continue;
-      const before = new Set(
-        ((previous[field.fieldname] as DocData[] | undefined) ?? []).map((r) => String(r.name)),
-      );
-      const kept = new Set(rows.map((r) => String(r.name)));
-      const removed = [...before].filter((n) => !kept.has(n));
+      const { before, removed } = childRowChanges(previous[field.fieldname] as DocData[] | undefined, rows);
       if (removed.length)
         await trx(child.meta.tableName).delete().whereIn('name', removed).andWhere('parent', name);
       for (const row of rows) {

@@ -22,6 +22,7 @@ import {
   type SqliteReaders,
 } from '../query/run-query';
 import type { DocTypeBinding, Registry } from '../registry/registry';
+import { childRowChanges } from './child-row-changes';
 import { fieldLists, tableFields } from './field-lists';
 import type { RowStore } from './row-store';
 import {
@@ -82,17 +83,12 @@ export class SqliteRowStore implements RowStore {
     for (const { field, child } of tableFields(meta, this.registry)) {
       const rows = data[field.fieldname] as DocData[] | undefined;
       if (rows === undefined) continue;
-      const before = new Set(
-        ((previous[field.fieldname] as DocData[] | undefined) ?? []).map((r) => String(r.name)),
-      );
-      const kept = new Set(rows.map((r) => String(r.name)));
-      for (const rowName of before) {
-        if (!kept.has(rowName))
-          prepared(conn, `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE name = ? AND parent = ?`).run(
-            rowName,
-            name,
-          );
-      }
+      const { before, removed } = childRowChanges(previous[field.fieldname] as DocData[] | undefined, rows);
+      for (const rowName of removed)
+        prepared(conn, `DELETE FROM ${quoteIdent(child.meta.tableName)} WHERE name = ? AND parent = ?`).run(
+          rowName,
+          name,
+        );
       for (const row of rows) {
         if (before.has(String(row.name))) updateFullRow(conn, child.meta, row, name);
         else insertFullRow(conn, child.meta, row, CHILD_STANDARD);
