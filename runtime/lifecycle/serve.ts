@@ -70,17 +70,7 @@ export function serve(
         logger().warn({ event: 'shutdown_forced', open: inFlight.size }, 'closing connections still open');
         server.closeAllConnections();
       }
-      const late = await hooks;
-      if (late.length) logger().warn({ event: 'shutdown_hooks_late', hooks: late }, 'shutdown hooks overran');
-      await Promise.race([
-        closeSite(site).catch((err: unknown) =>
-          logger().error({ event: 'shutdown_close_failed', err: String(err) }, 'closing the site failed'),
-        ),
-        new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref()),
-      ]);
-      logger().info({ event: 'shutdown_done', ms: Date.now() - started }, 'stopped');
-      logger().flush?.();
-      return 0;
+      return finishShutdown(site, await hooks, started, deadline);
     })());
 
   return { server, shutdown };
@@ -103,7 +93,19 @@ export async function stopWorker(site: Site, reason: string, shutdownMs: number)
   const started = Date.now();
   const deadline = started + shutdownMs;
   logger().info({ event: 'shutdown', reason }, 'stopping the job worker');
-  const late = await runShutdownHooks(deadline - 500);
+  return finishShutdown(site, await runShutdownHooks(deadline - 500), started, deadline);
+}
+
+/**
+ * The end of every shutdown, once the hooks have run (`late`: those that overran): closes the site (request log,
+ * checkpoint, database) but never past the deadline, logs the outcome and flushes the log; returns the exit code.
+ */
+async function finishShutdown(
+  site: Site,
+  late: string[],
+  started: number,
+  deadline: number,
+): Promise<number> {
   if (late.length) logger().warn({ event: 'shutdown_hooks_late', hooks: late }, 'shutdown hooks overran');
   await Promise.race([
     closeSite(site).catch((err: unknown) =>
