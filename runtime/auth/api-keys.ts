@@ -3,6 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Queryable } from '../document/store';
 import type { DocTypeBinding } from '../registry/registry';
 import { digestSecret, generateHash, readAuth, secretMatches, writeAuth } from './passwords';
+import { SingleFlight } from './single-flight';
 
 interface KeyEntry {
   user: string;
@@ -21,9 +22,15 @@ const MAX_ENTRIES = 10_000;
 const UNKNOWN_KEY_DIGEST = Buffer.alloc(32);
 /** Cached keys by key source (`User` or a custom DocType), then by key. */
 const cache = new Map<string, Map<string, { entry: KeyEntry | undefined; at: number }>>();
+/** Key lookups in flight: concurrent misses of one key share one read. */
+const flights = new SingleFlight<KeyEntry | undefined>();
+/** Bumped by every forget: a lookup that began before it is used by its callers but not cached. */
+let generation = 0;
 
 /** Drops cached keys of one key source (after a write to that DocType), or of all. */
 export function forgetApiKeys(source?: string): void {
+  generation++;
+  flights.forget();
   if (source === undefined) cache.clear();
   else cache.delete(source);
 }
@@ -59,14 +66,18 @@ async function lookup(
   const sourceName = source?.meta.name ?? 'User';
   const hit = cachedEntry(sourceName, key);
   if (hit) return hit.entry;
-  let entries = cache.get(sourceName);
-  const entry = await fetchEntry(q, source, key);
-  if (!entries || entries.size >= MAX_ENTRIES) {
-    entries = new Map();
-    cache.set(sourceName, entries);
-  }
-  entries.set(key, { entry, at: Date.now() });
-  return entry;
+  return flights.run(q, `${sourceName}\u0000${key}`, async () => {
+    const readIn = generation;
+    const entry = await fetchEntry(q, source, key);
+    if (readIn !== generation) return entry;
+    let entries = cache.get(sourceName);
+    if (!entries || entries.size >= MAX_ENTRIES) {
+      entries = new Map();
+      cache.set(sourceName, entries);
+    }
+    entries.set(key, { entry, at: Date.now() });
+    return entry;
+  });
 }
 
 /** The user whose key and secret these are (in User, or in the custom key source `source`), or undefined. */

@@ -1,20 +1,28 @@
 // System Settings as authentication reads them, cached briefly.
 import { loadSingle } from '../document/store';
 import type { Site } from '../site';
+import { SingleFlight } from './single-flight';
 
 const TTL_MS = 5_000;
 const cache = new WeakMap<Site, { values: Record<string, unknown>; at: number; generation: number }>();
 /** Bumped by forgetSettings() without a site: every site's cached settings are stale. */
 let generation = 0;
+/** Bumped by every forget: a load that began before it is used by its callers but not cached. */
+let forgets = 0;
+/** Loads in flight, by site: when the cached settings expire, concurrent requests share one read. */
+const flights = new SingleFlight<Record<string, unknown>>();
 
 /** System Settings values (session expiry, lockout, request logging); empty when the DocType is not shipped. */
 export async function loadSettings(site: Site): Promise<Record<string, unknown>> {
   const hit = cache.get(site);
   if (hit && hit.generation === generation && Date.now() - hit.at < TTL_MS) return hit.values;
-  const binding = site.registry.get('System Settings');
-  const values = binding ? await loadSingle(site.db.knex, binding) : {};
-  cache.set(site, { values, at: Date.now(), generation });
-  return values;
+  return flights.run(site, '', async () => {
+    const readIn = forgets;
+    const binding = site.registry.get('System Settings');
+    const values = binding ? await loadSingle(site.db.knex, binding) : {};
+    if (readIn === forgets) cache.set(site, { values, at: Date.now(), generation });
+    return values;
+  });
 }
 
 /** The cached settings when they are fresh, without waiting (hot paths check this before calling loadSettings). */
@@ -25,6 +33,8 @@ export function cachedSettings(site: Site): Record<string, unknown> | undefined 
 
 /** Drops the cached settings of a site, or of every site (after System Settings is saved). */
 export function forgetSettings(site?: Site): void {
+  forgets++;
+  flights.forget();
   if (site) cache.delete(site);
   else generation++;
 }

@@ -1,6 +1,7 @@
 // Users as authentication sees them (enabled, roles, names), cached per process and dropped when a User is written.
 import type { Queryable } from '../document/store';
 import { ADMINISTRATOR, type SessionUser } from '../site';
+import { SingleFlight } from './single-flight';
 
 /** What authentication needs to know of a user. */
 export interface UserRecord extends SessionUser {
@@ -12,9 +13,15 @@ export interface UserRecord extends SessionUser {
 
 const TTL_MS = 5_000;
 const cache = new Map<string, { record: UserRecord | undefined; at: number }>();
+/** User loads in flight: concurrent misses of one user (through one connection) share one read. */
+const flights = new SingleFlight<UserRecord | undefined>();
+/** Bumped by every forget: a load that began before it is used by its callers but not cached. */
+let generation = 0;
 
 /** Drops cached users (after a User or Has Role write). */
 export function forgetUsers(): void {
+  generation++;
+  flights.forget();
   cache.clear();
 }
 
@@ -33,6 +40,11 @@ export function cachedUser(name: string): UserRecord | undefined {
 export async function loadUser(q: Queryable, name: string): Promise<UserRecord | undefined> {
   const hit = freshEntry(name);
   if (hit) return hit.record;
+  return flights.run(q, name, () => readUser(q, name));
+}
+
+async function readUser(q: Queryable, name: string): Promise<UserRecord | undefined> {
+  const readIn = generation;
   const row = (await q('tabUser')
     .where('name', name)
     .first('name', 'enabled', 'full_name', 'first_name', 'last_name', 'user_type', 'restrict_ip')) as
@@ -56,6 +68,6 @@ export async function loadUser(q: Queryable, name: string): Promise<UserRecord |
       ...(row.restrict_ip ? { restrictIp: String(row.restrict_ip) } : {}),
     };
   }
-  cache.set(name, { record, at: Date.now() });
+  if (readIn === generation) cache.set(name, { record, at: Date.now() });
   return record;
 }
