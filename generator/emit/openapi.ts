@@ -152,7 +152,7 @@ function docTypeSuccess(row: RouteRow, ir: DocTypeIR, version: 1 | 2, patch: boo
       return [
         status,
         ok(
-          'Each item ran in its own transaction',
+          'Each item ran in a savepoint of its own (items share one transaction per batch): a failed item changed nothing',
           envelope(
             version,
             'data',
@@ -604,7 +604,7 @@ function otherPaths(
           post: {
             tags: ['bulk'],
             operationId: `${id}_bulk_${what}_across`,
-            summary: `Bulk ${what} across DocTypes (each item in its own transaction)`,
+            summary: `Bulk ${what} across DocTypes (each item in a savepoint of its own)`,
             ...operationSecurity('write'),
             requestBody: {
               required: true,

@@ -10,7 +10,7 @@ import {
   type ItemOutcome,
 } from '../operations/bulk-operations';
 import { REQUEUE, registerJobKind, type JobRun } from './job-queue';
-import { yieldToRequests } from './pacing';
+import { requestPacer } from './pacing';
 
 /** The kind name of bulk jobs. */
 export const BULK_JOB = 'bulk';
@@ -33,7 +33,7 @@ export async function runBulkJob(run: JobRun): Promise<unknown> {
       inTransaction: (trx, index, outcome) => run.items.recordIn(trx, index, outcome),
       failure: (index, outcome) => run.items.record(index, outcome),
       stopping: () => run.items.stopping(),
-      pace: yieldToRequests,
+      pace: requestPacer(),
     },
   });
   if (!finished) return REQUEUE;

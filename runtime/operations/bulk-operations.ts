@@ -130,11 +130,15 @@ function changedFields(doc: DocData, sent: Record<string, unknown>, across: bool
   return out;
 }
 
-/** Runs one item of a bulk update through the caller's update path. */
+/**
+ * Runs one item of a bulk update through the caller's update path. `report`: the updated document is reported (a
+ * request's `docs`); a job reports names only and skips building it.
+ */
 async function updateItem(
   caller: Caller,
   item: BulkItem,
   across: boolean,
+  report: boolean,
   hook?: (doctype: string) => InTransaction,
 ): Promise<ItemDone> {
   if (!isObject(item.entry) || !('name' in item.entry))
@@ -148,6 +152,10 @@ async function updateItem(
   const changes: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(item.entry))
     if (key !== 'name' && key !== 'doctype' && key !== 'flags' && key !== '__proto__') changes[key] = value;
+  if (!report) {
+    const { messages } = await documents.saveChanges(caller, doctype, name, changes, hook?.(doctype));
+    return { name, doctype, messages };
+  }
   const { doc, messages } = await documents.updateDocument(caller, doctype, name, changes, hook?.(doctype));
   return { name, doctype, doc: changedFields(doc, changes, across), messages };
 }
@@ -174,8 +182,8 @@ async function insertItem(
 ): Promise<ItemDone> {
   if (!isObject(item.entry)) throw new ItemShapeError('Each document must be a dictionary of field values');
   const doctype = doctypeOf(item.doctype);
-  const { doc, messages } = await documents.createDocument(caller, doctype, item.entry, hook?.(doctype));
-  return { name: String(doc.name), doctype, messages };
+  const { name, messages } = await documents.insertDocument(caller, doctype, item.entry, hook?.(doctype));
+  return { name, doctype, messages };
 }
 
 /**
@@ -239,7 +247,7 @@ export async function runBulk(
             recorder.inTransaction(trx, index, { ok: true, name, doctype })
       : undefined;
     return kind === 'update'
-      ? updateItem(as, item, across, hook)
+      ? updateItem(as, item, across, !recorder, hook)
       : kind === 'delete'
         ? deleteItem(as, item, across, hook)
         : insertItem(as, item, hook);

@@ -1,5 +1,5 @@
-// The bulk endpoints (SPEC 2.5, 4.2; security.md 6.4 #41): each item through the caller's normal document path in its
-// own transaction, per-item failures in `failed`, counts that add up; a malformed request is a 400 and changes nothing.
+// The bulk endpoints (SPEC 2.5, 4.2; security.md 6.4 #41): each item through the caller's normal document path in a
+// savepoint of its own, per-item failures in `failed`, counts that add up; a malformed request is a 400 and changes nothing.
 import { countRows } from './api-version';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';

@@ -1,25 +1,54 @@
 // Jobs yield to requests (runtime/jobs/pacing.ts): between two batches a job goes on at once while at most one request
-// is being handled (a client polling its job), and waits a multiple of the batch's time while the process is busy.
-import { trackRequest, yieldToRequests } from '../../runtime/jobs/pacing';
+// is being handled or requests come slowly (a client polling its job), and waits a multiple of the batch's time while
+// two are in flight or requests arrive at 100 a second or more.
+import { requestPacer, trackRequest } from '../../runtime/jobs/pacing';
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Which settles first: the job's yield or a timer of `ms`. */
-const race = (ms: number, batchMs: number) =>
-  Promise.race([
-    yieldToRequests(batchMs).then(() => 'job'),
-    new Promise((resolve) => setTimeout(() => resolve('timer'), ms)),
-  ]);
+const race = (pace: (batchMs: number) => Promise<void>, ms: number, batchMs: number) =>
+  Promise.race([pace(batchMs).then(() => 'job'), wait(ms).then(() => 'timer')]);
+
+/** A request that is handled until its `end()` is called. */
+function request(): { end(): void; done: Promise<unknown> } {
+  let end = () => {};
+  const done = trackRequest(() => new Promise<void>((resolve) => (end = resolve)));
+  return { end, done };
+}
+
+/** A request that starts and ends at once. */
+const quick = () => trackRequest(() => Promise.resolve());
 
 test('idle, or one request in flight: no wait; two or more: the job waits 8 times its batch', async () => {
-  await new Promise((r) => setTimeout(r, 20));
-  expect(await race(30, 20)).toBe('job');
-  const release: (() => void)[] = [];
-  const hold = () => trackRequest(() => new Promise<void>((resolve) => release.push(resolve)));
-  const one = hold();
-  expect(await race(30, 20)).toBe('job');
-  const two = hold();
-  expect(await race(60, 20)).toBe('timer'); // waits 160 ms
-  for (const r of release) r();
-  await Promise.all([one, two]);
-  await new Promise((r) => setTimeout(r, 20));
-  expect(await race(30, 20)).toBe('job');
+  const pace = requestPacer();
+  await wait(20);
+  expect(await race(pace, 30, 20)).toBe('job');
+  const one = request();
+  expect(await race(pace, 30, 20)).toBe('job');
+  const two = request();
+  expect(await race(pace, 60, 20)).toBe('timer'); // waits 160 ms
+  one.end();
+  two.end();
+  await Promise.all([one.done, two.done]);
+  await wait(200);
+  expect(await race(pace, 30, 20)).toBe('job');
+});
+
+test('a client polling every 50 ms never makes the job wait, even right after a poll', async () => {
+  const pace = requestPacer();
+  for (let i = 0; i < 4; i++) {
+    await wait(50);
+    await quick();
+    expect(await race(pace, 30, 20)).toBe('job');
+  }
+});
+
+test('requests arriving fast since the last batch make the job wait, also when none is in flight at that moment', async () => {
+  const pace = requestPacer();
+  await wait(10);
+  for (let i = 0; i < 5; i++) await quick();
+  expect(await race(pace, 60, 20)).toBe('timer');
+  // Counted once: the batch after that sees none.
+  await wait(200);
+  expect(await race(pace, 30, 20)).toBe('job');
 });

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { SiteConfig } from '../../runtime/config/config';
+import { waitForPort } from '../helpers/private-mariadb';
 import type { TestSite } from '../helpers/test-site';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -92,4 +93,47 @@ export async function expectEachOnce(t: TestSite, status: any, prefix: string, n
   expect(new Set(rows.map((row) => row.description)).size).toBe(n);
   expect(new Set(rows.map((row) => row.name))).toEqual(new Set(r.inserted));
   expect(status.progress).toEqual({ done: n, total: n });
+}
+
+/** Two `svc serve` children on the test site's database, on `ports`, listening once this resolves. */
+export interface ServePair {
+  a: string;
+  b: string;
+  children: SvcChild[];
+}
+
+/** Starts `svc serve` (no job worker) on each of the two ports with `env` added, and waits for both to listen. */
+export async function startServePair(
+  t: TestSite,
+  ports: [number, number],
+  env: Record<string, string> = {},
+): Promise<ServePair> {
+  const children = ports.map((port) =>
+    startSvc(t, ['serve'], { job_worker: false }, { PORT: String(port), HOST: '127.0.0.1', ...env }),
+  );
+  await Promise.all(ports.map((port) => waitForPort(port, 60_000)));
+  return { a: `http://127.0.0.1:${ports[0]}`, b: `http://127.0.0.1:${ports[1]}`, children };
+}
+
+/** SIGTERMs each child still running, waits for it to exit and removes its folder. */
+export async function stopChildren(children: readonly SvcChild[]): Promise<void> {
+  for (const child of children) {
+    if (child.proc.exitCode === null) child.proc.kill('SIGTERM');
+    await child.exited;
+    child.cleanup();
+  }
+}
+
+/** A JSON request to a child as `authorization`: its status and parsed body (undefined when empty). */
+export async function callJson(
+  url: string,
+  authorization: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, {
+    ...init,
+    headers: { Authorization: authorization, 'Content-Type': 'application/json', ...init.headers },
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
