@@ -278,7 +278,7 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
     },
     verbs: ['post', 'put'],
     summary:
-      'Save each doc (doctype, docname, fields) in its own transaction; returns {failed_docs: [{doc, exc}]}',
+      'Save each doc (doctype, docname, fields) in a savepoint of its own (a failed doc changes nothing); returns {failed_docs: [{doc, exc}]}',
     args: args({ docs: { type: 'array', items: docBody(['doctype', 'docname']) } }, ['docs']),
   },
   {

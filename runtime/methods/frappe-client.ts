@@ -218,7 +218,7 @@ export async function insertMany(ctx: AppContext): Promise<unknown> {
 }
 
 /**
- * frappe.client.bulk_update: saves each of `docs` (`doctype`, `docname`, fields) in its own transaction; returns
+ * frappe.client.bulk_update: saves each of `docs` (`doctype`, `docname`, fields) in a savepoint of its own; returns
  * `{ failed_docs: [{ doc, exc }] }` as Frappe, where `exc` is the error's `exc_type: message` (never a traceback).
  */
 export async function bulkUpdate(ctx: AppContext): Promise<unknown> {

@@ -9,7 +9,7 @@ import { isTableType } from '../meta/field-types';
 import { STANDARD_FIELDS } from '../meta/types';
 import type { DocTypeBinding } from '../registry/registry';
 import { runScript } from './run-script';
-import { scriptIndex } from './script-store';
+import { loadedScriptIndex, scriptIndex } from './script-store';
 
 /** The DocType event a controller hook is (frappe/core/doctype/server_script/server_script_utils.py EVENT_MAP). */
 export const EVENT_OF_HOOK: Partial<Record<HookName, string>> = {
@@ -45,6 +45,21 @@ function applyChanges(binding: DocTypeBinding, doc: Document, before: DocData, a
     if (JSON.stringify(value) === JSON.stringify(before[key])) continue;
     doc[key] = value;
   }
+}
+
+/**
+ * False when no DocType Event script of `binding` can run for `hook` (no such event, scripts off, or none for it in the
+ * loaded index): the caller may skip runEventScripts. True when there are some, or the scripts are not loaded yet.
+ */
+export function mayRunEventScripts(
+  tx: DocumentTransaction,
+  binding: DocTypeBinding,
+  hook: HookName,
+): boolean {
+  const event = EVENT_OF_HOOK[hook];
+  if (!event || tx.site.config.site.server_script_enabled === false) return false;
+  const index = loadedScriptIndex(tx.site);
+  return !index || index.events.has(`${binding.meta.name}|${event}`);
 }
 
 /** Runs the enabled DocType Event scripts of `binding` for `hook` on `doc`, in name order. */

@@ -13,6 +13,7 @@ import {
 import { toAppError } from '../errors/render-error';
 import type { Caller } from '../operations/caller';
 import { callHost } from './host-api';
+import { runInline } from './inline-sandbox';
 import { DEFAULT_LIMITS, sandboxPool, type HostReply, type JobOutcome } from './sandbox-pool';
 import type { ServerScript } from './script-store';
 
@@ -92,7 +93,7 @@ export function scriptsEnabled(caller: Caller): boolean {
 export async function runScript(
   script: ServerScript,
   caller: Caller,
-  input: { form_dict?: Record<string, unknown>; doc?: unknown; conditions?: boolean },
+  input: { form_dict?: Record<string, unknown>; doc?: Record<string, unknown>; conditions?: boolean },
   messages: string[] = [],
 ): Promise<ScriptResult> {
   if (!scriptsEnabled(caller))
@@ -102,16 +103,21 @@ export async function runScript(
   const level = (depth.getStore() ?? 0) + 1;
   if (level > MAX_SCRIPT_DEPTH)
     throw new ServerScriptError(`Server scripts nested more than ${MAX_SCRIPT_DEPTH} deep (${script.name})`);
-  const outcome = await sandboxPool().run(
-    script.script,
-    'script.js',
-    JSON.stringify({ ...input, user: caller.user.name }),
-    (name, args) => depth.run(level, () => callHost(caller, messages, name, args)),
-    hostErrorReply,
-    // Inside a write transaction (document events) other writers wait for this call anyway: a short script's outcome
-    // is taken without a turn of the event loop (blocked at most TX_WAIT_MS, then waited for asynchronously).
-    { nested: level > 1, waitMs: caller.tx ? TX_WAIT_MS : 0 },
-  );
+  const full = { ...input, user: caller.user.name };
+  // A straight-line script runs here and now (inline-sandbox.ts); any other, or one whose inline run was void, in a
+  // worker.
+  const outcome =
+    runInline(script.script, 'script.js', full) ??
+    (await sandboxPool().run(
+      script.script,
+      'script.js',
+      JSON.stringify(full),
+      (name, args) => depth.run(level, () => callHost(caller, messages, name, args)),
+      hostErrorReply,
+      // Inside a write transaction (document events) other writers wait for this call anyway: a short script's outcome
+      // is taken without a turn of the event loop (blocked at most TX_WAIT_MS, then waited for asynchronously).
+      { nested: level > 1, waitMs: caller.tx ? TX_WAIT_MS : 0 },
+    ));
   for (const line of outcome.logs ?? []) scriptLogSink(script.name, line);
   if (!outcome.ok) throw failure(script, outcome);
   return outcome.json ? (JSON.parse(outcome.json) as ScriptResult) : {};

@@ -13,15 +13,30 @@
 // side of quickjs-emscripten holds only pointers into that image, which stay valid; handles made during a job are
 // never freed, the copy discards them. Math.random is a host function (a restored context would repeat its seed). If
 // the memory layout is not the one expected (see layoutOf), each job builds and disposes its own runtime instead.
+//
+// The same program also runs on the event loop thread (inline-sandbox.ts, workerData.inline): there it takes no
+// messages, makes no host calls (a host call ends the run as "needs the worker") and exports runInline and guestNames.
 
 /** The worker thread's program (plain CommonJS JavaScript). */
 export const WORKER_SOURCE = `
 const { parentPort, workerData, receiveMessageOnPort } = require('node:worker_threads');
 const { newQuickJSWASMModule, RELEASE_SYNC } = require(workerData.quickjs);
+// The release build, its Emscripten module loaded with require (the variant's own loader uses import(), which a host
+// running this program through a CommonJS loader, such as jest's, may not offer).
+const SYNC_VARIANT = Object.assign({}, RELEASE_SYNC, {
+  importModuleLoader: () => {
+    const path = require('node:path');
+    const mod = require(require.resolve('@jitl/quickjs-wasmfile-release-sync/emscripten-module', { paths: [path.dirname(workerData.quickjs)] }));
+    return Promise.resolve(mod.default || mod);
+  },
+});
 const fs = require('node:fs');
 const signal = new Int32Array(workerData.signal, 0, 2);
 const cpuStart = new Float64Array(workerData.signal, 8, 1);
 const replyPort = workerData.replyPort;
+const INLINE = workerData.inline === true;
+// Inline: set when the script reached a host call (the run is then void, the caller runs it in a worker).
+let needsWorker = false;
 // Outcomes go out on their own port, so that the main thread can take one synchronously (receiveMessageOnPort). The
 // event cell tells a main thread waiting for a job what happened: the job's tag when its outcome is posted, minus the
 // tag when it made a host call (which the main thread answers on its event loop).
@@ -172,6 +187,29 @@ function buildSandbox(mod, limits) {
   ctx.setProp(frappe, 'utils', utils);
   ctx.setProp(global, 'frappe', frappe);
   fn(own(ctx.getProp(global, 'Math')), 'random', () => ctx.newNumber(Math.random()));
+  // The input and the result cross in one call each: guest functions made now, reachable from no global, sharing what
+  // the input asked for. prepare(json) sets frappe.form_dict, frappe.session.user and the global doc; finish() returns
+  // frappe.response.message and the globals doc and conditions as JSON text, with the JSON.stringify and global object
+  // of this moment (a script cannot swap them under it); runCompiled(json, script) does both around a compiled script.
+  const io = ctx.evalCode(
+    '(() => { const G = globalThis, F = G.frappe, S = F.session, parse = JSON.parse, stringify = JSON.stringify; ' +
+    'let hasDoc = false, wantConditions = false; ' +
+    'const prepare = function prepare(json) { const input = parse(json); F.form_dict = input.form_dict || {}; ' +
+    'S.user = String(input.user || "Guest"); hasDoc = input.doc !== undefined; wantConditions = !!input.conditions; ' +
+    'if (hasDoc) G.doc = input.doc; }; ' +
+    'const finish = function finish() { const out = {}; const frappe = G.frappe; ' +
+    'const response = frappe == null ? undefined : frappe.response; ' +
+    'if (typeof response === "object" && response !== null) out.message = response.message; ' +
+    'if (hasDoc) out.doc = G.doc; if (wantConditions) out.conditions = G.conditions; return stringify(out); }; ' +
+    'return [prepare, finish, function runCompiled(json, script) { prepare(json); script(); return finish(); }]; })()',
+    'sandbox.js',
+  );
+  if (io.error) throw new Error('the sandbox io functions did not compile');
+  own(io.value);
+  sb.prepare = own(ctx.getProp(io.value, 0));
+  sb.finish = own(ctx.getProp(io.value, 1));
+  // Inline: prepare, the compiled script and finish in one call (a straight-line script makes no promise jobs).
+  sb.runCompiled = own(ctx.getProp(io.value, 2));
   return sb;
 }
 
@@ -247,7 +285,9 @@ function imageOf(sb) {
 /** The module, and the sandbox kept with its memory image (image undefined: a sandbox per job). */
 let kept;
 function load() {
-  return newQuickJSWASMModule(RELEASE_SYNC).then((mod) => {
+  // A macrotask between loading the module and building the sandbox: on the event loop thread (inline) each holds the
+  // loop for a while, so they are not run back to back.
+  return newQuickJSWASMModule(SYNC_VARIANT).then((mod) => new Promise((resolve) => setImmediate(() => resolve(mod)))).then((mod) => {
     const sb = buildSandbox(mod, { memoryBytes: workerData.memoryBytes, stackBytes: workerData.stackBytes });
     const image = imageOf(sb);
     if (!image) disposeSandbox(sb);
@@ -256,10 +296,13 @@ function load() {
 }
 let ready = load();
 
-/** A sandbox for a job with these limits: the kept one with its memory copied back, or a new one. */
-function acquire(limits) {
+/**
+ * A sandbox for a job with these limits: the kept one with its memory copied back (from image, the kept image unless
+ * the job brings the image of its compiled script), or a new one.
+ */
+function acquire(limits, image) {
   if (!kept.image) return buildSandbox(kept.mod, limits);
-  const { em, low, high } = kept.image;
+  const { em, low, high } = image || kept.image;
   const heap = em.HEAPU8;
   heap.set(low, 0);
   heap.set(high, LAYOUT.heapBase);
@@ -314,6 +357,10 @@ function keep(h) {
 function hostCall(sb, name, argHandles) {
   const ctx = sb.ctx;
   const limits = call.limits;
+  if (INLINE) {
+    needsWorker = true;
+    return raise(sb, { kind: 'script', message: 'host calls run in the worker' });
+  }
   if (++call.hostCalls > limits.maxHostCalls) return raise(sb, { kind: 'script', message: 'Server script made too many calls' });
   const args = [];
   for (const h of argHandles) {
@@ -387,10 +434,9 @@ function run(job) {
   const logs = call.logs;
   const timeout = () => ({ ok: false, kind: 'timeout', limit: call.overLimit, logs });
   try {
-    const input = JSON.parse(job.input);
-    ctx.setProp(sb.frappe, 'form_dict', fromJson(sb, JSON.stringify(input.form_dict || {})));
-    ctx.setProp(sb.session, 'user', keep(ctx.newString(String(input.user || 'Guest'))));
-    if (input.doc !== undefined) ctx.setProp(sb.global, 'doc', fromJson(sb, JSON.stringify(input.doc)));
+    const prepared = ctx.callFunction(sb.prepare, ctx.undefined, keep(ctx.newString(job.input)));
+    if (prepared.error) throw prepared.error;
+    keep(prepared.value);
     const r = ctx.evalCode(job.source, job.filename);
     if (r.error) {
       const err = keep(r.error);
@@ -407,18 +453,15 @@ function run(job) {
       return { ok: false, kind: 'script', message: e.name + ': ' + e.message, logs };
     }
     keep(r.value);
-    const jobs = sb.rt.executePendingJobs(MAX_JOBS);
-    if (jobs.error) keep(jobs.error);
+    if (sb.rt.hasPendingJob()) {
+      const jobs = sb.rt.executePendingJobs(MAX_JOBS);
+      if (jobs.error) keep(jobs.error);
+    }
     if (call.overLimit) return timeout();
     if (call.imported) return { ok: false, kind: 'script', message: 'import() is not available in Server Scripts', logs };
     if (sb.rt.hasPendingJob()) return { ok: false, kind: 'script', message: 'more than ' + MAX_JOBS + ' promise jobs', logs };
     // The result: frappe.response.message, and the globals doc and conditions, read as JSON (capped).
-    const out = keep(ctx.newObject());
-    const response = keep(ctx.getProp(keep(ctx.getProp(sb.global, 'frappe')), 'response'));
-    if (ctx.typeof(response) === 'object') ctx.setProp(out, 'message', keep(ctx.getProp(response, 'message')));
-    if (input.doc !== undefined) ctx.setProp(out, 'doc', keep(ctx.getProp(sb.global, 'doc')));
-    if (input.conditions) ctx.setProp(out, 'conditions', keep(ctx.getProp(sb.global, 'conditions')));
-    const s = ctx.callFunction(sb.jsonStringify, sb.json, out);
+    const s = ctx.callFunction(sb.finish, ctx.undefined);
     if (s.error) {
       const e = errorText(ctx, keep(s.error));
       if (call.overLimit) return timeout();
@@ -426,9 +469,9 @@ function run(job) {
     }
     keep(s.value);
     if (ctx.typeof(s.value) !== 'string') return { ok: false, kind: 'script', message: 'the result is not JSON', logs };
-    const length = ctx.getNumber(keep(ctx.getProp(s.value, 'length')));
-    if (length > limits.maxResultBytes) return { ok: false, kind: 'result', logs };
-    return { ok: true, json: ctx.getString(s.value), logs };
+    const json = ctx.getString(s.value);
+    if (json.length > limits.maxResultBytes) return { ok: false, kind: 'result', logs };
+    return { ok: true, json, logs };
   } catch (e) {
     if (call.overLimit) return timeout();
     if (e && typeof e === 'object' && 'alive' in e) { const x = errorText(ctx, e); return { ok: false, kind: 'script', message: x.name + ': ' + x.message, logs }; }
@@ -442,24 +485,137 @@ function run(job) {
   }
 }
 
-parentPort.on('message', (job) => {
-  ready.then((loaded) => {
-    kept = loaded;
-    let outcome;
-    cpuStart[0] = threadCpuMs();
-    try {
-      outcome = job.kind === 'compile' ? compile(job) : run(job);
-      const used = threadCpuMs() - cpuStart[0];
-      if (!Number.isNaN(used)) outcome.cpuMs = used;
-    } catch (e) {
-      // A QuickJS module that failed this way is not reused: the next job loads a fresh one.
+/**
+ * The names a straight-line script may not use as a member or key: every own property of the guest's built-ins (walked
+ * from a bare context's global object) whose value is an object or function, and every accessor but those listed.
+ */
+function guestNames(mod) {
+  const rt = mod.newRuntime();
+  const ctx = rt.newContext({ intrinsics: INTRINSICS });
+  try {
+    const r = ctx.evalCode(
+      '(() => { const allow = new Set(' + JSON.stringify(ACCESSORS_ALLOWED) + '); const deny = new Set(); ' +
+      'const seen = new Set([globalThis]); const queue = [globalThis]; ' +
+      'while (queue.length) { const o = queue.pop(); ' +
+      'for (const k of Object.getOwnPropertyNames(o)) { const d = Object.getOwnPropertyDescriptor(o, k); ' +
+      'if (!("value" in d)) { if (!allow.has(k)) deny.add(k); continue; } ' +
+      'const v = d.value; if ((typeof v === "object" && v !== null) || typeof v === "function") { deny.add(k); ' +
+      'if (!seen.has(v)) { seen.add(v); queue.push(v); } } } ' +
+      'const p = Object.getPrototypeOf(o); if (p && !seen.has(p)) { seen.add(p); queue.push(p); } } ' +
+      'return JSON.stringify([...deny]); })()',
+      'names.js',
+    );
+    if (r.error) { r.error.dispose(); throw new Error('guestNames failed'); }
+    const names = JSON.parse(ctx.getString(r.value));
+    r.value.dispose();
+    return names;
+  } finally {
+    ctx.dispose();
+    rt.dispose();
+  }
+}
+// Accessors whose value is a primitive and whose names scripts use for their own data.
+const ACCESSORS_ALLOWED = ['description', 'size', 'source', 'flags', 'global', 'byteLength'];
+
+/**
+ * Inline, a compiled straight-line script: one guest call (prepare, the script, finish). Only a good outcome is used
+ * (anything else sends the call to a worker), so failures are not told apart here.
+ */
+function runCompiled(job) {
+  const sb = acquire(job.limits, job.compiled.image);
+  const ctx = sb.ctx;
+  call = newCall(job);
+  const fail = { ok: false, kind: 'script', message: 'inline run failed', logs: call.logs };
+  try {
+    const r = ctx.callFunction(sb.runCompiled, ctx.undefined, keep(ctx.newString(job.input)), job.compiled.fn);
+    if (r.error) { keep(r.error); return fail; }
+    keep(r.value);
+    if (call.overLimit || sb.rt.hasPendingJob() || ctx.typeof(r.value) !== 'string') return fail;
+    const json = ctx.getString(r.value);
+    if (json.length > job.limits.maxResultBytes) return fail;
+    return { ok: true, json, logs: call.logs };
+  } catch (e) {
+    if (!(e && typeof e === 'object' && 'alive' in e)) ready = load();
+    return fail;
+  } finally {
+    call = undefined;
+  }
+}
+
+/**
+ * Inline, each straight-line script is compiled once: as the body of a function, in the fresh sandbox, whose memory is
+ * then copied as the script's own image. A call copies that image back and calls the function, so nothing is parsed
+ * per call and each call still starts from a never-used context. The wrapper cannot be broken out of: a straight-line
+ * script's brackets, strings, templates and comments all close. Its top-level declarations are the function's own,
+ * which a straight-line script cannot tell (it may not declare frappe, doc or conditions, nor name this).
+ */
+const compiledScripts = new Map();
+const MAX_COMPILED = 32;
+function compiledScript(job) {
+  let entry = compiledScripts.get(job.source);
+  if (entry) {
+    // Most recently used last: the first is the one to drop.
+    compiledScripts.delete(job.source);
+    compiledScripts.set(job.source, entry);
+    return entry;
+  }
+  if (!kept.image) return undefined;
+  const sb = acquire(job.limits);
+  const r = sb.ctx.evalCode('(function () {' + job.source + '\\n})', job.filename);
+  if (r.error) return undefined;
+  const image = imageOf(sb);
+  if (!image) return undefined;
+  // The function's handle is never freed: it lives in this image only, and is used with it only.
+  entry = { image, fn: r.value };
+  if (compiledScripts.size >= MAX_COMPILED) compiledScripts.delete(compiledScripts.keys().next().value);
+  compiledScripts.set(job.source, entry);
+  return entry;
+}
+
+if (INLINE) {
+  // The run of one job on this (the event loop) thread: undefined when QuickJS is not loaded yet or the script needs a
+  // host call; otherwise the outcome. The caller bounds the run through job.limits (wall clock; no CPU clock read).
+  let loaded;
+  const watch = () => { const p = ready; loaded = p; p.then((l) => { if (ready === p) kept = l; }, () => {}); };
+  watch();
+  workerData.exports = {
+    ready: () => ready.then(() => undefined),
+    guestNames: () => guestNames(kept.mod),
+    runInline(job) {
+      if (!kept || ready !== loaded) return undefined;
+      needsWorker = false;
+      let outcome;
+      try {
+        const compiled = compiledScript(job);
+        if (!compiled) return undefined;
+        outcome = runCompiled(Object.assign({}, job, { compiled }));
+      } catch (e) {
+        ready = load();
+      }
+      if (ready !== loaded) { kept = undefined; compiledScripts.clear(); watch(); return undefined; }
+      return needsWorker ? undefined : outcome;
+    },
+  };
+} else {
+  parentPort.on('message', (job) => {
+    ready.then((loaded) => {
+      kept = loaded;
+      let outcome;
+      cpuStart[0] = threadCpuMs();
+      try {
+        outcome = job.kind === 'compile' ? compile(job) : run(job);
+        const used = threadCpuMs() - cpuStart[0];
+        if (!Number.isNaN(used)) outcome.cpuMs = used;
+      } catch (e) {
+        // A QuickJS module that failed this way is not reused: the next job loads a fresh one.
+        ready = load();
+        outcome = { ok: false, kind: 'script', message: 'InternalError: ' + String(e && e.message) };
+      }
+      post({ t: 'done', id: job.id, outcome });
+    }, (e) => {
       ready = load();
-      outcome = { ok: false, kind: 'script', message: 'InternalError: ' + String(e && e.message) };
-    }
-    post({ t: 'done', id: job.id, outcome });
-  }, (e) => {
-    ready = load();
-    post({ t: 'done', id: job.id, outcome: { ok: false, kind: 'script', message: 'QuickJS did not load: ' + String(e && e.message) } });
+      post({ t: 'done', id: job.id, outcome: { ok: false, kind: 'script', message: 'QuickJS did not load: ' + String(e && e.message) } });
+    });
   });
-});
+}
 `;

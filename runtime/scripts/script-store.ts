@@ -1,8 +1,15 @@
 // The site's enabled Server Scripts, read once and kept until a Server Script document changes. A change made by this
 // process drops the cache after its commit; with REDIS_URL it is published, and every process subscribed drops its own.
+// Without REDIS_URL each process checks the database at most once per CHECK_MS (a timer, never on a request's path):
+// on MariaDB the change counter's version of `tabServer Script` (one indexed read), on SQLite the read connection's
+// `PRAGMA data_version` (no I/O; it moves on any commit, so then the scripts are read again and swapped in only when
+// they differ). A change another process committed is in effect here within CHECK_MS plus two reads.
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
+import { CHANGE_TABLE } from '../db/table-changes';
 import type { Site } from '../site';
 import { siteRedis } from '../auth/site-redis';
+import { preloadInline } from './inline-sandbox';
 
 /** One enabled Server Script, as the dispatchers need it. */
 export interface ServerScript {
@@ -37,10 +44,25 @@ export interface ScriptIndex {
 
 interface SiteScripts {
   index?: Promise<ScriptIndex>;
+  /** What `index` resolved to, while it is the current one: read without a promise on every document hook. */
+  loaded?: ScriptIndex;
   /** Bumped on every drop: a load that began before it is not kept. */
   generation: number;
   subscribed?: boolean;
+  /** Without REDIS_URL: the database's version read just before `loaded` was read, and the fingerprint of its rows. */
+  version?: string;
+  fingerprint?: string;
+  /** Without REDIS_URL: the timer that checks the version, and whether a check is running. */
+  timer?: NodeJS.Timeout;
+  checking?: boolean;
 }
+
+/**
+ * How often (ms) a process without REDIS_URL checks whether another one changed a Server Script: the bound on how long
+ * it may still run the old script. A second is within the time a person takes to save a script and call it, and costs
+ * one single-row read a second per process on MariaDB (none on SQLite until something was written).
+ */
+export const CHECK_MS = 1000;
 
 const perSite = new WeakMap<Site, SiteScripts>();
 
@@ -63,7 +85,36 @@ function timestampOf(value: unknown): number {
   return Number.isNaN(ms) ? 0 : ms;
 }
 
+const dataVersions = new WeakMap<BetterSqlite3.Database, BetterSqlite3.Statement>();
+
+/**
+ * A value that moves whenever `tabServer Script` may have changed: on MariaDB its change counter's version (read
+ * through `q`, so inside a transaction from its snapshot), on SQLite the read connection's data_version.
+ */
+async function versionOf(site: Site, q: Knex): Promise<string> {
+  const readConnection = site.db.readConnection;
+  if (readConnection) {
+    const reader = readConnection();
+    let statement = dataVersions.get(reader);
+    if (!statement) dataVersions.set(reader, (statement = reader.prepare('PRAGMA data_version').pluck()));
+    return `sqlite:${String(statement.get())}`;
+  }
+  const [rows] = (await q.raw(`select sum(version) as v from \`${CHANGE_TABLE}\` where tab = ?`, [
+    'tabServer Script',
+  ])) as [{ v: unknown }[]];
+  return `counter:${String(rows[0]?.v ?? '')}`;
+}
+
+interface Loaded {
+  index: ScriptIndex;
+  fingerprint: string;
+}
+
 async function load(site: Site, q: Knex): Promise<ScriptIndex> {
+  return (await loadRows(site, q)).index;
+}
+
+async function loadRows(site: Site, q: Knex): Promise<Loaded> {
   const rows = (await q('tabServer Script')
     .where((q) => q.where('disabled', 0).orWhereNull('disabled'))
     .orderBy('name')
@@ -119,7 +170,9 @@ async function load(site: Site, q: Knex): Promise<ScriptIndex> {
       index.scheduled.push(script);
     }
   }
-  return index;
+  // A site with scripts gets the event loop's own sandbox loaded now, before they are called (inline-sandbox.ts).
+  if (rows.length > 0 && site.config.site.server_script_enabled !== false) preloadInline();
+  return { index, fingerprint: JSON.stringify(rows) };
 }
 
 function channelOf(prefix: string): string {
@@ -145,6 +198,42 @@ function drop(site: Site): void {
   const state = stateOf(site);
   state.generation++;
   state.index = undefined;
+  state.loaded = undefined;
+  state.version = undefined;
+  state.fingerprint = undefined;
+}
+
+/** Without REDIS_URL: starts checking the database's version once per CHECK_MS (once per site). */
+function watch(site: Site, state: SiteScripts): void {
+  if (state.timer) return;
+  state.timer = setInterval(() => void check(site, state), CHECK_MS);
+  state.timer.unref();
+}
+
+/**
+ * When the version moved since the loaded scripts were read, reads them again and swaps them in if they differ (a
+ * change made meanwhile by this process, which drops them, wins). Requests keep the loaded scripts until then.
+ */
+async function check(site: Site, state: SiteScripts): Promise<void> {
+  if (state.checking || !state.loaded || state.version === undefined || perSite.get(site) !== state) return;
+  state.checking = true;
+  try {
+    const generation = state.generation;
+    const version = await versionOf(site, site.db.knex);
+    if (version === state.version || state.generation !== generation) return;
+    const fresh = await loadRows(site, site.db.knex);
+    if (state.generation !== generation) return;
+    state.version = version;
+    if (fresh.fingerprint === state.fingerprint) return;
+    state.generation++;
+    state.fingerprint = fresh.fingerprint;
+    state.loaded = fresh.index;
+    state.index = Promise.resolve(fresh.index);
+  } catch {
+    // The database is unreachable: the next tick tries again.
+  } finally {
+    state.checking = false;
+  }
 }
 
 /**
@@ -154,18 +243,38 @@ function drop(site: Site): void {
 export function scriptIndex(site: Site, q?: Knex): Promise<ScriptIndex> {
   const state = stateOf(site);
   subscribe(site, state);
+  const checked = !siteRedis(site);
+  if (checked) watch(site, state);
   if (!state.index) {
     const generation = state.generation;
-    const loading = load(site, q ?? site.db.knex);
+    const reading = (async () => {
+      // The version first: a change committed after it moves it, and the next check reads the scripts again.
+      const version = checked ? await versionOf(site, q ?? site.db.knex).catch(() => undefined) : undefined;
+      return { version, ...(await loadRows(site, q ?? site.db.knex)) };
+    })();
+    const loading = reading.then((read) => read.index);
     state.index = loading;
     loading.catch(() => {
       if (state.index === loading) state.index = undefined;
     });
-    void loading.then(() => {
-      if (state.generation !== generation && state.index === loading) state.index = undefined;
-    });
+    void reading.then(
+      (read) => {
+        if (state.generation !== generation && state.index === loading) state.index = undefined;
+        else if (state.index === loading) {
+          state.loaded = read.index;
+          state.version = read.version;
+          state.fingerprint = read.fingerprint;
+        }
+      },
+      () => undefined,
+    );
   }
   return state.index;
+}
+
+/** The site's enabled scripts when they are loaded and current, else undefined (then use scriptIndex). */
+export function loadedScriptIndex(site: Site): ScriptIndex | undefined {
+  return perSite.get(site)?.loaded;
 }
 
 /**
@@ -179,6 +288,7 @@ export function freshScriptIndex(site: Site): Promise<ScriptIndex> {
 /** Drops the site's scripts here and, with REDIS_URL, in every other process (called after a Server Script commit). */
 export async function serverScriptsChanged(site: Site): Promise<void> {
   drop(site);
+  if (site.config.site.server_script_enabled !== false) preloadInline();
   const shared = siteRedis(site);
   if (shared) await shared.redis.publish(channelOf(shared.prefix), 'changed').catch(() => undefined);
 }
@@ -187,6 +297,8 @@ export async function serverScriptsChanged(site: Site): Promise<void> {
 export async function closeServerScripts(site: Site): Promise<void> {
   const sub = subscribers.get(site);
   subscribers.delete(site);
+  const state = perSite.get(site);
+  if (state?.timer) clearInterval(state.timer);
   perSite.delete(site);
   if (sub) await sub.quit().catch(() => sub.disconnect());
 }

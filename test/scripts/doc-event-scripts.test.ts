@@ -217,6 +217,20 @@ test('a changed event script takes effect at the next save; disabled scripts do 
   expect(third.body.data.notes ?? null).toBeNull();
 });
 
+test('a DocType without controller hooks or scripts gets the scripts saved afterwards at its next save', async () => {
+  // ToDo has no controller: its saves skip the hooks without a promise while the loaded scripts have none for it.
+  const before = await t.http.post('/api/resource/ToDo').set(auth()).send({ description: 'no scripts yet' });
+  expect(before.status).toBe(201);
+  expect(before.body.data.description).toBe('no scripts yet');
+  const name = await onEvent('ToDo', 'Before Save', "doc.description = 'set by ' + 'script'");
+  const after = await t.http.post('/api/resource/ToDo').set(auth()).send({ description: 'scripts now' });
+  expect(after.status).toBe(201);
+  expect(after.body.data.description).toBe('set by script');
+  await disable(name);
+  const disabled = await t.http.post('/api/resource/ToDo').set(auth()).send({ description: 'off again' });
+  expect(disabled.body.data.description).toBe('off again');
+});
+
 test('a DocType Event script must name a DocType and one of the events', async () => {
   const noDoctype = await t.http.post('/api/resource/Server Script').set(auth()).send({
     name: 'bad-event-1',
