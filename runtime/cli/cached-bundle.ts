@@ -23,7 +23,8 @@ const CACHE_ROOT = path.join(PACKAGE_ROOT, 'node_modules', '.cache', 'doctype-se
 export interface BundlePaths {
   dir: string;
   bundle: string;
-  manifest: string;
+  /** Where the list of inputs goes, for isFresh; none for a bundle that is never rebuilt in place (dist/). */
+  manifest?: string;
 }
 
 /** Where the bundle named by `key` lives. */
@@ -46,6 +47,7 @@ function stamp(file: string): [number, number] | undefined {
 /** True when the bundle exists and every input it was built from is unchanged. */
 export function isFresh(paths: BundlePaths): boolean {
   let manifest: Manifest;
+  if (!paths.manifest) return false;
   try {
     manifest = JSON.parse(readFileSync(paths.manifest, 'utf8')) as Manifest;
   } catch {
@@ -63,28 +65,61 @@ export function isFresh(paths: BundlePaths): boolean {
 /** What a bundle is built from, and how. */
 export interface BundleSpec {
   /** The entry and the esbuild options that differ between bundles. */
-  entry: Pick<BuildOptions, 'entryPoints' | 'stdin' | 'keepNames' | 'sourcemap'>;
+  entry: Pick<BuildOptions, 'entryPoints' | 'stdin' | 'keepNames' | 'sourcemap' | 'sourcesContent'>;
   /** True for the files that go into the bundle; packages and every other file are required at run time by path. */
   owns: (file: string) => boolean;
   /** Make the V8 code cache beside the bundle (for bundles run through requireBundle). */
   codeCache: boolean;
+  /**
+   * How the bundle requires what it leaves outside: `file` is the absolute path of a file, undefined for a package
+   * (`request` as imported). By default packages and files by absolute path, a file imported without extension as its
+   * `.ts` (Node would pick a DocType's `.json` beside its controller).
+   */
+  external?: (request: string, file: string | undefined) => string;
 }
 
-/**
- * Builds a bundle. Returns its path, or undefined when it cannot be built here (no esbuild, read-only cache), in which
- * case the caller loads the TypeScript directly.
- */
-export async function buildBundle(
-  paths: BundlePaths,
-  { entry, owns, codeCache }: BundleSpec,
-): Promise<string | undefined> {
-  let esbuild: typeof import('esbuild');
+function externalByAbsolutePath(request: string, file: string | undefined): string {
+  if (file === undefined) return require.resolve(request, { paths: [PACKAGE_ROOT] });
+  return !path.extname(file) && existsSync(`${file}.ts`) ? `${file}.ts` : file;
+}
+
+function loadEsbuild(): typeof import('esbuild') | undefined {
   try {
-    esbuild = require('esbuild') as typeof import('esbuild');
+    return require('esbuild') as typeof import('esbuild');
   } catch {
     return undefined;
   }
-  const result = await esbuild.build({
+}
+
+/**
+ * How a bundle written into a compiled build (`out`, dist/) requires what it leaves outside: a file as its compiled
+ * `.js` in `out`, relative to the bundle's folder, and a package by name, so that dist/ can be moved.
+ */
+export function compiledExternal(out: string, bundleDir: string): NonNullable<BundleSpec['external']> {
+  return (request, file) => {
+    if (file === undefined) {
+      // The package's own name (doctype-service/internal, mapped to the TypeScript sources) is one of its files.
+      const resolved = require.resolve(request, { paths: [PACKAGE_ROOT] });
+      if (
+        !resolved.startsWith(PACKAGE_ROOT + path.sep) ||
+        resolved.includes(`${path.sep}node_modules${path.sep}`)
+      )
+        return request;
+      file = resolved;
+    }
+    const compiled = path.join(out, path.relative(PACKAGE_ROOT, file)).replace(/(\.ts)?$/, '.js');
+    const rel = path.relative(bundleDir, compiled).split(path.sep).join('/');
+    return rel.startsWith('.') ? rel : `./${rel}`;
+  };
+}
+
+/** Runs esbuild on a bundle's entry, in memory: the owned files inside, everything else required at run time. */
+function runEsbuild(
+  esbuild: typeof import('esbuild'),
+  outfile: string,
+  { entry, owns, external = externalByAbsolutePath }: Omit<BundleSpec, 'codeCache'>,
+) {
+  return esbuild.build({
     ...entry,
     absWorkingDir: PACKAGE_ROOT,
     bundle: true,
@@ -96,28 +131,55 @@ export async function buildBundle(
     minifyWhitespace: true,
     minifySyntax: true,
     logLevel: 'silent',
-    outfile: paths.bundle,
+    outfile,
     plugins: [
       {
         name: 'owned-files-only',
         setup(build) {
           build.onResolve({ filter: /.*/ }, (args) => {
             if (args.kind === 'entry-point') return undefined;
-            if (!args.path.startsWith('.'))
-              return { external: true, path: require.resolve(args.path, { paths: [PACKAGE_ROOT] }) };
+            if (!args.path.startsWith('.')) return { external: true, path: external(args.path, undefined) };
             const abs = path.resolve(args.resolveDir, args.path);
             if (owns(abs)) return undefined;
-            // Imported without extension: Node would pick a DocType's `.json` beside its controller, so name the `.ts`.
-            return {
-              external: true,
-              path: !path.extname(abs) && existsSync(`${abs}.ts`) ? `${abs}.ts` : abs,
-            };
+            return { external: true, path: external(args.path, abs) };
           });
         },
       },
     ],
   });
-  const out = result.outputFiles?.[0];
+}
+
+/** An owned file's imports of other owned files (absolute paths), each marked lazy when it is a `require` call. */
+export type ImportGraph = Map<string, { file: string; lazy: boolean }[]>;
+
+/** What a bundle built from `spec` would hold, and how its files import one another; nothing is written. */
+export async function importGraph(spec: Omit<BundleSpec, 'codeCache'>): Promise<ImportGraph> {
+  const esbuild = loadEsbuild();
+  if (!esbuild) throw new Error('esbuild is not installed');
+  const { metafile } = await runEsbuild(esbuild, path.join(PACKAGE_ROOT, 'graph.js'), spec);
+  const graph: ImportGraph = new Map();
+  for (const [input, { imports }] of Object.entries(metafile.inputs)) {
+    graph.set(
+      path.resolve(PACKAGE_ROOT, input),
+      imports
+        .filter((edge) => !edge.external)
+        .map((edge) => ({ file: path.resolve(PACKAGE_ROOT, edge.path), lazy: edge.kind === 'require-call' })),
+    );
+  }
+  return graph;
+}
+
+/**
+ * Builds a bundle. Returns its path, or undefined when it cannot be built here (no esbuild, read-only cache), in which
+ * case the caller loads the TypeScript directly.
+ */
+export async function buildBundle(paths: BundlePaths, spec: BundleSpec): Promise<string | undefined> {
+  const esbuild = loadEsbuild();
+  if (!esbuild) return undefined;
+  const result = await runEsbuild(esbuild, paths.bundle, spec);
+  // With an external source map (sourcemap: 'linked'), the map is an output file of its own.
+  const out = result.outputFiles?.find((file) => !file.path.endsWith('.map'));
+  const map = result.outputFiles?.find((file) => file.path.endsWith('.map'));
   if (!out) return undefined;
   const inputs: Manifest = {};
   for (const input of Object.keys(result.metafile?.inputs ?? {})) {
@@ -132,9 +194,12 @@ export async function buildBundle(
     writeFileSync(tmp, out.contents);
     const bundleStamp = fileStamp(tmp);
     renameSync(tmp, paths.bundle);
-    if (codeCache) prepareCodeCache(paths.bundle, bundleStamp, out.text);
-    writeFileSync(`${paths.manifest}.${process.pid}.tmp`, JSON.stringify(inputs));
-    renameSync(`${paths.manifest}.${process.pid}.tmp`, paths.manifest);
+    if (map) writeFileSync(`${paths.bundle}.map`, map.contents);
+    if (spec.codeCache) prepareCodeCache(paths.bundle, bundleStamp, out.text);
+    if (paths.manifest) {
+      writeFileSync(`${paths.manifest}.${process.pid}.tmp`, JSON.stringify(inputs));
+      renameSync(`${paths.manifest}.${process.pid}.tmp`, paths.manifest);
+    }
   } catch {
     return undefined;
   }

@@ -10,6 +10,7 @@ import { addUser, generateKeysFor, setPassword } from './user-commands';
 import { doctypesDir, generatedDir } from './layout';
 import { loadRegistry } from './load-registry';
 import { loadAuthHooks } from '../auth/auth-hooks';
+import { scriptIndex } from '../scripts/script-store';
 
 const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<number> }> = {
   // The generator (ts-morph, TypeScript) is loaded only for this command, never by the server.
@@ -49,6 +50,8 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
         console.warn(
           'warning: Administrator was created with the default password "admin"; set ADMIN_PASSWORD',
         );
+      // The site's Server Scripts are read now: when there are any, their sandbox on this thread loads during start-up.
+      void scriptIndex(site).catch(() => undefined);
       const app = createApp(site, { generatedDir: generatedDir(), authHooks: loadAuthHooks(doctypesDir()) });
       const served = serve(app, site, { host: config.host, port: config.port }, config.site, () => {
         console.log(

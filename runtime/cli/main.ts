@@ -1,11 +1,12 @@
 // `svc`: the command line — generate, migrate, serve, add-user, set-password, generate-keys (see commands.ts).
-import { installRuntimeBundle } from './runtime-bundle';
+import { installCompiledRuntimeBundle, installRuntimeBundle } from './runtime-bundle';
 
 /** Runs the CLI; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   // Before anything requires the runtime, so that the commands get the bundled modules. The compiled build
-  // (dist/, `npm run build`) is plain JavaScript already: no bundle, no tsx.
+  // (dist/, `npm run build`) has its bundle built already: no esbuild, no tsx.
   if (__filename.endsWith('.ts')) await installRuntimeBundle();
+  else installCompiledRuntimeBundle();
   return (require('./commands') as typeof import('./commands')).runCommand(argv);
 }
 

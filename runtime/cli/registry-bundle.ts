@@ -2,7 +2,7 @@
 // of DocTypes starts without transpiling thousands of generated modules one by one. Rebuilt whenever any file it was
 // built from changed; controllers and packages stay outside it (see cached-bundle.ts).
 import path from 'node:path';
-import { buildBundle, bundlePaths, isFresh } from './cached-bundle';
+import { PACKAGE_ROOT, buildBundle, bundlePaths, compiledExternal, isFresh } from './cached-bundle';
 
 /** Bumped when the way bundles are built changes, so bundles built the old way are not reused. */
 const BUNDLE_FORMAT = 2;
@@ -20,4 +20,32 @@ export async function ensureRegistryBundle(generatedDir: string): Promise<string
     owns: (file) => file.startsWith(genDir + path.sep),
     codeCache: true,
   });
+}
+
+/** The compiled build's registry bundle, beside the compiled generated/index.js. */
+export const COMPILED_REGISTRY_BUNDLE = 'index.bundle.js';
+
+/**
+ * Writes the registry bundle of `<generatedDir>/index.ts` into a compiled build (`out`, dist/), as
+ * `<out>/<generatedDir>/index.bundle.js` with its source map beside it; what it leaves outside (the runtime,
+ * controllers) it requires as the compiled files of `out`, the runtime's from the runtime bundle (runtime-bundle.ts).
+ */
+export async function buildCompiledRegistryBundle(generatedDir: string, out: string): Promise<string> {
+  const genDir = path.resolve(generatedDir);
+  const bundle = path.join(out, path.relative(PACKAGE_ROOT, genDir), COMPILED_REGISTRY_BUNDLE);
+  const built = await buildBundle(
+    { dir: path.dirname(bundle), bundle },
+    {
+      entry: {
+        entryPoints: [path.join(genDir, 'index.ts')],
+        sourcemap: 'linked',
+        sourcesContent: false,
+      },
+      owns: (file) => file.startsWith(genDir + path.sep),
+      codeCache: false,
+      external: compiledExternal(out, path.dirname(bundle)),
+    },
+  );
+  if (!built) throw new Error('the registry bundle could not be built (is esbuild installed?)');
+  return built;
 }

@@ -2,15 +2,25 @@
 // cached file, so that `svc` does not transpile and resolve ~90 TypeScript modules one by one through tsx at each start.
 // Installing it puts each bundled module into Node's module cache under its own .ts path: whatever requires a runtime
 // module afterwards (the command line, the registry bundle, controllers, auth hooks) gets that one instance.
-import { readdirSync } from 'node:fs';
+// The compiled build (`npm run build`) holds the same bundle as dist/runtime.bundle.js, installed under the dist/ paths.
+import { existsSync, readdirSync } from 'node:fs';
 import Module from 'node:module';
 import path from 'node:path';
-import { PACKAGE_ROOT, buildBundle, bundlePaths, isFresh } from './cached-bundle';
+import {
+  PACKAGE_ROOT,
+  buildBundle,
+  bundlePaths,
+  compiledExternal,
+  importGraph,
+  isFresh,
+} from './cached-bundle';
 
 /** Bumped when the way the runtime bundle is built changes. */
 const BUNDLE_FORMAT = 3;
 const RUNTIME = path.join(PACKAGE_ROOT, 'runtime');
 const CLI = path.join(RUNTIME, 'cli');
+/** The compiled build's bundle, relative to dist/. */
+const COMPILED_BUNDLE = 'runtime.bundle.js';
 
 /** True for the files the bundle holds: runtime/ but runtime/cli. */
 function isBundled(file: string): boolean {
@@ -64,9 +74,14 @@ export async function installRuntimeBundle(): Promise<void> {
       });
   if (!bundle) return;
   // Through require, unlike the registry bundle: Node then applies the source map; compiling ~200 KB is quick anyway.
+  register(bundle, '.ts');
+}
+
+/** Requires a runtime bundle and puts each of its modules into Node's module cache under its file name. */
+function register(bundle: string, extension: '.ts' | '.js'): void {
   const { modules } = require(bundle) as { modules: Record<string, object> };
   for (const [file, namespace] of Object.entries(modules)) {
-    const filename = path.join(PACKAGE_ROOT, file);
+    const filename = path.join(PACKAGE_ROOT, file.replace(/\.ts$/, extension));
     // What a transpiled module exports is marked as ES module exports, so default imports of it keep working.
     Object.defineProperty(namespace, '__esModule', { value: true });
     const mod = new Module(filename);
@@ -75,4 +90,75 @@ export async function installRuntimeBundle(): Promise<void> {
     mod.loaded = true;
     require.cache[filename] = mod;
   }
+}
+
+/**
+ * The runtime modules that only a `require` call inside a function reaches (the OAuth endpoints, the BullMQ queue),
+ * with the modules only they import. The compiled bundle leaves them out, to be required file by file when first
+ * used: they load libraries a site without OAuth or Redis never needs (test/hygiene/lazy-modules.test.ts).
+ */
+async function lazyOnlyModules(modules: string[]): Promise<Set<string>> {
+  const graph = await importGraph({
+    entry: { stdin: { contents: entrySource(modules), resolveDir: PACKAGE_ROOT, loader: 'ts' } },
+    owns: isBundled,
+  });
+  const closure = (roots: string[], follow: (lazy: boolean) => boolean): Set<string> => {
+    const seen = new Set<string>();
+    const todo = [...roots];
+    for (let file = todo.pop(); file !== undefined; file = todo.pop()) {
+      if (seen.has(file)) continue;
+      seen.add(file);
+      for (const edge of graph.get(file) ?? []) if (follow(edge.lazy)) todo.push(edge.file);
+    }
+    return seen;
+  };
+  const lazyRoots = [...graph.values()].flatMap((edges) => edges.filter((e) => e.lazy).map((e) => e.file));
+  const lazy = closure(lazyRoots, () => true);
+  const eagerRoots = modules.map((file) => path.join(PACKAGE_ROOT, file)).filter((file) => !lazy.has(file));
+  const eager = closure(eagerRoots, (isLazy) => !isLazy);
+  return new Set([...lazy].filter((file) => !eager.has(file)));
+}
+
+/**
+ * Writes the compiled build's runtime bundle, `<out>/runtime.bundle.js` with its source map beside it (naming the .ts
+ * files, without their text). What it leaves out (runtime/cli, the lazily required modules, generated/, controllers)
+ * it requires by relative path as the compiled files of `<out>`, and packages by name, so dist/ can move.
+ */
+export async function buildCompiledRuntimeBundle(out: string): Promise<string> {
+  const all = runtimeModules();
+  const lazyOnly = await lazyOnlyModules(all);
+  const bundle = path.join(out, COMPILED_BUNDLE);
+  const built = await buildBundle(
+    { dir: out, bundle },
+    {
+      entry: {
+        stdin: {
+          contents: entrySource(all.filter((file) => !lazyOnly.has(path.join(PACKAGE_ROOT, file)))),
+          resolveDir: PACKAGE_ROOT,
+          sourcefile: 'runtime-modules.ts',
+          loader: 'ts',
+        },
+        keepNames: true,
+        sourcemap: 'linked',
+        sourcesContent: false,
+      },
+      // Files are imported without extension.
+      owns: (file) => isBundled(file) && !lazyOnly.has(file) && !lazyOnly.has(`${file}.ts`),
+      codeCache: false,
+      external: compiledExternal(out, out),
+    },
+  );
+  if (!built) throw new Error('the runtime bundle could not be built (is esbuild installed?)');
+  return built;
+}
+
+/**
+ * In the compiled build: loads dist/runtime.bundle.js and registers its modules under their dist/ paths, before
+ * anything requires the runtime. Without the bundle (or with SVC_BUNDLE=0) the runtime loads file by file.
+ */
+export function installCompiledRuntimeBundle(): void {
+  if (process.env.SVC_BUNDLE === '0') return;
+  const bundle = path.join(PACKAGE_ROOT, COMPILED_BUNDLE);
+  if (!existsSync(bundle) || Object.keys(require.cache).some(isBundled)) return;
+  register(bundle, '.js');
 }
