@@ -14,6 +14,7 @@ import { shrinkSandboxPool } from './scripts/sandbox-pool';
 import { closeServerScripts } from './scripts/script-store';
 import { flushRequestLog } from './middleware/request-log';
 import { openRowStore } from './document/row-store';
+import { closeResultCache, openResultCache, resultCacheLimits } from './query/result-cache';
 import { ensureFileFolders } from './files/file-rules';
 import { now } from './document/values';
 import type { Registry } from './registry/registry';
@@ -115,6 +116,7 @@ export async function openSite(
     readerThreads: conf.reader_threads,
   });
   const site: Site = { db, registry, rows: openRowStore(db, registry), config };
+  db.resultCache = resultCacheLimits(site);
   site.jobs = siteJobQueue(site);
   const { changed } = await migrate(
     db,
@@ -126,6 +128,7 @@ export async function openSite(
   // A new site gets its OpenID signing key now; a site made before keys existed gets one at first use.
   if (created) await ensureSigningKey(site);
   listenForAuthChanges(site);
+  openResultCache(site);
   if (runsJobWorker(config)) {
     site.jobs.start();
     startScheduler(site);
@@ -142,6 +145,7 @@ export async function closeSite(site: Site): Promise<void> {
   await closeRateLimits(site);
   await closeServerScripts(site);
   await stopAuthBroadcast(site);
+  await closeResultCache(site);
   await shrinkSandboxPool();
   await closeSiteRedis(site);
   await site.db.close();

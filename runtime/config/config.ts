@@ -28,6 +28,13 @@ export interface SiteConfig {
   oauth_access_token_lifetime?: number;
   /** Seconds an issued OAuth refresh token lives (default 30 days). */
   oauth_refresh_token_lifetime?: number;
+  /**
+   * List pages and counts remembered until a table they read changes (SQLite: the database; MariaDB: the change counter
+   * of each table, across processes): at most this many results; 0 remembers none.
+   */
+  result_cache_entries: number;
+  /** Approximate bytes (the rows' JSON text) the remembered results may hold at most. */
+  result_cache_bytes: number;
   /** Longest a database statement may run (ms, MariaDB) before the request is 503. */
   db_statement_timeout: number;
   /**
@@ -103,6 +110,8 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   server_script_enabled: true,
   trusted_proxies: [],
   coalesce_writes: true,
+  result_cache_entries: 1000,
+  result_cache_bytes: 4_000_000,
   db_statement_timeout: 8000,
   max_query_time: 5000,
   reader_threads: 2,
@@ -140,6 +149,9 @@ export function loadSiteConfig(file: string | undefined, required: boolean): Sit
     throw new ValidationError(
       `site config ${file}: time_zone must be an IANA time zone such as "Europe/Berlin"`,
     );
+  for (const key of ['result_cache_entries', 'result_cache_bytes'] as const)
+    if (!Number.isSafeInteger(config[key]) || config[key] < 0)
+      throw new ValidationError(`site config ${file}: ${key} must be a whole number, 0 or more`);
   return config;
 }
 

@@ -7,6 +7,8 @@ import { logger } from '../log/logger';
 import { DatabaseHealth } from './health';
 import { createReadSnapshots } from './read-snapshot';
 import { ReaderPool } from './reader-pool';
+import { TableChanges, type WatchedConnection } from './table-changes';
+import type { ResultCacheLimits } from '../query/result-cache';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startWalCheckpointer } from './wal-checkpointer';
 
 /** The two database kinds the service runs on. */
@@ -23,6 +25,17 @@ export interface Database {
   readConnection?: () => BetterSqlite3.Database;
   /** SQLite only: reader threads for reads that may be slow (see reader-pool.ts). */
   readerPool?: ReaderPool;
+  /**
+   * MariaDB/MySQL: the pool of write transactions (inWriteTransaction), whose connections run with autocommit off.
+   * Only mysql-transaction.ts takes its connections, and always ends what they did with COMMIT or ROLLBACK.
+   */
+  writeKnex?: Knex;
+  /** MariaDB/MySQL: db_statement_timeout (ms), for statements run without knex (mysql-statements.ts). */
+  statementMs?: number;
+  /** MariaDB/MySQL: the change counter every write bumps (see table-changes.ts). */
+  changes?: TableChanges;
+  /** How many list results may be remembered (site config result_cache_*; set when the site opens). */
+  resultCache?: ResultCacheLimits;
   /** Outages as requests meet them: one log line per change, /api/ready's answer. */
   health: DatabaseHealth;
   close(): Promise<void>;
@@ -39,6 +52,9 @@ export interface DatabaseTimeouts {
 
 /** The defaults of the site config keys. */
 export const DEFAULT_TIMEOUTS: DatabaseTimeouts = { statementMs: 8000, acquireMs: 5000, busyMs: 5000 };
+
+/** mysql2 prepared statements per MariaDB connection (10 per pool). */
+const MAX_PREPARED_STATEMENTS = 200;
 
 /** knex's own messages (a stack for each failed pool acquire) go to the debug log: outages log through health. */
 const KNEX_LOG = {
@@ -94,50 +110,65 @@ function tuneSqlite(db: BetterSqlite3.Database, busyMs: number): void {
   db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
 }
 
+/**
+ * A knex over mysql2 for `url`: at most 10 connections, each with innodb_lock_wait_timeout from db_busy_timeout and,
+ * for `writes`, autocommit off (every statement runs in a transaction that only COMMIT or ROLLBACK ends).
+ */
+function mysqlKnex(url: string, timeouts: DatabaseTimeouts, writes: boolean, changes: TableChanges): Knex {
+  const lockWaitS = Math.max(1, Math.ceil(timeouts.busyMs / 1000));
+  const session = `SET SESSION innodb_lock_wait_timeout = ${lockWaitS}${writes ? ', autocommit = 0' : ''}`;
+  const knex = knexFactory({
+    client: 'mysql2',
+    connection: {
+      uri: url.replace(/^mariadb:/, 'mysql:'),
+      dateStrings: true,
+      decimalNumbers: true,
+      supportBigNumbers: true,
+      charset: 'utf8mb4',
+      timezone: 'Z',
+      connectTimeout: timeouts.acquireMs,
+      // Prepared statements kept per connection (mysql2 closes the least recently used past this): the server's
+      // max_prepared_stmt_count (16382 by default) is shared by every connection of every process.
+      maxPreparedStatements: MAX_PREPARED_STATEMENTS,
+    } as Knex.MySql2ConnectionConfig,
+    acquireConnectionTimeout: timeouts.acquireMs,
+    log: KNEX_LOG,
+    pool: {
+      min: 0,
+      max: 10,
+      createTimeoutMillis: timeouts.acquireMs,
+      afterCreate: (conn: WatchedConnection, done: (err: Error | null, conn: unknown) => void) => {
+        changes.watch(conn, { autocommit: !writes });
+        conn.query({ sql: session, timeout: timeouts.acquireMs }, (err: Error | null) => done(err, conn));
+      },
+    },
+    // An error's message carries the SQL with `?`, never the bound values (session tokens, passwords, user input).
+    compileSqlOnError: false,
+  });
+  limitStatements(knex, timeouts.statementMs);
+  return knex;
+}
+
 /** Opens the database named by `url` (`sqlite:<path>` or `mysql://user:pass@host:port/db`). */
 export function connect(url: string, timeouts: DatabaseTimeouts = DEFAULT_TIMEOUTS): Database {
   if (url.startsWith('mysql://') || url.startsWith('mariadb://')) {
-    const lockWaitS = Math.max(1, Math.ceil(timeouts.busyMs / 1000));
-    const knex = knexFactory({
-      client: 'mysql2',
-      connection: {
-        uri: url.replace(/^mariadb:/, 'mysql:'),
-        dateStrings: true,
-        decimalNumbers: true,
-        supportBigNumbers: true,
-        charset: 'utf8mb4',
-        timezone: 'Z',
-        connectTimeout: timeouts.acquireMs,
-      } as Knex.MySql2ConnectionConfig,
-      acquireConnectionTimeout: timeouts.acquireMs,
-      log: KNEX_LOG,
-      pool: {
-        min: 0,
-        max: 10,
-        createTimeoutMillis: timeouts.acquireMs,
-        afterCreate: (
-          conn: {
-            query: (options: { sql: string; timeout: number }, cb: (err: Error | null) => void) => void;
-          },
-          done: (err: Error | null, conn: unknown) => void,
-        ) =>
-          conn.query(
-            { sql: `SET SESSION innodb_lock_wait_timeout = ${lockWaitS}`, timeout: timeouts.acquireMs },
-            (err) => done(err, conn),
-          ),
-      },
-      // An error's message carries the SQL with `?`, never the bound values (session tokens, passwords, user input).
-      compileSqlOnError: false,
-    });
-    limitStatements(knex, timeouts.statementMs);
+    const changes = new TableChanges(timeouts.statementMs);
+    const knex = mysqlKnex(url, timeouts, false, changes);
+    // Write transactions have connections of their own with autocommit off: the first statement of a work opens its
+    // transaction, so a create is INSERT + COMMIT, not BEGIN + INSERT + COMMIT (mysql-transaction.ts).
+    const writeKnex = mysqlKnex(url, timeouts, true, changes);
     const health = new DatabaseHealth(() => knex.raw('select 1'), logger);
     return {
       knex,
       dialect: 'mysql',
+      writeKnex,
+      statementMs: timeouts.statementMs,
+      changes,
       health,
-      close: () => {
+      close: async () => {
         health.stopProbe();
-        return knex.destroy();
+        await writeKnex.destroy();
+        await knex.destroy();
       },
     };
   }

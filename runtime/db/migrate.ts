@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { FIELD_TYPE_INFO, assertNever, storesValue } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { Database } from './connect';
+import { CHANGE_SHARDS, CHANGE_TABLE } from './table-changes';
 
 /** Tables the service keeps besides DocType tables. */
 export const SYSTEM_TABLES = {
@@ -23,6 +24,8 @@ export const SYSTEM_TABLES = {
   idempotency: '__Idempotency',
   /** The site's OpenID signing keys (runtime/oauth/signing-keys.ts): private and public JWK per key id. */
   oauthKeys: '__OAuthKey',
+  /** MariaDB: each DocType table's change version, in shards (runtime/db/table-changes.ts). */
+  changes: CHANGE_TABLE,
 } as const;
 
 /** A column as this service defines it. */
@@ -380,6 +383,37 @@ export async function migrate(db: Database, doctypes: DocTypeMeta[]): Promise<Mi
   // SQLite DDL is transactional: one transaction instead of one commit per statement (thousands for large sets).
   // MariaDB commits each DDL statement implicitly, so there the statements run as they are.
   if (db.dialect === 'sqlite') await db.knex.transaction((trx) => sync(trx));
-  else await sync(db.knex);
+  else {
+    await sync(db.knex);
+    await ensureChangeRows(db.knex, doctypes);
+  }
   return { changed };
+}
+
+/** Change rows per INSERT (three bindings each). */
+const CHANGE_ROWS_PER_INSERT = 300;
+
+/**
+ * MariaDB: the change versions of every DocType table (CHANGE_SHARDS rows each), created at 0 when missing. Writes only
+ * ever update them, so a bump takes no gap lock; a table without rows is one a remembered result may not depend on.
+ */
+async function ensureChangeRows(knex: Knex, doctypes: DocTypeMeta[]): Promise<void> {
+  if (!(await knex.schema.hasTable(CHANGE_TABLE)))
+    await knex.schema.createTable(CHANGE_TABLE, (t) => {
+      t.string('tab', 160).notNullable();
+      t.integer('shard').notNullable();
+      t.bigInteger('version').notNullable().defaultTo(0);
+      t.primary(['tab', 'shard']);
+    });
+  const known = new Set(((await knex(CHANGE_TABLE).distinct('tab')) as { tab: string }[]).map((r) => r.tab));
+  const rows: { tab: string; shard: number; version: number }[] = [];
+  for (const meta of doctypes) {
+    if (meta.issingle || meta.isVirtual || known.has(meta.tableName)) continue;
+    for (let shard = 0; shard < CHANGE_SHARDS; shard++) rows.push({ tab: meta.tableName, shard, version: 0 });
+  }
+  for (let i = 0; i < rows.length; i += CHANGE_ROWS_PER_INSERT)
+    await knex(CHANGE_TABLE)
+      .insert(rows.slice(i, i + CHANGE_ROWS_PER_INSERT))
+      .onConflict(['tab', 'shard'])
+      .ignore();
 }

@@ -70,7 +70,7 @@ export function queryTimeLimit(value: unknown): number {
 const flavours = new WeakMap<Knex, Promise<'mariadb' | 'mysql'>>();
 
 /** MariaDB or MySQL, asked once per connection pool. */
-function flavour(knex: Knex): Promise<'mariadb' | 'mysql'> {
+export function flavour(knex: Knex): Promise<'mariadb' | 'mysql'> {
   let known = flavours.get(knex);
   if (!known) {
     known = knex
@@ -85,28 +85,27 @@ function flavour(knex: Knex): Promise<'mariadb' | 'mysql'> {
 /** MariaDB's (1969, which mysql2 gives no code) and MySQL's (3024) errors for a statement stopped by its time limit. */
 const TIMEOUT_ERRNOS = new Set([1969, 3024]);
 
+/** Whether `err` is the server's error for a statement stopped at its time limit. */
+export function isTimeLimitError(err: unknown): boolean {
+  return TIMEOUT_ERRNOS.has(Number((err as { errno?: unknown } | undefined)?.errno));
+}
+
+/** The time-limited text of a compiled SELECT, kept with it per limit (built once, not per run). */
+const limitedTexts = new WeakMap<object, { flavour: string; limitMs: number; sql: string }>();
+
 /**
- * Runs a SELECT on MariaDB/MySQL with a server-side time limit: `SET STATEMENT max_statement_time=… FOR` on MariaDB, the
- * MAX_EXECUTION_TIME hint on MySQL. The server stops the statement at the limit (the connection stays usable), and the
- * read is QueryTimeoutError. Returns the rows as objects.
+ * A SELECT with a server-side time limit: `SET STATEMENT max_statement_time=… FOR` on MariaDB, the MAX_EXECUTION_TIME
+ * hint on MySQL. The server stops the statement at the limit and the connection stays usable.
  */
-export async function selectWithLimit(
-  knex: Knex,
-  query: Knex.QueryBuilder,
-  limitMs: number,
-): Promise<Record<string, unknown>[]> {
-  const { sql, bindings } = query.toSQL();
-  const limited =
-    (await flavour(knex)) === 'mariadb'
-      ? `SET STATEMENT max_statement_time=${(limitMs / 1000).toFixed(3)} FOR ${sql}`
-      : sql.replace(/^select /i, `select /*+ MAX_EXECUTION_TIME(${Math.ceil(limitMs)}) */ `);
-  try {
-    const [rows] = (await knex.raw(limited, bindings as Knex.RawBinding[])) as [Record<string, unknown>[]];
-    return rows;
-  } catch (err) {
-    if (TIMEOUT_ERRNOS.has(Number((err as { errno?: unknown }).errno))) throw queryTimeout(limitMs);
-    throw err;
-  }
+export function limitedSelect(kind: 'mariadb' | 'mysql', compiled: { sql: string }, limitMs: number): string {
+  const known = limitedTexts.get(compiled);
+  if (known && known.limitMs === limitMs && known.flavour === kind) return known.sql;
+  const sql =
+    kind === 'mariadb'
+      ? `SET STATEMENT max_statement_time=${(limitMs / 1000).toFixed(3)} FOR ${compiled.sql}`
+      : compiled.sql.replace(/^select /i, `select /*+ MAX_EXECUTION_TIME(${Math.ceil(limitMs)}) */ `);
+  limitedTexts.set(compiled, { flavour: kind, limitMs, sql });
+  return sql;
 }
 
 /** The error of a read cancelled at its time limit. */

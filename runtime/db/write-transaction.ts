@@ -1,9 +1,10 @@
 // One write transaction on the site's database. On SQLite it is a savepoint in the turn's group commit (group-commit.ts):
 // knex.transaction() builds a new knex instance for every transaction, and a commit per request costs more than the
-// insert it wraps. On MariaDB it is a knex transaction.
+// insert it wraps. On MariaDB it is BEGIN ... COMMIT on a pooled connection with a knex bound to it (mysql-transaction.ts).
 import type { Knex } from 'knex';
 import type { Database } from './connect';
 import { GroupCommit } from './group-commit';
+import { inMysqlTransaction } from './mysql-transaction';
 import type { WriteBatch } from './savepoint-batch';
 
 const groups = new WeakMap<Knex, GroupCommit>();
@@ -20,7 +21,7 @@ export function inWriteTransaction<T>(
   batch?: WriteBatch,
 ): Promise<T> {
   if (batch) return batch.run(work);
-  if (db.dialect !== 'sqlite') return db.knex.transaction((trx) => work(trx));
+  if (db.dialect !== 'sqlite') return inMysqlTransaction(db, work);
   let group = groups.get(db.knex);
   if (!group) groups.set(db.knex, (group = new GroupCommit(db.knex)));
   return group.run(work);

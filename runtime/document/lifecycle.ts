@@ -36,7 +36,7 @@ import type { DocumentSession } from './session';
 import { writeSingle, type DocData } from './store';
 import { formatDatetime, now } from './values';
 import { checkServerScript } from '../scripts/check-script';
-import { runEventScripts } from '../scripts/doc-events';
+import { mayRunEventScripts, runEventScripts } from '../scripts/doc-events';
 import { serverScriptsChanged } from '../scripts/script-store';
 import {
   afterDelete,
@@ -256,7 +256,8 @@ export class DocumentTransaction implements DocumentSession {
         await assertSavePermission(trx, this.site, this.user, binding, this.data(doc), stored, action);
       if (binding.meta.name === 'File') await checkFileSave(this, doc, stored);
       if (state.isNew) {
-        await this.hook(binding, doc, 'before_insert');
+        const beforeInsert = this.hook(binding, doc, 'before_insert');
+        if (beforeInsert) await beforeInsert;
         await runHook(doc, 'before_naming');
         // As Frappe's set_name_by_naming_series: the series used is also stored in the (usually mandatory) field.
         if (binding.meta.naming.kind === 'naming_series' && !doc.naming_series)
@@ -274,7 +275,10 @@ export class DocumentTransaction implements DocumentSession {
       doc.modified_by = this.user.name;
       doc.docstatus = docstatus as 0 | 1 | 2;
       this.prepareChildren(binding, doc, stamp);
-      for (const hook of BEFORE_WRITE[action]) await this.hook(binding, doc, hook);
+      for (const hook of BEFORE_WRITE[action]) {
+        const pending = this.hook(binding, doc, hook);
+        if (pending) await pending;
+      }
       const data = this.data(doc);
       if (binding.meta.name === 'Server Script' && action !== 'cancel')
         await checkServerScript(
@@ -325,14 +329,26 @@ export class DocumentTransaction implements DocumentSession {
       state.isNew = false;
       state.stored = cloneData(data);
       state.lockedIn = this.runs;
-      for (const hook of AFTER_WRITE[action]) await this.hook(binding, doc, hook);
+      for (const hook of AFTER_WRITE[action]) {
+        const pending = this.hook(binding, doc, hook);
+        if (pending) await pending;
+      }
       forgetCredentials(binding.meta.name);
       this.written.add(binding.meta.name);
     });
   }
 
-  /** Runs the controller's `hook`, then the DocType Event scripts of that moment (Frappe's order). */
-  private async hook(binding: DocTypeBinding, doc: Document, hook: HookName): Promise<void> {
+  /**
+   * Runs the controller's `hook`, then the DocType Event scripts of that moment (Frappe's order). Undefined when there
+   * is neither: a create passes six hooks, and most DocTypes define none of them, so no promise is made for those.
+   */
+  private hook(binding: DocTypeBinding, doc: Document, hook: HookName): Promise<void> | undefined {
+    const controller = typeof doc[hook] === 'function';
+    if (!controller && !mayRunEventScripts(this, binding, hook)) return undefined;
+    return this.hookAndScripts(binding, doc, hook);
+  }
+
+  private async hookAndScripts(binding: DocTypeBinding, doc: Document, hook: HookName): Promise<void> {
     await runHook(doc, hook);
     await runEventScripts(this, binding, doc, hook);
   }
@@ -442,7 +458,8 @@ export class DocumentTransaction implements DocumentSession {
         );
       if (Number(doc.docstatus) === 1)
         throw new ValidationError('Submitted Record cannot be deleted. You must Cancel it first.');
-      await this.hook(state.binding, doc, 'on_trash');
+      const onTrash = this.hook(state.binding, doc, 'on_trash');
+      if (onTrash) await onTrash;
       if (state.binding.meta.name === 'File') await checkFileDelete(this, state.stored ?? this.data(doc));
       await this.site.rows.delete(this.trx as Knex, state.binding, doc.name);
       await afterDelete(this, state.binding, doc);
@@ -450,7 +467,8 @@ export class DocumentTransaction implements DocumentSession {
         await revokeClientGrants(this.trx as Knex, doc.name);
         this.written.add('OAuth Bearer Token');
       }
-      await this.hook(state.binding, doc, 'after_delete');
+      const afterDeleteHook = this.hook(state.binding, doc, 'after_delete');
+      if (afterDeleteHook) await afterDeleteHook;
       forgetCredentials(state.binding.meta.name);
       this.written.add(state.binding.meta.name);
     });

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import type { Database } from '../db/connect';
 import type { CompiledSlot, RowSet, SelectSource } from '../query/run-query';
 import type { DocTypeBinding, Registry } from '../registry/registry';
-import { KnexRowStore } from './knex-row-store';
+import { MysqlRowStore } from './mysql-row-store';
 import { SqliteRowStore } from './sqlite-row-store';
 import type { DocData, Queryable } from './store';
 
@@ -54,7 +54,7 @@ export interface RowStore {
   count(build: () => Knex.QueryBuilder, slot: CompiledSlot, limitMs: number): Promise<number>;
 }
 
-/** The row store of an open database: prepared statements on SQLite, knex over mysql2 on MariaDB/MySQL. */
+/** The row store of an open database: prepared statements on SQLite, mysql2 prepared statements on MariaDB/MySQL. */
 export function openRowStore(db: Database, registry: Registry): RowStore {
-  return db.dialect === 'sqlite' ? new SqliteRowStore(db, registry) : new KnexRowStore(db, registry);
+  return db.dialect === 'sqlite' ? new SqliteRowStore(db, registry) : new MysqlRowStore(db, registry);
 }

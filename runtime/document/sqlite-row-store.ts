@@ -141,7 +141,12 @@ export class SqliteRowStore implements RowStore {
   /** The turn's read connection and the reader threads. */
   private readers(): SqliteReaders {
     const reader = this.readConnection();
-    return this.db.readerPool ? { reader, pool: this.db.readerPool } : { reader };
+    const limits = this.db.resultCache;
+    return {
+      reader,
+      ...(this.db.readerPool ? { pool: this.db.readerPool } : {}),
+      ...(limits ? { limits } : {}),
+    };
   }
 }
 

@@ -3,6 +3,7 @@
 import type { Knex } from 'knex';
 import { checkBody } from '../document/checks';
 import { checkClientBody } from '../document/client-body';
+import type { Document } from '../document/document';
 import { DocumentTransaction } from '../document/lifecycle';
 import { readDoc } from '../document/reader';
 import { serializeDoc } from '../document/serialize';
@@ -87,13 +88,28 @@ function prepareCreate(caller: Caller, doctype: string, body: Record<string, unk
   return { binding, data, clientName };
 }
 
-/** Inserts a document from a request body. v2 uses a client `name` as given; v1 only for prompt and UUID naming (as Frappe). */
-export async function createDocument(
+/** A written document with the messages for the user that writing it left (not yet serialized). */
+interface Written {
+  binding: DocTypeBinding;
+  doc: Document;
+  messages: string[];
+}
+
+/** The response document of a write: serialized for the caller's API version, fields it may not read left out. */
+function answer(caller: Caller, { binding, doc, messages }: Written): DocumentResult {
+  return {
+    doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)),
+    messages,
+  };
+}
+
+/** Inserts a document from a request body (createDocument and insertDocument). */
+async function insertNew(
   caller: Caller,
   doctype: string,
   body: Record<string, unknown>,
   inTransaction?: InTransaction,
-): Promise<DocumentResult> {
+): Promise<Written> {
   const { binding, data, clientName } = prepareCreate(caller, doctype, body);
   const tx = transactionFor(caller);
   const doc = await tx.run(async () => {
@@ -102,10 +118,31 @@ export async function createDocument(
     if (inTransaction) await inTransaction(tx.trx as Knex, String(created.name));
     return created;
   });
-  return {
-    doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)),
-    messages: tx.messages,
-  };
+  return { binding, doc, messages: tx.messages };
+}
+
+/** Inserts a document from a request body. v2 uses a client `name` as given; v1 only for prompt and UUID naming (as Frappe). */
+export async function createDocument(
+  caller: Caller,
+  doctype: string,
+  body: Record<string, unknown>,
+  inTransaction?: InTransaction,
+): Promise<DocumentResult> {
+  return answer(caller, await insertNew(caller, doctype, body, inTransaction));
+}
+
+/**
+ * Inserts a document as createDocument does, without building a response document (a bulk job reports names only):
+ * the new name and the messages.
+ */
+export async function insertDocument(
+  caller: Caller,
+  doctype: string,
+  body: Record<string, unknown>,
+  inTransaction?: InTransaction,
+): Promise<{ name: string; messages: string[] }> {
+  const { doc, messages } = await insertNew(caller, doctype, body, inTransaction);
+  return { name: String(doc.name), messages };
 }
 
 /**
@@ -133,14 +170,14 @@ export async function createDocuments(
   return { names, messages: tx.messages };
 }
 
-/** Applies changes to a document: only the fields sent change; a stale `modified` is refused. */
-export async function updateDocument(
+/** Applies changes to a stored document (updateDocument and saveChanges). */
+async function applyChanges(
   caller: Caller,
   doctype: string,
   name: string,
   body: Record<string, unknown>,
   inTransaction?: InTransaction,
-): Promise<DocumentResult> {
+): Promise<Written> {
   const binding = bindingFor(caller, doctype, 'update');
   // The lifecycle decides the exact right from the docstatus move (write, submit or cancel); here: any of them at all.
   if (
@@ -165,10 +202,30 @@ export async function updateDocument(
     if (inTransaction) await inTransaction(tx.trx as Knex, String(loaded.name));
     return loaded;
   });
-  return {
-    doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)),
-    messages: tx.messages,
-  };
+  return { binding, doc, messages: tx.messages };
+}
+
+/** Applies changes to a document: only the fields sent change; a stale `modified` is refused. */
+export async function updateDocument(
+  caller: Caller,
+  doctype: string,
+  name: string,
+  body: Record<string, unknown>,
+  inTransaction?: InTransaction,
+): Promise<DocumentResult> {
+  return answer(caller, await applyChanges(caller, doctype, name, body, inTransaction));
+}
+
+/** Applies changes as updateDocument does, without building a response document (a bulk job reports names only). */
+export async function saveChanges(
+  caller: Caller,
+  doctype: string,
+  name: string,
+  body: Record<string, unknown>,
+  inTransaction?: InTransaction,
+): Promise<{ messages: string[] }> {
+  const { messages } = await applyChanges(caller, doctype, name, body, inTransaction);
+  return { messages };
 }
 
 /** Moves a document's docstatus (1 submit, 2 cancel) through the lifecycle, which checks the right the move needs. */
@@ -188,10 +245,7 @@ async function moveDocstatus(
     await loaded.save();
     return loaded;
   });
-  return {
-    doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)),
-    messages: tx.messages,
-  };
+  return answer(caller, { binding, doc, messages: tx.messages });
 }
 
 /** Submits a draft (docstatus 0 → 1): needs `submit`; runs before_submit and on_submit. */

@@ -1,13 +1,14 @@
 // Runs built queries, as the row stores do (runtime/document/*-row-store.ts). On SQLite the compiled SELECT runs on the
 // read connection as a cached prepared statement (outside any transaction, like document reads), or in a reader
-// thread when its plan may be slow, and its result is remembered until the database changes; on MariaDB through knex.
-// The SQL is knex's compilation of a checked plan.
+// thread when its plan may be slow, and its result is remembered until the database changes; on MariaDB as a mysql2
+// prepared statement (mysql-row-store.ts). The SQL is knex's compilation of a checked plan, made once per cached plan.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { prepared } from '../db/sqlite-statements';
 import type { ReaderPool } from '../db/reader-pool';
-import { mayBeSlow, queryTimeLimit, selectWithLimit } from '../db/slow-reads';
+import { mayBeSlow, queryTimeLimit } from '../db/slow-reads';
 import type { Site } from '../site';
+import { resultCacheOf, type RememberedQuery, type ResultCacheLimits } from './result-cache';
 
 /** A compiled query: SQL text from knex and its bound values. */
 export interface CompiledQuery {
@@ -32,6 +33,8 @@ export interface CompiledSlot {
   key?: string;
   /** SQLite: the query may be slow (its plan, see slow-reads.ts) and runs in a reader thread. */
   slow?: boolean;
+  /** MariaDB: the key and tables of its remembered result, null when it may not be remembered (result-cache.ts). */
+  remembered?: RememberedQuery | null;
 }
 
 /** Result rows as value lists, with the column names in select order. */
@@ -66,8 +69,7 @@ interface Snapshot {
   versionStatement: BetterSqlite3.Statement;
 }
 const snapshots = new WeakMap<BetterSqlite3.Database, Snapshot>();
-const MAX_RESULTS = 1000;
-const MAX_SIZE = 4_000_000;
+const DEFAULT_LIMITS: ResultCacheLimits = { entries: 1000, bytes: 4_000_000 };
 
 /**
  * The results remembered on `reader` since the database last changed. The read connection's `PRAGMA data_version`
@@ -100,9 +102,15 @@ function forget(snapshot: Snapshot, version: unknown): void {
   snapshot.version = version;
 }
 
-function remember(snapshot: Snapshot, key: string, value: RememberedPage | number, size: number): void {
-  if (size > MAX_SIZE / 4) return;
-  if (snapshot.results.size >= MAX_RESULTS || snapshot.size + size > MAX_SIZE)
+function remember(
+  snapshot: Snapshot,
+  key: string,
+  value: RememberedPage | number,
+  size: number,
+  limits: ResultCacheLimits = DEFAULT_LIMITS,
+): void {
+  if (size > limits.bytes / 4 || limits.entries <= 0) return;
+  if (snapshot.results.size >= limits.entries || snapshot.size + size > limits.bytes)
     forget(snapshot, snapshot.version);
   snapshot.results.set(key, value);
   snapshot.size += size;
@@ -119,6 +127,8 @@ function compileInto(slot: CompiledSlot, query: Knex.QueryBuilder): CompiledQuer
 export interface SqliteReaders {
   reader: BetterSqlite3.Database;
   pool?: ReaderPool;
+  /** How much may be remembered (site config result_cache_*; default 1000 results, 4 MB). */
+  limits?: ResultCacheLimits;
 }
 
 /**
@@ -127,7 +137,7 @@ export interface SqliteReaders {
  * and packed ones are remembered until the database changes. Callers must not modify the rows.
  */
 export async function selectOnReader(
-  { reader, pool }: SqliteReaders,
+  { reader, pool, limits }: SqliteReaders,
   source: SelectSource,
   slot: CompiledSlot,
   limitMs: number,
@@ -177,13 +187,13 @@ export async function selectOnReader(
     rows[i] = JSON.parse(text) as unknown[];
   }
   const page: RememberedPage = { rows, derived: new Map() };
-  if (snapshot.version === version) remember(snapshot, slot.key as string, page, size);
+  if (snapshot.version === version) remember(snapshot, slot.key as string, page, size, limits);
   return { columns, ...page };
 }
 
 /** Runs a COUNT query on SQLite and returns the number, remembered until the database changes like SELECTs. */
 export async function countOnReader(
-  { reader, pool }: SqliteReaders,
+  { reader, pool, limits }: SqliteReaders,
   build: () => Knex.QueryBuilder,
   slot: CompiledSlot,
   limitMs: number,
@@ -203,31 +213,16 @@ export async function countOnReader(
           .pluck()
           .get(...compiled.bindings) ?? 0,
       );
-    if (snapshot.version === version) remember(snapshot, slot.key as string, count, 0);
+    if (snapshot.version === version) remember(snapshot, slot.key as string, count, 0, limits);
   }
   return count;
 }
 
-/** Runs a SELECT through knex (MariaDB) within `limitMs`, rows turned into value lists. */
-export async function selectThroughKnex(knex: Knex, source: SelectSource, limitMs: number): Promise<RowSet> {
-  const objects = await selectWithLimit(knex, source.build(false), limitMs);
-  const columns = objects[0] ? Object.keys(objects[0]) : [];
-  return { columns, rows: objects.map((o) => columns.map((c) => o[c])) };
-}
-
-/** Runs a COUNT query through knex (MariaDB) within `limitMs` and returns the number. */
-export async function countThroughKnex(
-  knex: Knex,
-  build: () => Knex.QueryBuilder,
-  limitMs: number,
-): Promise<number> {
-  const [row] = await selectWithLimit(knex, build(), limitMs);
-  return Number(row?.count ?? 0);
-}
-
 /** Runs a list SELECT on the site's row store, within the site's max_query_time. */
 export function runSelect(site: Site, source: SelectSource, slot: CompiledSlot = {}): Promise<RowSet> {
-  return site.rows.select(source, slot, queryTimeLimit(site.config?.site?.max_query_time));
+  const run = () => site.rows.select(source, slot, queryTimeLimit(site.config?.site?.max_query_time));
+  const cache = resultCacheOf(site);
+  return cache ? cache.select(source, slot, run) : run();
 }
 
 /** Runs a COUNT query on the site's row store, within the site's max_query_time, and returns the number. */
@@ -236,5 +231,7 @@ export function runCount(
   build: () => Knex.QueryBuilder,
   slot: CompiledSlot = {},
 ): Promise<number> {
-  return site.rows.count(build, slot, queryTimeLimit(site.config?.site?.max_query_time));
+  const run = () => site.rows.count(build, slot, queryTimeLimit(site.config?.site?.max_query_time));
+  const cache = resultCacheOf(site);
+  return cache ? cache.count(build, slot, run) : run();
 }

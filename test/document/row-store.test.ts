@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inWriteTransaction } from '../../runtime/db/write-transaction';
-import { KnexRowStore } from '../../runtime/document/knex-row-store';
+import { MysqlRowStore } from '../../runtime/document/mysql-row-store';
 import { SqliteRowStore } from '../../runtime/document/sqlite-row-store';
 import type { DocData } from '../../runtime/document/store';
 import { DuplicateEntryError } from '../../runtime/errors/errors';
@@ -31,7 +31,7 @@ const partNames = (doc: DocData | undefined) =>
   ((doc?.parts as DocData[] | undefined) ?? []).map((r) => [r.part_name, r.idx]);
 
 test("the site's row store is its backend's", () => {
-  expect(t.site.rows).toBeInstanceOf(DB_KIND === 'sqlite' ? SqliteRowStore : KnexRowStore);
+  expect(t.site.rows).toBeInstanceOf(DB_KIND === 'sqlite' ? SqliteRowStore : MysqlRowStore);
 });
 
 test('read, load, update, exists, takenByOther and delete through the interface', async () => {
@@ -145,4 +145,58 @@ test('a generated objection model reads the same rows, child rows through relati
       ],
     ],
   ]);
+});
+
+test('names and values with quotes, backticks, placeholders and SQL are bound, never spliced into a statement', async () => {
+  for (const hostile of [
+    "a'b",
+    'c`d',
+    'e"f',
+    'g?h',
+    "x' or '1'='1",
+    'y`; drop table `tabWidget',
+    'z\\',
+    '✓ ünï',
+  ]) {
+    expect(await t.site.rows.read(widget, hostile)).toBeUndefined();
+    const { doc } = await createDocument(caller(), 'Widget', {
+      title: hostile,
+      code: `code ${hostile}`,
+      parts: [{ part_name: hostile }],
+    });
+    const name = String(doc.name);
+    const read = await t.site.rows.read(widget, name);
+    expect([read?.title, read?.code, partNames(read)]).toEqual([hostile, `code ${hostile}`, [[hostile, 1]]]);
+    await inWriteTransaction(t.site.db, async (trx) => {
+      expect(await t.site.rows.exists(trx, widget, hostile)).toBe(false);
+      expect(await t.site.rows.takenByOther(trx, widget, 'code', `code ${hostile}`, 'another')).toBe(true);
+      expect(await t.site.rows.takenByOther(trx, widget, 'code', `code ${hostile}`, name)).toBe(false);
+    });
+  }
+});
+
+test('a write transaction rolls back when its work throws, and refuses queries after it ended', async () => {
+  let late: ((q: unknown) => Promise<unknown>) | undefined;
+  await expect(
+    inWriteTransaction(t.site.db, async (trx) => {
+      await trx('tabWidget').insert({
+        name: 'rolled back rs',
+        title: 'gone',
+        creation: '2026-01-01 00:00:00',
+        modified: '2026-01-01 00:00:00',
+      });
+      late = () => trx('tabWidget').where('name', 'rolled back rs').first();
+      throw new Error('work failed');
+    }),
+  ).rejects.toThrow('work failed');
+  expect(await t.site.rows.read(widget, 'rolled back rs')).toBeUndefined();
+  await expect(late?.(undefined)).rejects.toThrow(/Transaction query already complete/);
+  // Every pooled connection is usable and outside a transaction: concurrent transactions commit.
+  await Promise.all(
+    Array.from({ length: 12 }, (_, i) =>
+      createDocument(caller(), 'Widget', { title: `after rollback ${i}` }),
+    ),
+  );
+  const { doc } = await createDocument(caller(), 'Widget', { title: 'after rollback' });
+  expect((await t.site.rows.read(widget, String(doc.name)))?.title).toBe('after rollback');
 });

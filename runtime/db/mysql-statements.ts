@@ -1,0 +1,123 @@
+// MariaDB/MySQL statements without the knex builder: SQL texts built once (per DocType and shape, or a list plan's knex
+// compilation kept in its slot) and run with mysql2 `execute` (a server-side prepared statement, cached per connection
+// by mysql2; values are bound in the binary protocol, never escaped into the text). Connections come from knex's pool
+// (its acquire timeout, afterCreate session settings and outage handling stay), or are the connection of the write
+// transaction a call belongs to, so the statements commit and roll back with it.
+import type { Knex } from 'knex';
+import type { Database } from './connect';
+
+/** A mysql2 field (column definition) of a result, as far as the row stores read it. */
+export interface MysqlField {
+  name: string;
+}
+
+/** mysql2's core connection, as far as the row stores use it. */
+export interface MysqlConnection {
+  execute(
+    options: { sql: string; values: unknown[]; rowsAsArray?: boolean },
+    callback: (err: Error | null, result: unknown, fields: MysqlField[] | undefined) => void,
+  ): unknown;
+  query(options: { sql: string }, callback: (err: Error | null, result: unknown) => void): unknown;
+  destroy(): void;
+}
+
+/** What an INSERT, UPDATE or DELETE answers. */
+export interface MysqlChange {
+  affectedRows: number;
+}
+
+/**
+ * The mysql2 connection of an open MariaDB transaction (what inWriteTransaction gives): undefined for the site's knex
+ * (no transaction) and on SQLite.
+ */
+export async function mysqlConnection(trx: Knex): Promise<MysqlConnection | undefined> {
+  const client = trx.client as {
+    driverName?: unknown;
+    transacting?: unknown;
+    acquireConnection(): Promise<unknown>;
+  };
+  if (client.driverName !== 'mysql2' || client.transacting !== true) return undefined;
+  return (await client.acquireConnection()) as MysqlConnection;
+}
+
+/** A MariaDB/MySQL identifier, quoted. */
+export function quoteIdent(name: string): string {
+  return `\`${name.replace(/`/g, '``')}\``;
+}
+
+/** A value as mysql2 `execute` binds it (as knex would: undefined as NULL, booleans as 0/1). */
+export function mysqlValue(value: unknown): unknown {
+  if (value === undefined) return null;
+  if (typeof value === 'boolean') return Number(value);
+  return value;
+}
+
+/** The error of a statement past db_statement_timeout (mysql2's code for its own query timeout: 503). */
+function statementTimeout(statementMs: number): Error {
+  return Object.assign(new Error(`The database did not answer within ${statementMs} ms`), {
+    code: 'PROTOCOL_SEQUENCE_TIMEOUT',
+  });
+}
+
+/**
+ * Settles with `run`'s callback, or past `statementMs` (db_statement_timeout) destroys the connection, as knex's
+ * queries do (mysql2 would leave the late answer queued on it), and fails with PROTOCOL_SEQUENCE_TIMEOUT (503). The
+ * timer is ours, not mysql2's: mysql2's starts only once a statement is prepared, and preparing waits on the server too.
+ */
+function limited<T>(
+  conn: MysqlConnection,
+  sql: string,
+  statementMs: number,
+  run: (done: (err: Error | null, value?: T) => void) => void,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      conn.destroy();
+      reject(statementTimeout(statementMs));
+    }, statementMs);
+    run((err, value) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err) {
+        // As knex reports a failed query (compileSqlOnError false): the SQL with `?`, never the bound values.
+        err.message = `${sql} - ${err.message}`;
+        reject(err);
+      } else resolve(value as T);
+    });
+  });
+}
+
+/** Runs `sql` with `values` as a prepared statement on `conn`, within `statementMs` (see `limited`). */
+export function execute<T = unknown>(
+  conn: MysqlConnection,
+  sql: string,
+  values: unknown[],
+  statementMs: number,
+  rowsAsArray = false,
+): Promise<{ rows: T; fields: MysqlField[] | undefined }> {
+  return limited(conn, sql, statementMs, (done) =>
+    conn.execute({ sql, values, rowsAsArray }, (err, rows, fields) => done(err, { rows: rows as T, fields })),
+  );
+}
+
+/** Runs a statement without a result set (BEGIN, COMMIT, SAVEPOINT) in the text protocol, within `statementMs`. */
+export function command(conn: MysqlConnection, sql: string, statementMs: number): Promise<void> {
+  return limited(conn, sql, statementMs, (done) => conn.query({ sql }, (err) => done(err)));
+}
+
+/** Runs `work` on a connection of knex's pool (reads of committed data: no transaction), released after. */
+export async function onPooledConnection<T>(
+  db: Database,
+  work: (conn: MysqlConnection) => Promise<T>,
+): Promise<T> {
+  const client = db.knex.client as Knex.Client;
+  const conn = (await client.acquireConnection()) as MysqlConnection;
+  try {
+    return await work(conn);
+  } finally {
+    await client.releaseConnection(conn);
+  }
+}

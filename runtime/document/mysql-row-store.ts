@@ -1,0 +1,379 @@
+// The MariaDB/MySQL row store: statement texts built once per DocType and shape, run with mysql2 `execute` (prepared,
+// cached per connection) and no knex builder on the hot path. Reads of committed data take a pooled connection and no
+// transaction; writes run on the connection of the write transaction they belong to (inWriteTransaction's), so they
+// commit and roll back with it. Rows come back as value lists and are decoded by a per-DocType decoder with fixed keys.
+import type { Knex } from 'knex';
+import { DEFAULT_TIMEOUTS, type Database } from '../db/connect';
+import {
+  execute,
+  mysqlConnection,
+  mysqlValue,
+  onPooledConnection,
+  quoteIdent,
+  type MysqlChange,
+  type MysqlConnection,
+  type MysqlField,
+} from '../db/mysql-statements';
+import { flavour, isTimeLimitError, limitedSelect, queryTimeout } from '../db/slow-reads';
+import type { DocTypeMeta, FieldMeta } from '../meta/types';
+import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../query/run-query';
+import type { DocTypeBinding, Registry } from '../registry/registry';
+import { childRowChanges } from './child-row-changes';
+import { fieldLists, tableFields } from './field-lists';
+import type { RowStore } from './row-store';
+import {
+  CHILD_STANDARD,
+  insertError,
+  loadSingle,
+  PARENT_STANDARD,
+  rowValues,
+  type DocData,
+  type Queryable,
+} from './store';
+import { decodeValue, encodeValue, formatDatetime } from './values';
+
+/** Rows per INSERT of `insertRows`. */
+const BATCH_SIZE = 100;
+
+/** How one column of a result becomes a document value (undefined: as it comes). */
+type ColumnDecode = ((value: unknown) => unknown) | undefined;
+
+/** A decoder of the rows of one table for one result column list: the keys in column order, fixed. */
+interface RowDecoder {
+  names: readonly string[];
+  decode(values: readonly unknown[]): DocData;
+}
+
+const datetime = (value: unknown) => (typeof value === 'string' ? formatDatetime(value) : value);
+const integer = (value: unknown) => Number(value);
+
+/** What decodeRow (store.ts) does to one column of `meta`'s table, as a function chosen once. */
+function columnDecode(meta: DocTypeMeta, name: string): ColumnDecode {
+  const field: FieldMeta | undefined = meta.fields.find((f) => f.fieldname === name);
+  const standard: ColumnDecode =
+    name === 'creation' || name === 'modified'
+      ? datetime
+      : name === 'docstatus' || name === 'idx'
+        ? integer
+        : undefined;
+  if (!field) return standard;
+  if (!standard) return (value) => decodeValue(field, value);
+  return (value) => decodeValue(field, standard(value));
+}
+
+const decoders = new WeakMap<DocTypeMeta, RowDecoder>();
+
+/** The row decoder of `meta` for a result with `fields`, built once per DocType (again only if its columns change). */
+function rowDecoder(meta: DocTypeMeta, fields: readonly MysqlField[]): RowDecoder {
+  const known = decoders.get(meta);
+  if (known && sameNames(known.names, fields)) return known;
+  const names = fields.map((f) => f.name);
+  const transforms = names.map((name) => columnDecode(meta, name));
+  const decoder: RowDecoder = {
+    names,
+    decode(values) {
+      const data: DocData = {};
+      for (let i = 0; i < names.length; i++) {
+        const transform = transforms[i];
+        const value = values[i];
+        data[names[i] as string] = transform ? transform(value) : value;
+      }
+      return data;
+    },
+  };
+  decoders.set(meta, decoder);
+  return decoder;
+}
+
+function sameNames(names: readonly string[], fields: readonly MysqlField[]): boolean {
+  if (names.length !== fields.length) return false;
+  for (let i = 0; i < names.length; i++) if (names[i] !== fields[i]?.name) return false;
+  return true;
+}
+
+/** Statement texts per DocType and kind, built once. */
+const texts = new WeakMap<DocTypeMeta, Map<string, string>>();
+
+function cachedText(meta: DocTypeMeta, kind: string, build: () => string): string {
+  let byKind = texts.get(meta);
+  if (!byKind) texts.set(meta, (byKind = new Map()));
+  let sql = byKind.get(kind);
+  if (sql === undefined) byKind.set(kind, (sql = build()));
+  return sql;
+}
+
+/** The columns of a full row of `meta`: the `standard` ones, then every stored field. */
+function fullColumns(meta: DocTypeMeta, standard: readonly string[]): string[] {
+  return [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)];
+}
+
+/** The bound values of the columns `fullColumns` names (an unset one is NULL, as knex's insert of a row leaves it). */
+function boundRow(meta: DocTypeMeta, data: DocData, standard: readonly string[], skip?: string): unknown[] {
+  const values: unknown[] = [];
+  for (const key of standard) if (key !== skip) values.push(mysqlValue(data[key]));
+  for (const field of fieldLists(meta).stored)
+    values.push(mysqlValue(encodeValue(field, data[field.fieldname])));
+  return values;
+}
+
+/** Whether every column of a full row of `meta` is set in `data` (the lifecycle writes them so). */
+function isFullRow(meta: DocTypeMeta, data: DocData, standard: readonly string[]): boolean {
+  for (const key of standard) if (data[key] === undefined) return false;
+  for (const field of fieldLists(meta).stored) if (data[field.fieldname] === undefined) return false;
+  return true;
+}
+
+/** Documents on MariaDB/MySQL through cached statement texts and mysql2 `execute`; see RowStore. */
+export class MysqlRowStore implements RowStore {
+  private readonly statementMs: number;
+
+  constructor(
+    private readonly db: Database,
+    private readonly registry: Registry,
+  ) {
+    this.statementMs = db.statementMs ?? DEFAULT_TIMEOUTS.statementMs;
+  }
+
+  read(binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
+    if (binding.meta.issingle) return loadSingle(this.db.knex, binding);
+    return onPooledConnection(this.db, (conn) => this.readOn(conn, binding, name, false));
+  }
+
+  async load(
+    trx: Queryable,
+    binding: DocTypeBinding,
+    name: string,
+    options: { forUpdate?: boolean } = {},
+  ): Promise<DocData | undefined> {
+    if (binding.meta.issingle) return loadSingle(trx, binding);
+    const conn = await mysqlConnection(trx);
+    if (!conn) return this.read(binding, name);
+    return this.readOn(conn, binding, name, options.forUpdate === true);
+  }
+
+  /** Reads one document (not a Single) with its child rows on `conn`. */
+  private async readOn(
+    conn: MysqlConnection,
+    binding: DocTypeBinding,
+    name: string,
+    forUpdate: boolean,
+  ): Promise<DocData | undefined> {
+    const { meta } = binding;
+    const sql = cachedText(
+      meta,
+      forUpdate ? 'read-locked' : 'read',
+      () => `select * from ${quoteIdent(meta.tableName)} where name = ?${forUpdate ? ' for update' : ''}`,
+    );
+    const { rows, fields } = await execute<unknown[][]>(conn, sql, [name], this.statementMs, true);
+    const values = rows[0];
+    if (!values || !fields) return undefined;
+    const data = rowDecoder(meta, fields).decode(values);
+    for (const { field, child } of tableFields(meta, this.registry)) {
+      const childSql = cachedText(
+        child.meta,
+        'children',
+        () =>
+          `select * from ${quoteIdent(child.meta.tableName)} where parent = ? and parenttype = ? and parentfield = ? order by idx`,
+      );
+      const result = await execute<unknown[][]>(
+        conn,
+        childSql,
+        [name, meta.name, field.fieldname],
+        this.statementMs,
+        true,
+      );
+      const decoder = result.fields ? rowDecoder(child.meta, result.fields) : undefined;
+      data[field.fieldname] = decoder
+        ? result.rows.map((r) => {
+            const row = decoder.decode(r);
+            row.doctype = child.meta.name;
+            return row;
+          })
+        : [];
+    }
+    return data;
+  }
+
+  async insert(trx: Knex, binding: DocTypeBinding, data: DocData): Promise<void> {
+    const { meta } = binding;
+    const conn = await writeConnection(trx);
+    try {
+      await this.insertRow(conn, trx, meta, data, PARENT_STANDARD);
+    } catch (err) {
+      throw insertError(meta, data.name, err);
+    }
+    for (const { field, child } of tableFields(meta, this.registry)) {
+      for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
+        await this.insertRow(conn, trx, child.meta, row, CHILD_STANDARD);
+    }
+  }
+
+  /** Inserts a full row through its DocType's cached text; a row with unset columns leaves them to their defaults. */
+  private async insertRow(
+    conn: MysqlConnection,
+    trx: Knex,
+    meta: DocTypeMeta,
+    data: DocData,
+    standard: readonly string[],
+  ): Promise<void> {
+    if (!isFullRow(meta, data, standard)) {
+      await trx(meta.tableName).insert(rowValues(meta, data, standard));
+      return;
+    }
+    const sql = cachedText(meta, standard === PARENT_STANDARD ? 'insert' : 'insert-child', () => {
+      const columns = fullColumns(meta, standard);
+      return `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+    });
+    await execute(conn, sql, boundRow(meta, data, standard), this.statementMs);
+  }
+
+  /** Updates a stored row (a child row when `parent` is given) by name; unset columns are left as they are. */
+  private async updateRow(
+    conn: MysqlConnection,
+    trx: Knex,
+    meta: DocTypeMeta,
+    data: DocData,
+    parent?: string,
+  ): Promise<void> {
+    const standard = parent === undefined ? PARENT_STANDARD : CHILD_STANDARD;
+    const name = String(data.name);
+    if (!isFullRow(meta, data, standard)) {
+      const changes = rowValues(meta, data, standard);
+      delete changes.name;
+      const query = trx(meta.tableName).update(changes).where('name', name);
+      await (parent === undefined ? query : query.andWhere('parent', parent));
+      return;
+    }
+    const sql = cachedText(meta, parent === undefined ? 'update' : 'update-child', () => {
+      const columns = fullColumns(meta, standard).filter((c) => c !== 'name');
+      const where = parent === undefined ? 'name = ?' : 'name = ? and parent = ?';
+      return `update ${quoteIdent(meta.tableName)} set ${columns.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${where}`;
+    });
+    const values = boundRow(meta, data, standard, 'name');
+    values.push(name);
+    if (parent !== undefined) values.push(parent);
+    await execute(conn, sql, values, this.statementMs);
+  }
+
+  async update(trx: Knex, binding: DocTypeBinding, data: DocData, previous: DocData): Promise<void> {
+    const { meta } = binding;
+    const conn = await writeConnection(trx);
+    const name = String(data.name);
+    await this.updateRow(conn, trx, meta, data);
+    for (const { field, child } of tableFields(meta, this.registry)) {
+      const rows = data[field.fieldname] as DocData[] | undefined;
+      if (rows === undefined) continue;
+      const { before, removed } = childRowChanges(previous[field.fieldname] as DocData[] | undefined, rows);
+      const deleteSql = cachedText(
+        child.meta,
+        'delete-child',
+        () => `delete from ${quoteIdent(child.meta.tableName)} where name = ? and parent = ?`,
+      );
+      for (const rowName of removed) await execute(conn, deleteSql, [rowName, name], this.statementMs);
+      for (const row of rows) {
+        if (before.has(String(row.name))) await this.updateRow(conn, trx, child.meta, row, name);
+        else await this.insertRow(conn, trx, child.meta, row, CHILD_STANDARD);
+      }
+    }
+  }
+
+  async delete(trx: Knex, binding: DocTypeBinding, name: string): Promise<void> {
+    const conn = await writeConnection(trx);
+    for (const { child } of tableFields(binding.meta, this.registry)) {
+      const sql = cachedText(
+        child.meta,
+        'delete-children',
+        () => `delete from ${quoteIdent(child.meta.tableName)} where parent = ? and parenttype = ?`,
+      );
+      await execute(conn, sql, [name, binding.meta.name], this.statementMs);
+    }
+    const sql = cachedText(
+      binding.meta,
+      'delete',
+      () => `delete from ${quoteIdent(binding.meta.tableName)} where name = ?`,
+    );
+    await execute<MysqlChange>(conn, sql, [name], this.statementMs);
+  }
+
+  async exists(trx: Queryable, binding: DocTypeBinding, name: string): Promise<boolean> {
+    const { meta } = binding;
+    const sql = cachedText(
+      meta,
+      'exists',
+      () => `select 1 from ${quoteIdent(meta.tableName)} where name = ?`,
+    );
+    const run = async (conn: MysqlConnection) =>
+      (await execute<unknown[][]>(conn, sql, [name], this.statementMs, true)).rows.length > 0;
+    const conn = await mysqlConnection(trx);
+    return conn ? run(conn) : onPooledConnection(this.db, run);
+  }
+
+  async takenByOther(
+    trx: Queryable,
+    binding: DocTypeBinding,
+    fieldname: string,
+    value: unknown,
+    name: string,
+  ): Promise<boolean> {
+    const { meta } = binding;
+    // `fieldname` comes from the DocType's metadata (its unique fields), never from a request.
+    const sql = cachedText(
+      meta,
+      `taken\u0000${fieldname}`,
+      () =>
+        `select 1 from ${quoteIdent(meta.tableName)} where ${quoteIdent(fieldname)} = ? and name <> ? limit 1`,
+    );
+    const run = async (conn: MysqlConnection) =>
+      (await execute<unknown[][]>(conn, sql, [mysqlValue(value), name], this.statementMs, true)).rows.length >
+      0;
+    const conn = await mysqlConnection(trx);
+    return conn ? run(conn) : onPooledConnection(this.db, run);
+  }
+
+  async insertRows(trx: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+    await trx.batchInsert(table, [...rows], BATCH_SIZE);
+  }
+
+  async select(source: SelectSource, slot: CompiledSlot, limitMs: number): Promise<RowSet> {
+    const compiled = slot.compiled ?? (slot.compiled = compile(source.build(false)));
+    const sql = limitedSelect(await flavour(this.db.knex), compiled, limitMs);
+    const { rows, fields } = await this.readLimited(sql, compiled.bindings, limitMs);
+    const known = slot.columns;
+    // The same column list each run of the slot: the page decoder built for it is reused (list-operations).
+    const columns =
+      known && fields && sameNames(known, fields)
+        ? known
+        : (slot.columns = (fields ?? []).map((f) => f.name));
+    return { columns, rows };
+  }
+
+  async count(build: () => Knex.QueryBuilder, slot: CompiledSlot, limitMs: number): Promise<number> {
+    const compiled = slot.compiled ?? (slot.compiled = compile(build()));
+    const sql = limitedSelect(await flavour(this.db.knex), compiled, limitMs);
+    const { rows } = await this.readLimited(sql, compiled.bindings, limitMs);
+    return Number(rows[0]?.[0] ?? 0);
+  }
+
+  /** Runs a time-limited SELECT of committed data on a pooled connection; past its limit, 503 QueryTimeoutError. */
+  private async readLimited(
+    sql: string,
+    bindings: readonly unknown[],
+    limitMs: number,
+  ): Promise<{ rows: unknown[][]; fields: MysqlField[] | undefined }> {
+    try {
+      return await onPooledConnection(this.db, (conn) =>
+        execute<unknown[][]>(conn, sql, bindings.map(mysqlValue), this.statementMs, true),
+      );
+    } catch (err) {
+      if (isTimeLimitError(err)) throw queryTimeout(limitMs);
+      throw err;
+    }
+  }
+}
+
+/** The connection of the write transaction `trx` (writes outside one are a programming error). */
+async function writeConnection(trx: Knex): Promise<MysqlConnection> {
+  const conn = await mysqlConnection(trx);
+  if (!conn) throw new Error('MariaDB rows are written inside a write transaction (inWriteTransaction)');
+  return conn;
+}

@@ -1,0 +1,202 @@
+// Remembered list pages and counts on MariaDB, shared by the requests of every user whose query compiles to the same SQL
+// and bindings (the reader's restrictions are in them). Each carries the change stamp of the tables its SQL reads
+// (change-stamps.ts), read before the query ran, and is served only while a stamp read after the request asked is the
+// same, so several processes on one database never answer from before a write another has acknowledged. Bounded in
+// entries and in bytes (site config `result_cache_entries`, `result_cache_bytes`), least recently used first out.
+// A query that reads anything but `tab…` tables, or calls a function whose value changes by itself, is never kept.
+import type { Knex } from 'knex';
+import type { Site } from '../site';
+import { openChangeStamps, type ChangeStamps, type Stamp } from './change-stamps';
+import type { CompiledSlot, RowSet, SelectSource } from './run-query';
+
+/** How much a site remembers. */
+export interface ResultCacheLimits {
+  /** Results at most; 0 remembers nothing. */
+  entries: number;
+  /** Approximate bytes of the remembered rows at most (about their JSON text). */
+  bytes: number;
+}
+
+/** What a compiled query's remembered result is found by: its SQL and bindings, and the tables it reads. */
+export interface RememberedQuery {
+  key: string;
+  tables: string[];
+}
+
+interface Entry {
+  stamp: Stamp;
+  value: RowSet | number;
+  bytes: number;
+}
+
+const FROM = /\b(?:from|join)\s+(`[^`]*`|[^\s(),]+)/gi;
+const VOLATILE =
+  /\b(?:now|curdate|curtime|current_date|current_time|current_timestamp|sysdate|utc_date|utc_time|utc_timestamp|unix_timestamp|rand|uuid|uuid_short|connection_id|last_insert_id|localtime|localtimestamp)\s*\(/i;
+const TABLE = /^`(tab[^`]+)`$/;
+
+/** The `tab…` tables `sql` reads, sorted; undefined when it reads another table or calls a volatile function. */
+export function tablesRead(sql: string): string[] | undefined {
+  if (VOLATILE.test(sql)) return undefined;
+  const tables = new Set<string>();
+  for (const match of sql.matchAll(FROM)) {
+    const table = TABLE.exec(match[1]!)?.[1];
+    if (table === undefined) return undefined;
+    tables.add(`tab${table.slice(3)}`);
+  }
+  return tables.size ? [...tables].sort() : undefined;
+}
+
+/** A compiled query's key, or null when its result may not be remembered. */
+export function rememberedQuery(query: Knex.QueryBuilder): RememberedQuery | null {
+  const { sql, bindings } = query.toSQL();
+  const tables = tablesRead(sql);
+  return tables ? { key: `${sql}\u0000${JSON.stringify(bindings)}`, tables } : null;
+}
+
+/** About the JSON length of a page's rows. */
+function sizeOf(rows: readonly unknown[][]): number {
+  let size = 2;
+  for (const row of rows) {
+    size += 2;
+    for (const value of row) {
+      if (typeof value === 'string') size += value.length + 3;
+      else if (
+        value === null ||
+        value === undefined ||
+        typeof value === 'number' ||
+        typeof value === 'boolean'
+      )
+        size += 8;
+      else size += JSON.stringify(value)?.length ?? 8;
+    }
+  }
+  return size;
+}
+
+/** The remembered results of one MariaDB site. */
+export class ResultCache {
+  private entries = new Map<string, Entry>();
+  private bytes = 0;
+
+  constructor(
+    private readonly stamps: ChangeStamps,
+    private readonly limits: ResultCacheLimits,
+  ) {}
+
+  /** The rows of a SELECT: remembered ones while their tables are unchanged, else `run`'s (remembered for next time). */
+  async select(source: SelectSource, slot: CompiledSlot, run: () => Promise<RowSet>): Promise<RowSet> {
+    const query = (slot.remembered ??= rememberedQuery(source.build(false)));
+    if (!query) return run();
+    const stamp = await this.stamps.stamp(query.tables);
+    if (!stamp) return run();
+    const hit = this.get(query.key, stamp) as RowSet | undefined;
+    if (hit) return { ...hit };
+    const set = await run();
+    const kept: RowSet = { columns: set.columns, rows: set.rows, derived: new Map() };
+    this.set(query.key, { stamp, value: kept, bytes: sizeOf(set.rows) + query.key.length });
+    return { ...kept };
+  }
+
+  /** A COUNT, remembered like a SELECT's rows. */
+  async count(
+    build: () => Knex.QueryBuilder,
+    slot: CompiledSlot,
+    run: () => Promise<number>,
+  ): Promise<number> {
+    const query = (slot.remembered ??= rememberedQuery(build()));
+    if (!query) return run();
+    const stamp = await this.stamps.stamp(query.tables);
+    if (!stamp) return run();
+    const hit = this.get(query.key, stamp) as number | undefined;
+    if (hit !== undefined) return hit;
+    const n = await run();
+    this.set(query.key, { stamp, value: n, bytes: query.key.length + 8 });
+    return n;
+  }
+
+  /** Results held now (tests, metrics). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private get(key: string, stamp: Stamp): RowSet | number | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (!sameStamp(entry.stamp, stamp)) {
+      this.delete(key, entry);
+      return undefined;
+    }
+    // Most recently used last: the Map's order is the eviction order.
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.value;
+  }
+
+  private set(key: string, entry: Entry): void {
+    if (entry.bytes > this.limits.bytes / 4) return;
+    const old = this.entries.get(key);
+    if (old) this.delete(key, old);
+    while (
+      this.entries.size &&
+      (this.entries.size >= this.limits.entries || this.bytes + entry.bytes > this.limits.bytes)
+    ) {
+      const [oldest, value] = this.entries.entries().next().value as [string, Entry];
+      this.delete(oldest, value);
+    }
+    this.entries.set(key, entry);
+    this.bytes += entry.bytes;
+  }
+
+  private delete(key: string, entry: Entry): void {
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
+  }
+}
+
+function sameStamp(a: Stamp, b: Stamp): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+const caches = new WeakMap<Site, { cache?: ResultCache; stamps?: ChangeStamps }>();
+
+/** The site config's limits (defaults: 1000 results, 4 MB). */
+export function resultCacheLimits(site: Site): ResultCacheLimits {
+  const conf = site.config?.site;
+  return {
+    entries: Math.max(0, Math.floor(Number(conf?.result_cache_entries ?? 1000))),
+    bytes: Math.max(0, Math.floor(Number(conf?.result_cache_bytes ?? 4_000_000))),
+  };
+}
+
+/**
+ * Opens a MariaDB site's remembered results (once; the site opens). The change notices are published after every
+ * commit even with remembering off here: the other processes may remember.
+ */
+export function openResultCache(site: Site): ResultCache | undefined {
+  let state = caches.get(site);
+  if (!state) {
+    state = {};
+    if (site.db.changes) {
+      const limits = resultCacheLimits(site);
+      state.stamps = openChangeStamps(site);
+      if (limits.entries > 0 && limits.bytes > 0) state.cache = new ResultCache(state.stamps, limits);
+    }
+    caches.set(site, state);
+  }
+  return state.cache;
+}
+
+/** The site's remembered results (MariaDB; SQLite's are its row store's), or undefined with remembering off. */
+export function resultCacheOf(site: Site): ResultCache | undefined {
+  const state = caches.get(site);
+  return state ? state.cache : openResultCache(site);
+}
+
+/** Closes the site's remembered results and change notices (the site closes). */
+export async function closeResultCache(site: Site): Promise<void> {
+  const state = caches.get(site);
+  caches.delete(site);
+  await state?.stamps?.close();
+}

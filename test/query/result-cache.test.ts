@@ -1,0 +1,260 @@
+// Remembered list pages and counts: served again while the tables they read are unchanged, never after a write, be it
+// made by this site or by another site object on the same database (its own pool and cache, as another process has),
+// on MariaDB with and without Redis change notices. A write that skips the change counter (a connection the service
+// does not own) is not seen on MariaDB: that is what proves the pages are remembered and the counter is what keeps
+// them fresh. Bounded by result_cache_entries; 0 remembers nothing.
+import type { Knex } from 'knex';
+import knexFactory from 'knex';
+import request from 'supertest';
+import { createApp } from '../../runtime/app';
+import { closeSite, openSite } from '../../runtime/bootstrap';
+import { loadSiteConfig } from '../../runtime/config/config';
+import { writtenTables } from '../../runtime/db/table-changes';
+import { tablesRead } from '../../runtime/query/result-cache';
+import type { Site } from '../../runtime/site';
+import { registry } from '../../generated';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { DB_KIND, createTestSite } from '../helpers/test-site';
+
+jest.setTimeout(120_000);
+const MYSQL = DB_KIND === 'mysql';
+const onMysql = MYSQL ? test : test.skip;
+const REDIS_URL = 'redis://127.0.0.1:6379';
+
+const LIST = '/api/v2/document/ToDo';
+const listQuery = {
+  fields: JSON.stringify(['name', 'description', 'status']),
+  filters: JSON.stringify({ status: 'Open' }),
+  order_by: 'name asc',
+};
+
+describe('which tables a statement reads and writes', () => {
+  test('reads: every FROM and JOIN must be a tab… table; volatile functions are refused', () => {
+    expect(tablesRead('select `a` from `tabToDo` where `x` in (select `parent` from `tabHas Role`)')).toEqual(
+      ['tabHas Role', 'tabToDo'],
+    );
+    expect(tablesRead('select * from `tabA` inner join `tabB` on `tabA`.`x` = `tabB`.`y`')).toEqual([
+      'tabA',
+      'tabB',
+    ]);
+    expect(tablesRead('select * from `__Auth`')).toBeUndefined();
+    expect(tablesRead('select * from tabToDo')).toBeUndefined();
+    expect(tablesRead('select * from `tabToDo` where `modified` > now()')).toBeUndefined();
+    expect(tablesRead('select * from `tabToDo` order by rand ()')).toBeUndefined();
+    expect(tablesRead('select 1')).toBeUndefined();
+    // A column named like a keyword is no table.
+    expect(tablesRead('select `from`, `from_date` from `tabX`')).toEqual(['tabX']);
+  });
+
+  test('writes: insert, update, delete, replace and DDL name their tab… tables; reads and CREATE none', () => {
+    expect(writtenTables('insert into `tabToDo` (`name`) values (?)')).toEqual(['tabToDo']);
+    expect(
+      writtenTables('update `tabToDo` set `x` = ? where `name` in (select `parent` from `tabA`)'),
+    ).toEqual(['tabToDo', 'tabA']);
+    expect(writtenTables('  DELETE FROM `tabToDo` where `name` = ?')).toEqual(['tabToDo']);
+    expect(writtenTables('alter table `tabToDo` add `x` int')).toEqual(['tabToDo']);
+    expect(writtenTables('select * from `tabToDo`')).toEqual([]);
+    expect(writtenTables('create table `tabNew` (`name` varchar(140))')).toEqual([]);
+    expect(writtenTables('insert into `__Session` (`sid`) values (?)')).toEqual([]);
+  });
+
+  test('result_cache_entries and result_cache_bytes must be whole numbers, 0 or more', () => {
+    const dir = path.resolve(__dirname, '../tmp');
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `result-cache-config-${process.pid}.json`);
+    for (const bad of [-1, 1.5, '10', null]) {
+      writeFileSync(file, JSON.stringify({ result_cache_entries: bad }));
+      expect(() => loadSiteConfig(file, true)).toThrow(/result_cache_entries must be a whole number/);
+    }
+    writeFileSync(file, JSON.stringify({ result_cache_bytes: 0 }));
+    expect(loadSiteConfig(file, true).result_cache_bytes).toBe(0);
+  });
+});
+
+/** Site A (the test site) and site B: a second site object on the same database, with its own pool and cache. */
+async function pair(options: { redisUrl?: string; entries?: number } = {}) {
+  const t = await createTestSite({
+    ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
+    ...(options.entries !== undefined ? { site: { result_cache_entries: options.entries } } : {}),
+  });
+  const b: Site = await openSite({ ...t.site.config }, registry);
+  const httpB = request(createApp(b, { onServerError: () => undefined }).callback());
+  const names: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const res = await t.http
+      .post(LIST)
+      .set('Authorization', t.adminToken)
+      .send({ description: `todo ${i}`, status: 'Open' });
+    expect(res.status).toBe(201);
+    names.push(res.body.data.name as string);
+  }
+  const list = async () => {
+    const res = await t.http.get(LIST).query(listQuery).set('Authorization', t.adminToken);
+    expect(res.status).toBe(200);
+    return res.body.data as { name: string; description: string }[];
+  };
+  const count = async () => {
+    const res = await t.http
+      .get('/api/v2/doctype/ToDo/count')
+      .query({ filters: listQuery.filters })
+      .set('Authorization', t.adminToken);
+    expect(res.status).toBe(200);
+    return res.body.data as number;
+  };
+  return {
+    t,
+    b,
+    httpB,
+    names,
+    list,
+    count,
+    close: async () => {
+      await closeSite(b);
+      await t.close();
+    },
+  };
+}
+
+/** How many list SELECTs and COUNTs A's row store ran while `work` ran (the remembered ones run none). */
+async function readsOf(site: Site, work: () => Promise<unknown>): Promise<number> {
+  const select = jest.spyOn(site.rows, 'select');
+  const count = jest.spyOn(site.rows, 'count');
+  try {
+    await work();
+    return select.mock.calls.length + count.mock.calls.length;
+  } finally {
+    select.mockRestore();
+    count.mockRestore();
+  }
+}
+
+/**
+ * The statements A's knex sends that name `table` while `work` runs (the change counter's reads go through it), but
+ * the Server Scripts' own version check (script-store.ts, once a second on a timer without Redis, `where tab = ?`).
+ */
+async function statementsOn(knex: Knex, table: string, work: () => Promise<unknown>): Promise<number> {
+  let seen = 0;
+  const listener = (q: { sql: string; bindings?: unknown[] }) => {
+    if (q.sql.includes(`\`${table}\``) && q.bindings?.[0] !== 'tabServer Script') seen++;
+  };
+  knex.on('query', listener);
+  try {
+    await work();
+  } finally {
+    knex.off('query', listener);
+  }
+  return seen;
+}
+
+const variants: [string, string | undefined][] = MYSQL
+  ? [
+      ['change counter', undefined],
+      ['Redis notices', REDIS_URL],
+    ]
+  : [['SQLite', undefined]];
+
+describe.each(variants)('remembered lists and counts (%s)', (_label, redisUrl) => {
+  let p: Awaited<ReturnType<typeof pair>>;
+  beforeAll(async () => {
+    p = await pair(redisUrl ? { redisUrl } : {});
+  });
+  afterAll(() => p.close());
+
+  test('writes through B (update, create, delete) show at once in A', async () => {
+    for (let round = 0; round < 25; round++) {
+      expect((await p.list()).length).toBe(5);
+      expect(await p.count()).toBe(5);
+      const target = p.names[round % 5]!;
+      const description = `round ${round}`;
+      const put = await p.httpB
+        .put(`${LIST}/${target}`)
+        .set('Authorization', p.t.adminToken)
+        .send({ description });
+      expect(put.status).toBe(200);
+      expect((await p.list()).find((r) => r.name === target)?.description).toBe(description);
+      const created = await p.httpB
+        .post(LIST)
+        .set('Authorization', p.t.adminToken)
+        .send({ description: 'extra', status: 'Open' });
+      expect(created.status).toBe(201);
+      expect(await p.count()).toBe(6);
+      expect((await p.list()).length).toBe(6);
+      const removed = await p.httpB
+        .delete(`${LIST}/${created.body.data.name as string}`)
+        .set('Authorization', p.t.adminToken);
+      expect(removed.status).toBe(202);
+      expect(await p.count()).toBe(5);
+    }
+  });
+
+  onMysql('a repeated list and count are answered from memory; a write by B makes A read again', async () => {
+    const site = p.t.site;
+    await p.list();
+    await p.count();
+    const stampReads = await statementsOn(site.db.knex, '__Change', async () =>
+      expect(await readsOf(site, async () => (await p.list(), await p.count()))).toBe(0),
+    );
+    // With a live Redis subscription the stamp is the notices' (a PING), else one read of the counter per turn.
+    expect(stampReads).toBe(redisUrl ? 0 : 2);
+    const put = await p.httpB
+      .put(`${LIST}/${p.names[0]}`)
+      .set('Authorization', p.t.adminToken)
+      .send({ description: 'changed by B' });
+    expect(put.status).toBe(200);
+    expect(await readsOf(site, async () => (await p.list(), await p.count()))).toBe(2);
+  });
+
+  onMysql('a write that skips the change counter is not seen (the page is remembered)', async () => {
+    const outsider = knexFactory({ client: 'mysql2', connection: p.t.site.config.databaseUrl });
+    try {
+      const before = await p.list();
+      await outsider('tabToDo').where('name', p.names[1]).update({ description: 'behind its back' });
+      expect(await p.list()).toEqual(before);
+      // Any write the service sees bumps the table, and the next list is read again.
+      await p.httpB
+        .put(`${LIST}/${p.names[2]}`)
+        .set('Authorization', p.t.adminToken)
+        .send({ priority: 'Low' });
+      expect((await p.list()).find((r) => r.name === p.names[1])?.description).toBe('behind its back');
+    } finally {
+      await outsider.destroy();
+    }
+  });
+});
+
+describe('limits', () => {
+  onMysql('result_cache_entries: 0 remembers nothing (a write behind its back is seen)', async () => {
+    const p = await pair({ entries: 0 });
+    const outsider = knexFactory({ client: 'mysql2', connection: p.t.site.config.databaseUrl });
+    try {
+      await p.list();
+      await outsider('tabToDo').where('name', p.names[1]).update({ description: 'behind its back' });
+      expect((await p.list()).find((r) => r.name === p.names[1])?.description).toBe('behind its back');
+    } finally {
+      await outsider.destroy();
+      await p.close();
+    }
+  });
+
+  onMysql('result_cache_entries bounds the results kept, least recently used first out', async () => {
+    const p = await pair({ entries: 2 });
+    const site = p.t.site;
+    const page = (start: number) =>
+      p.t.http
+        .get(LIST)
+        .query({ ...listQuery, start, limit: 2 })
+        .set('Authorization', p.t.adminToken)
+        .expect(200);
+    try {
+      await page(0);
+      await page(1);
+      expect(await readsOf(site, () => page(0))).toBe(0); // 0 is now the most recent
+      await page(2); // evicts 1
+      expect(await readsOf(site, () => page(0))).toBe(0);
+      expect(await readsOf(site, () => page(1))).toBe(1);
+    } finally {
+      await p.close();
+    }
+  });
+});
