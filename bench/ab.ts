@@ -7,7 +7,10 @@
 //   AB_PATH=/api/resource/ToDo AB_BODY='{"description":"x"}'   POST creates
 //   AB_SCRIPT='{"name":"echo","script_type":"API","api_method":"echo_script","script":"frappe.response.message = 1"}'
 //                                          saves this Server Script on each side first (JSON fields; Administrator)
-// COMPILED_A=1 / COMPILED_B=1 run that side's compiled build (run `npm run build` in its root first) instead of tsx.
+// COMPILED_A=1 / COMPILED_B=1 run that side's compiled build (run `npm run build` in its root first) instead of tsx,
+// with the environment and node flags of its package.json `npm start`; NODE_ARGS_A / NODE_ARGS_B (JSON arrays) give a
+// compiled side other node flags instead, e.g. NODE_ARGS_A='["--enable-source-maps"]' ENV_A='{"MALLOC_ARENA_MAX":null}' (null removes
+// a variable).
 // Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, and B/A.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -19,7 +22,12 @@ const METHOD_PATH = '/api/method/bench.bench_probe.bench_probe.echo?word=hi';
 
 async function start(tag: 'A' | 'B', urlPath: string) {
   const root = path.resolve(process.env[`ROOT_${tag}`] ?? ROOT);
-  const env = JSON.parse(process.env[`ENV_${tag}`] ?? '{}') as NodeJS.ProcessEnv;
+  // A null value removes the variable, e.g. ENV_A='{"MALLOC_ARENA_MAX":null}' against npm start's environment.
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries(JSON.parse(process.env[`ENV_${tag}`] ?? '{}') as Record<string, string | null>).map(
+      ([name, value]) => [name, value ?? undefined],
+    ),
+  );
   const service = (await import(path.join(root, 'bench/lib/service.ts'))) as typeof import('./lib/service');
   // The root's own procs module tracks the server it spawns: another checkout's stopChild would not find it.
   const procs = (await import(path.join(root, 'bench/lib/procs.ts'))) as typeof import('./lib/procs');
@@ -40,6 +48,9 @@ async function start(tag: 'A' | 'B', urlPath: string) {
     label: `${tag} (${root})`,
     extraEnv: env,
     compiled: process.env[`COMPILED_${tag}`] === '1',
+    startFlags: process.env[`NODE_ARGS_${tag}`]
+      ? (JSON.parse(process.env[`NODE_ARGS_${tag}`] as string) as string[])
+      : undefined,
   });
   const auth = await service.apiToken(svc.base);
   if (process.env.AB_SCRIPT) {

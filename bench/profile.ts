@@ -1,5 +1,6 @@
 // Profiles one request of the service under load: `npx tsx bench/profile.ts [get-v1|get-v2|create|list-v1|list-v2|count|file|startup] [GENERATED_DIR]`
 // (`file`: GET of a 10 KB public file /files/…, no credentials)
+// (`bulk-insert`, `bulk-update`: one queued bulk job of PROFILE_ROWS ToDos, no other load; the window is the job's run).
 // (`startup`: from spawn to the "serving" line, no load).
 // Starts the server (pinned, fresh SQLite, `node --cpu-prof`), seeds ToDo rows, runs the load worker, stops the server
 // and prints where the server's CPU time went (self time by function, and by file or package).
@@ -12,6 +13,7 @@ import { runLoad } from './lib/load';
 import { runMain, detectPinning, freePort, installCleanup, removeOnExit, stopChild } from './lib/procs';
 import { apiToken, benchDbKind, benchMysqlDatabase, seedTodos, startService } from './lib/service';
 import { uploadBytes } from './lib/files';
+import { bulkJob } from './lib/bulk';
 
 export interface ProfileNode {
   id: number;
@@ -164,7 +166,7 @@ export function scenarioRequest(kind: string, base: string, auth: string, name: 
       url: `${base}/api/resource/ToDo`,
       method: 'POST',
       headers: { ...h, 'content-type': 'application/json' },
-      body: '{"description":"profile"}',
+      body: '{"description":"profile","priority":"Low"}',
     },
     'list-v1': {
       url: `${base}/api/resource/ToDo?filters=${encodeURIComponent('[["status","=","Open"]]')}&order_by=modified%20desc`,
@@ -174,6 +176,8 @@ export function scenarioRequest(kind: string, base: string, auth: string, name: 
     count: { url: `${base}/api/v2/doctype/ToDo/count?filters=${filter}`, headers: h },
     // Needs a registry with bench/doctypes: `npx tsx generator/cli.ts --doctypes doctypes --doctypes bench/doctypes --out bench/tmp/feature-gen`.
     method: { url: `${base}/api/method/bench.bench_probe.bench_probe.echo?word=hi`, headers: h },
+    // With PROFILE_SCRIPT='{"name":"echo","script_type":"API","api_method":"bench_echo","script":"..."}' (saved first).
+    script: { url: `${base}/api/method/bench_echo?word=hi`, headers: h },
   };
   const spec = specs[kind];
   if (!spec) throw new Error(`unknown scenario ${kind}: one of ${Object.keys(specs).join(', ')}`);
@@ -212,6 +216,39 @@ async function main(): Promise<number> {
     return 0;
   }
   const auth = await apiToken(svc.base);
+  // PROFILE_SCRIPT: a Server Script (JSON fields) saved before the load, e.g. a Before Save script for `create`.
+  if (process.env.PROFILE_SCRIPT) {
+    const res = await fetch(`${svc.base}/api/resource/Server Script`, {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: process.env.PROFILE_SCRIPT,
+    });
+    if (res.status !== 201) throw new Error(`Server Script refused: ${res.status} ${await res.text()}`);
+  }
+  if (kind === 'bulk-insert' || kind === 'bulk-update') {
+    const docs = Array.from({ length: rows }, (_, i) => ({ description: `profile bulk ${i}` }));
+    let path_ = '/api/v2/document/ToDo/bulk_insert';
+    let body: unknown = { docs };
+    if (kind === 'bulk-update') {
+      const inserted = await bulkJob(svc.base, auth, path_, body);
+      path_ = '/api/v2/document/ToDo/bulk_update';
+      body = { docs: (inserted.result.inserted as string[]).map((name) => ({ name, status: 'Closed' })) };
+    }
+    const job = await bulkJob(svc.base, auth, path_, body);
+    const jobEnd = performance.now();
+    console.log(
+      `${kind}: ${rows} items in ${job.seconds.toFixed(2)} s, ${Math.round(rows / job.seconds)} docs/s (profiled)`,
+    );
+    await stopChild(svc.child, 15000);
+    const stopped = performance.now();
+    await db?.drop();
+    const window = measuredWindow(jobEnd, stopped, job.seconds);
+    console.log(
+      `job window: ${Math.round(window.fromEndUs)} to ${Math.round(window.toEndUs)} us before the profile's end`,
+    );
+    console.log(report(path.join(profDir, stamp), window));
+    return 0;
+  }
   let s: ScenarioRequest;
   if (kind === 'file') {
     const url = await uploadBytes(svc.base, auth, new Uint8Array(10 * 1024).fill(65), 'profile-10k.txt');
@@ -249,10 +286,19 @@ export function mainThreadProfile(dir: string): { file: string; profile: CpuProf
   return main;
 }
 
-/** Summary of the main thread's profile in `dir` (the busiest of the per-thread files). */
+/** Summary of the main thread's profile in `dir` (the busiest of the per-thread files); PROFILE_THREADS=1: every thread's. */
 function report(dir: string, window?: { fromEndUs: number; toEndUs: number }): string {
   const main = mainThreadProfile(dir);
-  return `${path.relative(ROOT, main.file)} (open in Chrome DevTools > Performance, or speedscope)\n\n${summarize(main.profile, 30, window)}`;
+  const head = `${path.relative(ROOT, main.file)} (open in Chrome DevTools > Performance, or speedscope)\n\n${summarize(main.profile, 30, window)}`;
+  if (process.env.PROFILE_THREADS !== '1') return head;
+  const others = readdirSync(dir)
+    .map((f) => path.join(dir, f))
+    .filter((f) => f !== main.file)
+    .map(
+      (f) =>
+        `\n\n=== ${path.relative(ROOT, f)}\n\n${summarize(JSON.parse(readFileSync(f, 'utf8')) as CpuProfile, 30, window)}`,
+    );
+  return head + others.join('');
 }
 
 if (require.main === module) {

