@@ -1,12 +1,12 @@
 // Credential changes across processes: with REDIS_URL, a revoked token or a changed user is dropped from every
 // process's cache at once (without it, other processes notice within their 5 s cache).
-import type Redis from 'ioredis';
 import type { Site } from '../site';
 import { forgetBearerTokens } from './bearer-tokens';
+import { RedisSubscription } from './redis-subscription';
 import { siteRedis } from './site-redis';
 import { forgetUsers } from './users';
 
-const subscribers = new WeakMap<Site, Redis>();
+const subscribers = new WeakMap<Site, RedisSubscription>();
 
 function channelOf(prefix: string): string {
   return `${prefix}auth-changed`;
@@ -23,10 +23,11 @@ export function listenForAuthChanges(site: Site): void {
   if (subscribers.has(site)) return;
   const shared = siteRedis(site);
   if (!shared) return;
-  const sub = shared.redis.duplicate();
-  sub.on('error', () => undefined);
-  sub.on('message', forgetHere);
-  void sub.subscribe(channelOf(shared.prefix)).catch(() => undefined);
+  // Live again after an outage: a notice may have been missed, so this process forgets too.
+  const sub = new RedisSubscription(shared.redis, channelOf(shared.prefix), {
+    message: forgetHere,
+    live: forgetHere,
+  });
   subscribers.set(site, sub);
 }
 
@@ -44,5 +45,5 @@ export async function authChanged(site: Site): Promise<void> {
 export async function stopAuthBroadcast(site: Site): Promise<void> {
   const sub = subscribers.get(site);
   subscribers.delete(site);
-  if (sub) await sub.quit().catch(() => sub.disconnect());
+  sub?.close();
 }

@@ -7,6 +7,7 @@
 // publishes before it answers its client).
 import type Redis from 'ioredis';
 import type { Knex } from 'knex';
+import { RedisSubscription } from '../auth/redis-subscription';
 import { siteRedis } from '../auth/site-redis';
 import { CHANGE_TABLE } from '../db/table-changes';
 import type { Site } from '../site';
@@ -28,23 +29,23 @@ const COUNTER = -1;
 
 /** The change notices of a site on Redis, as this process receives them. */
 class Notices {
-  /** The subscription is confirmed and its connection open: every notice published since reaches `versions`. */
-  live = false;
   /** Moves on every start and stop of the subscription. */
   epoch = 1;
   /** Notices received per table. */
   readonly versions = new Map<string, number>();
-  private readonly sub: Redis;
+  private readonly sub: RedisSubscription;
 
-  constructor(
-    redis: Redis,
-    private readonly channel: string,
-  ) {
-    this.sub = redis.duplicate({ autoResubscribe: false, lazyConnect: false });
-    this.sub.on('error', () => this.stop());
-    this.sub.on('close', () => this.stop());
-    this.sub.on('ready', () => this.start());
-    this.sub.on('message', (_channel: string, message: string) => this.received(message));
+  constructor(redis: Redis, channel: string) {
+    this.sub = new RedisSubscription(redis, channel, {
+      message: (message) => this.received(message),
+      live: () => this.epoch++,
+      lost: () => this.epoch++,
+    });
+  }
+
+  /** The subscription is confirmed and its connection open: every notice published since reaches `versions`. */
+  get live(): boolean {
+    return this.sub.isLive;
   }
 
   /** Counts a notice: its tables' versions move. */
@@ -52,31 +53,13 @@ class Notices {
     for (const table of message.split('\n')) this.versions.set(table, (this.versions.get(table) ?? 0) + 1);
   }
 
-  private start(): void {
-    this.sub.subscribe(this.channel).then(
-      () => {
-        this.epoch++;
-        this.live = true;
-      },
-      () => this.stop(),
-    );
-  }
-
-  private stop(): void {
-    if (!this.live) return;
-    this.live = false;
-    this.epoch++;
-  }
-
   /** Resolves once every notice published before the call has been received (rejects if Redis does not answer). */
-  async barrier(): Promise<void> {
-    await this.sub.ping();
+  barrier(): Promise<void> {
+    return this.sub.barrier();
   }
 
-  async close(): Promise<void> {
-    this.sub.removeAllListeners('close');
-    this.live = false;
-    await this.sub.quit().catch(() => this.sub.disconnect());
+  close(): void {
+    this.sub.close();
   }
 }
 
@@ -109,7 +92,7 @@ export class ChangeStamps {
 
   /** Stops listening for notices. */
   async close(): Promise<void> {
-    await this.notices?.close();
+    this.notices?.close();
   }
 
   // One read at a time, and the requests of a turn share it: a read already running may have begun before a waiter

@@ -8,6 +8,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { CHANGE_TABLE } from '../db/table-changes';
 import type { Site } from '../site';
+import { RedisSubscription } from '../auth/redis-subscription';
 import { siteRedis } from '../auth/site-redis';
 import { preloadInline } from './inline-sandbox';
 
@@ -185,14 +186,15 @@ function subscribe(site: Site, state: SiteScripts): void {
   const shared = siteRedis(site);
   if (!shared) return;
   state.subscribed = true;
-  const sub = shared.redis.duplicate();
-  sub.on('error', () => undefined);
-  sub.on('message', () => drop(site));
-  void sub.subscribe(channelOf(shared.prefix)).catch(() => undefined);
+  // Live again after an outage: a notice may have been missed, so the scripts are read again.
+  const sub = new RedisSubscription(shared.redis, channelOf(shared.prefix), {
+    message: () => drop(site),
+    live: () => drop(site),
+  });
   subscribers.set(site, sub);
 }
 
-const subscribers = new WeakMap<Site, { quit(): Promise<unknown>; disconnect(): void }>();
+const subscribers = new WeakMap<Site, RedisSubscription>();
 
 function drop(site: Site): void {
   const state = stateOf(site);
@@ -300,5 +302,5 @@ export async function closeServerScripts(site: Site): Promise<void> {
   const state = perSite.get(site);
   if (state?.timer) clearInterval(state.timer);
   perSite.delete(site);
-  if (sub) await sub.quit().catch(() => sub.disconnect());
+  sub?.close();
 }
