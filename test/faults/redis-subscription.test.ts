@@ -1,6 +1,6 @@
 // A subscription to a Redis channel across outages, with a private redis-server reached through a small TCP relay that
 // can hold back SUBSCRIBE commands: the connection dropped, connected again and its SUBSCRIBE held, then Redis killed
-// and kept down past the connection's retries: that command is rejected and nothing of it is left unhandled (ioredis's
+// and the relay closed, refusing connections past the connection's retries: that command is rejected and nothing of it is left unhandled (ioredis's
 // own re-subscribe left it unhandled, which ends the process); when Redis is back the subscription is live again,
 // says so, and receives notices.
 import net from 'node:net';
@@ -111,13 +111,16 @@ run('RedisSubscription with a failing Redis (private redis-server)', () => {
       relay.drop();
       await until(() => relay.held > 0, 5_000);
       expect(events).toEqual(['live', 'lost']);
+      // Redis and the relay go: the connection closes with that command unanswered, and reconnecting is refused.
+      await relay.close();
       await server.kill();
-      // Down through several reconnect attempts (one retry per command is allowed): the command is rejected.
+      // Refused through several reconnect attempts (one retry per command is allowed): the command is rejected.
       await new Promise((r) => setTimeout(r, 1000));
       expect(subscription.isLive).toBe(false);
 
       relay.holding = false;
       await server.start();
+      await relay.listen();
       await until(() => subscription.isLive, 10_000);
       await pub.publish('ch', 'two');
       await until(() => messages.length === 2, 5_000);
