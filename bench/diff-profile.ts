@@ -3,6 +3,7 @@
 // Profiles the baseline and the service (`node --cpu-prof`, pinned as in `npm run bench`) under the same load, one
 // after the other, and prints each function's self time per request in both with the difference, largest first.
 // Functions the baseline runs too (Koa, node:http) show what the service adds to them; the rest is the service's own.
+// PROFILE_SCRIPT (JSON fields): a Server Script saved before the load (the `script` scenario, see profile.ts).
 // Environment: BENCH_SECONDS (default 8), BENCH_CONNECTIONS (default 50), DIFF_TOP (rows, default 50).
 // BENCH_DB=mysql: the service runs on a fresh MariaDB database (bench_<pid>_<n> on BENCH_MYSQL_URL's server, dropped
 // after). DIFF_BASE=sqlite: the side compared against is the same scenario on SQLite instead of the Koa hello-world,
@@ -93,6 +94,15 @@ async function main(): Promise<number> {
           nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
         });
         const auth = await apiToken(svc.base);
+        // PROFILE_SCRIPT: a Server Script (JSON fields) saved first, as in profile.ts (the `script` scenario).
+        if (process.env.PROFILE_SCRIPT) {
+          const res = await fetch(`${svc.base}/api/resource/Server Script`, {
+            method: 'POST',
+            headers: { authorization: auth, 'content-type': 'application/json' },
+            body: process.env.PROFILE_SCRIPT,
+          });
+          if (res.status !== 201) throw new Error(`Server Script refused: ${res.status} ${await res.text()}`);
+        }
         const names = await seedTodos(svc.base, auth, 0, 100);
         return { child: svc.child, ...scenarioRequest(kind, svc.base, auth, names[50] as string) };
       });

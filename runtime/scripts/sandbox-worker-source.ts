@@ -201,15 +201,19 @@ function buildSandbox(mod, limits) {
     'const response = frappe == null ? undefined : frappe.response; ' +
     'if (typeof response === "object" && response !== null) out.message = response.message; ' +
     'if (hasDoc) out.doc = G.doc; if (wantConditions) out.conditions = G.conditions; return stringify(out); }; ' +
-    'return [prepare, finish, function runCompiled(json, script) { prepare(json); script(); return finish(); }]; })()',
+    'return [prepare, finish, function runCompiled(json, script) { prepare(json); script(); const out = finish(); ' +
+    'if (typeof out !== "string") throw new TypeError("the result is not JSON"); return out; }]; })()',
     'sandbox.js',
   );
   if (io.error) throw new Error('the sandbox io functions did not compile');
   own(io.value);
   sb.prepare = own(ctx.getProp(io.value, 0));
   sb.finish = own(ctx.getProp(io.value, 1));
-  // Inline: prepare, the compiled script and finish in one call (a straight-line script makes no promise jobs).
+  // Inline: prepare, the compiled script and finish in one call (a straight-line script makes no promise jobs); it
+  // returns a string or throws.
   sb.runCompiled = own(ctx.getProp(io.value, 2));
+  // The C pointers the inline call passes to the module's exports itself (see runCompiled below).
+  sb.ptr = { ctx: ctx.ctx.value, rt: rt.rt.value, undefined: ctx.undefined.value, runCompiled: sb.runCompiled.value };
   return sb;
 }
 
@@ -521,21 +525,46 @@ const ACCESSORS_ALLOWED = ['description', 'size', 'source', 'flags', 'global', '
  * Inline, a compiled straight-line script: one guest call (prepare, the script, finish). Only a good outcome is used
  * (anything else sends the call to a worker), so failures are not told apart here.
  */
-function runCompiled(job) {
-  const sb = acquire(job.limits, job.compiled.image);
-  const ctx = sb.ctx;
+//
+// The call goes to the module's exports directly, not through quickjs-emscripten's handles: nothing made here is freed
+// (the next call copies the image back over it, as it does the handles of any job), and the wrappers' bookkeeping (a
+// lifetime object per value, a scope, the pointer array) cost more than the script. The input is written into memory
+// from malloc, NUL-terminated (JSON text holds no raw NUL); the guest's runCompiled returns a string or throws.
+const encoder = new TextEncoder();
+/** Writes a 32-bit value at addr, little-endian (the module exports no 32-bit view of its memory). */
+function put32(heap, addr, value) {
+  heap[addr] = value & 255;
+  heap[addr + 1] = (value >>> 8) & 255;
+  heap[addr + 2] = (value >>> 16) & 255;
+  heap[addr + 3] = value >>> 24;
+}
+function runCompiled(job, compiled) {
+  const sb = acquire(job.limits, compiled.image);
+  const em = sb.mod.module;
+  const p = sb.ptr;
   call = newCall(job);
   const fail = { ok: false, kind: 'script', message: 'inline run failed', logs: call.logs };
   try {
-    const r = ctx.callFunction(sb.runCompiled, ctx.undefined, keep(ctx.newString(job.input)), job.compiled.fn);
-    if (r.error) { keep(r.error); return fail; }
-    keep(r.value);
-    if (call.overLimit || sb.rt.hasPendingJob() || ctx.typeof(r.value) !== 'string') return fail;
-    const json = ctx.getString(r.value);
+    const bytes = Buffer.byteLength(job.input, 'utf8');
+    const text = em._malloc(bytes + 1);
+    const argv = em._malloc(8);
+    if (!text || !argv) return fail;
+    const heap = em.HEAPU8;
+    encoder.encodeInto(job.input, heap.subarray(text, text + bytes));
+    heap[text + bytes] = 0;
+    const input = em._QTS_NewString(p.ctx, text);
+    put32(heap, argv, input);
+    put32(heap, argv + 4, compiled.fn.value);
+    const result = em._QTS_Call(p.ctx, p.runCompiled, p.undefined, 2, argv);
+    if (em._QTS_ResolveException(p.ctx, result)) return fail;
+    if (call.overLimit || em._QTS_IsJobPending(p.rt)) return fail;
+    const chars = em._QTS_GetString(p.ctx, result);
+    if (!chars) return fail;
+    const json = em.UTF8ToString(chars);
     if (json.length > job.limits.maxResultBytes) return fail;
     return { ok: true, json, logs: call.logs };
   } catch (e) {
-    if (!(e && typeof e === 'object' && 'alive' in e)) ready = load();
+    ready = load();
     return fail;
   } finally {
     call = undefined;
@@ -588,7 +617,7 @@ if (INLINE) {
       try {
         const compiled = compiledScript(job);
         if (!compiled) return undefined;
-        outcome = runCompiled(Object.assign({}, job, { compiled }));
+        outcome = runCompiled(job, compiled);
       } catch (e) {
         ready = load();
       }
