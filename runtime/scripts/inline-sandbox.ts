@@ -21,6 +21,8 @@ interface InlineProgram {
     input: string;
     limits: ScriptLimits;
   }): Reported | undefined;
+  /** Drops the compiled form of `source`. */
+  forget(source: string): void;
 }
 
 /**
@@ -81,11 +83,52 @@ function load(): void {
       () => {
         denied = new Set(loaded.guestNames());
         program = loaded;
+        warmUp(loaded);
       },
       (err: unknown) => {
         process.stderr.write(`inline server scripts are off: ${String(err)}\n`);
       },
     );
+}
+
+/**
+ * A script run WARM_UP_RUNS times after the load, a slice of at most WARM_UP_SLICE_MS per turn of the event loop. Fresh,
+ * the program is slow: V8 runs the WebAssembly from its baseline compiler and the JavaScript around it unoptimised
+ * until they are hot, and the first 3,000 calls or so cost 60-270 us each against 10-20 us after (measured with a
+ * straight-line Before Save script). Warming it here, before scripts are called, keeps that cost out of requests.
+ */
+const WARM_UP_SOURCE =
+  "if (doc.status === 'Open' && doc.priority !== 'High') doc.priority = 'Medium'; frappe.response.message = doc.description";
+const WARM_UP_RUNS = 4000;
+const WARM_UP_SLICE_MS = 2;
+const WARM_UP_INPUT = JSON.stringify({
+  doc: { status: 'Open', priority: 'Low', description: 'warm-up' },
+  user: 'Guest',
+});
+
+function warmUp(loaded: InlineProgram): void {
+  let left = WARM_UP_RUNS;
+  const slice = (): void => {
+    // A reloaded program (after a fault) is warmed by its own load.
+    if (program !== loaded) return;
+    const end = performance.now() + WARM_UP_SLICE_MS;
+    while (left > 0 && performance.now() < end) {
+      left--;
+      const outcome = loaded.runInline({
+        id: 0,
+        kind: 'run',
+        source: WARM_UP_SOURCE,
+        filename: 'warm-up.js',
+        input: WARM_UP_INPUT,
+        limits: INLINE_LIMITS,
+      });
+      if (!outcome?.ok) return;
+    }
+    // Unreferenced: a process that is done otherwise does not wait for the warm-up.
+    if (left > 0) setImmediate(slice).unref();
+    else loaded.forget(WARM_UP_SOURCE);
+  };
+  setImmediate(slice).unref();
 }
 
 /** The verdict on `source` (checked once per source text). */

@@ -610,6 +610,7 @@ if (INLINE) {
   workerData.exports = {
     ready: () => ready.then(() => undefined),
     guestNames: () => guestNames(kept.mod),
+    forget: (source) => { compiledScripts.delete(source); },
     runInline(job) {
       if (!kept || ready !== loaded) return undefined;
       needsWorker = false;
