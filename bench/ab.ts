@@ -7,6 +7,8 @@
 //   AB_PATH=/api/resource/ToDo AB_BODY='{"description":"x"}'   POST creates
 //   AB_SCRIPT='{"name":"echo","script_type":"API","api_method":"echo_script","script":"frappe.response.message = 1"}'
 //                                          saves this Server Script on each side first (JSON fields; Administrator)
+//   AB_SCRIPT_A / AB_SCRIPT_B              the same for one side only (an empty value: none), e.g. a create with a
+//                                          Before Save script against the same create without it
 // COMPILED_A=1 / COMPILED_B=1 run that side's compiled build (run `npm run build` in its root first) instead of tsx,
 // with the environment and node flags of its package.json `npm start`; NODE_ARGS_A / NODE_ARGS_B (JSON arrays) give a
 // compiled side other node flags instead, e.g. NODE_ARGS_A='["--enable-source-maps"]' ENV_A='{"MALLOC_ARENA_MAX":null}' (null removes
@@ -53,11 +55,12 @@ async function start(tag: 'A' | 'B', urlPath: string) {
       : undefined,
   });
   const auth = await service.apiToken(svc.base);
-  if (process.env.AB_SCRIPT) {
+  const script = process.env[`AB_SCRIPT_${tag}`] ?? process.env.AB_SCRIPT;
+  if (script) {
     const res = await fetch(`${svc.base}/api/resource/Server Script`, {
       method: 'POST',
       headers: { authorization: auth, 'content-type': 'application/json' },
-      body: process.env.AB_SCRIPT,
+      body: script,
     });
     if (res.status !== 201)
       throw new Error(`${tag}: Server Script refused: ${res.status} ${await res.text()}`);

@@ -31,11 +31,6 @@ export const EVENT_OF_HOOK: Partial<Record<HookName, string>> = {
 /** Fields a script may not change through `doc`: the document's identity and state. */
 const FIXED: ReadonlySet<string> = new Set([...STANDARD_FIELDS, 'doctype', 'amended_from']);
 
-/** The document's data as plain JSON values (own enumerable properties). */
-function plain(doc: Document): DocData {
-  return JSON.parse(JSON.stringify(Object.assign({}, doc))) as DocData;
-}
-
 /** Applies what a Before event script changed in `doc`: value fields of the DocType only, never identity or tables. */
 function applyChanges(binding: DocTypeBinding, doc: Document, before: DocData, after: unknown): void {
   if (after === null || typeof after !== 'object' || Array.isArray(after)) return;
@@ -74,7 +69,9 @@ export async function runEventScripts(
   const scripts = (await scriptIndex(tx.site, tx.trx)).events.get(`${binding.meta.name}|${event}`);
   if (!scripts) return;
   for (const script of scripts) {
-    const before = plain(doc);
+    // The document's own enumerable properties, not copied further: the script gets them as JSON (an inline run only the
+    // fields it names, inline-sandbox.ts), and applyChanges compares values as JSON text.
+    const before: DocData = Object.assign({}, doc);
     const result = await runScript(script, { site: tx.site, user: tx.user, version: 2, tx }, { doc: before });
     if (event.startsWith('Before')) applyChanges(binding, doc, before, result.doc);
   }
