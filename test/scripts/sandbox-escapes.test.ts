@@ -57,7 +57,7 @@ const escapes: [string, string, RegExp][] = [
   ['an array bomb', 'const a = []; while (true) a.push(new Array(1e5).fill(1))', /memory|time limit/],
   ['deep recursion', 'function f() { return f() } f()', /stack overflow/],
   ['a huge result', "frappe.response.message = 'x'.repeat(3 * 1024 * 1024)", /more than \d+ characters/],
-  ['while(true){}', 'while (true) {}', /CPU time limit/],
+  ['while(true){}', 'while (true) {}', /CPU time limit|wall-clock time limit/],
 ];
 
 test.each(escapes)(
