@@ -114,6 +114,7 @@ export async function openSite(
     acquireMs: conf.db_acquire_timeout,
     busyMs: conf.db_busy_timeout,
     readerThreads: conf.reader_threads,
+    readerNice: conf.reader_nice,
   });
   const site: Site = { db, registry, rows: openRowStore(db, registry), config };
   db.resultCache = resultCacheLimits(site);

@@ -47,6 +47,11 @@ export interface SiteConfig {
    * every read runs on the event loop (and is not timed).
    */
   reader_threads: number;
+  /**
+   * SQLite, Linux: the nice value of each reader thread (0-19; set per thread, the event loop keeps the process's), so
+   * that on a busy core the event loop thread is scheduled ahead of a long read. 0 leaves them at the process's.
+   */
+  reader_nice: number;
   /** Longest a request waits for a pooled connection, or a new one to connect (ms), before it is 503. */
   db_acquire_timeout: number;
   /** Longest a write waits on another's lock (ms: SQLite busy_timeout, MariaDB innodb_lock_wait_timeout) before 503. */
@@ -115,6 +120,7 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   db_statement_timeout: 8000,
   max_query_time: 5000,
   reader_threads: 2,
+  reader_nice: 19,
   db_acquire_timeout: 5000,
   db_busy_timeout: 5000,
   headers_timeout: 20_000,
@@ -152,6 +158,10 @@ export function loadSiteConfig(file: string | undefined, required: boolean): Sit
   for (const key of ['result_cache_entries', 'result_cache_bytes'] as const)
     if (!Number.isSafeInteger(config[key]) || config[key] < 0)
       throw new ValidationError(`site config ${file}: ${key} must be a whole number, 0 or more`);
+  if (!Number.isSafeInteger(config.reader_nice) || config.reader_nice < 0 || config.reader_nice > 19)
+    throw new ValidationError(
+      `site config ${file}: reader_nice must be a whole number from 0 to 19, got ${JSON.stringify(config.reader_nice)}`,
+    );
   return config;
 }
 

@@ -48,6 +48,8 @@ export interface DatabaseTimeouts {
   busyMs: number;
   /** SQLite: reader threads at most (site config reader_threads; 0: none, every read on the event loop). */
   readerThreads?: number;
+  /** SQLite, Linux: the reader threads' nice value (site config reader_nice, default 19; 0 leaves the process's). */
+  readerNice?: number;
 }
 
 /** The defaults of the site config keys. */
@@ -198,7 +200,10 @@ export function connect(url: string, timeouts: DatabaseTimeouts = DEFAULT_TIMEOU
   const checkpointer = startWalCheckpointer(file);
   const threads = Math.floor(timeouts.readerThreads ?? 2);
   // reader_threads 0: every read on the event loop, as before reader threads existed.
-  const readerPool = threads >= 1 ? new ReaderPool({ file, threads, busyMs: timeouts.busyMs }) : undefined;
+  const readerPool =
+    threads >= 1
+      ? new ReaderPool({ file, threads, busyMs: timeouts.busyMs, nice: timeouts.readerNice ?? 19 })
+      : undefined;
   return {
     knex,
     dialect: 'sqlite',

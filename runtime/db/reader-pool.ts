@@ -12,14 +12,16 @@ export type ReadMode = 'raw' | 'pluck' | 'value';
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
-// Linux: this thread runs at a lower priority (nice +10, per thread), so that on a loaded or pinned core the event loop
-// preempts it: a long read takes longer, the requests beside it do not.
-try {
-  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
-  if (tid > 0) require('node:os').setPriority(tid, 10);
-} catch {
-  // elsewhere: the default priority
-}
+// Linux: this thread alone runs at a lower priority (workerData.nice, default 19: CFS weight 15 against the event loop's
+// 1024), so that on a loaded or pinned core the event loop runs whenever it has work: a long read takes longer, the
+// requests beside it do not. /proc/thread-self names this thread's task; setpriority on a tid sets that thread only.
+if (workerData.nice > 0)
+  try {
+    const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
+    if (tid > 0) require('node:os').setPriority(tid, workerData.nice);
+  } catch {
+    // elsewhere (or not allowed): the process's priority
+  }
 const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = ' + workerData.busyMs);
 const statements = new Map();
@@ -83,6 +85,8 @@ export interface ReaderPoolOptions {
   threads: number;
   /** The connections' busy_timeout, in ms. */
   busyMs: number;
+  /** Linux: each thread's nice value (0-19; 0 leaves the process's). */
+  nice?: number;
 }
 
 /**
@@ -179,6 +183,7 @@ export class ReaderPool {
         file: this.options.file,
         driver: require.resolve('better-sqlite3'),
         busyMs: this.options.busyMs,
+        nice: this.options.nice ?? 19,
       },
     });
     worker.unref();

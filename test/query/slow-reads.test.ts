@@ -1,7 +1,11 @@
 // Reads that may be slow: on SQLite those whose plan scans (unindexed filters, counts, aggregates, deep offsets) run in
 // reader threads with the same answers, fast ones stay on the event loop; on both databases a read past site config
 // max_query_time is cancelled with 503 QueryTimeoutError, and the next reads are served.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import { loadSiteConfig } from '../../runtime/config/config';
 import { mayBeSlow, planIsSlow } from '../../runtime/db/slow-reads';
 import { createTestSite, DB_KIND, type TestSite } from '../helpers/test-site';
 
@@ -9,7 +13,9 @@ const ROWS = 200_000;
 let t: TestSite;
 
 beforeAll(async () => {
-  t = await createTestSite();
+  // Reader threads at the process's priority here: these tests check answers and time limits, and at the default nice
+  // 19 a 200,000-row read beside the other jest worker's CPU could take past max_query_time (reader_nice is tested below).
+  t = await createTestSite({ site: { reader_nice: 0 } });
   const knex = t.site.db.knex;
   // One statement: a recursive CTE makes the rows (description 'row <n>', every third one Closed).
   const now = "'2026-01-01 00:00:00.000000'";
@@ -183,3 +189,62 @@ describe('max_query_time', () => {
     }
   },
 );
+
+/** This process's threads (tid) with their nice value, from /proc (Linux). */
+function niceByThread(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task'))
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      // After "pid (comm) ": state is field 3; nice is field 19.
+      out.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    } catch {
+      // the thread ended meanwhile
+    }
+  return out;
+}
+
+// Linux only (per-thread nice); skipped where the process itself runs above 15 (an unprivileged thread cannot lower it).
+(DB_KIND === 'sqlite' && existsSync('/proc/thread-self') && os.getPriority() <= 15 ? test : test.skip)(
+  'reader_nice: each reader thread alone runs at that nice value, the event loop keeps the process priority',
+  async () => {
+    const mainNice = os.getPriority();
+    const small = await createTestSite({ site: { reader_nice: 15 } });
+    try {
+      const before = niceByThread();
+      expect([...before.values()].filter((n) => n === 15)).toEqual([]);
+      // A count with a leading-wildcard like scans: it runs on a reader thread, started for it.
+      const res = await small.http
+        .get(`/api/v2/doctype/ToDo/count?filters=${q([['description', 'like', '%x%']])}`)
+        .set('Authorization', small.adminToken);
+      expect(res.status).toBe(200);
+      expect(small.site.db.readerPool?.threads.live).toBe(1);
+      const after = niceByThread();
+      const started = [...after].filter(([tid]) => !before.has(tid));
+      // The reader thread (and the threads Node starts for a worker beside it) are new; the reader is at 15.
+      expect(started.filter(([, nice]) => nice === 15)).toHaveLength(1);
+      expect(after.get(process.pid)).toBe(mainNice);
+      expect(os.getPriority()).toBe(mainNice);
+    } finally {
+      await small.close();
+    }
+  },
+);
+
+test('site config reader_nice: a whole number from 0 to 19, else a clear error naming it', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'reader-nice-'));
+  try {
+    const file = path.join(dir, 'site_config.json');
+    const load = (value: unknown) => {
+      writeFileSync(file, JSON.stringify({ reader_nice: value }));
+      return loadSiteConfig(file, true);
+    };
+    expect(loadSiteConfig(undefined, false).reader_nice).toBe(19);
+    expect(load(0).reader_nice).toBe(0);
+    expect(load(10).reader_nice).toBe(10);
+    for (const bad of [-1, 20, 2.5, '10', null])
+      expect(() => load(bad)).toThrow(/reader_nice must be a whole number from 0 to 19/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
