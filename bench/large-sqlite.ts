@@ -6,19 +6,30 @@
 // TCP connect and the other 49 clients' setup, so it measures the connection burst of a fresh run: a warm-up). Pages are walked (each request distinct), so
 // no remembered result answers them. GET one is loaded by autocannon (50 connections) pinned to its own core, as the
 // other lines of `npm run bench`; the count clients and the page walks are fetch calls from this process.
-// Environment: BENCH_LARGE_ROWS (default 500000), BENCH_LARGE_SECONDS (per load phase, default 8).
+// The service runs with node --single-threaded-gc when it is pinned to one core: V8's default GC helper threads (4) would
+// share that core with the event loop, and the event loop waits behind them at every scavenge (docs/large-sqlite-tail.md).
+// Environment: BENCH_LARGE_ROWS (default 500000), BENCH_LARGE_SECONDS (per load phase, default 8), BENCH_LARGE_NODE_ARGS
+// (the service's node flags instead, space-separated; empty for V8's defaults), BENCH_SHIELD (bench/lib/procs.ts
+// shieldSelf: on a shared machine, as root, the service and load generator at a lower nice than other sessions).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { runLoad, type Measured } from './lib/load';
-import { detectPinning, freePort, stopChild } from './lib/procs';
+import { detectPinning, freePort, type Pinning, shieldSelf, stopChild } from './lib/procs';
 import { apiToken, startService } from './lib/service';
 
 const ROWS = Number(process.env.BENCH_LARGE_ROWS ?? 500_000);
 const SECONDS = Number(process.env.BENCH_LARGE_SECONDS ?? 8);
 const COUNT_CLIENTS = 2;
 const PAGES = 200;
+
+/** The service's node flags: BENCH_LARGE_NODE_ARGS, else --single-threaded-gc when pinned to one core. */
+function nodeArgs(pinning: Pinning): string[] {
+  const raw = process.env.BENCH_LARGE_NODE_ARGS;
+  if (raw !== undefined) return raw.split(' ').filter(Boolean);
+  return pinning.enabled ? ['--single-threaded-gc'] : [];
+}
 
 /** The figures of the large scenario. */
 export interface LargeResult {
@@ -33,6 +44,10 @@ export interface LargeResult {
   deepPageMs: number;
   offsetPageMs: number;
   loadavg: number[];
+  /** The service's node flags. */
+  nodeArgs: string[];
+  /** BENCH_SHIELD's nice, when the run was shielded from other sessions. */
+  shield?: number;
 }
 
 const median = (x: number[]) => [...x].sort((a, b) => a - b)[Math.floor(x.length / 2)] ?? 0;
@@ -52,6 +67,7 @@ async function serve(dir: string, tag: string, readerThreads: number | undefined
     timeoutMs: 120_000,
     label: `service (large, ${tag})`,
     extraEnv: { SITE_CONFIG: siteConfig },
+    nodeArgs: nodeArgs(detectPinning()),
   });
   return { svc, dbFile };
 }
@@ -73,6 +89,7 @@ async function fill(dbFile: string, rows: number): Promise<void> {
 export async function runLargeSqlite(log: (line: string) => void): Promise<LargeResult> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-bench-large-'));
   const pinning = detectPinning();
+  const shield = shieldSelf();
   try {
     const phase = async (tag: string, readerThreads: number | undefined) => {
       const { svc, dbFile } = await serve(dir, tag, readerThreads);
@@ -93,6 +110,7 @@ export async function runLargeSqlite(log: (line: string) => void): Promise<Large
           connections: 50,
           seconds: SECONDS,
           warmupSeconds: 1,
+          shield: shield?.nice,
         };
         const idle = await runLoad(pinning, getSpec, `GET one idle (${tag})`, svc.pid);
         const times: number[] = [];
@@ -173,6 +191,8 @@ export async function runLargeSqlite(log: (line: string) => void): Promise<Large
         deepPageMs: median(deepPages),
         offsetPageMs: median(offsets),
         loadavg: os.loadavg(),
+        nodeArgs: nodeArgs(pinning),
+        shield: shield?.nice,
       };
       log(
         `list 20 by cursor, ${PAGES} pages walked from page 1: median ${result.firstPageMs.toFixed(2)} ms; from page ` +
@@ -184,6 +204,7 @@ export async function runLargeSqlite(log: (line: string) => void): Promise<Large
       if (svc) await stopChild(svc.child);
     }
   } finally {
+    shield?.restore();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -195,6 +216,7 @@ if (require.main === module) {
         `GET one max beside counts (steady; raw in brackets): ${r.busyWithoutThreads.steadyMax} (${r.busyWithoutThreads.max}) ms with reader_threads 0, ` +
           `${r.busy.steadyMax} (${r.busy.max}) ms with reader threads (target < 25 ms); ` +
           `deep cursor page ${(r.deepPageMs / r.firstPageMs).toFixed(2)}x the first (target <= 2x). ` +
+          `Service flags: ${r.nodeArgs.join(' ') || 'none'}${r.shield === undefined ? '' : `; shielded (autogroup nice ${r.shield})`}. ` +
           `The machine is shared and loaded: load average ${r.loadavg.map((l) => l.toFixed(1)).join(' ')}\n`,
       );
     },

@@ -1,5 +1,6 @@
 // Load generator child of `npm run bench` (pinned to its own core): a warm-up, then the measured autocannon run.
 // Argument: a JSON LoadSpec. Prints `measuring` when the measured run starts, then one JSON LoadResult line on stdout.
+import { writeFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 /** What to load. */
@@ -11,6 +12,8 @@ export interface LoadSpec {
   connections: number;
   seconds: number;
   warmupSeconds: number;
+  /** Linux, root: this worker's autogroup nice (bench/lib/procs.ts shieldSelf; BENCH_SHIELD of the large scenario). */
+  shield?: number;
 }
 
 /** The measured run's figures. */
@@ -71,6 +74,8 @@ function run(spec: LoadSpec, seconds: number): Promise<Run> {
 
 async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2] ?? '') as LoadSpec;
+  // Spawned in a session of its own, hence an autogroup of its own: its nice is set here.
+  if (spec.shield !== undefined) writeFileSync('/proc/self/autogroup', String(spec.shield));
   if (spec.warmupSeconds > 0) await run(spec, spec.warmupSeconds);
   process.stdout.write('measuring\n');
   const { result: r, steadyMax, firstMax } = await run(spec, spec.seconds);

@@ -10,7 +10,7 @@
 // BENCH_CORE=0 (skip the GET/list/create lines), BENCH_FEATURES=0 (skip the auth, permission, method, script lines),
 // BENCH_COMPILED=0 (skip the compiled-build lines; they run as `npm start` does, with its environment and node flags;
 // BENCH_TSX_START=1 gives the tsx starts the same environment and memory flags), BENCH_LARGE=0 (skip the 500,000-row SQLite lines; BENCH_LARGE_ROWS,
-// BENCH_LARGE_SECONDS: see bench/large-sqlite.ts).
+// BENCH_LARGE_SECONDS, BENCH_LARGE_NODE_ARGS, BENCH_SHIELD: see bench/large-sqlite.ts).
 // BENCH_DB=mysql (or mariadb): the core lines (GET one v1/v2, list 20 v1/v2, count, create) run a second time on MariaDB
 // right after SQLite's, reported beside them ("MariaDB:" rows, with the issue's targets) with the server CPU per
 // request of each MariaDB line over SQLite's; with the bulk lines, bulk_insert vs one request at a time also runs on
@@ -1206,8 +1206,13 @@ async function largeScenarios(): Promise<void> {
   const rows = `${r.rows.toLocaleString('en-US')} ToDos`;
   // The max without each connection's first response (its clock starts before the TCP connect of a fresh autocannon run:
   // the connection burst, a warm-up), and autocannon's raw max beside it.
+  const setup =
+    `service flags ${r.nodeArgs.join(' ') || 'none'}` +
+    (r.shield === undefined
+      ? ''
+      : `, shielded from other sessions (BENCH_SHIELD, autogroup nice ${r.shield})`);
   const rawNote = (m: typeof r.busy) =>
-    `max without each connection's first response; autocannon's raw max ${m.max} ms, first responses up to ${m.firstMax} ms`;
+    `max without each connection's first response; autocannon's raw max ${m.max} ms, first responses up to ${m.firstMax} ms; ${setup}`;
   const busyNote = (m: typeof r.busy, counts: typeof r.counts) =>
     `p99 ${m.p99} ms, ${Math.round(m.rps)} req/s; ${counts.n} counts beside it, ${counts.meanMs.toFixed(0)} ms each; ${rawNote(m)}`;
   report.measures.push(

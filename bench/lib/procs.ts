@@ -1,6 +1,6 @@
 // Child processes of the bench: CPU pinning with taskset, start-and-wait-for-a-line, and cleanup on any exit.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 
@@ -310,4 +310,44 @@ export function cpuMs(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * BENCH_SHIELD=-N (Linux, root; the 500,000-row scenario): the nice value, -20 to 19, to give this process's autogroup
+ * (its session, hence the services it starts) and the load workers' own, so that other sessions' processes on a
+ * shared machine hardly delay them and what is left of a latency tail is the service's own doing. Returns the value
+ * and a function restoring this autogroup's previous nice, or undefined when BENCH_SHIELD is unset.
+ */
+export function shieldSelf(): { nice: number; restore(): void } | undefined {
+  const raw = process.env.BENCH_SHIELD;
+  if (raw === undefined || raw === '') return undefined;
+  const nice = Number(raw);
+  if (!Number.isInteger(nice) || nice < -20 || nice > 19)
+    throw new Error(`BENCH_SHIELD must be a whole number from -20 to 19, got ${raw}`);
+  const file = '/proc/self/autogroup';
+  const before = /nice (-?\d+)/.exec(readFileSync(file, 'utf8'))?.[1] ?? '0';
+  try {
+    writeFileSync(file, String(nice));
+  } catch (err) {
+    throw new Error(
+      `BENCH_SHIELD: cannot set ${file} (Linux with autogroup, as root): ${(err as Error).message}`,
+    );
+  }
+  // Restored at any exit too: the autogroup is the caller's whole session (a shell's, say), not this process alone.
+  const restore = () => {
+    try {
+      writeFileSync(file, before);
+    } catch {
+      // already restored, or the session is gone
+    }
+  };
+  const unregister = runAtExit(restore);
+  process.once('exit', restore);
+  return {
+    nice,
+    restore: () => {
+      unregister();
+      restore();
+    },
+  };
 }
