@@ -101,32 +101,34 @@ const WARM_UP_SOURCE =
   "if (doc.status === 'Open' && doc.priority !== 'High') doc.priority = 'Medium'; frappe.response.message = doc.description";
 const WARM_UP_RUNS = 4000;
 const WARM_UP_SLICE_MS = 2;
-const WARM_UP_INPUT = JSON.stringify({
-  doc: { status: 'Open', priority: 'Low', description: 'warm-up' },
-  user: 'Guest',
-});
+
+/** Settles when the warm-up of the loaded program has ended (undefined before a load). */
+let warming: Promise<void> | undefined;
 
 function warmUp(loaded: InlineProgram): void {
   let left = WARM_UP_RUNS;
+  let done: () => void = () => undefined;
+  warming = new Promise<void>((resolve) => (done = resolve));
+  const input: ScriptInput = {
+    doc: { status: 'Open', priority: 'Low', description: 'warm-up' },
+    user: 'Guest',
+  };
   const slice = (): void => {
     // A reloaded program (after a fault) is warmed by its own load.
-    if (program !== loaded) return;
+    if (program !== loaded) return done();
     const end = performance.now() + WARM_UP_SLICE_MS;
+    // Through runInline, so that the JavaScript around the guest call is warmed too.
     while (left > 0 && performance.now() < end) {
       left--;
-      const outcome = loaded.runInline({
-        id: 0,
-        kind: 'run',
-        source: WARM_UP_SOURCE,
-        filename: 'warm-up.js',
-        input: WARM_UP_INPUT,
-        limits: INLINE_LIMITS,
-      });
-      if (!outcome?.ok) return;
+      if (!runInline(WARM_UP_SOURCE, 'warm-up.js', input)) left = 0;
     }
-    // Unreferenced: a process that is done otherwise does not wait for the warm-up.
-    if (left > 0) setImmediate(slice).unref();
-    else loaded.forget(WARM_UP_SOURCE);
+    if (left > 0) {
+      // Unreferenced: a process that is done otherwise does not wait for the warm-up.
+      setImmediate(slice).unref();
+      return;
+    }
+    loaded.forget(WARM_UP_SOURCE);
+    done();
   };
   setImmediate(slice).unref();
 }
@@ -195,6 +197,23 @@ export function runInline(source: string, filename: string, input: ScriptInput):
  */
 export function preloadInline(): void {
   if (process.env.SCRIPT_INLINE !== '0') load();
+}
+
+/**
+ * Loads the inline program unless SCRIPT_INLINE=0 and resolves once it is loaded and warmed up, waiting at most
+ * `maxWarmMs` for the warm-up (the service waits for it when a Server Script is saved: the script then runs inline, at
+ * full speed, from its first call).
+ */
+export async function inlineWarm(maxWarmMs: number): Promise<void> {
+  if (process.env.SCRIPT_INLINE === '0') return;
+  load();
+  await loading;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([warming, new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWarmMs)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Loads the inline program now and resolves when it is ready (tests; the service loads it on first use). */

@@ -10,7 +10,7 @@ import { CHANGE_TABLE } from '../db/table-changes';
 import type { Site } from '../site';
 import { RedisSubscription } from '../auth/redis-subscription';
 import { siteRedis } from '../auth/site-redis';
-import { preloadInline } from './inline-sandbox';
+import { inlineWarm, preloadInline } from './inline-sandbox';
 
 /** One enabled Server Script, as the dispatchers need it. */
 export interface ServerScript {
@@ -64,6 +64,9 @@ interface SiteScripts {
  * one single-row read a second per process on MariaDB (none on SQLite until something was written).
  */
 export const CHECK_MS = 1000;
+
+/** How long saving a Server Script waits at most for the inline program's warm-up (after its load). */
+const INLINE_WARM_WAIT_MS = 3000;
 
 const perSite = new WeakMap<Site, SiteScripts>();
 
@@ -290,7 +293,9 @@ export function freshScriptIndex(site: Site): Promise<ScriptIndex> {
 /** Drops the site's scripts here and, with REDIS_URL, in every other process (called after a Server Script commit). */
 export async function serverScriptsChanged(site: Site): Promise<void> {
   drop(site);
-  if (site.config.site.server_script_enabled !== false) preloadInline();
+  // The inline program loaded and warmed before the save is answered (once per process; bounded): the saved script's
+  // first calls then run at full speed rather than in a worker or on a cold program.
+  if (site.config.site.server_script_enabled !== false) await inlineWarm(INLINE_WARM_WAIT_MS);
   const shared = siteRedis(site);
   if (shared) await shared.redis.publish(channelOf(shared.prefix), 'changed').catch(() => undefined);
 }
