@@ -49,7 +49,8 @@ export async function callMethod(ctx: AppContext, raw: string): Promise<void> {
     return sendResult(ctx, result, ctx.state.messages);
   }
   // As Frappe: an enabled API Server Script answers its api_method before the whitelisted functions.
-  const script = await apiScript(ctx, name);
+  const found = apiScript(ctx, name);
+  const script = found instanceof Promise ? await found : found;
   if (script) return sendResult(ctx, await callApiScript(ctx, script), ctx.state.messages);
   const table = methodTable(site.registry);
   const method = table.byPath.get(name) ?? (version === 2 ? table.byShortPath.get(name) : undefined);

@@ -3,16 +3,44 @@
 import { PermissionError, ServerScriptNotEnabled } from '../errors/errors';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
-import { admitCall } from '../methods/admit-call';
+import { admitCall, type Admission } from '../methods/admit-call';
 import { rawArguments } from '../methods/method-arguments';
 import { DEFAULT_VERBS } from '../methods/whitelist';
 import { callerOf } from '../operations/caller';
-import { runScript, scriptsEnabled } from './run-script';
-import { scriptIndex, type ServerScript } from './script-store';
+import { runScript, runScriptInline, scriptsEnabled } from './run-script';
+import { loadedScriptIndex, scriptIndex, type ServerScript } from './script-store';
 
-/** The enabled API script answering `method`, if any. */
-export async function apiScript(ctx: AppContext, method: string): Promise<ServerScript | undefined> {
-  return (await scriptIndex(ctx.state.site)).api.get(method);
+/**
+ * The enabled API script answering `method`, if any: at once when the site's scripts are loaded and current (a change
+ * drops them, so the next call reads them again), else once they are read.
+ */
+export function apiScript(
+  ctx: AppContext,
+  method: string,
+): ServerScript | undefined | Promise<ServerScript | undefined> {
+  const loaded = loadedScriptIndex(ctx.state.site);
+  if (loaded) return loaded.api.get(method);
+  return scriptIndex(ctx.state.site).then((index) => index.api.get(method));
+}
+
+/** The admission of each script (the script objects are replaced when a Server Script changes). */
+const admissions = new WeakMap<ServerScript, { path: string; admission: Admission }>();
+
+function admissionOf(script: ServerScript): { path: string; admission: Admission } {
+  let entry = admissions.get(script);
+  if (!entry) {
+    entry = {
+      path: `server-script:${script.apiMethod ?? script.name}`,
+      admission: {
+        methods: DEFAULT_VERBS,
+        allowGuest: true,
+        scopes: ['all'],
+        ...(script.rateLimit ? { rateLimit: script.rateLimit } : {}),
+      },
+    };
+    admissions.set(script, entry);
+  }
+  return entry;
 }
 
 /** Runs an API script for the request and returns its `frappe.response.message`. */
@@ -24,13 +52,11 @@ export async function callApiScript(ctx: AppContext, script: ServerScript): Prom
     );
   // As Frappe: a Guest gets a bare PermissionError unless the script allows guests.
   if (caller.user.name === 'Guest' && !script.allowGuest) throw new PermissionError('Not permitted');
-  await admitCall(ctx, `server-script:${script.apiMethod ?? script.name}`, {
-    methods: DEFAULT_VERBS,
-    allowGuest: true,
-    scopes: ['all'],
-    ...(script.rateLimit ? { rateLimit: script.rateLimit } : {}),
-  });
-  const formDict = rawArguments(requestParams(ctx), []);
-  const result = await runScript(script, caller, { form_dict: formDict }, ctx.state.messages);
+  const { path, admission } = admissionOf(script);
+  await admitCall(ctx, path, admission);
+  const input = { form_dict: rawArguments(requestParams(ctx), []) };
+  // A straight-line script runs here and now; any other (or one whose inline run was void) as runScript runs it.
+  const result =
+    runScriptInline(script, caller, input) ?? (await runScript(script, caller, input, ctx.state.messages));
   return result.message;
 }
