@@ -1,13 +1,20 @@
-// Hot-path reads of committed documents, through the site's row store (row-store.ts).
+// Hot-path reads of committed documents, through the site's row store (row-store.ts), remembered on MariaDB while their
+// tables are unchanged (query/result-cache.ts: a change stamp read after the request asked, shared by a turn's requests).
+import { resultCacheOf } from '../query/result-cache';
 import type { DocTypeBinding } from '../registry/registry';
 import type { Site } from '../site';
 import type { DocData } from './store';
 
-/** Reads one committed document with its child rows, outside any transaction; undefined when it does not exist. */
+/**
+ * Reads one committed document with its child rows, outside any transaction; undefined when it does not exist. The
+ * answer is the caller's own (a copy when remembered); permissions are the caller's to apply.
+ */
 export async function readDoc(
   site: Site,
   binding: DocTypeBinding,
   name: string,
 ): Promise<DocData | undefined> {
-  return site.rows.read(binding, name);
+  const cache = binding.meta.issingle ? undefined : resultCacheOf(site);
+  if (!cache) return site.rows.read(binding, name);
+  return cache.document(binding, site.registry, name, () => site.rows.read(binding, name));
 }

@@ -1,10 +1,14 @@
-// Remembered list pages and counts on MariaDB, shared by the requests of every user whose query compiles to the same SQL
-// and bindings (the reader's restrictions are in them). Each carries the change stamp of the tables its SQL reads
+// Remembered list pages, counts and documents on MariaDB. Pages and counts are shared by the requests of every user whose
+// query compiles to the same SQL and bindings (the reader's restrictions are in them); a document is its stored row and
+// child rows (GET one), before any permission check or field-level filtering, which every request still applies. Each carries the change stamp of the tables its SQL reads
 // (change-stamps.ts), read before the query ran, and is served only while a stamp read after the request asked is the
 // same, so several processes on one database never answer from before a write another has acknowledged. Bounded in
 // entries and in bytes (site config `result_cache_entries`, `result_cache_bytes`), least recently used first out.
 // A query that reads anything but `tab…` tables, or calls a function whose value changes by itself, is never kept.
 import type { Knex } from 'knex';
+import { tableFields } from '../document/field-lists';
+import type { DocData } from '../document/store';
+import type { DocTypeBinding, Registry } from '../registry/registry';
 import type { Site } from '../site';
 import { openChangeStamps, type ChangeStamps, type Stamp } from './change-stamps';
 import type { CompiledSlot, RowSet, SelectSource } from './run-query';
@@ -23,10 +27,54 @@ export interface RememberedQuery {
   tables: string[];
 }
 
+/** A remembered document (its own entry shape, so it is never taken for a page). */
+interface RememberedDoc {
+  doc: DocData;
+}
+
 interface Entry {
   stamp: Stamp;
-  value: RowSet | number;
+  value: RowSet | number | RememberedDoc;
   bytes: number;
+}
+
+/** What a document of one DocType is remembered by: a key prefix, and the tables reading it reads (sorted). */
+interface DocTables {
+  prefix: string;
+  tables: string[];
+}
+
+const docTables = new WeakMap<Registry, WeakMap<DocTypeBinding, DocTables>>();
+
+function docTablesOf(binding: DocTypeBinding, registry: Registry): DocTables {
+  let byBinding = docTables.get(registry);
+  if (!byBinding) docTables.set(registry, (byBinding = new WeakMap()));
+  let found = byBinding.get(binding);
+  if (!found) {
+    const { tableName } = binding.meta;
+    const tables = new Set([
+      tableName,
+      ...tableFields(binding.meta, registry).map((t) => t.child.meta.tableName),
+    ]);
+    // \u0001 first: no page or count key (SQL text) starts so.
+    found = { prefix: `\u0001doc\u0000${tableName}\u0000`, tables: [...tables].sort() };
+    byBinding.set(binding, found);
+  }
+  return found;
+}
+
+/**
+ * A copy of a remembered document for one request: its rows and plain objects (child rows, JSON values) are new, so
+ * nothing a caller does to its answer reaches the remembered one or another request's.
+ */
+function copyValue<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(copyValue) as T;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Record<string, unknown> = {};
+  for (const key in value) out[key] = copyValue((value as Record<string, unknown>)[key]);
+  return out as T;
 }
 
 const FROM = /\b(?:from|join)\s+(`[^`]*`|[^\s(),]+)/gi;
@@ -114,12 +162,38 @@ export class ResultCache {
     return n;
   }
 
+  /**
+   * A stored document (not a Single) with its child rows: the remembered one while its tables are unchanged, else
+   * `run`'s (remembered for next time when it exists). Each call gets its own copy.
+   */
+  async document(
+    binding: DocTypeBinding,
+    registry: Registry,
+    name: string,
+    run: () => Promise<DocData | undefined>,
+  ): Promise<DocData | undefined> {
+    const { prefix, tables } = docTablesOf(binding, registry);
+    const key = prefix + name;
+    const stamp = await this.stamps.stamp(tables);
+    if (!stamp) return run();
+    const hit = this.get(key, stamp) as RememberedDoc | undefined;
+    if (hit) return copyValue(hit.doc);
+    const doc = await run();
+    if (doc)
+      this.set(key, {
+        stamp,
+        value: { doc: copyValue(doc) },
+        bytes: JSON.stringify(doc).length + key.length,
+      });
+    return doc;
+  }
+
   /** Results held now (tests, metrics). */
   get size(): number {
     return this.entries.size;
   }
 
-  private get(key: string, stamp: Stamp): RowSet | number | undefined {
+  private get(key: string, stamp: Stamp): Entry['value'] | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (!sameStamp(entry.stamp, stamp)) {

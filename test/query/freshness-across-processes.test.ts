@@ -1,9 +1,9 @@
-// Two real `svc serve` processes on one database: a write acknowledged by B is in the very next list and count A
+// Two real `svc serve` processes on one database: a write acknowledged by B is in the very next list, count and GET one A
 // answers, round after round, while other clients keep A's remembered pages warm and its version reads busy (the race
 // is between a read A began before the write and the request that follows the acknowledgement). On MariaDB with and
 // without REDIS_URL (the machine's Redis at 127.0.0.1:6379; keys under the test database's own prefix), on SQLite two
 // processes on one file. The control: a write on a connection the service does not own bumps nothing, and A serves
-// the page it remembered, which is what the check would see if writes stopped bumping the change counter.
+// the page and document it remembered, which is what the check would see if writes stopped bumping the change counter.
 import knexFactory from 'knex';
 import { callJson, startServePair, stopChildren, type ServePair } from '../jobs/svc-child';
 import { DB_KIND, createTestSite, type TestSite } from '../helpers/test-site';
@@ -24,8 +24,11 @@ let y: string;
 
 const call = (url: string, init: RequestInit = {}) => callJson(url, t.adminToken, init);
 
-/** A's answer now: the description of x in the Open list (v1 or v2) and the count of Open ToDos. */
-async function readA(base: string, v1: boolean): Promise<{ description?: string; count: number }> {
+/** A's answer now: the description of x in the Open list (v1 or v2), the count of Open ToDos, and x read alone. */
+async function readA(
+  base: string,
+  v1: boolean,
+): Promise<{ description?: string; count: number; got: string; gotStatus: string }> {
   const q = `fields=${encodeURIComponent(fields)}&filters=${encodeURIComponent(filters)}&order_by=name%20asc`;
   const list = await call(v1 ? `${base}/api/resource/ToDo?${q}` : `${base}/api/v2/document/ToDo?${q}`);
   expect(list.status).toBe(200);
@@ -35,8 +38,17 @@ async function readA(base: string, v1: boolean): Promise<{ description?: string;
       : `${base}/api/v2/doctype/ToDo/count?filters=${encodeURIComponent(filters)}`,
   );
   expect(count.status).toBe(200);
+  // x in one API version, y in the other.
+  const one = await call(v1 ? `${base}/api/resource/ToDo/${x}` : `${base}/api/v2/document/ToDo/${x}`);
+  const other = await call(v1 ? `${base}/api/v2/document/ToDo/${y}` : `${base}/api/resource/ToDo/${y}`);
+  expect([one.status, other.status]).toEqual([200, 200]);
   const row = (list.body.data as { name: string; description: string }[]).find((r) => r.name === x);
-  return { ...(row ? { description: row.description } : {}), count: count.body.data ?? count.body.message };
+  return {
+    ...(row ? { description: row.description } : {}),
+    count: count.body.data ?? count.body.message,
+    got: (one.body.data as { description: string }).description,
+    gotStatus: (other.body.data as { status: string }).status,
+  };
 }
 
 beforeAll(async () => {
@@ -94,8 +106,18 @@ describe.each(variants)('%s', (_label, redisUrl, offset) => {
         });
         expect(toggled.status).toBe(200);
         const seen = await readA(pair.a, round % 2 === 1);
-        const want = { description, count: open ? 5 : 6 };
-        if (seen.description !== want.description || seen.count !== want.count)
+        const want = {
+          description,
+          count: open ? 5 : 6,
+          got: description,
+          gotStatus: open ? 'Closed' : 'Open',
+        };
+        if (
+          seen.description !== want.description ||
+          seen.count !== want.count ||
+          seen.got !== want.got ||
+          seen.gotStatus !== want.gotStatus
+        )
           stale.push(`round ${round}: ${JSON.stringify(seen)}, want ${JSON.stringify(want)}`);
       }
     } finally {
@@ -117,7 +139,8 @@ describe.each(variants)('%s', (_label, redisUrl, offset) => {
         body: JSON.stringify({ description: 'through B' }),
       });
       expect(put.status).toBe(200);
-      expect((await readA(pair.a, false)).description).toBe('through B');
+      const after = await readA(pair.a, false);
+      expect([after.description, after.got]).toEqual(['through B', 'through B']);
     } finally {
       await outsider.destroy();
     }
