@@ -6,9 +6,10 @@
 // subscribing connection has come back (Redis answers it after every notice published before it, and a writer
 // publishes before it answers its client).
 import type Redis from 'ioredis';
-import type { Knex } from 'knex';
 import { RedisSubscription } from '../auth/redis-subscription';
 import { siteRedis } from '../auth/site-redis';
+import { DEFAULT_TIMEOUTS, type Database } from '../db/connect';
+import { execute, onPooledConnection } from '../db/mysql-statements';
 import { CHANGE_TABLE } from '../db/table-changes';
 import type { Site } from '../site';
 
@@ -68,9 +69,13 @@ export class ChangeStamps {
   private queue: Waiter[] = [];
   private running = false;
   private scheduled = false;
+  /** Reads of the change counter made (tests; a stamp from the Redis notices reads none). */
+  counterReads = 0;
+  /** The read's SQL text by the number of tables asked (a prepared statement per connection, see mysql-statements). */
+  private readonly texts = new Map<number, string>();
 
   constructor(
-    private readonly knex: Knex,
+    private readonly db: Database,
     private readonly notices?: Notices,
   ) {}
 
@@ -133,12 +138,20 @@ export class ChangeStamps {
       if (ok && notices.live && notices.epoch === epoch)
         return (tables) => [epoch, ...tables.map((t) => notices.versions.get(t) ?? 0)];
     }
-    const wanted = [...new Set(waiters.flatMap((w) => w.tables))];
-    const [rows] = (await this.knex.raw(
-      `select tab, sum(version) as v from \`${CHANGE_TABLE}\` where tab in (${wanted.map(() => '?').join(', ')}) group by tab`,
-      wanted,
-    )) as [{ tab: string; v: unknown }[]];
-    const versions = new Map(rows.map((r) => [r.tab, Number(r.v)]));
+    const wanted =
+      waiters.length === 1 ? [...waiters[0]!.tables] : [...new Set(waiters.flatMap((w) => w.tables))];
+    let sql = this.texts.get(wanted.length);
+    if (sql === undefined)
+      this.texts.set(
+        wanted.length,
+        (sql = `select tab, sum(version) as v from \`${CHANGE_TABLE}\` where tab in (${wanted.map(() => '?').join(', ')}) group by tab`),
+      );
+    const text = sql;
+    this.counterReads++;
+    const { rows } = await onPooledConnection(this.db, (conn) =>
+      execute<unknown[][]>(conn, text, wanted, this.db.statementMs ?? DEFAULT_TIMEOUTS.statementMs, true),
+    );
+    const versions = new Map(rows.map((r) => [String(r[0]), Number(r[1])]));
     return (tables) => {
       const stamp = [COUNTER];
       for (const t of tables) {
@@ -162,7 +175,7 @@ function channelOf(prefix: string): string {
 export function openChangeStamps(site: Site): ChangeStamps {
   const shared = siteRedis(site);
   const stamps = new ChangeStamps(
-    site.db.knex,
+    site.db,
     shared ? new Notices(shared.redis, channelOf(shared.prefix)) : undefined,
   );
   if (site.db.changes)

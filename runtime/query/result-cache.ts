@@ -268,6 +268,11 @@ export function resultCacheOf(site: Site): ResultCache | undefined {
   return state ? state.cache : openResultCache(site);
 }
 
+/** The site's change stamps (MariaDB), once its remembered results are open. */
+export function changeStampsOf(site: Site): ChangeStamps | undefined {
+  return caches.get(site)?.stamps;
+}
+
 /** Closes the site's remembered results and change notices (the site closes). */
 export async function closeResultCache(site: Site): Promise<void> {
   const state = caches.get(site);

@@ -3,14 +3,13 @@
 // on MariaDB with and without Redis change notices. A write that skips the change counter (a connection the service
 // does not own) is not seen on MariaDB: that is what proves the pages are remembered and the counter is what keeps
 // them fresh. Bounded by result_cache_entries; 0 remembers nothing.
-import type { Knex } from 'knex';
 import knexFactory from 'knex';
 import request from 'supertest';
 import { createApp } from '../../runtime/app';
 import { closeSite, openSite } from '../../runtime/bootstrap';
 import { loadSiteConfig } from '../../runtime/config/config';
 import { writtenTables } from '../../runtime/db/table-changes';
-import { tablesRead } from '../../runtime/query/result-cache';
+import { changeStampsOf, tablesRead } from '../../runtime/query/result-cache';
 import type { Site } from '../../runtime/site';
 import { registry } from '../../generated';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -129,22 +128,12 @@ async function readsOf(site: Site, work: () => Promise<unknown>): Promise<number
   }
 }
 
-/**
- * The statements A's knex sends that name `table` while `work` runs (the change counter's reads go through it), but
- * the Server Scripts' own version check (script-store.ts, once a second on a timer without Redis, `where tab = ?`).
- */
-async function statementsOn(knex: Knex, table: string, work: () => Promise<unknown>): Promise<number> {
-  let seen = 0;
-  const listener = (q: { sql: string; bindings?: unknown[] }) => {
-    if (q.sql.includes(`\`${table}\``) && q.bindings?.[0] !== 'tabServer Script') seen++;
-  };
-  knex.on('query', listener);
-  try {
-    await work();
-  } finally {
-    knex.off('query', listener);
-  }
-  return seen;
+/** The reads of the change counter A made while `work` ran (the stamps of its remembered results). */
+async function counterReadsOf(site: Site, work: () => Promise<unknown>): Promise<number> {
+  const stamps = changeStampsOf(site)!;
+  const before = stamps.counterReads;
+  await work();
+  return stamps.counterReads - before;
 }
 
 const variants: [string, string | undefined][] = MYSQL
@@ -192,7 +181,7 @@ describe.each(variants)('remembered lists and counts (%s)', (_label, redisUrl) =
     const site = p.t.site;
     await p.list();
     await p.count();
-    const stampReads = await statementsOn(site.db.knex, '__Change', async () =>
+    const stampReads = await counterReadsOf(site, async () =>
       expect(await readsOf(site, async () => (await p.list(), await p.count()))).toBe(0),
     );
     // With a live Redis subscription the stamp is the notices' (a PING), else one read of the counter per turn.
