@@ -349,7 +349,7 @@ export class DocumentTransaction implements DocumentSession {
   }
 
   private async hookAndScripts(binding: DocTypeBinding, doc: Document, hook: HookName): Promise<void> {
-    await runHook(doc, hook);
+    if (typeof doc[hook] === 'function') await runHook(doc, hook);
     await runEventScripts(this, binding, doc, hook);
   }
 

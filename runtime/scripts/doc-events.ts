@@ -66,7 +66,9 @@ export async function runEventScripts(
 ): Promise<void> {
   const event = EVENT_OF_HOOK[hook];
   if (!event || tx.site.config.site.server_script_enabled === false) return;
-  const scripts = (await scriptIndex(tx.site, tx.trx)).events.get(`${binding.meta.name}|${event}`);
+  // The loaded index when there is one (no promise to wait for), else read (inside the transaction).
+  const index = loadedScriptIndex(tx.site) ?? (await scriptIndex(tx.site, tx.trx));
+  const scripts = index.events.get(`${binding.meta.name}|${event}`);
   if (!scripts) return;
   for (const script of scripts) {
     // The document's own enumerable properties, not copied further: the script gets them as JSON (an inline run only the
