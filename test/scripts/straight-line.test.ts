@@ -204,5 +204,6 @@ test('a straight-line script that doubles a string runs out of its 8 MB at once 
   expect(isStraightLine(source, denied)).toBe(true);
   const started = performance.now();
   expect(runInline(source, 'script.js', input)).toBeUndefined();
-  expect(performance.now() - started).toBeLessThan(50);
+  // At once: well under what 40 doublings would take to reach 16 TB; generous, a loaded machine stalls threads.
+  expect(performance.now() - started).toBeLessThan(1000);
 });
