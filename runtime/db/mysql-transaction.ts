@@ -10,7 +10,7 @@ import { DEFAULT_TIMEOUTS } from './connect';
 import { command, type MysqlConnection } from './mysql-statements';
 
 /** The knex bound to one pooled connection, usable while a work holds the connection. */
-interface BoundConnection {
+export interface BoundConnection {
   knex: Knex;
   /** True while a work runs: queries of its knex are refused at any other time. */
   active: boolean;
@@ -22,7 +22,7 @@ const bound = new WeakMap<MysqlConnection, BoundConnection>();
 type KnexQuery = (connection: MysqlConnection, obj: { sql?: string; options?: object }) => Promise<unknown>;
 
 /** Built once per connection: a knex whose queries run on `conn` (in its open transaction) while a work holds it. */
-function boundConnection(knex: Knex, conn: MysqlConnection, statementMs: number): BoundConnection {
+export function boundConnection(knex: Knex, conn: MysqlConnection, statementMs: number): BoundConnection {
   const known = bound.get(conn);
   if (known) return known;
   const state = { active: false };

@@ -106,8 +106,11 @@ export class DocumentTransaction implements DocumentSession {
     readonly user: SessionUser,
   ) {}
 
-  /** Runs `work` inside one database transaction; any error rolls everything back. */
-  async run<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` inside one database transaction; any error rolls everything back. `grouped`: the work inserts a new
+   * document, and on MariaDB may share its transaction with other such works (mysql-group-commit.ts).
+   */
+  async run<T>(work: () => Promise<T>, grouped = false): Promise<T> {
     if (this.trx) return work();
     this.committed = [];
     let result: T;
@@ -124,6 +127,7 @@ export class DocumentTransaction implements DocumentSession {
           }
         },
         this.batch,
+        grouped,
       );
       // A new password ends every session of its user (a stolen session dies with the old password).
       for (const user of this.passwordChanged) await endUserSessions(this.site, user);
@@ -224,6 +228,7 @@ export class DocumentTransaction implements DocumentSession {
 
   /** Inserts or saves the document: hooks in Frappe's order, checks, then the write. */
   async save(doc: Document): Promise<void> {
+    const inserting = this.states.get(doc)?.isNew === true;
     await this.run(async () => {
       const state = this.state(doc);
       const trx = this.trx as Knex;
@@ -335,7 +340,7 @@ export class DocumentTransaction implements DocumentSession {
       }
       forgetCredentials(binding.meta.name);
       this.written.add(binding.meta.name);
-    });
+    }, inserting);
   }
 
   /**
