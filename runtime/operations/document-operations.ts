@@ -112,12 +112,14 @@ async function insertNew(
 ): Promise<Written> {
   const { binding, data, clientName } = prepareCreate(caller, doctype, body);
   const tx = transactionFor(caller);
+  // On MariaDB a plain create may share its transaction with other creates (group commit); one that records an
+  // Idempotency-Key keeps its own, so that a concurrent request with the key waits for its commit and replays it.
   const doc = await tx.run(async () => {
     const created = tx.newDoc(doctype, data, clientName);
     await created.insert();
     if (inTransaction) await inTransaction(tx.trx as Knex, String(created.name));
     return created;
-  });
+  }, !inTransaction);
   return { binding, doc, messages: tx.messages };
 }
 
