@@ -1,6 +1,6 @@
 // Hot-path reads of committed documents, through the site's row store (row-store.ts), remembered on MariaDB while their
 // tables are unchanged (query/result-cache.ts: a change stamp read after the request asked, shared by a turn's requests).
-import { resultCacheOf } from '../query/result-cache';
+import { documentCacheOf } from '../query/result-cache';
 import type { DocTypeBinding } from '../registry/registry';
 import type { Site } from '../site';
 import type { DocData } from './store';
@@ -14,7 +14,7 @@ export async function readDoc(
   binding: DocTypeBinding,
   name: string,
 ): Promise<DocData | undefined> {
-  const cache = binding.meta.issingle ? undefined : resultCacheOf(site);
+  const cache = binding.meta.issingle ? undefined : documentCacheOf(site);
   if (!cache) return site.rows.read(binding, name);
   return cache.document(binding, site.registry, name, () => site.rows.read(binding, name));
 }

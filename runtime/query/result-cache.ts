@@ -233,9 +233,10 @@ function sameStamp(a: Stamp, b: Stamp): boolean {
   return true;
 }
 
-const caches = new WeakMap<Site, { cache?: ResultCache; stamps?: ChangeStamps }>();
+/** A site's remembered pages and counts, and its remembered documents apart (GETs of many documents evict no page). */
+const caches = new WeakMap<Site, { cache?: ResultCache; documents?: ResultCache; stamps?: ChangeStamps }>();
 
-/** The site config's limits (defaults: 1000 results, 4 MB). */
+/** The site config's limits (defaults: 1000 results, 4 MB), for pages and counts, and again for documents. */
 export function resultCacheLimits(site: Site): ResultCacheLimits {
   const conf = site.config?.site;
   return {
@@ -255,7 +256,10 @@ export function openResultCache(site: Site): ResultCache | undefined {
     if (site.db.changes) {
       const limits = resultCacheLimits(site);
       state.stamps = openChangeStamps(site);
-      if (limits.entries > 0 && limits.bytes > 0) state.cache = new ResultCache(state.stamps, limits);
+      if (limits.entries > 0 && limits.bytes > 0) {
+        state.cache = new ResultCache(state.stamps, limits);
+        state.documents = new ResultCache(state.stamps, limits);
+      }
     }
     caches.set(site, state);
   }
@@ -266,6 +270,13 @@ export function openResultCache(site: Site): ResultCache | undefined {
 export function resultCacheOf(site: Site): ResultCache | undefined {
   const state = caches.get(site);
   return state ? state.cache : openResultCache(site);
+}
+
+/** The site's remembered documents (MariaDB), or undefined with remembering off. */
+export function documentCacheOf(site: Site): ResultCache | undefined {
+  const state = caches.get(site);
+  if (!state) openResultCache(site);
+  return caches.get(site)?.documents;
 }
 
 /** The site's change stamps (MariaDB), once its remembered results are open. */

@@ -246,4 +246,24 @@ describe('limits', () => {
       await p.close();
     }
   });
+
+  onMysql('remembered documents have their own bound: GETs of many documents evict no page', async () => {
+    const p = await pair({ entries: 2 });
+    const site = p.t.site;
+    const page = (start: number) =>
+      p.t.http
+        .get(LIST)
+        .query({ ...listQuery, start, limit: 2 })
+        .set('Authorization', p.t.adminToken)
+        .expect(200);
+    try {
+      await page(0);
+      await page(1);
+      for (const name of p.names)
+        await p.t.http.get(`${LIST}/${name}`).set('Authorization', p.t.adminToken).expect(200);
+      expect(await readsOf(site, async () => (await page(0), await page(1)))).toBe(0);
+    } finally {
+      await p.close();
+    }
+  });
 });
