@@ -1,5 +1,6 @@
 // createErrorHandler: the outermost middleware; every thrown error is rendered here and nowhere else.
 import type { Middleware } from 'koa';
+import { BatchRolledBackError } from '../db/group-commit';
 import { unavailableReason } from '../db/unavailable';
 import { AppError, InternalServerError, ServiceUnavailableError } from '../errors/errors';
 import { renderError } from '../errors/render-error';
@@ -18,6 +19,13 @@ const DATABASE_RETRY_AFTER_S = 5;
 /** A database error that means "unavailable" becomes 503 with Retry-After, reported to the database's health. */
 function asUnavailable(err: unknown, ctx: AppContext): unknown {
   if (err instanceof AppError && !(err instanceof InternalServerError)) return err;
+  // Another write of the same group commit ended the transaction (a deadlock, say): this request's own write was
+  // sound and undone, so the client retries; the database is not down, so its health is not told.
+  if (err instanceof BatchRolledBackError)
+    return new ServiceUnavailableError('The write was rolled back with others of its transaction; retry', {
+      cause: err,
+      headers: { 'Retry-After': '1' },
+    });
   const reason = unavailableReason(err);
   if (!reason) return err;
   ctx.state.site?.db.health.reportUnavailable(reason);
