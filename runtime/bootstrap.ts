@@ -115,6 +115,7 @@ export async function openSite(
     busyMs: conf.db_busy_timeout,
     readerThreads: conf.reader_threads,
     readerNice: conf.reader_nice,
+    sqliteCacheKb: conf.sqlite_cache_kb,
   });
   const site: Site = { db, registry, rows: openRowStore(db, registry), config };
   db.resultCache = resultCacheLimits(site);

@@ -52,6 +52,12 @@ export interface SiteConfig {
    * that on a busy core the event loop thread is scheduled ahead of a long read. 0 leaves them at the process's.
    */
   reader_nice: number;
+  /**
+   * SQLite: the page cache of each connection (PRAGMA cache_size, in KiB: the writer, the event loop's reader, each
+   * reader thread and the WAL checkpointer). better-sqlite3's own default is 16000 KiB per connection, which lets RSS
+   * grow with the tables; the OS page cache still holds the file.
+   */
+  sqlite_cache_kb: number;
   /** Longest a request waits for a pooled connection, or a new one to connect (ms), before it is 503. */
   db_acquire_timeout: number;
   /** Longest a write waits on another's lock (ms: SQLite busy_timeout, MariaDB innodb_lock_wait_timeout) before 503. */
@@ -121,6 +127,7 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   max_query_time: 5000,
   reader_threads: 2,
   reader_nice: 19,
+  sqlite_cache_kb: 2048,
   db_acquire_timeout: 5000,
   db_busy_timeout: 5000,
   headers_timeout: 20_000,
@@ -161,6 +168,14 @@ export function loadSiteConfig(file: string | undefined, required: boolean): Sit
   if (!Number.isSafeInteger(config.reader_nice) || config.reader_nice < 0 || config.reader_nice > 19)
     throw new ValidationError(
       `site config ${file}: reader_nice must be a whole number from 0 to 19, got ${JSON.stringify(config.reader_nice)}`,
+    );
+  if (
+    !Number.isSafeInteger(config.sqlite_cache_kb) ||
+    config.sqlite_cache_kb < 64 ||
+    config.sqlite_cache_kb > 1_048_576
+  )
+    throw new ValidationError(
+      `site config ${file}: sqlite_cache_kb must be a whole number of KiB from 64 to 1048576, got ${JSON.stringify(config.sqlite_cache_kb)}`,
     );
   return config;
 }

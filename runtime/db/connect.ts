@@ -50,6 +50,8 @@ export interface DatabaseTimeouts {
   readerThreads?: number;
   /** SQLite, Linux: the reader threads' nice value (site config reader_nice, default 19; 0 leaves the process's). */
   readerNice?: number;
+  /** SQLite: each connection's page cache, in KiB (site config sqlite_cache_kb; default better-sqlite3's 16000). */
+  sqliteCacheKb?: number;
 }
 
 /** The defaults of the site config keys. */
@@ -104,8 +106,9 @@ function sqliteFile(url: string): string {
   return file;
 }
 
-function tuneSqlite(db: BetterSqlite3.Database, busyMs: number): void {
+function tuneSqlite(db: BetterSqlite3.Database, busyMs: number, cacheKb: number | undefined): void {
   db.pragma('journal_mode = WAL');
+  if (cacheKb !== undefined) db.pragma(`cache_size = ${-Math.floor(cacheKb)}`);
   db.pragma('synchronous = NORMAL');
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyMs))}`);
   // Checkpoints run in the worker of wal-checkpointer.ts; a connection of the event loop only steps in past this.
@@ -188,21 +191,27 @@ export function connect(url: string, timeouts: DatabaseTimeouts = DEFAULT_TIMEOU
     log: KNEX_LOG,
     pool: {
       afterCreate: (conn: BetterSqlite3.Database, done: (err: Error | null, conn: unknown) => void) => {
-        tuneSqlite(conn, timeouts.busyMs);
+        tuneSqlite(conn, timeouts.busyMs, timeouts.sqliteCacheKb);
         writer = conn;
         done(null, conn);
       },
     },
   });
   const reader = new BetterSqlite3(file);
-  tuneSqlite(reader, timeouts.busyMs);
+  tuneSqlite(reader, timeouts.busyMs, timeouts.sqliteCacheKb);
   const health = new DatabaseHealth(() => knex.raw('select 1'), logger);
-  const checkpointer = startWalCheckpointer(file);
+  const checkpointer = startWalCheckpointer(file, timeouts.sqliteCacheKb);
   const threads = Math.floor(timeouts.readerThreads ?? 2);
   // reader_threads 0: every read on the event loop, as before reader threads existed.
   const readerPool =
     threads >= 1
-      ? new ReaderPool({ file, threads, busyMs: timeouts.busyMs, nice: timeouts.readerNice ?? 19 })
+      ? new ReaderPool({
+          file,
+          threads,
+          busyMs: timeouts.busyMs,
+          nice: timeouts.readerNice ?? 19,
+          cacheKb: timeouts.sqliteCacheKb,
+        })
       : undefined;
   return {
     knex,

@@ -24,6 +24,7 @@ if (workerData.nice > 0)
   }
 const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = ' + workerData.busyMs);
+if (workerData.cacheKb !== undefined) db.pragma('cache_size = ' + -Math.floor(workerData.cacheKb));
 const statements = new Map();
 parentPort.on('message', (m) => {
   try {
@@ -87,6 +88,8 @@ export interface ReaderPoolOptions {
   busyMs: number;
   /** Linux: each thread's nice value (0-19; 0 leaves the process's). */
   nice?: number;
+  /** Each connection's page cache, in KiB (PRAGMA cache_size; better-sqlite3's default when not given). */
+  cacheKb?: number;
 }
 
 /**
@@ -184,6 +187,7 @@ export class ReaderPool {
         driver: require.resolve('better-sqlite3'),
         busyMs: this.options.busyMs,
         nice: this.options.nice ?? 19,
+        cacheKb: this.options.cacheKb,
       },
     });
     worker.unref();

@@ -17,6 +17,7 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file);
+if (workerData.cacheKb !== undefined) db.pragma('cache_size = ' + -Math.floor(workerData.cacheKb));
 db.pragma('busy_timeout = 1000');
 db.pragma('synchronous = NORMAL');
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
@@ -48,10 +49,10 @@ export interface WalCheckpointer {
  * autocheckpoint at FALLBACK_AUTOCHECKPOINT_PAGES: it restarts the log under sustained writes, and takes over the
  * copying if the worker has died.
  */
-export function startWalCheckpointer(file: string): WalCheckpointer {
+export function startWalCheckpointer(file: string, cacheKb?: number): WalCheckpointer {
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { file, driver: require.resolve('better-sqlite3'), intervalMs: INTERVAL_MS },
+    workerData: { file, driver: require.resolve('better-sqlite3'), intervalMs: INTERVAL_MS, cacheKb },
   });
   worker.unref();
   let exited = false;
