@@ -86,6 +86,24 @@ export function scriptsEnabled(caller: Caller): boolean {
   return caller.site.config.site.server_script_enabled !== false;
 }
 
+/** The nesting level a run of `script` by `caller` would have; throws when scripts are off or nested too deep. */
+function admit(script: ServerScript, caller: Caller): number {
+  if (!scriptsEnabled(caller))
+    throw new ServerScriptNotEnabled(
+      'Server Scripts are disabled. Please enable server scripts from bench configuration.',
+    );
+  const level = (depth.getStore() ?? 0) + 1;
+  if (level > MAX_SCRIPT_DEPTH)
+    throw new ServerScriptError(`Server scripts nested more than ${MAX_SCRIPT_DEPTH} deep (${script.name})`);
+  return level;
+}
+
+/** What a run that ended well produced; its log lines go to the server log. */
+function resultOf(script: ServerScript, outcome: { logs?: string[]; json?: string }): ScriptResult {
+  for (const line of outcome.logs ?? []) scriptLogSink(script.name, line);
+  return outcome.json ? (JSON.parse(outcome.json) as ScriptResult) : {};
+}
+
 /**
  * Runs `script` as `caller` with `input` (`form_dict`, `doc`, and `conditions: true` to read them back); host calls
  * run as the same caller. `messages` collects the messages the operations leave for the user.
@@ -96,13 +114,7 @@ export async function runScript(
   input: { form_dict?: Record<string, unknown>; doc?: Record<string, unknown>; conditions?: boolean },
   messages: string[] = [],
 ): Promise<ScriptResult> {
-  if (!scriptsEnabled(caller))
-    throw new ServerScriptNotEnabled(
-      'Server Scripts are disabled. Please enable server scripts from bench configuration.',
-    );
-  const level = (depth.getStore() ?? 0) + 1;
-  if (level > MAX_SCRIPT_DEPTH)
-    throw new ServerScriptError(`Server scripts nested more than ${MAX_SCRIPT_DEPTH} deep (${script.name})`);
+  const level = admit(script, caller);
   const full = { ...input, user: caller.user.name };
   // A straight-line script runs here and now (inline-sandbox.ts); any other, or one whose inline run was void, in a
   // worker.
@@ -118,9 +130,11 @@ export async function runScript(
       // is taken without a turn of the event loop (blocked at most TX_WAIT_MS, then waited for asynchronously).
       { nested: level > 1, waitMs: caller.tx ? TX_WAIT_MS : 0 },
     ));
-  for (const line of outcome.logs ?? []) scriptLogSink(script.name, line);
-  if (!outcome.ok) throw failure(script, outcome);
-  return outcome.json ? (JSON.parse(outcome.json) as ScriptResult) : {};
+  if (!outcome.ok) {
+    for (const line of outcome.logs ?? []) scriptLogSink(script.name, line);
+    throw failure(script, outcome);
+  }
+  return resultOf(script, outcome);
 }
 
 /** Compiles `source` in the sandbox: a syntax error is a 400 naming its line and column. */
@@ -147,18 +161,10 @@ export function runScriptInline(
   caller: Caller,
   input: { form_dict?: Record<string, unknown> },
 ): ScriptResult | undefined {
-  if (!scriptsEnabled(caller))
-    throw new ServerScriptNotEnabled(
-      'Server Scripts are disabled. Please enable server scripts from bench configuration.',
-    );
-  const level = (depth.getStore() ?? 0) + 1;
-  if (level > MAX_SCRIPT_DEPTH)
-    throw new ServerScriptError(`Server scripts nested more than ${MAX_SCRIPT_DEPTH} deep (${script.name})`);
+  admit(script, caller);
   const outcome = runInline(script.script, 'script.js', {
     form_dict: input.form_dict,
     user: caller.user.name,
   });
-  if (!outcome?.ok) return undefined;
-  for (const line of outcome.logs ?? []) scriptLogSink(script.name, line);
-  return outcome.json ? (JSON.parse(outcome.json) as ScriptResult) : {};
+  return outcome?.ok ? resultOf(script, outcome) : undefined;
 }
