@@ -212,6 +212,14 @@ describe.each(variants)('remembered lists and counts (%s)', (_label, redisUrl) =
   });
 });
 
+/** Pages of 2 of the list, as Administrator, each asserted 200. */
+const pagesOf = (p: Awaited<ReturnType<typeof pair>>) => (start: number) =>
+  p.t.http
+    .get(LIST)
+    .query({ ...listQuery, start, limit: 2 })
+    .set('Authorization', p.t.adminToken)
+    .expect(200);
+
 describe('limits', () => {
   onMysql('result_cache_entries: 0 remembers nothing (a write behind its back is seen)', async () => {
     const p = await pair({ entries: 0 });
@@ -229,12 +237,7 @@ describe('limits', () => {
   onMysql('result_cache_entries bounds the results kept, least recently used first out', async () => {
     const p = await pair({ entries: 2 });
     const site = p.t.site;
-    const page = (start: number) =>
-      p.t.http
-        .get(LIST)
-        .query({ ...listQuery, start, limit: 2 })
-        .set('Authorization', p.t.adminToken)
-        .expect(200);
+    const page = pagesOf(p);
     try {
       await page(0);
       await page(1);
@@ -250,12 +253,7 @@ describe('limits', () => {
   onMysql('remembered documents have their own bound: GETs of many documents evict no page', async () => {
     const p = await pair({ entries: 2 });
     const site = p.t.site;
-    const page = (start: number) =>
-      p.t.http
-        .get(LIST)
-        .query({ ...listQuery, start, limit: 2 })
-        .set('Authorization', p.t.adminToken)
-        .expect(200);
+    const page = pagesOf(p);
     try {
       await page(0);
       await page(1);
