@@ -1,14 +1,13 @@
-// Group commit on MariaDB/MySQL: concurrent write transactions share one database transaction, each in a savepoint of its
-// own, committed once. A transaction of its own cost a create an INSERT, the change counter's bump and a COMMIT (three
-// round trips, each a send, a MariaDB wake-up and a reply to parse, and a redo log flush per COMMIT); in a batch the
-// bump and the COMMIT are paid once for all its works (table-changes.ts bumps each written table once per COMMIT), and
-// the answers of a batch go out in the same turn. The works run one at a time on a connection of the write pool (whose
-// sessions have autocommit off, so the first statement opens the transaction); a few such lanes run side by side, each
-// taking the next queued work when it is free, so a batch is what queued up while the lane was busy: one work when
-// the service is quiet, many under load.
+// Group commit on MariaDB/MySQL: concurrent write transactions share one database transaction, committed once. A
+// transaction of its own cost a create an INSERT, the change counter's bump and a COMMIT (three round trips, each a
+// send, a MariaDB wake-up and a reply to parse, and a redo log flush per COMMIT); in a batch the bump and the COMMIT are
+// paid once for all its works (table-changes.ts bumps each written table once per COMMIT), and the answers of a batch go
+// out in the same turn. The works run one at a time on a connection of the write pool (whose sessions have autocommit
+// off, so the first statement opens the transaction); a few such lanes run side by side, each taking the next queued
+// work when it is free, so a batch is what queued up while the lane was busy: one work when the service is quiet, many
+// under load.
 import type { Knex } from 'knex';
 import { DEFAULT_TIMEOUTS } from './connect';
-import { BatchRolledBackError } from './group-commit';
 import { command, type MysqlConnection } from './mysql-statements';
 import { boundConnection } from './mysql-transaction';
 
@@ -22,46 +21,130 @@ interface Queued {
   work: (q: Knex) => Promise<unknown>;
   resolve(result: unknown): void;
   reject(err: unknown): void;
+  /** Runs in a transaction of its own: its batch was rolled back and it runs again alone. */
+  alone?: boolean;
 }
 
-/** A work whose changes are released into the open transaction, waiting for its commit. */
+/** A work whose changes are in the open transaction, waiting for its commit. */
 interface Member {
-  resolve(): void;
-  reject(err: unknown): void;
+  queued: Queued;
+  result: unknown;
 }
 
 /**
- * Runs the write works of one MariaDB database in batches on the write pool. The first work of a batch runs without a
- * savepoint (if it throws, ROLLBACK ends the transaction, which holds nothing else); each later one runs inside
- * SAVEPOINT svc_work and is rolled back to it alone when it throws. The batch commits when its lane finds no queued work
- * (or has run GROUP_COMMIT_MAX_WORKS); a work's promise settles after that COMMIT, so its caller never answers for a
- * write that is not durable. If the server ends the transaction under a work (a deadlock rolls back the whole InnoDB
- * transaction; the savepoint is gone), the works released into it reject with BatchRolledBackError and the lane goes
- * on with a fresh transaction. A failed COMMIT rejects every work of the batch and closes the connection.
+ * Errors after which InnoDB has undone the failed statement and nothing else: a duplicate key, a NULL or a value out of
+ * range, too long or malformed, a missing or referenced foreign key. After any other failure (a deadlock ends the whole
+ * transaction; a lock wait timeout, a lost connection, a statement timeout) what the transaction holds is unknown.
+ */
+const STATEMENT_ONLY_ERRNOS = new Set([
+  1062, 1048, 1364, 1406, 1264, 1265, 1366, 1292, 1452, 1451, 1216, 1217,
+]);
+
+/** A read: it changes nothing in the transaction (a locking read takes locks, which a savepoint kept too). */
+const READ = /^\s*(?:set\s+statement\s[^;]*?\bfor\s+)?\(?\s*(?:select|show|with|describe|explain)\b/i;
+/** A statement that ends or begins a transaction (DDL commits implicitly): what the batch holds after it is unknown. */
+const ENDS =
+  /^\s*(?:commit|rollback(?!\s+to\b)|begin|start\s+transaction|set\s+autocommit|xa\s|lock\s|unlock\s|create|alter|drop|truncate|rename)\b/i;
+
+/** What the statements sent on one write connection did to its transaction, counted as they answer. */
+interface Touches {
+  /** Statements other than reads that answered without an error. */
+  writes: number;
+  /** Statements after which the transaction's state is unknown: see STATEMENT_ONLY_ERRNOS and ENDS. */
+  unknown: number;
+  /** Statements sent and not answered yet. */
+  pending: number;
+}
+
+const touchesOf = new WeakMap<MysqlConnection, Touches>();
+
+type Callback = (err: (Error & { errno?: number }) | null, ...rest: unknown[]) => void;
+
+/**
+ * Counts what the statements sent on `conn` did to its open transaction: wraps its `query` and `execute` once (above
+ * the change counter's wrapper), so every statement is seen whatever sent it (row stores, knex, scripts).
+ */
+function watchTouches(conn: MysqlConnection): Touches {
+  const known = touchesOf.get(conn);
+  if (known) return known;
+  const touches: Touches = { writes: 0, unknown: 0, pending: 0 };
+  const wrap =
+    (original: (...args: unknown[]) => unknown) =>
+    (...args: unknown[]): unknown => {
+      const first = args[0];
+      const sql = typeof first === 'string' ? first : (first as { sql?: unknown } | null)?.sql;
+      const last = args.length - 1;
+      const callback = args[last];
+      if (typeof callback !== 'function' || typeof sql !== 'string' || ENDS.test(sql)) {
+        touches.unknown++;
+        return original(...args);
+      }
+      const read = READ.test(sql);
+      touches.pending++;
+      args[last] = (err: (Error & { errno?: number }) | null, ...rest: unknown[]) => {
+        touches.pending--;
+        if (err) {
+          if (!STATEMENT_ONLY_ERRNOS.has(err.errno as number)) touches.unknown++;
+        } else if (!read) touches.writes++;
+        (callback as Callback)(err, ...rest);
+      };
+      return original(...args);
+    };
+  const raw = conn as unknown as Record<'query' | 'execute', (...args: unknown[]) => unknown>;
+  raw.query = wrap(raw.query.bind(conn));
+  raw.execute = wrap(raw.execute.bind(conn));
+  touchesOf.set(conn, touches);
+  return touches;
+}
+
+/**
+ * Runs the write works of one MariaDB database in batches on the write pool, one transaction per batch and no
+ * savepoints: a create in a batch costs its own statements only (a SAVEPOINT per work was a round trip as dear as its
+ * INSERT). A work that throws without having changed the transaction (a validation error, a hook that refuses before
+ * the write, a duplicate key: InnoDB undoes the failed statement alone) is answered with its error and the batch goes
+ * on. A work that throws after changing it (a hook that refuses after the insert), or during which a statement left the
+ * transaction's state unknown (a deadlock ends the whole transaction), cannot be undone alone: the batch is rolled back
+ * and each of its works, that one too, runs again in a transaction of its own, so each is answered as it would be alone
+ * (the failing one fails again, the others commit; they pay a second run). The batch commits when its lane finds no
+ * queued work (or has run GROUP_COMMIT_MAX_WORKS); a work's promise settles after that COMMIT, so its caller never
+ * answers for a write that is not durable. A failed COMMIT rejects every work of the batch and closes the connection.
+ * A work may run twice, so it must do nothing outside the transaction before its commit (DocumentTransaction.run
+ * starts each run afresh: its messages, after-commit tasks and the document it saves).
  */
 export class MysqlGroupCommit {
   private readonly queue: Queued[] = [];
   private lanes = 0;
   private readonly statementMs: number;
+  /** Works run again alone because their batch was rolled back (for tests). */
+  reruns = 0;
 
   /** `knex` is the write pool's (Database.writeKnex): its sessions run with autocommit off. */
   constructor(
     private readonly knex: Knex,
     statementMs = DEFAULT_TIMEOUTS.statementMs,
-    private readonly maxLanes = GROUP_COMMIT_LANES,
+    readonly maxLanes = GROUP_COMMIT_LANES,
   ) {
     this.statementMs = statementMs;
+  }
+
+  /** Works waiting for a lane (for tests). */
+  get waiting(): number {
+    return this.queue.length;
   }
 
   /** Runs `work` in a batch; resolves with its result once the batch has committed, rejects with its error. */
   run<T>(work: (q: Knex) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (result: unknown) => void, reject });
-      if (this.lanes < this.maxLanes) {
-        this.lanes++;
-        void this.lane();
-      }
+      this.startLane();
     });
+  }
+
+  private startLane(): void {
+    if (this.lanes < this.maxLanes) {
+      this.lanes++;
+      void this.lane();
+    }
   }
 
   /** Runs batches while works are queued. */
@@ -71,6 +154,14 @@ export class MysqlGroupCommit {
     } finally {
       this.lanes--;
     }
+  }
+
+  /** Queues the works of a rolled-back batch first, each to run again in a transaction of its own. */
+  private again(works: Queued[]): void {
+    for (const work of works) work.alone = true;
+    this.queue.unshift(...works);
+    this.reruns += works.length;
+    for (let i = 0; i < works.length; i++) this.startLane();
   }
 
   private async batch(): Promise<void> {
@@ -84,24 +175,19 @@ export class MysqlGroupCommit {
       return;
     }
     const connection = boundConnection(this.knex, conn, this.statementMs);
+    const touches = watchTouches(conn);
     let members: Member[] = [];
     let works = 0;
     // False once the connection may be unusable: the batch ends and the lane takes a new one.
     let usable = true;
     try {
       while (usable && this.queue.length && works < GROUP_COMMIT_MAX_WORKS) {
+        // A work run again alone has a transaction of its own: the batch open now commits first.
+        if (members.length && this.queue[0]!.alone) break;
         const queued = this.queue.shift() as Queued;
         works++;
-        const alone = members.length === 0;
-        // The savepoint is sent, not awaited: mysql2 runs a connection's commands in order, so it is taken before the
-        // work's first statement while the work's own code runs. If it failed, the work's statements are not
-        // isolated from the others': the whole transaction is given up below.
-        let savepointFailure: unknown;
-        const savepoint = alone
-          ? undefined
-          : command(conn, 'SAVEPOINT svc_work', this.statementMs).catch((err: unknown) => {
-              savepointFailure = err ?? new Error('SAVEPOINT failed');
-            });
+        const writes = touches.writes;
+        const unknown = touches.unknown;
         connection.active = true;
         let result: unknown;
         let failure: unknown;
@@ -113,34 +199,25 @@ export class MysqlGroupCommit {
           failure = err;
         }
         connection.active = false;
-        if (savepoint) await savepoint;
-        if (savepointFailure !== undefined) {
-          queued.reject(failed ? failure : savepointFailure);
-          usable = await this.abandon(conn, members, new BatchRolledBackError(savepointFailure));
-          members = [];
-          continue;
-        }
-        if (failed) {
-          if (alone) {
-            // Nothing else is in the transaction: ROLLBACK ends it (a connection that cannot is closed).
-            await command(conn, 'ROLLBACK', this.statementMs).catch(() => {
-              conn.destroy();
-              usable = false;
-            });
-          } else {
-            try {
-              await command(conn, 'ROLLBACK TO SAVEPOINT svc_work', this.statementMs);
-            } catch {
-              // The server ended the whole transaction (deadlock, lost connection): the works released into it
-              // are lost too.
-              usable = await this.abandon(conn, members, new BatchRolledBackError(failure));
-              members = [];
-            }
+        const wrote = touches.writes !== writes;
+        const unsure = touches.unknown !== unknown || touches.pending > 0;
+        if (!members.length) {
+          // Alone in the transaction: its outcome is the one it would have alone.
+          if (!failed) members.push({ queued, result });
+          else {
+            if (wrote || unsure) usable = await this.rollback(conn);
+            queued.reject(failure);
           }
+        } else if (unsure || (failed && wrote)) {
+          // Its writes cannot be undone without the others' (or the others' may be gone): all run again alone.
+          usable = await this.rollback(conn);
+          this.again([...members.map((member) => member.queued), queued]);
+          members = [];
+        } else if (failed) {
+          // Nothing of it is in the transaction: it fails as it would alone, and the batch goes on.
           queued.reject(failure);
-          continue;
-        }
-        members.push({ resolve: () => queued.resolve(result), reject: queued.reject });
+        } else members.push({ queued, result });
+        if (queued.alone) break;
       }
       if (!members.length) return;
       try {
@@ -148,40 +225,24 @@ export class MysqlGroupCommit {
       } catch (err) {
         // Whether the commit happened is unknown: the connection is not reused.
         conn.destroy();
-        settle(members, err);
+        for (const member of members) member.queued.reject(err);
         return;
       }
-      settle(members, undefined);
+      for (const member of members) member.queued.resolve(member.result);
     } finally {
       connection.active = false;
       await client.releaseConnection(conn);
     }
   }
 
-  /**
-   * Ends a transaction the server may have ended already: what is left of it is rolled back and its works are told
-   * `failure`. Resolves whether the connection answered (clean, usable for the next works); one that did not is closed.
-   */
-  private async abandon(
-    conn: MysqlConnection,
-    members: readonly Member[],
-    failure: unknown,
-  ): Promise<boolean> {
-    const clean = await command(conn, 'ROLLBACK', this.statementMs).then(
+  /** Rolls the open transaction back; resolves whether the connection answered (one that did not is closed). */
+  private rollback(conn: MysqlConnection): Promise<boolean> {
+    return command(conn, 'ROLLBACK', this.statementMs).then(
       () => true,
       () => {
         conn.destroy();
         return false;
       },
     );
-    settle(members, failure);
-    return clean;
-  }
-}
-
-function settle(members: readonly Member[], failure: unknown): void {
-  for (const member of members) {
-    if (failure === undefined) member.resolve();
-    else member.reject(failure);
   }
 }

@@ -1,11 +1,11 @@
 // One write transaction on the site's database. On SQLite it is a savepoint in the turn's group commit (group-commit.ts):
 // knex.transaction() builds a new knex instance for every transaction, and a commit per request costs more than the
-// insert it wraps. On MariaDB it is a savepoint in a batch of the write pool (mysql-group-commit.ts), or without a write
-// pool BEGIN ... COMMIT on a pooled connection with a knex bound to it (mysql-transaction.ts).
+// insert it wraps. On MariaDB it is a share of a batch's transaction on the write pool (mysql-group-commit.ts), or
+// without a write pool BEGIN ... COMMIT on a pooled connection with a knex bound to it (mysql-transaction.ts).
 import type { Knex } from 'knex';
 import type { Database } from './connect';
 import { GroupCommit } from './group-commit';
-import { MysqlGroupCommit } from './mysql-group-commit';
+import { GROUP_COMMIT_LANES, MysqlGroupCommit } from './mysql-group-commit';
 import { inMysqlTransaction } from './mysql-transaction';
 import type { WriteBatch } from './savepoint-batch';
 
@@ -29,11 +29,20 @@ export function inWriteTransaction<T>(
   if (batch) return batch.run(work);
   if (db.dialect !== 'sqlite') {
     if (!db.writeKnex || !grouped) return inMysqlTransaction(db, work);
-    let group = mysqlGroups.get(db.writeKnex);
-    if (!group) mysqlGroups.set(db.writeKnex, (group = new MysqlGroupCommit(db.writeKnex, db.statementMs)));
-    return group.run(work);
+    return mysqlGroupCommit(db).run(work);
   }
   let group = groups.get(db.knex);
   if (!group) groups.set(db.knex, (group = new GroupCommit(db.knex)));
   return group.run(work);
+}
+
+/**
+ * The group commit of a MariaDB database's write pool (which must exist), made on first use with `lanes` lanes (tests
+ * ask for one before any grouped write, so that which works share a batch does not depend on timing).
+ */
+export function mysqlGroupCommit(db: Database, lanes = GROUP_COMMIT_LANES): MysqlGroupCommit {
+  const writeKnex = db.writeKnex as Knex;
+  let group = mysqlGroups.get(writeKnex);
+  if (!group) mysqlGroups.set(writeKnex, (group = new MysqlGroupCommit(writeKnex, db.statementMs, lanes)));
+  return group;
 }

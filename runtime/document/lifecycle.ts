@@ -110,14 +110,24 @@ export class DocumentTransaction implements DocumentSession {
    * Runs `work` inside one database transaction; any error rolls everything back. `grouped`: the work inserts a new
    * document, and on MariaDB may share its transaction with other such works (mysql-group-commit.ts).
    */
-  async run<T>(work: () => Promise<T>, grouped = false): Promise<T> {
+  async run<T>(work: () => Promise<T>, grouped = false, restore?: () => void): Promise<T> {
     if (this.trx) return work();
     this.committed = [];
+    // A grouped work may run twice on MariaDB (its batch rolled back, it runs again alone): each run starts from what
+    // the request had before the first, as the rolled-back transaction does (`restore` puts back what `work` changes).
+    const messages = this.messages.length;
+    let attempts = 0;
     let result: T;
     try {
       result = await inWriteTransaction(
         this.site.db,
         async (trx) => {
+          if (attempts++ > 0) {
+            this.committed = [];
+            this.passwordChanged.clear();
+            this.messages.length = messages;
+            restore?.();
+          }
           this.trx = trx;
           this.runs++;
           try {
@@ -229,7 +239,9 @@ export class DocumentTransaction implements DocumentSession {
   /** Inserts or saves the document: hooks in Frappe's order, checks, then the write. */
   async save(doc: Document): Promise<void> {
     const inserting = this.states.get(doc)?.isNew === true;
-    await this.run(async () => {
+    // A grouped insert may run twice (see run): the second starts from the document as the caller gave it.
+    const restore = inserting && !this.trx ? this.restorer(doc) : undefined;
+    const write = async () => {
       const state = this.state(doc);
       const trx = this.trx as Knex;
       const { binding } = state;
@@ -340,7 +352,19 @@ export class DocumentTransaction implements DocumentSession {
       }
       forgetCredentials(binding.meta.name);
       this.written.add(binding.meta.name);
-    }, inserting);
+    };
+    await this.run(write, inserting, restore);
+  }
+
+  /** Puts `doc` (its own fields and its lifecycle state) back as it is now. */
+  private restorer(doc: Document): () => void {
+    const data = cloneData(this.data(doc));
+    const state = { ...this.state(doc) };
+    return () => {
+      for (const key of Object.keys(doc)) if (!Object.hasOwn(data, key)) delete doc[key];
+      Object.assign(doc, cloneData(data));
+      this.states.set(doc, { ...state });
+    };
   }
 
   /**

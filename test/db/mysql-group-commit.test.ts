@@ -1,8 +1,9 @@
-// Group commit on MariaDB: the works that queue while a lane is busy share its transaction, each rolled back alone when
-// it throws, none settled before the COMMIT; a transaction the server ends, or a COMMIT that fails, fails the works
-// released into it and no others. One lane here, so which works share a batch does not depend on timing.
+// Group commit on MariaDB: the works that queue while a lane is busy share its transaction, none settled before the
+// COMMIT. A work that throws without having written fails alone and the batch goes on; one that throws after writing
+// (or leaves the transaction's state unknown) has its batch rolled back and each work of it run again alone; a COMMIT
+// that fails fails the works of its batch and no others. One lane here, so which works share a batch does not depend
+// on timing.
 import knexFactory, { type Knex } from 'knex';
-import { BatchRolledBackError } from '../../runtime/db/group-commit';
 import { MysqlGroupCommit } from '../../runtime/db/mysql-group-commit';
 import { CHANGE_SHARDS, CHANGE_TABLE } from '../../runtime/db/table-changes';
 import { DB_KIND, createTestSite, type TestSite } from '../helpers/test-site';
@@ -66,37 +67,81 @@ onMysql('MysqlGroupCommit', () => {
     expect(await committed()).toEqual(['a', 'b', 'c']);
   });
 
-  test('a throwing work is rolled back alone, first of its batch or not; the others commit', async () => {
+  /** A work that counts its runs in `runs` under `name`, then does `then`. */
+  const counted =
+    (runs: Record<string, number>, name: string, then: (q: Knex) => Promise<unknown>) => (q: Knex) => {
+      runs[name] = (runs[name] ?? 0) + 1;
+      return then(q);
+    };
+
+  test('a work that throws after writing: its batch is rolled back and each work runs again alone; the others commit, it fails again', async () => {
+    const runs: Record<string, number> = {};
+    const refuse = (name: string) => async (q: Knex) => {
+      await q(table).insert({ name });
+      throw new Error(`${name} refused`);
+    };
     const works = [
-      group.run(async (q) => {
-        await q(table).insert({ name: 'a' });
-        throw new Error('a refused');
-      }),
-      group.run(insert('b')),
-      group.run(async (q) => {
-        await q(table).insert({ name: 'c' });
-        throw new Error('c refused');
-      }),
-      group.run(insert('d')),
+      group.run(counted(runs, 'a', refuse('a'))),
+      group.run(counted(runs, 'b', insert('b'))),
+      group.run(counted(runs, 'c', refuse('c'))),
+      group.run(counted(runs, 'd', insert('d'))),
     ];
     const outcomes = await Promise.allSettled(works);
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(String((outcomes[0] as PromiseRejectedResult).reason)).toContain('a refused');
     expect(String((outcomes[2] as PromiseRejectedResult).reason)).toContain('c refused');
     expect(await committed()).toEqual(['b', 'd']);
+    // a was alone in its transaction (its failure is its own); b shared c's batch and ran again alone, as did c.
+    expect(runs).toEqual({ a: 1, b: 2, c: 2, d: 1 });
+    expect(group.reruns).toBe(2);
   });
 
-  test('a transaction the server ended under a work: works released into it reject as rolled back, later ones commit', async () => {
-    const a = group.run(insert('a'));
-    const b = group.run(async (q) => {
-      await q(table).insert({ name: 'b' });
+  test('a work that fails without writing (an error before any statement, a duplicate key) fails alone: the batch goes on, nothing runs again', async () => {
+    const runs: Record<string, number> = {};
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const a = group.run(
+      counted(runs, 'a', async (q) => {
+        await q(table).insert({ name: 'a' });
+        await gate;
+      }),
+    );
+    const duplicate = group.run(counted(runs, 'dup', insert('a')));
+    const refused = group.run(
+      counted(runs, 'refused', async (q) => {
+        await q(table).where({ name: 'a' }).first();
+        throw new Error('refused before writing');
+      }),
+    );
+    const d = group.run(counted(runs, 'd', insert('d')));
+    open();
+    const outcomes = await Promise.allSettled([a, duplicate, refused, d]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ errno: 1062 });
+    expect(String((outcomes[2] as PromiseRejectedResult).reason)).toContain('refused before writing');
+    expect(await committed()).toEqual(['a', 'd']);
+    expect(runs).toEqual({ a: 1, dup: 1, refused: 1, d: 1 });
+    expect(group.reruns).toBe(0);
+  });
+
+  test('a work that ends the transaction under the batch: the works before it run again alone and commit, whether it throws or not', async () => {
+    const endsIt = (fail: boolean) => async (q: Knex) => {
+      await q(table).insert({ name: fail ? 'b' : 'e' });
       await q.raw('ROLLBACK');
-      throw new Error('the transaction ended');
-    });
+      if (fail) throw new Error('the transaction ended');
+    };
+    const a = group.run(insert('a'));
+    const b = group.run(endsIt(true));
     const c = group.run(insert('c'));
-    await expect(a).rejects.toBeInstanceOf(BatchRolledBackError);
+    await a;
     await expect(b).rejects.toThrow('the transaction ended');
     await c;
-    expect(await committed()).toEqual(['c']);
+    expect(await committed()).toEqual(['a', 'c']);
+    // Without throwing: before, the COMMIT after it kept nothing of the works released before it.
+    const d = group.run(insert('d'));
+    const e = group.run(endsIt(false));
+    await Promise.all([d, e]);
+    expect(await committed()).toEqual(['a', 'c', 'd']);
   });
 
   test('a COMMIT that fails (its change bump waits past db_busy_timeout) rejects every work of the batch and keeps none', async () => {
