@@ -8,11 +8,11 @@
 // under load.
 import type { Knex } from 'knex';
 import { DEFAULT_TIMEOUTS } from './connect';
-import { command, type MysqlConnection } from './mysql-statements';
+import { command, execute, type MysqlConnection } from './mysql-statements';
 import { boundConnection } from './mysql-transaction';
 
 /** Connections with a batch open at once (each runs its works one at a time). */
-export const GROUP_COMMIT_LANES = 4;
+export const GROUP_COMMIT_LANES = 2;
 /** Works per transaction at most: a longer batch would keep its first work's locks and answer waiting. */
 export const GROUP_COMMIT_MAX_WORKS = 32;
 
@@ -60,6 +60,63 @@ const touchesOf = new WeakMap<MysqlConnection, Touches>();
 
 type Callback = (err: (Error & { errno?: number }) | null, ...rest: unknown[]) => void;
 
+/** Rows held back in an open batch, per INSERT head (`insert into t (...) values `): its row tuple and the rows' values. */
+type Deferred = Map<string, { tuple: string; rows: unknown[][] }>;
+
+/** The connections whose batch holds back its works' inserts (a work run again alone sends its own). */
+const deferredOf = new WeakMap<MysqlConnection, Deferred>();
+
+/**
+ * Holds back the insert of one row (`head` + `tuple`, bound to `values`) when `conn` runs a batch of the group commit:
+ * the rows of a table are sent as one INSERT just before the next statement on the connection, or before the COMMIT,
+ * so that a batch's creates cost one round trip together instead of one each, and every statement still sees them.
+ * False (nothing held) on any other connection: the caller sends the insert itself.
+ */
+export function deferInsert(conn: MysqlConnection, head: string, tuple: string, values: unknown[]): boolean {
+  const deferred = deferredOf.get(conn);
+  if (!deferred) return false;
+  const table = deferred.get(head);
+  if (table) table.rows.push(values);
+  else deferred.set(head, { tuple, rows: [values] });
+  // A held row is a write of its work: if the work fails, the batch's transaction holds it (see MysqlGroupCommit).
+  (touchesOf.get(conn) as Touches).writes++;
+  return true;
+}
+
+/** Placeholders per INSERT at most (MariaDB allows 65,535 per statement). */
+const MAX_PLACEHOLDERS = 16_384;
+
+/** Multi-row INSERT texts per head and number of rows. */
+const insertTexts = new Map<string, string>();
+
+function insertText(head: string, tuple: string, rows: number): string {
+  const key = `${rows} ${head}`;
+  let sql = insertTexts.get(key);
+  if (sql === undefined) {
+    sql = head + new Array<string>(rows).fill(tuple).join(', ');
+    if (insertTexts.size < 4096) insertTexts.set(key, sql);
+  }
+  return sql;
+}
+
+/**
+ * Sends the rows `conn` holds back (one INSERT per table, in the order the tables were first written, split to stay
+ * under MAX_PLACEHOLDERS), through `send`; nothing when none is held.
+ */
+function sendDeferred(conn: MysqlConnection, send: (sql: string, values: unknown[]) => void): void {
+  const deferred = deferredOf.get(conn);
+  if (!deferred?.size) return;
+  const tables = [...deferred];
+  deferred.clear();
+  for (const [head, { tuple, rows }] of tables) {
+    const perStatement = Math.max(1, Math.floor(MAX_PLACEHOLDERS / Math.max(1, rows[0]!.length)));
+    for (let start = 0; start < rows.length; start += perStatement) {
+      const chunk = rows.slice(start, start + perStatement);
+      send(insertText(head, tuple, chunk.length), chunk.flat());
+    }
+  }
+}
+
 /**
  * Counts what the statements sent on `conn` did to its open transaction: wraps its `query` and `execute` once (above
  * the change counter's wrapper), so every statement is seen whatever sent it (row stores, knex, scripts).
@@ -68,6 +125,8 @@ function watchTouches(conn: MysqlConnection): Touches {
   const known = touchesOf.get(conn);
   if (known) return known;
   const touches: Touches = { writes: 0, unknown: 0, pending: 0 };
+  const raw = conn as unknown as Record<'query' | 'execute', (...args: unknown[]) => unknown>;
+  const baseExecute = raw.execute.bind(conn);
   const wrap =
     (original: (...args: unknown[]) => unknown) =>
     (...args: unknown[]): unknown => {
@@ -75,6 +134,13 @@ function watchTouches(conn: MysqlConnection): Touches {
       const sql = typeof first === 'string' ? first : (first as { sql?: unknown } | null)?.sql;
       const last = args.length - 1;
       const callback = args[last];
+      // Rows held back go first, so that this statement sees them (they are their own works' writes, counted when
+      // held); if they fail, the batch runs again alone.
+      sendDeferred(conn, (insert, values) =>
+        baseExecute({ sql: insert, values }, (err: Error | null) => {
+          if (err) touches.unknown++;
+        }),
+      );
       if (typeof callback !== 'function' || typeof sql !== 'string' || ENDS.test(sql)) {
         touches.unknown++;
         return original(...args);
@@ -90,9 +156,8 @@ function watchTouches(conn: MysqlConnection): Touches {
       };
       return original(...args);
     };
-  const raw = conn as unknown as Record<'query' | 'execute', (...args: unknown[]) => unknown>;
   raw.query = wrap(raw.query.bind(conn));
-  raw.execute = wrap(raw.execute.bind(conn));
+  raw.execute = wrap(baseExecute);
   touchesOf.set(conn, touches);
   return touches;
 }
@@ -105,7 +170,10 @@ function watchTouches(conn: MysqlConnection): Touches {
  * on. A work that throws after changing it (a hook that refuses after the insert), or during which a statement left the
  * transaction's state unknown (a deadlock ends the whole transaction), cannot be undone alone: the batch is rolled back
  * and each of its works, that one too, runs again in a transaction of its own, so each is answered as it would be alone
- * (the failing one fails again, the others commit; they pay a second run). The batch commits when its lane finds no
+ * (the failing one fails again, the others commit; they pay a second run). The row store's inserts of new documents
+ * are held back in a batch (deferInsert) and sent as one INSERT per table before the next statement or the COMMIT, so
+ * a batch of creates is that INSERT, the change bump and the COMMIT; if that INSERT fails (a duplicate name), the batch
+ * is rolled back and its works run again alone, and each answers as alone. The batch commits when its lane finds no
  * queued work (or has run GROUP_COMMIT_MAX_WORKS); a work's promise settles after that COMMIT, so its caller never
  * answers for a write that is not durable. A failed COMMIT rejects every work of the batch and closes the connection.
  * A work may run twice, so it must do nothing outside the transaction before its commit (DocumentTransaction.run
@@ -186,6 +254,8 @@ export class MysqlGroupCommit {
         if (members.length && this.queue[0]!.alone) break;
         const queued = this.queue.shift() as Queued;
         works++;
+        if (queued.alone) deferredOf.delete(conn);
+        else if (!deferredOf.has(conn)) deferredOf.set(conn, new Map());
         const writes = touches.writes;
         const unknown = touches.unknown;
         connection.active = true;
@@ -220,6 +290,12 @@ export class MysqlGroupCommit {
         if (queued.alone) break;
       }
       if (!members.length) return;
+      if (usable && !(await this.sendHeld(conn))) {
+        // A held row failed (a duplicate name): which work it belongs to is not known, so each runs again alone.
+        usable = await this.rollback(conn);
+        this.again(members.map((member) => member.queued));
+        return;
+      }
       try {
         await command(conn, 'COMMIT', this.statementMs);
       } catch (err) {
@@ -230,13 +306,22 @@ export class MysqlGroupCommit {
       }
       for (const member of members) member.queued.resolve(member.result);
     } finally {
+      deferredOf.delete(conn);
       connection.active = false;
       await client.releaseConnection(conn);
     }
   }
 
+  /** Sends the rows the batch holds back; resolves whether all of them were inserted. */
+  private async sendHeld(conn: MysqlConnection): Promise<boolean> {
+    const sent: Promise<unknown>[] = [];
+    sendDeferred(conn, (sql, values) => sent.push(execute(conn, sql, values, this.statementMs)));
+    return (await Promise.allSettled(sent)).every((outcome) => outcome.status === 'fulfilled');
+  }
+
   /** Rolls the open transaction back; resolves whether the connection answered (one that did not is closed). */
   private rollback(conn: MysqlConnection): Promise<boolean> {
+    deferredOf.get(conn)?.clear();
     return command(conn, 'ROLLBACK', this.statementMs).then(
       () => true,
       () => {

@@ -4,6 +4,7 @@
 // commit and roll back with it. Rows come back as value lists and are decoded by a per-DocType decoder with fixed keys.
 import type { Knex } from 'knex';
 import { DEFAULT_TIMEOUTS, type Database } from '../db/connect';
+import { deferInsert } from '../db/mysql-group-commit';
 import {
   execute,
   mysqlConnection,
@@ -220,11 +221,28 @@ export class MysqlRowStore implements RowStore {
       await trx(meta.tableName).insert(rowValues(meta, data, standard));
       return;
     }
-    const sql = cachedText(meta, standard === PARENT_STANDARD ? 'insert' : 'insert-child', () => {
+    const kind = standard === PARENT_STANDARD ? 'insert' : 'insert-child';
+    const head = cachedText(meta, `${kind} head`, () => {
       const columns = fullColumns(meta, standard);
-      return `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+      return `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values `;
     });
-    await execute(conn, sql, boundRow(meta, data, standard), this.statementMs);
+    const tuple = cachedText(
+      meta,
+      `${kind} tuple`,
+      () =>
+        `(${fullColumns(meta, standard)
+          .map(() => '?')
+          .join(', ')})`,
+    );
+    const values = boundRow(meta, data, standard);
+    // In a batch of the group commit the row joins the batch's INSERT of its table (sent before the next statement).
+    if (deferInsert(conn, head, tuple, values)) return;
+    await execute(
+      conn,
+      cachedText(meta, kind, () => head + tuple),
+      values,
+      this.statementMs,
+    );
   }
 
   /** Updates a stored row (a child row when `parent` is given) by name; unset columns are left as they are. */
