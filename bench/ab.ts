@@ -11,13 +11,14 @@
 //                                          Before Save script against the same create without it
 // COMPILED_A=1 / COMPILED_B=1 run that side's compiled build (run `npm run build` in its root first) instead of tsx,
 // with the environment and node flags of its package.json `npm start`; NODE_ARGS_A / NODE_ARGS_B (JSON arrays) give a
-// compiled side other node flags instead, e.g. NODE_ARGS_A='["--enable-source-maps"]' ENV_A='{"MALLOC_ARENA_MAX":null}' (null removes
+// compiled side other node flags instead (a tsx side gets them besides --import tsx), e.g. NODE_ARGS_A='["--enable-source-maps"]' ENV_A='{"MALLOC_ARENA_MAX":null}' (null removes
 // a variable).
-// Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, and B/A.
+// Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, B/A, and
+// each server's RSS after the rounds.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { runLoad } from './lib/load';
-import { detectPinning, freePort } from './lib/procs';
+import { detectPinning, freePort, rssKb } from './lib/procs';
 
 const ROOT = path.join(__dirname, '..');
 const METHOD_PATH = '/api/method/bench.bench_probe.bench_probe.echo?word=hi';
@@ -42,6 +43,10 @@ async function start(tag: 'A' | 'B', urlPath: string) {
       `${generated} is missing: in ${root} run npx tsx generator/cli.ts --doctypes doctypes --doctypes bench/doctypes --out bench/tmp/feature-gen --quiet`,
     );
   }
+  const compiled = process.env[`COMPILED_${tag}`] === '1';
+  const nodeArgs = process.env[`NODE_ARGS_${tag}`]
+    ? (JSON.parse(process.env[`NODE_ARGS_${tag}`] as string) as string[])
+    : undefined;
   const svc = await service.startService(detectPinning(), {
     port: await freePort(),
     dbFile: path.join(root, 'bench/tmp', `ab-${tag}-${process.pid}.sqlite`),
@@ -49,10 +54,10 @@ async function start(tag: 'A' | 'B', urlPath: string) {
     timeoutMs: 120000,
     label: `${tag} (${root})`,
     extraEnv: env,
-    compiled: process.env[`COMPILED_${tag}`] === '1',
-    startFlags: process.env[`NODE_ARGS_${tag}`]
-      ? (JSON.parse(process.env[`NODE_ARGS_${tag}`] as string) as string[])
-      : undefined,
+    compiled,
+    startFlags: nodeArgs,
+    // A tsx side takes NODE_ARGS_A/B too (before --import tsx), for a comparison with the same flags on both sides.
+    nodeArgs: compiled ? undefined : nodeArgs,
   });
   const auth = await service.apiToken(svc.base);
   const script = process.env[`AB_SCRIPT_${tag}`] ?? process.env.AB_SCRIPT;
@@ -104,6 +109,9 @@ async function main(): Promise<void> {
         `round ${round}: A ${Math.round(ra.rps)} req/s (${ra.cpuUsPerReq?.toFixed(1)} us/req)  B ${Math.round(rb.rps)} req/s (${rb.cpuUsPerReq?.toFixed(1)} us/req)  B/A ${(rb.rps / ra.rps).toFixed(3)}`,
       );
     }
+    // RSS after the loads (the compiled build's target is at most 120 MB with the core DocTypes).
+    const mb = (pid: number) => ((rssKb(pid) ?? NaN) / 1024).toFixed(1);
+    console.log(`RSS after the rounds: A ${mb(a.svc.pid)} MB  B ${mb(b.svc.pid)} MB`);
   } finally {
     await a.stop();
     await b.stop();
