@@ -4,6 +4,8 @@
 // with a bare Koa hello-world instead, the floor of this harness. Needs a registry with bench/doctypes (the method):
 // `npx tsx generator/cli.ts --doctypes doctypes --doctypes bench/doctypes --out bench/tmp/feature-gen` (or SVC_GENERATED).
 // Prints the minimum and median of REPS (default 10) runs of N requests (default 3000), 16 in flight.
+// INJECT_SCRIPT (JSON fields): a Server Script saved first as Administrator, e.g. a Before Save script for `create`;
+// INJECT_BODY: the create's body instead of {"description":"inject"}.
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -102,8 +104,15 @@ async function main(): Promise<void> {
       'list-v1': ['GET', `/api/resource/ToDo?filters=${v1Filter}&order_by=modified%20desc`, auth],
       'list-v2': ['GET', `/api/v2/document/ToDo?filters=${v2Filter}&order_by=modified%20desc`, auth],
       count: ['GET', `/api/v2/doctype/ToDo/count?filters=${v2Filter}`, auth],
-      create: ['POST', '/api/resource/ToDo', json, '{"description":"inject"}'],
+      create: ['POST', '/api/resource/ToDo', json, process.env.INJECT_BODY ?? '{"description":"inject"}'],
     };
+    const scriptName = process.env.INJECT_SCRIPT
+      ? (JSON.parse(process.env.INJECT_SCRIPT) as { name?: string }).name
+      : undefined;
+    if (process.env.INJECT_SCRIPT) {
+      const saved = await inject(app, 'POST', '/api/resource/Server Script', json, process.env.INJECT_SCRIPT);
+      if (saved !== 201) throw new Error(`the Server Script was refused: ${saved}`);
+    }
     const spec = specs[what];
     if (!spec) throw new Error(`unknown scenario ${what}: one of ${Object.keys(specs).join(', ')}`);
     const [method, url, headers, body] = spec;
@@ -119,12 +128,41 @@ async function main(): Promise<void> {
       );
     };
     await run(Math.min(n, 5000));
+    // INJECT_TOGGLE=1 (with INJECT_SCRIPT): the script is disabled and enabled again between runs, and the runs without
+    // it are reported apart (the same process and moment: what the script costs, with the machine's drift on both).
+    const toggled = process.env.INJECT_TOGGLE === '1' && scriptName !== undefined;
+    const setDisabled = async (disabled: number) => {
+      const status = await inject(
+        app,
+        'PUT',
+        `/api/resource/Server Script/${encodeURIComponent(scriptName as string)}`,
+        json,
+        JSON.stringify({ disabled }),
+      );
+      if (status !== 200) throw new Error(`the Server Script was not updated: ${status}`);
+      await run(500);
+    };
     const perRequest: number[] = [];
+    const without: number[] = [];
     for (let k = 0; k < reps; k++) {
-      const start = process.cpuUsage();
-      await run(n);
-      const used = process.cpuUsage(start);
-      perRequest.push((used.user + used.system) / n);
+      for (const off of toggled ? [1, 0] : [0]) {
+        if (toggled) await setDisabled(off);
+        const start = process.cpuUsage();
+        await run(n);
+        const used = process.cpuUsage(start);
+        (off ? without : perRequest).push((used.user + used.system) / n);
+      }
+    }
+    if (toggled) {
+      without.sort((a, b) => a - b);
+      const diffs = perRequest.map((us, k) => us - (without[k] as number));
+      console.log(
+        `without the script: min ${without[0]?.toFixed(1)} us/req, median ${without[without.length >> 1]?.toFixed(1)}`,
+      );
+      diffs.sort((a, b) => a - b);
+      console.log(
+        `script cost per create (paired runs): median ${diffs[diffs.length >> 1]?.toFixed(1)} us, all ${diffs.map((d) => d.toFixed(1)).join(' ')}`,
+      );
     }
     perRequest.sort((a, b) => a - b);
     const fmt = (us: number | undefined) => (us ?? NaN).toFixed(1);
