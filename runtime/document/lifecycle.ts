@@ -372,14 +372,15 @@ export class DocumentTransaction implements DocumentSession {
    * is neither: a create passes six hooks, and most DocTypes define none of them, so no promise is made for those.
    */
   private hook(binding: DocTypeBinding, doc: Document, hook: HookName): Promise<void> | undefined {
-    const controller = typeof doc[hook] === 'function';
-    if (!controller && !mayRunEventScripts(this, binding, hook)) return undefined;
-    return this.hookAndScripts(binding, doc, hook);
+    if (typeof doc[hook] === 'function') return this.hookAndScripts(binding, doc, hook);
+    // No controller hook: the scripts alone, without a promise when they all run inline.
+    return mayRunEventScripts(this, binding, hook) ? runEventScripts(this, binding, doc, hook) : undefined;
   }
 
   private async hookAndScripts(binding: DocTypeBinding, doc: Document, hook: HookName): Promise<void> {
-    if (typeof doc[hook] === 'function') await runHook(doc, hook);
-    await runEventScripts(this, binding, doc, hook);
+    await runHook(doc, hook);
+    const scripts = runEventScripts(this, binding, doc, hook);
+    if (scripts) await scripts;
   }
 
   /** The client's name when it may choose one, else the controller's `autoname`, else the DocType's naming rule. */

@@ -20,7 +20,7 @@ interface InlineProgram {
     filename: string;
     input: string;
     limits: ScriptLimits;
-  }): Reported | undefined;
+  }): { ok: true; encoded: string; logs: string[] } | { ok: false } | undefined;
   /** Drops the compiled form of `source`. */
   forget(source: string): void;
 }
@@ -163,10 +163,123 @@ function inputJson(input: ScriptInput, fields: string[] | undefined): string {
   return JSON.stringify({ ...input, doc });
 }
 
+/** What a run produced: `frappe.response.message` and the globals `doc` and `conditions` (absent: none). */
+export interface ScriptValues {
+  message?: unknown;
+  doc?: unknown;
+  conditions?: unknown;
+}
+
+/**
+ * Reads the encoded result of an inline run (encode in sandbox-worker-source.ts): the message, then `-` (no doc was
+ * given) or the doc, then `-` or the conditions. A value is `s<length>:<chars>`, `n<number>;`, `t`, `f`, `z` (null), `u`
+ * (left out, as JSON leaves out undefined and functions), `j<length>:<JSON text>`; the doc as a plain object is
+ * `o<count>;` and per key `<length>:<key><value>`. The same values JSON.parse would give for the worker's JSON result.
+ * Undefined when the text is not such an encoding, holds U+FFFD (a lone surrogate does not survive the UTF-8 crossing;
+ * the worker's JSON escapes it), or has a __proto__ key: the run is then left to a worker.
+ */
+export function decodeResult(text: string): ScriptValues | undefined {
+  if (text.includes('\ufffd')) return undefined;
+  // Module-level functions over one cursor object, not closures: no functions are made per call.
+  const at: Cursor = { text, p: 0, bad: false };
+  const out: ScriptValues = {};
+  const message = valueAt(at);
+  if (message !== ABSENT) out.message = message;
+  if (text[at.p] === '-') at.p++;
+  else if (text[at.p] === 'o') {
+    at.p++;
+    const n = countAt(at, ';');
+    const doc: Record<string, unknown> = {};
+    for (let i = 0; i < n && !at.bad; i++) {
+      const key = charsAt(at, countAt(at, ':'));
+      if (key === '__proto__') return undefined;
+      const v = valueAt(at);
+      if (v !== ABSENT) doc[key] = v;
+    }
+    out.doc = doc;
+  } else {
+    const doc = valueAt(at);
+    if (doc !== ABSENT) out.doc = doc;
+  }
+  if (text[at.p] === '-') at.p++;
+  else {
+    const conditions = valueAt(at);
+    if (conditions !== ABSENT) out.conditions = conditions;
+  }
+  return at.bad || at.p !== text.length ? undefined : out;
+}
+
+/** Where decodeResult is in its text; `bad` once the text is not an encoding. */
+interface Cursor {
+  text: string;
+  p: number;
+  bad: boolean;
+}
+
+/** The decimal number ending at the next `end`, and the cursor past it. */
+function countAt(at: Cursor, end: string): number {
+  const stop = at.text.indexOf(end, at.p);
+  let n = 0;
+  for (let i = at.p; i < stop; i++) {
+    const c = at.text.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return ((at.bad = true), 0);
+    n = n * 10 + c;
+  }
+  if (stop <= at.p) return ((at.bad = true), 0);
+  at.p = stop + 1;
+  return n;
+}
+
+/** The next `n` characters. */
+function charsAt(at: Cursor, n: number): string {
+  if (at.bad || at.p + n > at.text.length) return ((at.bad = true), '');
+  const out = at.text.slice(at.p, at.p + n);
+  at.p += n;
+  return out;
+}
+
+/** The next value; ABSENT for `u`. */
+function valueAt(at: Cursor): unknown {
+  const text = at.text;
+  switch (text[at.p++]) {
+    case 's':
+      return charsAt(at, countAt(at, ':'));
+    case 'n': {
+      const stop = text.indexOf(';', at.p);
+      if (stop <= at.p) return ((at.bad = true), undefined);
+      const n = Number(text.slice(at.p, stop));
+      at.p = stop + 1;
+      if (!Number.isFinite(n)) at.bad = true;
+      return n;
+    }
+    case 't':
+      return true;
+    case 'f':
+      return false;
+    case 'z':
+      return null;
+    case 'u':
+      return ABSENT;
+    case 'j': {
+      const json = charsAt(at, countAt(at, ':'));
+      if (at.bad) return undefined;
+      try {
+        return JSON.parse(json) as unknown;
+      } catch {
+        return ((at.bad = true), undefined);
+      }
+    }
+    default:
+      return ((at.bad = true), undefined);
+  }
+}
+
+const ABSENT = Symbol('absent');
+
 /**
  * Runs a straight-line `source` with `input` on this thread. Undefined when the script must run in a worker: not
- * straight-line, inline off or not loaded yet, or a run that did not end well. The returned `doc` holds the fields the
- * script sees (docMembers), as they are after it.
+ * straight-line, inline off or not loaded yet, or a run that did not end well. The result is `value` (`json` is its
+ * JSON text, made when read); its `doc` holds the fields the script sees (docMembers), as they are after it.
  */
 export function runInline(source: string, filename: string, input: ScriptInput): Reported | undefined {
   if (process.env.SCRIPT_INLINE === '0') return undefined;
@@ -185,7 +298,23 @@ export function runInline(source: string, filename: string, input: ScriptInput):
     input: json,
     limits: INLINE_LIMITS,
   });
-  if (outcome?.ok) return outcome;
+  if (outcome?.ok) {
+    // The limit on the JSON result, applied to the encoded one: its JSON text is at most 6 times as long (a character
+    // escaped as \uXXXX) and some structure; a result that might be over is left to a worker, which applies it exactly.
+    const value =
+      outcome.encoded.length * 6 + 64 <= INLINE_LIMITS.maxResultBytes
+        ? decodeResult(outcome.encoded)
+        : undefined;
+    if (value)
+      return {
+        ok: true,
+        value,
+        logs: outcome.logs,
+        get json() {
+          return JSON.stringify(value);
+        },
+      };
+  }
   verdicts.set(source, { inline: false });
   return undefined;
 }

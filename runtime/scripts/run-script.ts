@@ -98,9 +98,13 @@ function admit(script: ServerScript, caller: Caller): number {
   return level;
 }
 
-/** What a run that ended well produced; its log lines go to the server log. */
-function resultOf(script: ServerScript, outcome: { logs?: string[]; json?: string }): ScriptResult {
-  for (const line of outcome.logs ?? []) scriptLogSink(script.name, line);
+/** What a run that ended well produced (an inline run's values, or the JSON a worker sent); logs to the server log. */
+function resultOf(
+  script: ServerScript,
+  outcome: { logs?: string[]; json?: string; value?: ScriptResult },
+): ScriptResult {
+  if (outcome.logs) for (const line of outcome.logs) scriptLogSink(script.name, line);
+  if (outcome.value) return outcome.value;
   return outcome.json ? (JSON.parse(outcome.json) as ScriptResult) : {};
 }
 
@@ -154,17 +158,21 @@ export async function assertCompiles(source: string): Promise<void> {
 /**
  * The synchronous part of runScript: runs `script` inline (inline-sandbox.ts) when it can and its run ended well, and
  * returns what it produced; undefined when runScript must run it (in a worker). Saves the request the promise turns of
- * an async call (the API script path). Throws as runScript does when scripts are off or nested too deep.
+ * an async call (API scripts, document events). Throws as runScript does when scripts are off or nested too deep.
+ * `doc` is only read (as JSON, the fields the script names), so a document may be passed as it is.
  */
 export function runScriptInline(
   script: ServerScript,
   caller: Caller,
-  input: { form_dict?: Record<string, unknown> },
+  input: { form_dict?: Record<string, unknown>; doc?: Record<string, unknown> },
 ): ScriptResult | undefined {
   admit(script, caller);
-  const outcome = runInline(script.script, 'script.js', {
-    form_dict: input.form_dict,
-    user: caller.user.name,
-  });
+  const outcome = runInline(
+    script.script,
+    'script.js',
+    input.doc === undefined
+      ? { form_dict: input.form_dict, user: caller.user.name }
+      : { form_dict: input.form_dict, doc: input.doc, user: caller.user.name },
+  );
   return outcome?.ok ? resultOf(script, outcome) : undefined;
 }

@@ -50,7 +50,13 @@ export const DEFAULT_LIMITS: ScriptLimits = {
 
 /** What the worker reports for a job. */
 export type JobOutcome =
-  | { ok: true; json?: string; logs?: string[] }
+  | {
+      ok: true;
+      json?: string;
+      /** An inline run's result as values (inline-sandbox.ts); json is then its JSON text, made when read. */
+      value?: { message?: unknown; doc?: unknown; conditions?: unknown };
+      logs?: string[];
+    }
   | { ok: false; kind: 'syntax'; error: { name: string; message: string; stack: string }; logs?: string[] }
   | { ok: false; kind: 'throw'; message: string; logs?: string[] }
   | {

@@ -201,7 +201,28 @@ function buildSandbox(mod, limits) {
     'const response = frappe == null ? undefined : frappe.response; ' +
     'if (typeof response === "object" && response !== null) out.message = response.message; ' +
     'if (hasDoc) out.doc = G.doc; if (wantConditions) out.conditions = G.conditions; return stringify(out); }; ' +
-    'return [prepare, finish, function runCompiled(json, script) { prepare(json); script(); const out = finish(); ' +
+    // encode(): what finish() gives, without JSON.stringify over the whole result (which costs QuickJS more than a
+    // short script): each value as a kind letter and, for strings, its length (decodeResult in inline-sandbox.ts reads
+    // it). A primitive as itself (JSON's null for a number that is not finite; u for what JSON leaves out), any other
+    // value as its JSON.stringify text, and the global doc, when it is a plain object, key by key in its own order.
+    // A string holding NUL goes as JSON: the result crosses as a C string.
+    'const keys = Object.keys, isArray = Array.isArray, finite = Number.isFinite, NUL = String.fromCharCode(0); ' +
+    'const enc = function enc(v) { const t = typeof v; ' +
+    'if (t === "string" && v.indexOf(NUL) === -1) return "s" + v.length + ":" + v; ' +
+    'if (t === "number") return finite(v) ? "n" + v + ";" : "z"; ' +
+    'if (t === "boolean") return v ? "t" : "f"; ' +
+    'if (v === null) return "z"; ' +
+    'if (t === "undefined" || t === "function" || t === "symbol") return "u"; ' +
+    'const j = stringify(v); return j === undefined ? "u" : "j" + j.length + ":" + j; }; ' +
+    'const encode = function encode() { const frappe = G.frappe; ' +
+    'const response = frappe == null ? undefined : frappe.response; ' +
+    'let s = typeof response === "object" && response !== null ? enc(response.message) : "u"; ' +
+    'if (!hasDoc) s += "-"; else { const d = G.doc; ' +
+    'if (typeof d === "object" && d !== null && !isArray(d) && d.toJSON === undefined) { const ks = keys(d); ' +
+    's += "o" + ks.length + ";"; for (let i = 0; i < ks.length; i++) { const k = ks[i]; s += k.length + ":" + k + enc(d[k]); } } ' +
+    'else s += enc(d); } ' +
+    'return wantConditions ? s + enc(G.conditions) : s + "-"; }; ' +
+    'return [prepare, finish, function runCompiled(json, script) { prepare(json); script(); const out = encode(); ' +
     'if (typeof out !== "string") throw new TypeError("the result is not JSON"); return out; }]; })()',
     'sandbox.js',
   );
@@ -209,7 +230,7 @@ function buildSandbox(mod, limits) {
   own(io.value);
   sb.prepare = own(ctx.getProp(io.value, 0));
   sb.finish = own(ctx.getProp(io.value, 1));
-  // Inline: prepare, the compiled script and finish in one call (a straight-line script makes no promise jobs); it
+  // Inline: prepare, the compiled script and encode in one call (a straight-line script makes no promise jobs); it
   // returns a string or throws.
   sb.runCompiled = own(ctx.getProp(io.value, 2));
   // The C pointers the inline call passes to the module's exports itself (see runCompiled below).
@@ -546,9 +567,10 @@ function runCompiled(job, compiled) {
   const fail = { ok: false, kind: 'script', message: 'inline run failed', logs: call.logs };
   try {
     const bytes = Buffer.byteLength(job.input, 'utf8');
-    const text = em._malloc(bytes + 1);
-    const argv = em._malloc(8);
-    if (!text || !argv) return fail;
+    // The two arguments' pointers, then the text (one allocation).
+    const argv = em._malloc(bytes + 9);
+    if (!argv) return fail;
+    const text = argv + 8;
     const heap = em.HEAPU8;
     encoder.encodeInto(job.input, heap.subarray(text, text + bytes));
     heap[text + bytes] = 0;
@@ -560,9 +582,8 @@ function runCompiled(job, compiled) {
     if (call.overLimit || em._QTS_IsJobPending(p.rt)) return fail;
     const chars = em._QTS_GetString(p.ctx, result);
     if (!chars) return fail;
-    const json = em.UTF8ToString(chars);
-    if (json.length > job.limits.maxResultBytes) return fail;
-    return { ok: true, json, logs: call.logs };
+    // The encoded result (see encode in buildSandbox), not JSON: inline-sandbox.ts decodes it and applies the limit.
+    return { ok: true, encoded: em.UTF8ToString(chars), logs: call.logs };
   } catch (e) {
     ready = load();
     return fail;
@@ -580,12 +601,17 @@ function runCompiled(job, compiled) {
  */
 const compiledScripts = new Map();
 const MAX_COMPILED = 32;
+/** The source last moved to the end of compiledScripts (a script called again and again is not moved each time). */
+let lastCompiled;
 function compiledScript(job) {
   let entry = compiledScripts.get(job.source);
   if (entry) {
     // Most recently used last: the first is the one to drop.
-    compiledScripts.delete(job.source);
-    compiledScripts.set(job.source, entry);
+    if (job.source !== lastCompiled) {
+      compiledScripts.delete(job.source);
+      compiledScripts.set(job.source, entry);
+      lastCompiled = job.source;
+    }
     return entry;
   }
   if (!kept.image) return undefined;
@@ -598,6 +624,7 @@ function compiledScript(job) {
   entry = { image, fn: r.value };
   if (compiledScripts.size >= MAX_COMPILED) compiledScripts.delete(compiledScripts.keys().next().value);
   compiledScripts.set(job.source, entry);
+  lastCompiled = job.source;
   return entry;
 }
 
@@ -610,7 +637,7 @@ if (INLINE) {
   workerData.exports = {
     ready: () => ready.then(() => undefined),
     guestNames: () => guestNames(kept.mod),
-    forget: (source) => { compiledScripts.delete(source); },
+    forget: (source) => { compiledScripts.delete(source); if (lastCompiled === source) lastCompiled = undefined; },
     runInline(job) {
       if (!kept || ready !== loaded) return undefined;
       needsWorker = false;
@@ -622,7 +649,7 @@ if (INLINE) {
       } catch (e) {
         ready = load();
       }
-      if (ready !== loaded) { kept = undefined; compiledScripts.clear(); watch(); return undefined; }
+      if (ready !== loaded) { kept = undefined; compiledScripts.clear(); lastCompiled = undefined; watch(); return undefined; }
       return needsWorker ? undefined : outcome;
     },
   };

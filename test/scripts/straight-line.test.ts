@@ -138,6 +138,13 @@ test.each([
   'frappe.response.message = `${frappe.session.user}/${frappe.form_dict.n * 3}`',
   "doc.note = doc['description'] + doc.items.length; doc.priority = undefined",
   'frappe.response.message = doc',
+  // What crosses back as values (decodeResult): strings with escapes, NUL and non-ASCII, numbers JSON writes as null,
+  // values JSON leaves out, nested values, a replaced doc.
+  "frappe.response.message = 'q\"b\\\\c\\n\\u0001 \\u0000 é 😀 \\u2028 s3:x'; doc.description = [NaN, -0, 1e21, 0.1 + 0.2, -Infinity, 'o1;']",
+  'doc.priority = null; doc.description = { a: undefined, b: frappe.db.count, c: [undefined, frappe.get_list] }; frappe.response.message = frappe.db.count',
+  "doc.items = undefined; doc['a:b'] = true; doc['1'] = false; frappe.response.message = undefined; conditions = null",
+  "doc = 5; frappe.response.message = { '': 1, n: 1.5e-7 }",
+  'doc = [doc.priority, frappe.session]; conditions = frappe.session.user',
 ])('an inline run gives the outcome a worker gives: %s', async (source) => {
   const inline = runInline(source, 'script.js', { ...input, conditions: true });
   const worker = await pool.run(
