@@ -278,8 +278,8 @@ const ABSENT = Symbol('absent');
 
 /**
  * Runs a straight-line `source` with `input` on this thread. Undefined when the script must run in a worker: not
- * straight-line, inline off or not loaded yet, or a run that did not end well. The result is `value` (`json` is its
- * JSON text, made when read); its `doc` holds the fields the script sees (docMembers), as they are after it.
+ * straight-line, inline off or not loaded yet, or a run that did not end well. The result is `value` (no JSON text);
+ * its `doc` holds the fields the script sees (docMembers), as they are after it.
  */
 export function runInline(source: string, filename: string, input: ScriptInput): Reported | undefined {
   if (process.env.SCRIPT_INLINE === '0') return undefined;
@@ -305,15 +305,7 @@ export function runInline(source: string, filename: string, input: ScriptInput):
       outcome.encoded.length * 6 + 64 <= INLINE_LIMITS.maxResultBytes
         ? decodeResult(outcome.encoded)
         : undefined;
-    if (value)
-      return {
-        ok: true,
-        value,
-        logs: outcome.logs,
-        get json() {
-          return JSON.stringify(value);
-        },
-      };
+    if (value) return { ok: true, value, logs: outcome.logs };
   }
   verdicts.set(source, { inline: false });
   return undefined;

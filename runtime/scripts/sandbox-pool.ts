@@ -53,7 +53,7 @@ export type JobOutcome =
   | {
       ok: true;
       json?: string;
-      /** An inline run's result as values (inline-sandbox.ts); json is then its JSON text, made when read. */
+      /** An inline run's result as values (inline-sandbox.ts), instead of json. */
       value?: { message?: unknown; doc?: unknown; conditions?: unknown };
       logs?: string[];
     }

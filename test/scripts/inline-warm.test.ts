@@ -22,8 +22,7 @@ test('saving the first Server Script of the process loads the inline program bef
   // Right after the answer, without waiting: runInline is undefined while the program is not loaded.
   const outcome = runInline(source, 'script.js', { doc: { priority: 'Low' }, user: 'Administrator' });
   expect(outcome).toMatchObject({ ok: true });
-  const json = outcome?.ok ? outcome.json : undefined;
-  expect(JSON.parse(json ?? '{}')).toEqual({ doc: { priority: 'Medium' } });
+  expect(outcome?.ok && outcome.value).toEqual({ doc: { priority: 'Medium' } });
   // And the save runs it: a ToDo created now is saved with the script's change.
   const res = await t.http
     .post('/api/resource/ToDo')
