@@ -155,12 +155,26 @@ export interface ScriptInput {
   user: string;
 }
 
-/** The input as JSON, with only `fields` of the document when given. */
+/**
+ * The input as JSON, with only `fields` of the document when given: written field by field (no copy of the document
+ * and no object spread), as JSON.stringify({ ...input, doc: <those fields> }) would write it.
+ */
 function inputJson(input: ScriptInput, fields: string[] | undefined): string {
-  if (!fields || !input.doc) return JSON.stringify(input);
-  const doc: Record<string, unknown> = {};
-  for (const f of fields) if (Object.hasOwn(input.doc, f)) doc[f] = input.doc[f];
-  return JSON.stringify({ ...input, doc });
+  const doc = input.doc;
+  if (!fields || !doc) return JSON.stringify(input);
+  let json =
+    input.form_dict === undefined ? '{"doc":{' : `{"form_dict":${JSON.stringify(input.form_dict)},"doc":{`;
+  let sep = '';
+  for (const f of fields) {
+    if (!Object.hasOwn(doc, f)) continue;
+    const value = JSON.stringify(doc[f]) as string | undefined;
+    if (value === undefined) continue;
+    json += `${sep}${JSON.stringify(f)}:${value}`;
+    sep = ',';
+  }
+  json += '}';
+  if (input.conditions !== undefined) json += `,"conditions":${JSON.stringify(input.conditions)}`;
+  return `${json},"user":${JSON.stringify(input.user)}}`;
 }
 
 /** What a run produced: `frappe.response.message` and the globals `doc` and `conditions` (absent: none). */
