@@ -13,6 +13,7 @@
 // with the environment and node flags of its package.json `npm start`; NODE_ARGS_A / NODE_ARGS_B (JSON arrays) give a
 // compiled side other node flags instead (a tsx side gets them besides --import tsx), e.g. NODE_ARGS_A='["--enable-source-maps"]' ENV_A='{"MALLOC_ARENA_MAX":null}' (null removes
 // a variable).
+// AB_SEED=N seeds N ToDos on each side first (for a list or count path; a path with {doc} seeds 100).
 // Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, B/A, and
 // each server's RSS after the rounds.
 import { existsSync } from 'node:fs';
@@ -71,10 +72,11 @@ async function start(tag: 'A' | 'B', urlPath: string) {
       throw new Error(`${tag}: Server Script refused: ${res.status} ${await res.text()}`);
   }
   let resolved = urlPath;
+  const seed = Number(process.env.AB_SEED ?? 0);
   if (resolved.includes('{doc}')) {
-    const names = await service.seedTodos(svc.base, auth, 0, 100);
+    const names = await service.seedTodos(svc.base, auth, 0, Math.max(100, seed));
     resolved = resolved.replace('{doc}', encodeURIComponent(names[50] as string));
-  }
+  } else if (seed > 0) await service.seedTodos(svc.base, auth, 0, seed);
   return { svc, auth, url: svc.base + resolved, stop: () => procs.stopChild(svc.child) };
 }
 

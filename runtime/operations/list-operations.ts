@@ -87,6 +87,11 @@ export interface SerializedListPage {
   hasNextPage?: boolean;
   count?: number;
   nextCursor?: string | null;
+  /**
+   * The whole response body, kept with a remembered answer by the REST handler that first sends it (never set on an
+   * answer with a count: those are copies made per request).
+   */
+  body?: Buffer;
 }
 
 /** Plans reading Link-target columns carry the target DocType's access from parse time: they are parsed per request. */
@@ -214,6 +219,7 @@ async function withCount<T extends ListPage | SerializedListPage>(
   if (!cached.request.includeCount) return page;
   return {
     ...page,
+    body: undefined,
     count: await count(scope, (cached.count ??= { filters: cached.request.plan.filters, slot: {} })),
   };
 }

@@ -19,11 +19,56 @@ import type { Site } from '../site';
  */
 export type Stamp = readonly number[];
 
-/** One request's wait for a stamp. */
-interface Waiter {
-  tables: readonly string[];
-  resolve(stamp: Stamp | undefined): void;
+/**
+ * One read of the change versions, shared by every request that asked before it began: its source (as a stamp's
+ * first number) and the version of each table asked (a table without one has no change version).
+ */
+export interface Reading {
+  readonly source: number;
+  readonly versions: ReadonlyMap<string, number>;
+}
+
+/** The stamp of `tables` in `reading`, or undefined when one has no change version (nothing may be remembered). */
+export function stampOf(reading: Reading, tables: readonly string[]): Stamp | undefined {
+  const stamp = [reading.source];
+  for (const t of tables) {
+    const v = reading.versions.get(t);
+    if (v === undefined) return undefined;
+    stamp.push(v);
+  }
+  return stamp;
+}
+
+/** Whether `stamp` (of `tables`) is still `reading`'s: the check of every remembered answer, allocating nothing. */
+export function isCurrent(stamp: Stamp, tables: readonly string[], reading: Reading): boolean {
+  if (stamp.length !== tables.length + 1 || stamp[0] !== reading.source) return false;
+  for (let i = 0; i < tables.length; i++) {
+    const v = reading.versions.get(tables[i] as string);
+    if (v === undefined || v !== stamp[i + 1]) return false;
+  }
+  return true;
+}
+
+/**
+ * The requests waiting for the next read: the tables they asked, and one promise for all of them (a request adds
+ * its tables and awaits it; no object of its own).
+ */
+interface Batch {
+  tables: Set<string>;
+  promise: Promise<Reading>;
+  resolve(reading: Reading): void;
   reject(err: unknown): void;
+}
+
+function newBatch(): Batch {
+  const batch = { tables: new Set<string>() } as Batch;
+  batch.promise = new Promise<Reading>((resolve, reject) => {
+    batch.resolve = resolve;
+    batch.reject = reject;
+  });
+  // A batch whose read fails is rejected whether or not a request still waits on it.
+  batch.promise.catch(() => undefined);
+  return batch;
 }
 
 const COUNTER = -1;
@@ -66,7 +111,8 @@ class Notices {
 
 /** The stamps of one MariaDB site. */
 export class ChangeStamps {
-  private queue: Waiter[] = [];
+  /** The requests that asked since the last read began. */
+  private pending: Batch | undefined;
   private running = false;
   private scheduled = false;
   /** Reads of the change counter made (tests; a stamp from the Redis notices reads none). */
@@ -80,14 +126,22 @@ export class ChangeStamps {
   ) {}
 
   /**
-   * The current stamp of `tables` (sorted, distinct), read after this call; undefined when a table has no change
-   * version (nothing read from it may be remembered).
+   * The change versions of `tables` (and of whatever the other requests of the same read asked), read after this
+   * call: compare with `isCurrent`, or make a stamp with `stampOf` before reading what it will stamp.
    */
-  stamp(tables: readonly string[]): Promise<Stamp | undefined> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ tables, resolve, reject });
+  read(tables: readonly string[]): Promise<Reading> {
+    let batch = this.pending;
+    if (!batch) {
+      this.pending = batch = newBatch();
       this.schedule();
-    });
+    }
+    for (const t of tables) batch.tables.add(t);
+    return batch.promise;
+  }
+
+  /** The current stamp of `tables` (sorted, distinct), read after this call; undefined as in `stampOf`. */
+  async stamp(tables: readonly string[]): Promise<Stamp | undefined> {
+    return stampOf(await this.read(tables), tables);
   }
 
   /** Counts this process's own commit at once (its notice comes back later; counting it twice only costs a read). */
@@ -100,7 +154,7 @@ export class ChangeStamps {
     this.notices?.close();
   }
 
-  // One read at a time, and the requests of a turn share it: a read already running may have begun before a waiter
+  // One read at a time, and the requests of a turn share it: a read already running may have begun before a request
   // asked, so it waits for the next one.
   private schedule(): void {
     if (this.running || this.scheduled) return;
@@ -112,22 +166,21 @@ export class ChangeStamps {
   }
 
   private async run(): Promise<void> {
-    const waiters = this.queue;
-    this.queue = [];
-    if (!waiters.length) return;
+    const batch = this.pending;
+    this.pending = undefined;
+    if (!batch) return;
     this.running = true;
     try {
-      const read = await this.read(waiters);
-      for (const w of waiters) w.resolve(read(w.tables));
+      batch.resolve(await this.readVersions(batch.tables));
     } catch (err) {
-      for (const w of waiters) w.reject(err);
+      batch.reject(err);
     } finally {
       this.running = false;
-      if (this.queue.length) this.schedule();
+      if (this.pending) this.schedule();
     }
   }
 
-  private async read(waiters: Waiter[]): Promise<(tables: readonly string[]) => Stamp | undefined> {
+  private async readVersions(tables: ReadonlySet<string>): Promise<Reading> {
     const notices = this.notices;
     if (notices?.live) {
       const epoch = notices.epoch;
@@ -135,11 +188,14 @@ export class ChangeStamps {
         () => true,
         () => false,
       );
-      if (ok && notices.live && notices.epoch === epoch)
-        return (tables) => [epoch, ...tables.map((t) => notices.versions.get(t) ?? 0)];
+      if (ok && notices.live && notices.epoch === epoch) {
+        // A copy of the asked tables' counts now: a notice after the barrier moves `notices.versions`, not this.
+        const versions = new Map<string, number>();
+        for (const t of tables) versions.set(t, notices.versions.get(t) ?? 0);
+        return { source: epoch, versions };
+      }
     }
-    const wanted =
-      waiters.length === 1 ? [...waiters[0]!.tables] : [...new Set(waiters.flatMap((w) => w.tables))];
+    const wanted = [...tables];
     let sql = this.texts.get(wanted.length);
     if (sql === undefined)
       this.texts.set(
@@ -151,16 +207,9 @@ export class ChangeStamps {
     const { rows } = await onPooledConnection(this.db, (conn) =>
       execute<unknown[][]>(conn, text, wanted, this.db.statementMs ?? DEFAULT_TIMEOUTS.statementMs, true),
     );
-    const versions = new Map(rows.map((r) => [String(r[0]), Number(r[1])]));
-    return (tables) => {
-      const stamp = [COUNTER];
-      for (const t of tables) {
-        const v = versions.get(t);
-        if (v === undefined) return undefined;
-        stamp.push(v);
-      }
-      return stamp;
-    };
+    const versions = new Map<string, number>();
+    for (const r of rows) versions.set(String(r[0]), Number(r[1]));
+    return { source: COUNTER, versions };
   }
 }
 

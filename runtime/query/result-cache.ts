@@ -10,7 +10,14 @@ import { tableFields } from '../document/field-lists';
 import type { DocData } from '../document/store';
 import type { DocTypeBinding, Registry } from '../registry/registry';
 import type { Site } from '../site';
-import { openChangeStamps, type ChangeStamps, type Stamp } from './change-stamps';
+import {
+  isCurrent,
+  openChangeStamps,
+  stampOf,
+  type ChangeStamps,
+  type Reading,
+  type Stamp,
+} from './change-stamps';
 import type { CompiledSlot, RowSet, SelectSource } from './run-query';
 
 /** How much a site remembers. */
@@ -33,9 +40,13 @@ interface RememberedDoc {
 }
 
 interface Entry {
+  /** The versions of `tables` read before the value was. */
   stamp: Stamp;
+  tables: readonly string[];
   value: RowSet | number | RememberedDoc;
   bytes: number;
+  /** Served since it was last passed over for eviction (a second chance instead of moving it on every hit). */
+  used: boolean;
 }
 
 /** What a document of one DocType is remembered by: a key prefix, and the tables reading it reads (sorted). */
@@ -131,18 +142,22 @@ export class ResultCache {
     private readonly limits: ResultCacheLimits,
   ) {}
 
-  /** The rows of a SELECT: remembered ones while their tables are unchanged, else `run`'s (remembered for next time). */
+  /**
+   * The rows of a SELECT: remembered ones while their tables are unchanged, else `run`'s (remembered for next time).
+   * The set is shared with the other requests it answers: callers must change neither it nor its rows.
+   */
   async select(source: SelectSource, slot: CompiledSlot, run: () => Promise<RowSet>): Promise<RowSet> {
     const query = (slot.remembered ??= rememberedQuery(source.build(false)));
     if (!query) return run();
-    const stamp = await this.stamps.stamp(query.tables);
+    const reading = await this.stamps.read(query.tables);
+    const hit = this.get(query.key, query.tables, reading) as RowSet | undefined;
+    if (hit) return hit;
+    const stamp = stampOf(reading, query.tables);
     if (!stamp) return run();
-    const hit = this.get(query.key, stamp) as RowSet | undefined;
-    if (hit) return { ...hit };
     const set = await run();
     const kept: RowSet = { columns: set.columns, rows: set.rows, derived: new Map() };
-    this.set(query.key, { stamp, value: kept, bytes: sizeOf(set.rows) + query.key.length });
-    return { ...kept };
+    this.set(query.key, stamp, query.tables, kept, sizeOf(set.rows) + query.key.length);
+    return kept;
   }
 
   /** A COUNT, remembered like a SELECT's rows. */
@@ -153,12 +168,13 @@ export class ResultCache {
   ): Promise<number> {
     const query = (slot.remembered ??= rememberedQuery(build()));
     if (!query) return run();
-    const stamp = await this.stamps.stamp(query.tables);
-    if (!stamp) return run();
-    const hit = this.get(query.key, stamp) as number | undefined;
+    const reading = await this.stamps.read(query.tables);
+    const hit = this.get(query.key, query.tables, reading) as number | undefined;
     if (hit !== undefined) return hit;
+    const stamp = stampOf(reading, query.tables);
+    if (!stamp) return run();
     const n = await run();
-    this.set(query.key, { stamp, value: n, bytes: query.key.length + 8 });
+    this.set(query.key, stamp, query.tables, n, query.key.length + 8);
     return n;
   }
 
@@ -174,17 +190,13 @@ export class ResultCache {
   ): Promise<DocData | undefined> {
     const { prefix, tables } = docTablesOf(binding, registry);
     const key = prefix + name;
-    const stamp = await this.stamps.stamp(tables);
-    if (!stamp) return run();
-    const hit = this.get(key, stamp) as RememberedDoc | undefined;
+    const reading = await this.stamps.read(tables);
+    const hit = this.get(key, tables, reading) as RememberedDoc | undefined;
     if (hit) return copyValue(hit.doc);
+    const stamp = stampOf(reading, tables);
+    if (!stamp) return run();
     const doc = await run();
-    if (doc)
-      this.set(key, {
-        stamp,
-        value: { doc: copyValue(doc) },
-        bytes: JSON.stringify(doc).length + key.length,
-      });
+    if (doc) this.set(key, stamp, tables, { doc: copyValue(doc) }, JSON.stringify(doc).length + key.length);
     return doc;
   }
 
@@ -193,32 +205,44 @@ export class ResultCache {
     return this.entries.size;
   }
 
-  private get(key: string, stamp: Stamp): Entry['value'] | undefined {
+  /** The value under `key` while its stamp is `reading`'s (a stale one is dropped). */
+  private get(key: string, tables: readonly string[], reading: Reading): Entry['value'] | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    if (!sameStamp(entry.stamp, stamp)) {
+    if (entry.tables !== tables && !sameTables(entry.tables, tables)) return undefined;
+    if (!isCurrent(entry.stamp, tables, reading)) {
       this.delete(key, entry);
       return undefined;
     }
-    // Most recently used last: the Map's order is the eviction order.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
+    entry.used = true;
     return entry.value;
   }
 
-  private set(key: string, entry: Entry): void {
-    if (entry.bytes > this.limits.bytes / 4) return;
+  private set(
+    key: string,
+    stamp: Stamp,
+    tables: readonly string[],
+    value: Entry['value'],
+    bytes: number,
+  ): void {
+    if (bytes > this.limits.bytes / 4) return;
     const old = this.entries.get(key);
     if (old) this.delete(key, old);
+    // The Map's order is insertion order; the oldest entry goes first unless it was served since it was last passed
+    // over, which moves it to the end once (least recently used first out, about: a hit costs no move).
     while (
       this.entries.size &&
-      (this.entries.size >= this.limits.entries || this.bytes + entry.bytes > this.limits.bytes)
+      (this.entries.size >= this.limits.entries || this.bytes + bytes > this.limits.bytes)
     ) {
-      const [oldest, value] = this.entries.entries().next().value as [string, Entry];
-      this.delete(oldest, value);
+      const [oldest, entry] = this.entries.entries().next().value as [string, Entry];
+      this.entries.delete(oldest);
+      if (entry.used) {
+        entry.used = false;
+        this.entries.set(oldest, entry);
+      } else this.bytes -= entry.bytes;
     }
-    this.entries.set(key, entry);
-    this.bytes += entry.bytes;
+    this.entries.set(key, { stamp, tables, value, bytes, used: false });
+    this.bytes += bytes;
   }
 
   private delete(key: string, entry: Entry): void {
@@ -227,7 +251,7 @@ export class ResultCache {
   }
 }
 
-function sameStamp(a: Stamp, b: Stamp): boolean {
+function sameTables(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;

@@ -69,15 +69,22 @@ export function runDocumentMethod(ctx: AppContext, p: RouteParams): Promise<void
 
 /** GET a list of documents. */
 export async function listDocuments(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
-  // The rows arrive as JSON text (reused while the database is unchanged); the envelope is written around them.
+  // The rows arrive as JSON text (reused while the database is unchanged); the envelope is written around them, once
+  // for a remembered answer: its body is kept with it as bytes, so a repeated page neither joins nor encodes text.
   const page = await lists.listDocumentsSerialized(callerOf(ctx), p.doctype, requestParams(ctx));
+  ctx.status = row.status;
+  ctx.type = 'json';
+  if (page.body && page.count === undefined) {
+    ctx.body = page.body;
+    return;
+  }
   const rest =
     ctx.state.version === 1
       ? ''
       : `,"has_next_page":${page.hasNextPage === true}${page.count === undefined ? '' : `,"count":${page.count}`}${page.nextCursor === undefined ? '' : `,"next_cursor":${JSON.stringify(page.nextCursor)}`}`;
-  ctx.status = row.status;
-  ctx.type = 'json';
-  ctx.body = `{"data":${page.json}${rest}}`;
+  const body = `{"data":${page.json}${rest}}`;
+  // An answer with a count is this request's own copy; any other may be remembered and answer the next request.
+  ctx.body = page.count === undefined ? (page.body = Buffer.from(body)) : body;
 }
 
 /** GET the number of documents matching the filters (v2). */
