@@ -12,8 +12,8 @@
 // end with npm start against the tsx start loaded at once, compiled/tsx per round; BENCH_TSX_START=1 gives the tsx
 // starts the same environment and memory flags), BENCH_LARGE=0 (skip the 500,000-row SQLite lines; BENCH_LARGE_ROWS,
 // BENCH_LARGE_SECONDS, BENCH_LARGE_NODE_ARGS, BENCH_SHIELD: see bench/large-sqlite.ts).
-// BENCH_DB=mysql (or mariadb): the core lines (GET one v1/v2, list 20 v1/v2, count, create) run a second time on MariaDB
-// right after SQLite's, reported beside them ("MariaDB:" rows, with the issue's targets) with the server CPU per
+// BENCH_DB=mysql (or mariadb): the core lines (GET one v1/v2, list 20 v1/v2, count, create) run on MariaDB too, each
+// line on both databases back to back (two servers of the same age, the first side alternating), reported beside them ("MariaDB:" rows, with the issue's targets) with the server CPU per
 // request of each MariaDB line over SQLite's; with the bulk lines, bulk_insert vs one request at a time also runs on
 // MariaDB (BENCH_BULK_MYSQL_DOCS documents, default 2000; no target). The service gets a fresh database of its own,
 // bench_<pid>_<n>, created on BENCH_MYSQL_URL's server (default mysql://root@127.0.0.1:3306/) and dropped afterwards (also on Ctrl-C or the time
@@ -408,21 +408,29 @@ async function compiledScenarios(): Promise<void> {
 /** The core lines' results by row id (without the `_mysql` suffix), for the MariaDB / SQLite comparison. */
 type CoreResults = Map<string, Measured>;
 
-/**
- * GET one v1/v2, list 20 v1/v2 with filter + order, count and create on a fresh database: SQLite (the run's temp
- * folder), or with `db` 'mysql' a fresh MariaDB database (BENCH_DB=mysql), whose rows are labelled "MariaDB:" and
- * carry the issue's MariaDB targets.
- */
-async function coreScenarios(db: 'sqlite' | 'mysql' = 'sqlite'): Promise<CoreResults> {
-  const results: CoreResults = new Map();
+/** One database's service for the core lines, with what its lines need. */
+interface CoreSide {
+  db: 'sqlite' | 'mysql';
+  sfx: string;
+  who: string;
+  svc: Service;
+  mysqlDb?: Awaited<ReturnType<typeof benchMysqlDatabase>>;
+  results: CoreResults;
+  /** The seeded ToDo GET one reads. */
+  name?: string;
+  /** Rows in ToDo once seeded for the lists. */
+  rows?: number;
+}
+
+/** Starts the service for the core lines on a fresh SQLite file or, with `db` 'mysql', a fresh MariaDB database. */
+async function coreSide(db: 'sqlite' | 'mysql'): Promise<CoreSide | undefined> {
   const onMysql = db === 'mysql';
   const sfx = onMysql ? '_mysql' : '';
-  const who = onMysql ? 'MariaDB: ' : '';
   const dbNote = onMysql ? 'fresh MariaDB' : 'fresh SQLite';
   const mysqlDb = onMysql
     ? await attempt('create the MariaDB bench database', () => benchMysqlDatabase())
     : undefined;
-  if (onMysql && !mysqlDb) return results;
+  if (onMysql && !mysqlDb) return undefined;
   log(`starting the service (core DocTypes, ${dbNote}${mysqlDb ? ` ${mysqlDb.name}` : ''}) ...`);
   const svc = await attempt(`start service (core${sfx})`, () =>
     serviceWithToken(`service (core${sfx})`, {
@@ -433,7 +441,7 @@ async function coreScenarios(db: 'sqlite' | 'mysql' = 'sqlite'): Promise<CoreRes
   );
   if (!svc) {
     if (mysqlDb) await attempt('drop the MariaDB bench database', () => mysqlDb.drop());
-    return results;
+    return undefined;
   }
   report.measures.push(
     {
@@ -450,105 +458,180 @@ async function coreScenarios(db: 'sqlite' | 'mysql' = 'sqlite'): Promise<CoreRes
       unit: 'MB',
     },
   );
-  const run = async (row: ThroughputRow, s: LoadSpec) => {
-    const r = await scenario({ ...row, id: row.id + sfx, label: who + row.label }, s, svc.pid);
-    if (r) results.set(row.id, r);
-  };
+  return { db, sfx, who: onMysql ? 'MariaDB: ' : '', svc, mysqlDb, results: new Map() };
+}
+
+/**
+ * GET one v1/v2, list 20 v1/v2 with filter + order, count and create, each on a fresh database of its own server:
+ * SQLite (the run's temp folder), and with `dbs` including 'mysql' a fresh MariaDB database (BENCH_DB=mysql), whose
+ * rows are labelled "MariaDB:" and carry the issue's MariaDB targets. With both, both servers run side by side (one
+ * at a time under load) and each line runs on both back to back, the side that goes first alternating from line to
+ * line: the MariaDB / SQLite comparison is then between two servers of the same age and history, measured a few
+ * seconds apart, not between SQLite's lines at the start of the run and MariaDB's a minute or two later.
+ */
+async function coreScenarios(dbs: ('sqlite' | 'mysql')[]): Promise<CoreResults[]> {
+  const sides: CoreSide[] = [];
   try {
-    log(`seeding ${GET_SEED} ToDo rows ...`);
-    const names = await attempt(`seed ToDo${sfx}`, () => seedTodos(svc.base, svc.auth, 0, GET_SEED));
-    const name = names?.[Math.floor(GET_SEED / 2)];
-    if (!names || !name) return results;
-    const auth = { authorization: svc.auth };
-    await run(
-      { id: 'get_v1', label: 'GET one ToDo v1 (token)', minRatio: 0.35 },
-      spec(`${svc.base}/api/resource/ToDo/${name}`, { headers: auth }),
+    for (const db of dbs) {
+      const side = await coreSide(db);
+      if (side) sides.push(side);
+    }
+    if (!sides.length) return dbs.map(() => new Map());
+    let line = 0;
+    /** Runs `work` on every side that is still going, the first side alternating per line. */
+    const eachSide = async (work: (side: CoreSide) => Promise<void>) => {
+      const order = line++ % 2 === 0 ? sides : [...sides].reverse();
+      for (const side of order) await work(side);
+    };
+    const run = async (side: CoreSide, row: ThroughputRow, s: LoadSpec) => {
+      const r = await scenario(
+        { ...row, id: row.id + side.sfx, label: side.who + row.label },
+        s,
+        side.svc.pid,
+      );
+      if (r) side.results.set(row.id, r);
+    };
+    const auth = (side: CoreSide) => ({ authorization: side.svc.auth });
+
+    for (const side of sides) {
+      log(`seeding ${GET_SEED} ToDo rows${side.sfx ? ` (${side.db})` : ''} ...`);
+      const names = await attempt(`seed ToDo${side.sfx}`, () =>
+        seedTodos(side.svc.base, side.svc.auth, 0, GET_SEED),
+      );
+      side.name = names?.[Math.floor(GET_SEED / 2)];
+    }
+    const ready = () => sides.filter((side) => side.name !== undefined);
+    const eachReady = async (work: (side: CoreSide) => Promise<void>) =>
+      eachSide(async (side) => (side.name === undefined ? undefined : work(side)));
+    if (!ready().length) return dbs.map((db) => sides.find((s) => s.db === db)?.results ?? new Map());
+
+    await eachReady((side) =>
+      run(
+        side,
+        { id: 'get_v1', label: 'GET one ToDo v1 (token)', minRatio: 0.35 },
+        spec(`${side.svc.base}/api/resource/ToDo/${side.name}`, { headers: auth(side) }),
+      ),
     );
-    await run(
-      { id: 'get_v2', label: 'GET one ToDo v2 (token)', minRatio: 0.35 },
-      spec(`${svc.base}/api/v2/document/ToDo/${name}`, { headers: auth }),
+    await eachReady((side) =>
+      run(
+        side,
+        { id: 'get_v2', label: 'GET one ToDo v2 (token)', minRatio: 0.35 },
+        spec(`${side.svc.base}/api/v2/document/ToDo/${side.name}`, { headers: auth(side) }),
+      ),
     );
 
     if (WITH_LIST) {
-      const have = await attempt('count ToDo', () => countTodos(svc.base, svc.auth));
-      if (have !== undefined && have < LIST_ROWS) {
-        log(`seeding ToDo rows up to ${LIST_ROWS} ...`);
-        await attempt(`seed ToDo for lists${sfx}`, () => seedTodos(svc.base, svc.auth, have, LIST_ROWS));
+      for (const side of ready()) {
+        const have = await attempt('count ToDo', () => countTodos(side.svc.base, side.svc.auth));
+        if (have !== undefined && have < LIST_ROWS) {
+          log(`seeding ToDo rows up to ${LIST_ROWS}${side.sfx ? ` (${side.db})` : ''} ...`);
+          await attempt(`seed ToDo for lists${side.sfx}`, () =>
+            seedTodos(side.svc.base, side.svc.auth, have, LIST_ROWS),
+          );
+        }
+        side.rows = await attempt('count ToDo', () => countTodos(side.svc.base, side.svc.auth));
       }
-      const rows = await attempt('count ToDo', () => countTodos(svc.base, svc.auth));
-      const note = `${rows ?? '?'} rows, filter status=Open, 20 rows`;
       const v1Filter = encodeURIComponent(JSON.stringify([['status', '=', 'Open']]));
       const v2Filter = encodeURIComponent(JSON.stringify({ status: 'Open' }));
       const order = encodeURIComponent('modified desc');
       // On SQLite the list lines are extra; on MariaDB they carry the issue's targets (list 0.25x, count 0.35x).
-      const target = (min: number) => (onMysql ? { minRatio: min } : { extra: true });
-      const lists: [ThroughputRow, string][] = [
+      const target = (side: CoreSide, min: number) =>
+        side.db === 'mysql' ? { minRatio: min } : { extra: true };
+      const lists: [(side: CoreSide) => ThroughputRow, string][] = [
         [
-          { id: 'list_v1', label: 'list 20 ToDo v1, filter + order', ...target(0.25), note },
+          (side) => ({
+            id: 'list_v1',
+            label: 'list 20 ToDo v1, filter + order',
+            ...target(side, 0.25),
+            note: `${side.rows ?? '?'} rows, filter status=Open, 20 rows`,
+          }),
           `/api/resource/ToDo?filters=${v1Filter}&order_by=${order}&limit_page_length=20`,
         ],
         [
-          { id: 'list_v2', label: 'list 20 ToDo v2, filter + order', ...target(0.25), note },
+          (side) => ({
+            id: 'list_v2',
+            label: 'list 20 ToDo v2, filter + order',
+            ...target(side, 0.25),
+            note: `${side.rows ?? '?'} rows, filter status=Open, 20 rows`,
+          }),
           `/api/v2/document/ToDo?filters=${v2Filter}&order_by=${order}`,
         ],
         [
-          {
+          (side) => ({
             id: 'count_v2',
             label: 'count ToDo v2, filter',
-            ...target(0.35),
-            note: `${rows ?? '?'} rows, filter status=Open`,
-          },
+            ...target(side, 0.35),
+            note: `${side.rows ?? '?'} rows, filter status=Open`,
+          }),
           `/api/v2/doctype/ToDo/count?filters=${v2Filter}`,
         ],
       ];
-      for (const [row, url] of lists) {
-        if (row.id !== 'count_v2') {
-          const got = await attempt(`${who}${row.label}: check`, async () => {
-            const res = await fetch(`${svc.base}${url}`, { headers: auth });
-            const body = (await res.json()) as { data?: unknown[] };
-            if (!Array.isArray(body.data) || body.data.length !== 20)
-              throw new Error(`expected 20 rows, got ${JSON.stringify(body).slice(0, 300)}`);
-            return true;
-          });
-          if (!got) {
-            report.throughput.push({
-              ...row,
-              id: row.id + sfx,
-              label: who + row.label,
-              note: 'failed (see notes)',
+      for (const [rowOf, url] of lists) {
+        await eachReady(async (side) => {
+          const row = rowOf(side);
+          if (row.id !== 'count_v2') {
+            const got = await attempt(`${side.who}${row.label}: check`, async () => {
+              const res = await fetch(`${side.svc.base}${url}`, { headers: auth(side) });
+              const body = (await res.json()) as { data?: unknown[] };
+              if (!Array.isArray(body.data) || body.data.length !== 20)
+                throw new Error(`expected 20 rows, got ${JSON.stringify(body).slice(0, 300)}`);
+              return true;
             });
-            continue;
+            if (!got) {
+              report.throughput.push({
+                ...row,
+                id: row.id + side.sfx,
+                label: side.who + row.label,
+                note: 'failed (see notes)',
+              });
+              return;
+            }
           }
-        }
-        await run(row, spec(`${svc.base}${url}`, { headers: auth }));
+          await run(side, row, spec(`${side.svc.base}${url}`, { headers: auth(side) }));
+        });
       }
     }
 
-    // Create runs last on this server: it adds thousands of rows, which would change the list scenarios' table.
-    await run(
-      {
-        id: 'create_v1',
-        label: 'POST create ToDo v1 (token)',
-        minRatio: 0.15,
-        note: WITH_LIST ? `into a table of ${LIST_ROWS}+ rows` : undefined,
-      },
-      spec(`${svc.base}/api/resource/ToDo`, {
-        method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ description: 'bench create' }),
-      }),
+    // Create runs last on each server: it adds thousands of rows, which would change the list scenarios' table.
+    await eachReady((side) =>
+      run(
+        side,
+        {
+          id: 'create_v1',
+          label: 'POST create ToDo v1 (token)',
+          minRatio: 0.15,
+          note: WITH_LIST ? `into a table of ${LIST_ROWS}+ rows` : undefined,
+        },
+        spec(`${side.svc.base}/api/resource/ToDo`, {
+          method: 'POST',
+          headers: { ...auth(side), 'content-type': 'application/json' },
+          body: JSON.stringify({ description: 'bench create' }),
+        }),
+      ),
     );
-    report.measures.push({
-      id: `core_rss_after${sfx}`,
-      label: `RSS after the load runs, core DocTypes${onMysql ? ', MariaDB' : ''}`,
-      value: mb(rssKb(svc.pid)),
-      unit: 'MB',
-    });
+    for (const side of sides)
+      report.measures.push({
+        id: `core_rss_after${side.sfx}`,
+        label: `RSS after the load runs, core DocTypes${side.db === 'mysql' ? ', MariaDB' : ''}`,
+        value: mb(rssKb(side.svc.pid)),
+        unit: 'MB',
+      });
   } finally {
-    await stopChild(svc.child);
-    if (mysqlDb) await attempt('drop the MariaDB bench database', () => mysqlDb.drop());
+    for (const side of sides) {
+      await stopChild(side.svc.child);
+      if (side.mysqlDb) await attempt('drop the MariaDB bench database', () => side.mysqlDb!.drop());
+    }
   }
-  return results;
+  return dbs.map((db) => sides.find((s) => s.db === db)?.results ?? new Map());
+}
+
+/** The core rows in the report: SQLite's first, then MariaDB's, each in the order the lines ran. */
+function groupCoreRows(from: number): void {
+  const core = report.throughput.splice(from);
+  report.throughput.push(
+    ...core.filter((row) => !row.id.endsWith('_mysql')),
+    ...core.filter((row) => row.id.endsWith('_mysql')),
+  );
 }
 
 /**
@@ -1430,8 +1513,10 @@ async function main(): Promise<number> {
   if (!pinning.enabled) report.notes.push(pinning.note);
   const first = await baseline('start');
   if (process.env.BENCH_CORE !== '0') {
-    const sqlite = await coreScenarios('sqlite');
-    if (DB_KIND === 'mysql') compareDatabases(sqlite, await coreScenarios('mysql'));
+    const from = report.throughput.length;
+    const [sqlite, mysql] = await coreScenarios(DB_KIND === 'mysql' ? ['sqlite', 'mysql'] : ['sqlite']);
+    groupCoreRows(from);
+    if (DB_KIND === 'mysql') compareDatabases(sqlite as CoreResults, mysql as CoreResults);
   }
   if (process.env.BENCH_COMPILED !== '0') await compiledScenarios();
   if (process.env.BENCH_FILES !== '0') await fileScenarios();
