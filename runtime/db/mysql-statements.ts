@@ -17,7 +17,10 @@ export interface MysqlConnection {
     options: { sql: string; values: unknown[]; rowsAsArray?: boolean },
     callback: (err: Error | null, result: unknown, fields: MysqlField[] | undefined) => void,
   ): unknown;
-  query(options: { sql: string }, callback: (err: Error | null, result: unknown) => void): unknown;
+  query(
+    options: { sql: string; rowsAsArray?: boolean },
+    callback: (err: Error | null, result: unknown) => void,
+  ): unknown;
   destroy(): void;
 }
 
@@ -100,6 +103,17 @@ export function execute<T = unknown>(
 ): Promise<{ rows: T; fields: MysqlField[] | undefined }> {
   return limited(conn, sql, statementMs, (done) =>
     conn.execute({ sql, values, rowsAsArray }, (err, rows, fields) => done(err, { rows: rows as T, fields })),
+  );
+}
+
+/** Runs a SELECT whose values are in its text (no bound values) in the text protocol, rows as arrays, within `statementMs`. */
+export function select<T = unknown>(
+  conn: MysqlConnection,
+  sql: string,
+  statementMs: number,
+): Promise<{ rows: T }> {
+  return limited(conn, sql, statementMs, (done) =>
+    conn.query({ sql, rowsAsArray: true }, (err, rows) => done(err, { rows: rows as T })),
   );
 }
 

@@ -9,7 +9,7 @@ import type Redis from 'ioredis';
 import { RedisSubscription } from '../auth/redis-subscription';
 import { siteRedis } from '../auth/site-redis';
 import { DEFAULT_TIMEOUTS, type Database } from '../db/connect';
-import { execute, onPooledConnection } from '../db/mysql-statements';
+import { execute, onPooledConnection, select } from '../db/mysql-statements';
 import { CHANGE_TABLE } from '../db/table-changes';
 import type { Site } from '../site';
 
@@ -55,13 +55,15 @@ export function isCurrent(stamp: Stamp, tables: readonly string[], reading: Read
  */
 interface Batch {
   tables: Set<string>;
+  /** Requests waiting. */
+  waiters: number;
   promise: Promise<Reading>;
   resolve(reading: Reading): void;
   reject(err: unknown): void;
 }
 
 function newBatch(): Batch {
-  const batch = { tables: new Set<string>() } as Batch;
+  const batch = { tables: new Set<string>(), waiters: 0 } as Batch;
   batch.promise = new Promise<Reading>((resolve, reject) => {
     batch.resolve = resolve;
     batch.reject = reject;
@@ -72,6 +74,11 @@ function newBatch(): Batch {
 }
 
 const COUNTER = -1;
+/** A table name that may be written into SQL text as a quoted literal as it is. */
+const PLAIN = /^[A-Za-z0-9 _-]+$/;
+/** A read waits for more requests while they keep coming, up to this many waiting or this many turns. */
+const GATHER = 32;
+const GATHER_TURNS = 4;
 
 /** The change notices of a site on Redis, as this process receives them. */
 class Notices {
@@ -118,7 +125,7 @@ export class ChangeStamps {
   /** Reads of the change counter made (tests; a stamp from the Redis notices reads none). */
   counterReads = 0;
   /** The read's SQL text by the number of tables asked (a prepared statement per connection, see mysql-statements). */
-  private readonly texts = new Map<number, string>();
+  private readonly texts = new Map<string, string>();
 
   constructor(
     private readonly db: Database,
@@ -135,6 +142,7 @@ export class ChangeStamps {
       this.pending = batch = newBatch();
       this.schedule();
     }
+    batch.waiters++;
     for (const t of tables) batch.tables.add(t);
     return batch.promise;
   }
@@ -154,16 +162,33 @@ export class ChangeStamps {
     this.notices?.close();
   }
 
-  // One read at a time, and the requests of a turn share it: a read already running may have begun before a request
-  // asked, so it waits for the next one.
+  // One read at a time, and the requests that asked before it began share it: a read already running may have begun
+  // before a request asked, so it waits for the next one.
   private schedule(): void {
     if (this.running || this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.run();
-    });
+    this.seen = 0;
+    this.turns = 0;
+    setImmediate(this.tick);
   }
+
+  /** Waiters of the pending batch at the previous turn, and the turns it has waited to gather more. */
+  private seen = 0;
+  private turns = 0;
+
+  // While requests keep arriving turn after turn (the process is busy answering others anyway), the read waits a few
+  // turns more and serves them too: fewer reads for as many requests. A turn with no new request starts it.
+  private readonly tick = (): void => {
+    const waiters = this.pending?.waiters ?? 0;
+    if (waiters > this.seen && waiters < GATHER && this.turns < GATHER_TURNS) {
+      this.seen = waiters;
+      this.turns++;
+      setImmediate(this.tick);
+      return;
+    }
+    this.scheduled = false;
+    void this.run();
+  };
 
   private async run(): Promise<void> {
     const batch = this.pending;
@@ -196,16 +221,30 @@ export class ChangeStamps {
       }
     }
     const wanted = [...tables];
-    let sql = this.texts.get(wanted.length);
-    if (sql === undefined)
-      this.texts.set(
-        wanted.length,
-        (sql = `select tab, sum(version) as v from \`${CHANGE_TABLE}\` where tab in (${wanted.map(() => '?').join(', ')}) group by tab`),
-      );
-    const text = sql;
     this.counterReads++;
+    const statementMs = this.db.statementMs ?? DEFAULT_TIMEOUTS.statementMs;
+    // The text of a set of plain table names, with them inlined: a text query costs the client a quarter less than
+    // preparing and executing (no statement lookup, no bound values); other names go through `execute`.
+    const key = wanted.join('\n');
+    let text = this.texts.get(key);
+    if (text === undefined && wanted.every((t) => PLAIN.test(t))) {
+      if (this.texts.size >= 1000) this.texts.clear();
+      this.texts.set(
+        key,
+        (text = `select tab, sum(version) as v from \`${CHANGE_TABLE}\` where tab in (${wanted.map((t) => `'${t}'`).join(', ')}) group by tab`),
+      );
+    }
+    const inlined = text;
     const { rows } = await onPooledConnection(this.db, (conn) =>
-      execute<unknown[][]>(conn, text, wanted, this.db.statementMs ?? DEFAULT_TIMEOUTS.statementMs, true),
+      inlined !== undefined
+        ? select<unknown[][]>(conn, inlined, statementMs)
+        : execute<unknown[][]>(
+            conn,
+            `select tab, sum(version) as v from \`${CHANGE_TABLE}\` where tab in (${wanted.map(() => '?').join(', ')}) group by tab`,
+            wanted,
+            statementMs,
+            true,
+          ),
     );
     const versions = new Map<string, number>();
     for (const r of rows) versions.set(String(r[0]), Number(r[1]));
