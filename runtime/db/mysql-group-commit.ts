@@ -125,7 +125,7 @@ function watchTouches(conn: MysqlConnection): Touches {
   const known = touchesOf.get(conn);
   if (known) return known;
   const touches: Touches = { writes: 0, unknown: 0, pending: 0 };
-  const raw = conn as unknown as Record<'query' | 'execute', (...args: unknown[]) => unknown>;
+  const raw = conn as MysqlConnection & Record<'query' | 'execute', (...args: unknown[]) => unknown>;
   const baseExecute = raw.execute.bind(conn);
   const wrap =
     (original: (...args: unknown[]) => unknown) =>
