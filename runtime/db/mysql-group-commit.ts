@@ -271,15 +271,22 @@ export class MysqlGroupCommit {
         connection.active = false;
         const wrote = touches.writes !== writes;
         const unsure = touches.unknown !== unknown || touches.pending > 0;
-        if (!members.length) {
-          // Alone in the transaction: its outcome is the one it would have alone.
+        if (unsure && !queued.alone) {
+          // Its state is unknown (a held row of its own may have failed when a later statement sent it, and its
+          // outcome then is not the one it would have alone), or the others' writes may be gone: all run again alone.
+          usable = await this.rollback(conn);
+          this.again([...members.map((member) => member.queued), queued]);
+          members = [];
+        } else if (!members.length) {
+          // Alone in the transaction (run alone, or first of its batch and sure of its state): its outcome is the
+          // one it would have alone.
           if (!failed) members.push({ queued, result });
           else {
             if (wrote || unsure) usable = await this.rollback(conn);
             queued.reject(failure);
           }
-        } else if (unsure || (failed && wrote)) {
-          // Its writes cannot be undone without the others' (or the others' may be gone): all run again alone.
+        } else if (failed && wrote) {
+          // Its writes cannot be undone without the others': all run again alone.
           usable = await this.rollback(conn);
           this.again([...members.map((member) => member.queued), queued]);
           members = [];

@@ -4,7 +4,8 @@
 // that fails fails the works of its batch and no others. One lane here, so which works share a batch does not depend
 // on timing.
 import knexFactory, { type Knex } from 'knex';
-import { MysqlGroupCommit } from '../../runtime/db/mysql-group-commit';
+import { MysqlGroupCommit, deferInsert } from '../../runtime/db/mysql-group-commit';
+import { mysqlConnection, type MysqlConnection } from '../../runtime/db/mysql-statements';
 import { CHANGE_SHARDS, CHANGE_TABLE } from '../../runtime/db/table-changes';
 import { DB_KIND, createTestSite, type TestSite } from '../helpers/test-site';
 
@@ -122,6 +123,27 @@ onMysql('MysqlGroupCommit', () => {
     expect(await committed()).toEqual(['a', 'd']);
     expect(runs).toEqual({ a: 1, dup: 1, refused: 1, d: 1 });
     expect(group.reruns).toBe(0);
+  });
+
+  test('a work first in its batch whose held row fails when its own next statement sends it (a name committed meanwhile): it runs again alone and fails as alone, not acknowledged', async () => {
+    const runs: Record<string, number> = {};
+    // Committed by another writer after the work's checks, before its held row is sent.
+    await t.site.db.knex(table).insert({ name: 'taken' });
+    const head = `insert into \`${table}\` (\`name\`) values `;
+    const held = counted(runs, 'held', async (q) => {
+      const conn = (await mysqlConnection(q)) as MysqlConnection;
+      if (!deferInsert(conn, head, '(?)', ['taken'])) await q(table).insert({ name: 'taken' });
+      // This read sends the held row first; its failure does not reach the work.
+      await q(table).where({ name: 'b' }).first();
+      return 'stored';
+    });
+    const first = group.run(held);
+    const b = group.run(counted(runs, 'b', insert('b')));
+    const outcomes = await Promise.allSettled([first, b]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'fulfilled']);
+    expect((outcomes[0] as PromiseRejectedResult).reason).toMatchObject({ errno: 1062 });
+    expect(await committed()).toEqual(['b', 'taken']);
+    expect(runs.held).toBe(2);
   });
 
   test('a work that ends the transaction under the batch: the works before it run again alone and commit, whether it throws or not', async () => {
