@@ -95,7 +95,7 @@ async function loginCookie(): Promise<Record<string, string>> {
 function createLoad(headers: Record<string, string>, sockets: number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
   const acknowledged: string[] = [];
-  const answers: { sentAt: number; connection: string | undefined }[] = [];
+  const answers: { sentAt: number; answeredAt: number; connection: string | undefined }[] = [];
   let stop = false;
   const loops = Array.from({ length: sockets }, async (_, i) => {
     for (let n = 0; !stop; n++) {
@@ -108,7 +108,7 @@ function createLoad(headers: Record<string, string>, sockets: number) {
           headers,
           JSON.stringify({ description: `load ${i}-${n}` }),
         );
-        answers.push({ sentAt, connection: res.headers.connection });
+        answers.push({ sentAt, answeredAt: Date.now(), connection: res.headers.connection });
         if (res.status === 201)
           acknowledged.push((JSON.parse(res.body) as { data: { name: string } }).data.name);
       } catch {
@@ -150,9 +150,11 @@ test('SIGTERM under keep-alive load: exits within shutdown_timeout, Connection: 
     expect(exit.code).toBe(0);
     expect(exit.at - termAt).toBeLessThan(SHUTDOWN_MS + 1000);
     expect(before).toBeGreaterThan(0);
-    // Once shutting down, answers end their connection: at least the requests in flight got Connection: close,
-    // and so did every request sent after the signal.
-    expect(load.answers.some((a) => a.connection === 'close')).toBe(true);
+    // Once shutting down, answers end their connection: the requests in flight got Connection: close, and so did every
+    // request sent after the signal. (On a loaded machine every request may be unread in its socket when the signal is
+    // handled: such idle sockets are closed, their requests never processed, and nothing is answered after the signal.)
+    const answeredAfter = load.answers.filter((a) => a.answeredAt > termAt + 100);
+    if (answeredAfter.length) expect(answeredAfter.some((a) => a.connection === 'close')).toBe(true);
     for (const a of load.answers.filter((x) => x.sentAt > termAt + 50)) expect(a.connection).toBe('close');
     const stored = storedNames(child.dir);
     for (const name of load.acknowledged) expect(stored.has(name)).toBe(true);
