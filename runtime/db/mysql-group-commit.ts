@@ -8,7 +8,7 @@
 // under load.
 import type { Knex } from 'knex';
 import { DEFAULT_TIMEOUTS } from './connect';
-import { command, execute, type MysqlConnection } from './mysql-statements';
+import { command, execute, statementCall, type MysqlConnection } from './mysql-statements';
 import { boundConnection } from './mysql-transaction';
 
 /** Connections with a batch open at once (each runs its works one at a time). */
@@ -130,10 +130,7 @@ function watchTouches(conn: MysqlConnection): Touches {
   const wrap =
     (original: (...args: unknown[]) => unknown) =>
     (...args: unknown[]): unknown => {
-      const first = args[0];
-      const sql = typeof first === 'string' ? first : (first as { sql?: unknown } | null)?.sql;
-      const last = args.length - 1;
-      const callback = args[last];
+      const { sql, callback, last } = statementCall(args);
       // Rows held back go first, so that this statement sees them (they are their own works' writes, counted when
       // held); if they fail, the batch runs again alone.
       sendDeferred(conn, (insert, values) =>

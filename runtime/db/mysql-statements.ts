@@ -135,3 +135,17 @@ export async function onPooledConnection<T>(
     await client.releaseConnection(conn);
   }
 }
+
+/**
+ * The parts of a call to a mysql2 connection's `query` or `execute` that a wrapper reads: its SQL text (the first
+ * argument, or its `sql`), and its callback, the last argument, at `last`.
+ */
+export function statementCall(args: unknown[]): { sql: unknown; callback: unknown; last: number } {
+  const first = args[0];
+  const last = args.length - 1;
+  return {
+    sql: typeof first === 'string' ? first : (first as { sql?: unknown } | null)?.sql,
+    callback: args[last],
+    last,
+  };
+}

@@ -3,6 +3,7 @@
 // whether a result it remembers is still current with one small read (result-cache.ts). It watches the mysql2
 // connections themselves, so every write is seen whatever sent it: row stores, bulk batches, jobs, scripts, raw knex.
 // After the commit, and before the writer hears of it, `committed` runs (local invalidation, the Redis notice).
+import { statementCall } from './mysql-statements';
 
 /** The table of change versions: one row per DocType table and shard. */
 export const CHANGE_TABLE = '__Change';
@@ -95,10 +96,7 @@ export class TableChanges {
     const wrap =
       (original: (...args: unknown[]) => unknown) =>
       (...args: unknown[]): unknown => {
-        const first = args[0];
-        const sql = typeof first === 'string' ? first : (first as { sql?: unknown } | null)?.sql;
-        const last = args.length - 1;
-        const callback = args[last];
+        const { sql, callback, last } = statementCall(args);
         if (typeof sql !== 'string' || typeof callback !== 'function') return original(...args);
         if (BEGIN.test(sql)) {
           state.inTransaction = true;
