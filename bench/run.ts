@@ -19,6 +19,12 @@
 // bench_<pid>_<n>, created on BENCH_MYSQL_URL's server (default mysql://root@127.0.0.1:3306/) and dropped afterwards (also on Ctrl-C or the time
 // limit). MariaDB shares the machine's cores with the load generator and the other processes, so its req/s is a lower
 // bound; server CPU us/req (the service's own process) is the figure to compare. The other lines stay on SQLite.
+// BENCH_QUIET (default on with BENCH_DB=mysql; 0 off; 1 on with SQLite alone too): before each line the bench waits until
+// the local MariaDB and the bench's other servers are idle (together under 3% of a core over 0.5 s, InnoDB's history
+// list at 0, no page flushed), at most BENCH_QUIET_MAX_S seconds (default 15), and each row's note says how long it
+// waited and how much CPU MariaDB and the other servers used while the line ran; MariaDB's work for other sessions on
+// the machine counts too. Measured 2026-11-25 (docs/mariadb-profile.md): MariaDB and the idle server are normally at
+// 0-1% during SQLite's lines, so the wait is a guard that usually costs 0.5 s per line, not a correction.
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -31,6 +37,7 @@ import {
   detectPinning,
   freePort,
   installCleanup,
+  livePids,
   pinned,
   removeOnExit,
   rssKb,
@@ -54,6 +61,7 @@ import { uploadBytes, uploadMany } from './lib/files';
 import { bulkJob, jobsRunning, oneByOne } from './lib/bulk';
 import { build } from '../bin/build';
 import { runLargeSqlite } from './large-sqlite';
+import { describeWait, QuietWatch, type QuietWait } from './lib/quiet';
 
 const ROOT = path.join(__dirname, '..');
 process.chdir(ROOT);
@@ -76,6 +84,13 @@ const TIME_LIMIT_S = envNumber('BENCH_TIME_LIMIT', 1800);
 const AB_ROUNDS = Math.max(1, Math.round(envNumber('BENCH_AB_ROUNDS', 2)));
 const BULK_DOCS = Math.max(100, Math.round(envNumber('BENCH_BULK_DOCS', 10000)));
 const DB_KIND = benchDbKind();
+// BENCH_QUIET, BENCH_QUIET_MAX_S: see the header.
+const QUIET =
+  process.env.BENCH_QUIET === '0' || (DB_KIND !== 'mysql' && process.env.BENCH_QUIET !== '1')
+    ? undefined
+    : new QuietWatch();
+const QUIET_MAX_S = envNumber('BENCH_QUIET_MAX_S', 15);
+const quietWaits: QuietWait[] = [];
 
 const GET_SEED = 1000;
 const LIST_ROWS = 10000;
@@ -139,12 +154,34 @@ function spec(url: string, extra: Partial<LoadSpec> = {}): LoadSpec {
   return { url, connections: CONNECTIONS, seconds: SECONDS, warmupSeconds: WARMUP, ...extra };
 }
 
-/** Runs a load scenario and adds its row (with no result when it fails). */
+/**
+ * Runs a load scenario and adds its row (with no result when it fails). With QUIET, it first waits (at most
+ * QUIET_MAX_S) until MariaDB and the bench's other servers are idle, and the row's note says how long that took and
+ * how much CPU those processes used while the line ran.
+ */
 async function scenario(row: ThroughputRow, s: LoadSpec, serverPid?: number): Promise<Measured | undefined> {
-  log(`${row.label} ...`);
+  const others = () => livePids().filter((pid) => pid !== serverPid);
+  let waited = '';
+  if (QUIET) {
+    const w = await QUIET.wait(others(), QUIET_MAX_S * 1000);
+    waited = describeWait(w);
+    quietWaits.push(w);
+  }
+  log(`${row.label} ...${waited ? ` (${waited})` : ''}`);
+  const bgBefore = QUIET?.cpu(others());
+  const t0 = performance.now();
   const result = await attempt(row.label, () => runLoad(pinning, s, row.label, serverPid));
-  if (result) log(`  ${short(result)}`);
-  report.throughput.push({ ...row, ...(result ? { result } : { note: 'failed (see notes)' }) });
+  let background = '';
+  if (QUIET && bgBefore) {
+    const bgAfter = QUIET.cpu(others());
+    const ms = performance.now() - t0;
+    const pct = (v: number) => ((100 * v) / ms).toFixed(0);
+    background = `during the line MariaDB + idle servers ${pct(bgAfter.total - bgBefore.total)}% CPU (MariaDB ${pct(bgAfter.mariadb - bgBefore.mariadb)}%)`;
+  }
+  if (result) log(`  ${short(result)}${background ? `; ${background}` : ''}`);
+  const note =
+    [row.note, result && waited ? `${waited}; ${background}` : ''].filter(Boolean).join('; ') || undefined;
+  report.throughput.push({ ...row, note, ...(result ? { result } : { note: 'failed (see notes)' }) });
   return result;
 }
 
@@ -1529,6 +1566,15 @@ async function main(): Promise<number> {
   else report.notes.push('BENCH_FIXTURES=0: skipped generation, start-up and GET with the fixture DocTypes');
   if (process.env.BENCH_LARGE !== '0') await largeScenarios();
   const last = await baseline('end');
+  if (QUIET) {
+    await QUIET.close();
+    const total = quietWaits.reduce((sum, w) => sum + w.waitedMs, 0) / 1000;
+    const loud = quietWaits.filter((w) => !w.quiet).length;
+    report.notes.push(
+      `before each of ${quietWaits.length} lines the bench waited for ${QUIET.watchesMariadb ? 'MariaDB and ' : ''}its other servers to be idle ` +
+        `(${total.toFixed(0)} s in all${loud ? `; ${loud} lines started without, after ${QUIET_MAX_S} s` : ''}); BENCH_QUIET=0 does not wait`,
+    );
+  }
   applyBaseline(first, last);
   const maxLoad = Math.max(0, ...report.throughput.map((r) => r.result?.loadavg ?? 0));
   if (maxLoad > os.cpus().length - 0.5) {

@@ -82,6 +82,11 @@ export function spawnTracked(
   return child;
 }
 
+/** The pids of the children still running (servers between their lines, a load worker while it runs). */
+export function livePids(): number[] {
+  return [...live].filter(alive).map((t) => t.child.pid as number);
+}
+
 /** Stops one child: SIGTERM, then SIGKILL after `graceMs`. */
 export async function stopChild(child: ChildProcess, graceMs = 3000): Promise<void> {
   const t = [...live].find((x) => x.child === child);
