@@ -43,6 +43,8 @@ const INLINE_LIMITS: ScriptLimits = {
 interface Verdict {
   inline: boolean;
   docFields?: string[];
+  /** Results remembered by input JSON (see remember); made on the first good run. */
+  results?: Map<string, string>;
 }
 const verdicts = new Map<string, Verdict>();
 const MAX_VERDICTS = 1000;
@@ -120,7 +122,7 @@ function warmUp(loaded: InlineProgram): void {
     // Through runInline, so that the JavaScript around the guest call is warmed too.
     while (left > 0 && performance.now() < end) {
       left--;
-      if (!runInline(WARM_UP_SOURCE, 'warm-up.js', input)) left = 0;
+      if (!runStraightLine(WARM_UP_SOURCE, 'warm-up.js', input, false)) left = 0;
     }
     if (left > 0) {
       // Unreferenced: a process that is done otherwise does not wait for the warm-up.
@@ -137,7 +139,10 @@ function warmUp(loaded: InlineProgram): void {
 function verdictOn(source: string, names: ReadonlySet<string>): Verdict {
   let verdict = verdicts.get(source);
   if (verdict === undefined) {
-    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+    if (verdicts.size >= MAX_VERDICTS) {
+      verdicts.clear();
+      rememberedChars = 0;
+    }
     const inline = isStraightLine(source, names);
     verdict = { inline, docFields: inline ? docMembers(source) : undefined };
     verdicts.set(source, verdict);
@@ -291,11 +296,59 @@ function valueAt(at: Cursor): unknown {
 const ABSENT = Symbol('absent');
 
 /**
+ * A good run's result is a function of the script and its input JSON alone: a straight-line script reads only `doc`,
+ * `conditions` and `frappe` (no other global, no call, so no clock, no Math.random, no host call, no log line), and
+ * every run starts from the same memory image, so the same input gives the same encoded result, byte for byte. An
+ * inline script remembers up to REMEMBERED_PER_SCRIPT of them, by input JSON (the fields it names, form_dict, the
+ * user), and a run with a remembered input is answered from it without entering the sandbox: nothing runs, so nothing
+ * can carry over. Each answer is decoded afresh (the caller owns its values). Only short texts are kept (at most
+ * REMEMBERED_CHARS for input and result together); a void run is never remembered (it may have hit the wall clock).
+ * A Before Save rule over a field with few values (status, priority) runs once per value.
+ */
+const REMEMBERED_PER_SCRIPT = 64;
+const REMEMBERED_CHARS = 1024;
+/** All scripts' remembered texts together, at most (2 MB of strings). */
+const REMEMBERED_TOTAL_CHARS = 1 << 20;
+let rememberedChars = 0;
+
+function remember(verdict: Verdict, json: string, encoded: string): void {
+  const chars = json.length + encoded.length;
+  if (chars > REMEMBERED_CHARS || rememberedChars + chars > REMEMBERED_TOTAL_CHARS) return;
+  const results = (verdict.results ??= new Map());
+  if (results.size >= REMEMBERED_PER_SCRIPT) {
+    // The oldest goes first (insertion order); hits do not reorder.
+    const [oldJson, oldEncoded] = results.entries().next().value as [string, string];
+    results.delete(oldJson);
+    rememberedChars -= oldJson.length + oldEncoded.length;
+  }
+  results.set(json, encoded);
+  rememberedChars += chars;
+}
+
+/** Forgets what `verdict` remembered (its script is dropped or goes to the workers). */
+function forgetResults(verdict: Verdict | undefined): void {
+  if (!verdict?.results) return;
+  for (const [json, encoded] of verdict.results) rememberedChars -= json.length + encoded.length;
+  verdict.results = undefined;
+}
+
+/**
  * Runs a straight-line `source` with `input` on this thread. Undefined when the script must run in a worker: not
  * straight-line, inline off or not loaded yet, or a run that did not end well. The result is `value` (no JSON text);
- * its `doc` holds the fields the script sees (docMembers), as they are after it.
+ * its `doc` holds the fields the script sees (docMembers), as they are after it. A remembered input is answered
+ * without a run (remember).
  */
 export function runInline(source: string, filename: string, input: ScriptInput): Reported | undefined {
+  return runStraightLine(source, filename, input, true);
+}
+
+/** runInline; `recall` false runs the script even when its input is remembered (the warm-up). */
+function runStraightLine(
+  source: string,
+  filename: string,
+  input: ScriptInput,
+  recall: boolean,
+): Reported | undefined {
   if (process.env.SCRIPT_INLINE === '0') return undefined;
   if (!program || !denied) {
     load();
@@ -304,6 +357,13 @@ export function runInline(source: string, filename: string, input: ScriptInput):
   const verdict = verdictOn(source, denied);
   if (!verdict.inline) return undefined;
   const json = inputJson(input, verdict.docFields);
+  if (recall && verdict.results) {
+    const known = verdict.results.get(json);
+    if (known !== undefined) {
+      const value = decodeResult(known);
+      if (value) return { ok: true, value, logs: [] };
+    }
+  }
   const outcome = program.runInline({
     id: 0,
     kind: 'run',
@@ -319,8 +379,12 @@ export function runInline(source: string, filename: string, input: ScriptInput):
       outcome.encoded.length * 6 + 64 <= INLINE_LIMITS.maxResultBytes
         ? decodeResult(outcome.encoded)
         : undefined;
-    if (value) return { ok: true, value, logs: outcome.logs };
+    if (value) {
+      if (recall && outcome.logs.length === 0) remember(verdict, json, outcome.encoded);
+      return { ok: true, value, logs: outcome.logs };
+    }
   }
+  forgetResults(verdict);
   verdicts.set(source, { inline: false });
   return undefined;
 }

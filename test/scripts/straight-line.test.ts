@@ -192,6 +192,43 @@ test('every inline call starts from a fresh context', () => {
   }
 });
 
+test('every inline call with an input not seen before starts from a fresh context', () => {
+  // A new user each time: no remembered result answers, each call runs in the sandbox.
+  const source =
+    'frappe.response.message = [frappe.leak, doc.seen, frappe.session.user]; frappe.leak = 1; doc.seen = 1';
+  for (let i = 0; i < 5; i++) {
+    const outcome = runInline(source, 'script.js', { ...input, user: `fresh-${i}@example.com` });
+    expect(outcome?.ok && outcome.value).toEqual({
+      message: [null, null, `fresh-${i}@example.com`],
+      doc: { seen: 1 },
+    });
+  }
+});
+
+test('a remembered input is answered as a run answers it, with values of its own', () => {
+  const source =
+    'doc.tags = [doc.priority, { n: 1 }]; frappe.response.message = { user: frappe.session.user }';
+  const first = runInline(source, 'script.js', input);
+  const again = runInline(source, 'script.js', input);
+  expect(again?.ok && again.value).toEqual(first?.ok && first.value);
+  // The caller may change what it got: the next answer is not the changed one.
+  const values = (again?.ok && again.value) as { doc: { tags: unknown[] }; message: { user: string } };
+  values.doc.tags.push('changed');
+  values.message.user = 'changed';
+  const third = runInline(source, 'script.js', input);
+  expect(third?.ok && third.value).toEqual(first?.ok && first.value);
+  // Another input is another result, not a remembered one.
+  const other = runInline(source, 'script.js', {
+    ...input,
+    doc: { ...input.doc, priority: 'High' },
+    user: 'x@example.com',
+  });
+  expect(other?.ok && other.value).toEqual({
+    doc: { priority: 'High', tags: ['High', { n: 1 }] },
+    message: { user: 'x@example.com' },
+  });
+});
+
 test('a run that fails inline is void and the script goes to the workers from then on', () => {
   const source = 'frappe.response.message = doc.missing.x';
   expect(isStraightLine(source, denied)).toBe(true);
