@@ -45,6 +45,9 @@ interface Verdict {
   docFields?: string[];
   /** Results remembered by input JSON (see remember); made on the first good run. */
   results?: Map<string, string>;
+  /** Its runs in the sandbox and its answers from memory so far (remember gives up on inputs that seldom repeat). */
+  runs?: number;
+  recalled?: number;
 }
 const verdicts = new Map<string, Verdict>();
 const MAX_VERDICTS = 1000;
@@ -310,8 +313,13 @@ const REMEMBERED_CHARS = 1024;
 /** All scripts' remembered texts together, at most (2 MB of strings). */
 const REMEMBERED_TOTAL_CHARS = 1 << 20;
 let rememberedChars = 0;
+const REMEMBER_TRIAL_RUNS = 256;
 
 function remember(verdict: Verdict, json: string, encoded: string): void {
+  // Inputs that seldom repeat (a script reading the document's name): after REMEMBER_TRIAL_RUNS runs, a script answered
+  // from memory less than once per 4 runs is not remembered any more (the texts kept would only be garbage later).
+  const runs = (verdict.runs = (verdict.runs ?? 0) + 1);
+  if (runs > REMEMBER_TRIAL_RUNS && (verdict.recalled ?? 0) * 4 < runs) return forgetResults(verdict);
   const chars = json.length + encoded.length;
   if (chars > REMEMBERED_CHARS || rememberedChars + chars > REMEMBERED_TOTAL_CHARS) return;
   const results = (verdict.results ??= new Map());
@@ -325,7 +333,7 @@ function remember(verdict: Verdict, json: string, encoded: string): void {
   rememberedChars += chars;
 }
 
-/** Forgets what `verdict` remembered (its script is dropped or goes to the workers). */
+/** Forgets what `verdict` remembered (its script goes to the workers, or its inputs seldom repeat). */
 function forgetResults(verdict: Verdict | undefined): void {
   if (!verdict?.results) return;
   for (const [json, encoded] of verdict.results) rememberedChars -= json.length + encoded.length;
@@ -361,7 +369,10 @@ function runStraightLine(
     const known = verdict.results.get(json);
     if (known !== undefined) {
       const value = decodeResult(known);
-      if (value) return { ok: true, value, logs: [] };
+      if (value) {
+        verdict.recalled = (verdict.recalled ?? 0) + 1;
+        return { ok: true, value, logs: [] };
+      }
     }
   }
   const outcome = program.runInline({
