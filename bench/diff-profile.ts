@@ -6,7 +6,8 @@
 // PROFILE_SCRIPT (JSON fields): a Server Script saved before the load (the `script` scenario, see profile.ts).
 // Environment: BENCH_SECONDS (default 8), BENCH_CONNECTIONS (default 50), DIFF_TOP (rows, default 50).
 // BENCH_DB=mysql: the service runs on a fresh MariaDB database (bench_<pid>_<n> on BENCH_MYSQL_URL's server, dropped
-// after). DIFF_BASE=sqlite: the side compared against is the same scenario on SQLite instead of the Koa hello-world,
+// after). DIFF_BASE_SCRIPT=0 (with DIFF_BASE=sqlite and PROFILE_SCRIPT): the script is saved on the service side
+// only, so the table is what the script costs per request. DIFF_BASE=sqlite: the side compared against is the same scenario on SQLite instead of the Koa hello-world,
 // so with BENCH_DB=mysql the table is what MariaDB costs per request beyond SQLite, function by function.
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -80,7 +81,7 @@ async function main(): Promise<number> {
   };
 
   /** The service on SQLite, or on a fresh MariaDB database (dropped when the server has stopped). */
-  const profiledService = async (label: string, dir: string, db: 'sqlite' | 'mysql') => {
+  const profiledService = async (label: string, dir: string, db: 'sqlite' | 'mysql', script = true) => {
     const mysqlDb = db === 'mysql' ? await benchMysqlDatabase() : undefined;
     try {
       return await profiled(label, dir, async () => {
@@ -95,7 +96,7 @@ async function main(): Promise<number> {
         });
         const auth = await apiToken(svc.base);
         // PROFILE_SCRIPT: a Server Script (JSON fields) saved first, as in profile.ts (the `script` scenario).
-        if (process.env.PROFILE_SCRIPT) {
+        if (process.env.PROFILE_SCRIPT && script) {
           const res = await fetch(`${svc.base}/api/resource/Server Script`, {
             method: 'POST',
             headers: { authorization: auth, 'content-type': 'application/json' },
@@ -116,7 +117,7 @@ async function main(): Promise<number> {
   const helloDir = path.join(tmp, 'hello');
   mkdirSync(helloDir);
   const hello = againstSqlite
-    ? await profiledService(`${kind} (sqlite)`, helloDir, 'sqlite')
+    ? await profiledService(`${kind} (sqlite)`, helloDir, 'sqlite', process.env.DIFF_BASE_SCRIPT !== '0')
     : await profiled('baseline', helloDir, async () => {
         const port = await freePort();
         const [cmd, args] = pinned(pinning, pinning.serverCore, process.execPath, [

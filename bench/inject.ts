@@ -11,6 +11,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Duplex } from 'node:stream';
+import { PerformanceObserver } from 'node:perf_hooks';
 import Koa from 'koa';
 import { createApp } from '../runtime/app';
 import { regenerateKeys } from '../runtime/auth/api-keys';
@@ -144,15 +145,28 @@ async function main(): Promise<void> {
     };
     const perRequest: number[] = [];
     const without: number[] = [];
+    // GC pauses per request, by phase (the garbage collector's share of the difference).
+    const gcMs = { on: 0, off: 0 };
+    let gcPhase: 'on' | 'off' = 'on';
+    const gcObserver = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) gcMs[gcPhase] += entry.duration;
+    });
+    gcObserver.observe({ entryTypes: ['gc'] });
     for (let k = 0; k < reps; k++) {
       for (const off of toggled ? [1, 0] : [0]) {
         if (toggled) await setDisabled(off);
+        gcPhase = off ? 'off' : 'on';
         const start = process.cpuUsage();
         await run(n);
         const used = process.cpuUsage(start);
         (off ? without : perRequest).push((used.user + used.system) / n);
       }
     }
+    gcObserver.disconnect();
+    const runs = reps * n;
+    console.log(
+      `GC pauses: ${((gcMs.on * 1000) / runs).toFixed(1)} us/req${toggled ? ` with the script, ${((gcMs.off * 1000) / runs).toFixed(1)} without` : ''} (each phase's warm-up included)`,
+    );
     if (toggled) {
       without.sort((a, b) => a - b);
       const diffs = perRequest.map((us, k) => us - (without[k] as number));
