@@ -4,8 +4,8 @@
 // paid once for all its works (table-changes.ts bumps each written table once per COMMIT), and the answers of a batch go
 // out in the same turn. The works run one at a time on a connection of the write pool (whose sessions have autocommit
 // off, so the first statement opens the transaction); a few such lanes run side by side, each taking the next queued
-// work when it is free, so a batch is what queued up while the lane was busy: one work when the service is quiet, many
-// under load.
+// work when it is free, so a batch is what queued up while the lane was busy, and what came in during the rest of the
+// event-loop turn in which it ran out of works: one work when the service is quiet, many under load.
 import type { Knex } from 'knex';
 import { DEFAULT_TIMEOUTS } from './connect';
 import { command, execute, statementCall, type MysqlConnection } from './mysql-statements';
@@ -13,6 +13,8 @@ import { boundConnection } from './mysql-transaction';
 
 /** Connections with a batch open at once (each runs its works one at a time). */
 export const GROUP_COMMIT_LANES = 2;
+/** Turns a batch waits at most, before its commit, for works still coming in (see MysqlGroupCommit.batch). */
+export const GROUP_COMMIT_LINGER_TURNS = 4;
 /** Works per transaction at most: a longer batch would keep its first work's locks and answer waiting. */
 export const GROUP_COMMIT_MAX_WORKS = 32;
 
@@ -171,7 +173,8 @@ function watchTouches(conn: MysqlConnection): Touches {
  * are held back in a batch (deferInsert) and sent as one INSERT per table before the next statement or the COMMIT, so
  * a batch of creates is that INSERT, the change bump and the COMMIT; if that INSERT fails (a duplicate name), the batch
  * is rolled back and its works run again alone, and each answers as alone. The batch commits when its lane finds no
- * queued work (or has run GROUP_COMMIT_MAX_WORKS); a work's promise settles after that COMMIT, so its caller never
+ * queued work at the turn's check phase, or after GROUP_COMMIT_LINGER_TURNS turns that each brought some (or when it
+ * has run GROUP_COMMIT_MAX_WORKS); a work's promise settles after that COMMIT, so its caller never
  * answers for a write that is not durable. A failed COMMIT rejects every work of the batch and closes the connection.
  * A work may run twice, so it must do nothing outside the transaction before its commit (DocumentTransaction.run
  * starts each run afresh: its messages, after-commit tasks and the document it saves).
@@ -179,6 +182,8 @@ function watchTouches(conn: MysqlConnection): Touches {
 export class MysqlGroupCommit {
   private readonly queue: Queued[] = [];
   private lanes = 0;
+  /** Lanes waiting for the turn's check phase with a batch open: a work queued meanwhile joins one of them. */
+  private lingering = 0;
   private readonly statementMs: number;
   /** Works run again alone because their batch was rolled back (for tests). */
   reruns = 0;
@@ -206,7 +211,7 @@ export class MysqlGroupCommit {
   }
 
   private startLane(): void {
-    if (this.lanes < this.maxLanes) {
+    if (this.lanes < this.maxLanes && !this.lingering) {
       this.lanes++;
       void this.lane();
     }
@@ -245,8 +250,19 @@ export class MysqlGroupCommit {
     let works = 0;
     // False once the connection may be unusable: the batch ends and the lane takes a new one.
     let usable = true;
+    let lingered = 0;
     try {
-      while (usable && this.queue.length && works < GROUP_COMMIT_MAX_WORKS) {
+      while (usable && works < GROUP_COMMIT_MAX_WORKS) {
+        if (!this.queue.length) {
+          // Requests read in the same I/O phase reach the queue one socket callback after another, each after the
+          // previous one's work has run here: before committing, the batch waits for the turn's check phase (and
+          // more turns while each brings new works), so that they share its INSERT, bump and COMMIT.
+          if (!members.length || lingered++ >= GROUP_COMMIT_LINGER_TURNS) break;
+          this.lingering++;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          this.lingering--;
+          if (!this.queue.length) break;
+        }
         // A work run again alone has a transaction of its own: the batch open now commits first.
         if (members.length && this.queue[0]!.alone) break;
         const queued = this.queue.shift() as Queued;

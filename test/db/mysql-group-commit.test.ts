@@ -68,6 +68,28 @@ onMysql('MysqlGroupCommit', () => {
     expect(await committed()).toEqual(['a', 'b', 'c']);
   });
 
+  test('a work queued later in the same turn (another socket callback) joins the batch that ran out of works: the batch waits for the check phase before its COMMIT', async () => {
+    const head = `insert into \`${table}\` (\`name\`) values `;
+    let b: Promise<unknown> | undefined;
+    const seen: unknown[] = [];
+    const a = group.run(async (q) => {
+      // Queued in this turn's check phase, after this work has run and the queue is empty (no statement in between:
+      // the row is held back).
+      setImmediate(() => {
+        b = group.run(async (q2) => {
+          seen.push((await q2(table).pluck('name')) as string[], await committed());
+        });
+      });
+      const conn = (await mysqlConnection(q)) as MysqlConnection;
+      if (!deferInsert(conn, head, '(?)', ['a'])) throw new Error('a batch holds its inserts back');
+    });
+    await a;
+    await b;
+    // In a's transaction: b sees a's row, which no other connection saw before the COMMIT.
+    expect(seen).toEqual([['a'], []]);
+    expect(await committed()).toEqual(['a']);
+  });
+
   /** A work that counts its runs in `runs` under `name`, then does `then`. */
   const counted =
     (runs: Record<string, number>, name: string, then: (q: Knex) => Promise<unknown>) => (q: Knex) => {
