@@ -5,9 +5,12 @@
 // `npx tsx generator/cli.ts --doctypes doctypes --doctypes bench/doctypes --out bench/tmp/feature-gen` (or SVC_GENERATED).
 // Prints the minimum and median of REPS (default 10) runs of N requests (default 3000), 16 in flight.
 // INJECT_SCRIPT (JSON fields): a Server Script saved first as Administrator, e.g. a Before Save script for `create`;
-// INJECT_BODY: the create's body instead of {"description":"inject"}.
-import { mkdtempSync, rmSync } from 'node:fs';
+// INJECT_BODY: the create's body instead of {"description":"inject"}. INJECT_DB_URL: a MariaDB database (mysql://…/name,
+// created empty beforehand) instead of a fresh SQLite file. INJECT_PROFILE=file: a CPU profile of the measured runs;
+// INJECT_HEAP=file: a sampling heap profile of them that counts the objects collected since (bytes allocated per request).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { Session } from 'node:inspector';
 import os from 'node:os';
 import path from 'node:path';
 import { Duplex } from 'node:stream';
@@ -71,7 +74,8 @@ async function main(): Promise<void> {
     {
       port: 0,
       host: '127.0.0.1',
-      databaseUrl: `sqlite:${dir}/site.sqlite`,
+      // INJECT_DB_URL: a MariaDB database instead (mysql://…/name, created empty beforehand).
+      databaseUrl: process.env.INJECT_DB_URL ?? `sqlite:${dir}/site.sqlite`,
       adminPassword: 'inject-admin-pw',
       adminPasswordDefaulted: false,
       site: { ...DEFAULT_SITE_CONFIG },
@@ -152,6 +156,9 @@ async function main(): Promise<void> {
       for (const entry of list.getEntries()) gcMs[gcPhase] += entry.duration;
     });
     gcObserver.observe({ entryTypes: ['gc'] });
+    // INJECT_PROFILE=file: a CPU profile (.cpuprofile) of the measured runs alone, without start-up and warm-up.
+    const profiler = process.env.INJECT_PROFILE ? await startProfiler() : undefined;
+    const heap = process.env.INJECT_HEAP ? await startProfiler('HeapProfiler') : undefined;
     for (let k = 0; k < reps; k++) {
       for (const off of toggled ? [1, 0] : [0]) {
         if (toggled) await setDisabled(off);
@@ -178,6 +185,8 @@ async function main(): Promise<void> {
         `script cost per create (paired runs): median ${diffs[diffs.length >> 1]?.toFixed(1)} us, all ${diffs.map((d) => d.toFixed(1)).join(' ')}`,
       );
     }
+    if (heap) writeFileSync(process.env.INJECT_HEAP as string, JSON.stringify(await heap()));
+    if (profiler) writeFileSync(process.env.INJECT_PROFILE as string, JSON.stringify(await profiler()));
     perRequest.sort((a, b) => a - b);
     const fmt = (us: number | undefined) => (us ?? NaN).toFixed(1);
     console.log(
@@ -187,6 +196,36 @@ async function main(): Promise<void> {
     await closeSite(site);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Starts the CPU profiler of this thread (or the sampling heap profiler, counting the objects the GC has collected
+ * too: what a request allocates); the function returned stops it and gives the profile.
+ */
+async function startProfiler(kind: 'Profiler' | 'HeapProfiler' = 'Profiler'): Promise<() => Promise<object>> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
+    );
+  if (kind === 'HeapProfiler')
+    await post('HeapProfiler.startSampling', {
+      samplingInterval: 512,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  else {
+    await post('Profiler.enable');
+    await post('Profiler.setSamplingInterval', { interval: 100 });
+    await post('Profiler.start');
+  }
+  return async () => {
+    const stop = kind === 'HeapProfiler' ? 'HeapProfiler.stopSampling' : 'Profiler.stop';
+    const { profile } = (await post(stop)) as { profile: object };
+    session.disconnect();
+    return profile;
+  };
 }
 
 function createHandler(site: Awaited<ReturnType<typeof openSite>>): Handler {
