@@ -71,6 +71,9 @@ function cloneData<T>(value: T): T {
   return out as T;
 }
 
+/** DocTypes whose writes change what authentication reads (authChanged after the commit). */
+const AUTH_DOCTYPES = ['User', 'Has Role', 'OAuth Bearer Token'];
+
 /** Per-document state the lifecycle keeps outside the document's own properties. */
 interface DocState {
   binding: DocTypeBinding;
@@ -147,8 +150,7 @@ export class DocumentTransaction implements DocumentSession {
       for (const doctype of this.written) forgetCredentials(doctype);
       if (this.written.has('User Permission')) forgetUserPermissions();
       if (this.written.has('Server Script')) await serverScriptsChanged(this.site);
-      if (['User', 'Has Role', 'OAuth Bearer Token'].some((doctype) => this.written.has(doctype)))
-        await authChanged(this.site);
+      if (AUTH_DOCTYPES.some((doctype) => this.written.has(doctype))) await authChanged(this.site);
       this.written.clear();
     }
     // Reached only after the commit: a rollback threw above (and the next run starts with a fresh list).
@@ -396,13 +398,14 @@ export class DocumentTransaction implements DocumentSession {
     if (binding.fieldMap.has('amended_from') && typeof doc.amended_from === 'string' && doc.amended_from) {
       return amendedName(trx, binding, doc.amended_from);
     }
-    if (clientName !== undefined) return makeName(trx, binding.meta, this.data(doc), clientName);
+    // makeName only reads the fields (a naming rule's): the document is given as it is, not copied.
+    if (clientName !== undefined) return makeName(trx, binding.meta, doc, clientName);
     const autoname = (doc as { autoname?: () => unknown }).autoname;
     if (typeof autoname === 'function' && !binding.meta.issingle) {
       await autoname.call(doc);
       if (doc.name) return checkName(binding.meta, doc.name);
     }
-    return makeName(trx, binding.meta, this.data(doc), undefined);
+    return makeName(trx, binding.meta, doc, undefined);
   }
 
   /** Child rows: parent fields always set from the parent (never from the body), idx by position, new rows named. */
