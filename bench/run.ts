@@ -1127,6 +1127,42 @@ async function featureScenarios(): Promise<void> {
         plainCreate,
         0.7,
       );
+    // The same create with a script whose input never repeats (it reads doc.name, new on every create), so no run is
+    // answered from remembered results: the cost of actually running a script. Only one of the two scripts is enabled
+    // while each line runs (the first is deleted before the second is saved); the baseline is the same plain create.
+    const deleteScript = async (name: string) => {
+      const res = await fetch(`${svc.base}/api/resource/Server Script/${encodeURIComponent(name)}`, {
+        method: 'DELETE',
+        headers: { authorization: admin },
+      });
+      if (!res.ok) throw new Error(`Server Script delete refused: ${res.status}`);
+    };
+    const uniqueHooked = await attempt('save never-remembered Before Save script', async () => {
+      if (hooked) await deleteScript('bench-before-save');
+      await saveScript({
+        name: 'bench-before-save-unique',
+        script_type: 'DocType Event',
+        reference_doctype: 'ToDo',
+        doctype_event: 'Before Save',
+        script: "if (doc.priority === 'Low' && doc.name) doc.priority = 'Medium'",
+      });
+      return true;
+    });
+    if (uniqueHooked) {
+      ratio(
+        'script_before_save_cost_unique',
+        'POST create ToDo: with one Before Save server script whose input never repeats (not remembered) / without',
+        await create(
+          'script_create_hooked_unique',
+          'POST create ToDo v1, one Before Save server script reading doc.name',
+        ),
+        plainCreate,
+        0.7,
+      );
+      await attempt('delete never-remembered Before Save script', () =>
+        deleteScript('bench-before-save-unique'),
+      );
+    }
     // Logging: off and on interleaved over AB_ROUNDS rounds (drift on the machine hits both alike), compared by mean.
     const offRuns: (Measured | undefined)[] = [];
     const onRuns: (Measured | undefined)[] = [];
