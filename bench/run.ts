@@ -24,7 +24,8 @@
 // list at 0, no page flushed), at most BENCH_QUIET_MAX_S seconds (default 15), and each row's note says how long it
 // waited and how much CPU MariaDB and the other servers used while the line ran; MariaDB's work for other sessions on
 // the machine counts too. Measured 2026-11-25 (docs/mariadb-profile.md): MariaDB and the idle server are normally at
-// 0-1% during SQLite's lines, so the wait is a guard that usually costs 0.5 s per line, not a correction.
+// 0-1% during SQLite's lines, so the wait is a guard that usually costs 0.5 s per line, not a correction. A MariaDB core
+// line's note also gives the requests served per change-stamp read (svc_change_stamp_reads in /api/metrics).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -521,12 +522,21 @@ async function coreScenarios(dbs: ('sqlite' | 'mysql')[]): Promise<CoreResults[]
       for (const side of order) await work(side);
     };
     const run = async (side: CoreSide, row: ThroughputRow, s: LoadSpec) => {
+      const before = side.db === 'mysql' ? await stampTally(side.svc) : undefined;
       const r = await scenario(
         { ...row, id: row.id + side.sfx, label: side.who + row.label },
         s,
         side.svc.pid,
       );
       if (r) side.results.set(row.id, r);
+      const after = before && (await stampTally(side.svc));
+      const added = report.throughput[report.throughput.length - 1];
+      if (r && before && after && added && after.reads > before.reads) {
+        const perRead = (after.requests - before.requests) / (after.reads - before.reads);
+        added.note = [added.note, `${perRead.toFixed(1)} requests per change-stamp read`]
+          .filter(Boolean)
+          .join('; ');
+      }
     };
     const auth = (side: CoreSide) => ({ authorization: side.svc.auth });
 
@@ -660,6 +670,25 @@ async function coreScenarios(dbs: ('sqlite' | 'mysql')[]): Promise<CoreResults[]
     }
   }
   return dbs.map((db) => sides.find((s) => s.db === db)?.results ?? new Map());
+}
+
+/**
+ * The service's change-counter reads and HTTP requests so far (MariaDB, from /api/metrics): their growth over a line
+ * is how many requests one stamp read served. Undefined when the metrics cannot be read.
+ */
+async function stampTally(svc: Service): Promise<{ reads: number; requests: number } | undefined> {
+  const res = await fetch(`${svc.base}/api/metrics`, { headers: { authorization: svc.auth } }).catch(
+    () => undefined,
+  );
+  if (!res?.ok) return undefined;
+  let reads: number | undefined;
+  let requests = 0;
+  for (const line of (await res.text()).split('\n')) {
+    if (line.startsWith('svc_change_stamp_reads ')) reads = Number(line.slice(line.indexOf(' ') + 1));
+    else if (line.startsWith('svc_http_requests_total{'))
+      requests += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return reads === undefined ? undefined : { reads, requests };
 }
 
 /** The core rows in the report: SQLite's first, then MariaDB's, each in the order the lines ran. */

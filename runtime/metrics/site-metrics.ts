@@ -4,6 +4,7 @@
 // per request (request-tally.ts); the rest is read when scraped.
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { siteRedis } from '../auth/site-redis';
+import { changeStampsOf } from '../query/result-cache';
 import { RequestTally } from './request-tally';
 import type { Site } from '../site';
 
@@ -72,6 +73,15 @@ function addStateGauges(site: Site, registry: Registry): void {
       registers: [registry],
       collect() {
         this.set(siteRedis(site)?.breaker.isOpen ? 0 : 1);
+      },
+    });
+  if (site.db.dialect === 'mysql')
+    new Gauge({
+      name: 'svc_change_stamp_reads',
+      help: 'Reads of the change counter made so far (MariaDB): each serves every remembered result asked before it began',
+      registers: [registry],
+      collect() {
+        this.set(changeStampsOf(site)?.counterReads ?? 0);
       },
     });
   new Gauge({

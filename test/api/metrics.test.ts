@@ -101,3 +101,16 @@ test('metrics_roles names who reads: a role of the site, or Guest for everyone',
     await closed.close();
   }
 });
+
+test('on MariaDB the change counter reads are counted; on SQLite there is no such metric', async () => {
+  const reads = 'svc_change_stamp_reads';
+  const before = await scrape();
+  if (t.site.db.dialect !== 'mysql') {
+    expect(before).not.toContain(reads);
+    return;
+  }
+  // A list remembers its page against the change counter: each request asks for a read.
+  for (let i = 0; i < 2; i++)
+    expect((await t.http.get('/api/resource/Note').set('Authorization', t.adminToken)).status).toBe(200);
+  expect(sample(await scrape(), reads) - sample(before, reads)).toBeGreaterThanOrEqual(2);
+});
