@@ -1,9 +1,10 @@
 // createBodyParser: JSON and form bodies within the size limit; multipart bodies are left to upload_file; other
 // content types are refused with 415. A plain JSON body with a Content-Length is read and parsed here; chunked,
-// compressed and form bodies go through koa-body.
+// compressed and form bodies are read by co-body, as koa-body read them, without koa-body itself: loading it loaded zod
+// for its options' schema, 3 MB of heap that every process kept (see README, Memory).
 import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware, Next } from 'koa';
-import { HttpMethodEnum, koaBody } from 'koa-body';
+import coBody from 'co-body';
 import { BadRequestError, RequestEntityTooLargeError, UnsupportedMediaTypeError } from '../errors/errors';
 
 /** Options of the body parser. */
@@ -134,37 +135,43 @@ function readLatin1(req: IncomingMessage, length: number): Promise<string> {
 }
 
 /** Methods whose body is parsed (a body of any other is left unread). */
-const PARSED_METHODS = [
-  HttpMethodEnum.POST,
-  HttpMethodEnum.PUT,
-  HttpMethodEnum.PATCH,
-  HttpMethodEnum.DELETE,
-  HttpMethodEnum.GET,
+const PARSED = new Set<string>(['POST', 'PUT', 'PATCH', 'DELETE', 'GET']);
+
+/** The media types read as JSON (koa-body's default jsonTypes). */
+const JSON_TYPES = [
+  'application/json',
+  'application/json-patch+json',
+  'application/vnd.api+json',
+  'application/csp-report',
+  'application/reports+json',
 ];
-const PARSED = new Set<string>(PARSED_METHODS);
 
 /** Parses request bodies; a body with an unsupported content type is 415, one over the limit 413. */
 export function createBodyParser(options: BodyParserOptions): Middleware {
-  const parsedMethods = PARSED_METHODS;
-  const parseJsonBody = koaBody({
-    json: true,
-    urlencoded: false,
-    multipart: false,
-    text: false,
-    jsonLimit: options.maxBodySize,
-    jsonStrict: false,
-    encoding: 'latin1',
-    includeUnparsed: true,
-    parsedMethods,
-  });
-  const parseForm = koaBody({
-    json: false,
-    urlencoded: true,
-    multipart: false,
-    text: false,
-    formLimit: options.maxBodySize,
-    parsedMethods,
-  });
+  // JSON that is chunked or compressed (co-body inflates it), or of another JSON media type: read as latin1
+  // (redecodeJson), not strict (any JSON value), its text kept for redecodeJson, as koa-body was configured.
+  const parseJsonBody = async (ctx: Context, next: Next) => {
+    if (PARSED.has(ctx.method.toUpperCase()) && ctx.is(JSON_TYPES)) {
+      const { parsed: body, raw } = (await coBody.json(ctx, {
+        encoding: 'latin1',
+        limit: options.maxBodySize,
+        strict: false,
+        returnRawBody: true,
+      })) as { parsed: ParsedBody; raw: string };
+      ctx.request.body = body;
+      ctx.request.rawBody = raw;
+    }
+    return next();
+  };
+  // Forms: UTF-8, qs with co-body's options, as koa-body read them.
+  const parseForm = async (ctx: Context, next: Next) => {
+    if (PARSED.has(ctx.method.toUpperCase()) && ctx.is('urlencoded'))
+      ctx.request.body = (await coBody.form(ctx, {
+        encoding: 'utf-8',
+        limit: options.maxBodySize,
+      })) as ParsedBody;
+    return next();
+  };
   const parsed = async (ctx: Context, next: Next) => {
     redecodeJson(ctx);
     if (nestedDeeperThan(ctx.request.body, MAX_DEPTH))
