@@ -1,14 +1,11 @@
 // Per-method rate limits (`rateLimit: { limit, seconds }`): one bucket per canonical method path and caller, counted in
 // memory, or in Redis when REDIS_URL is set (rate-limiter-flexible). While Redis is down (its breaker open, see
-// auth/redis-breaker.ts) calls count in memory at once, and a failing Redis call falls back to memory too.
+// auth/redis-breaker.ts) calls count in memory at once, and a failing Redis call falls back to memory too. The library
+// (1 MB of heap) is loaded by the first call of a method that has a limit.
 import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
-import {
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-  type RateLimiterAbstract,
-} from 'rate-limiter-flexible';
+import type * as Flexible from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { clientIp } from '../auth/client-ip';
 import type { RedisBreaker } from '../auth/redis-breaker';
 import { siteRedis } from '../auth/site-redis';
@@ -31,6 +28,11 @@ interface SiteLimiters {
 }
 
 const perSite = new WeakMap<Site, SiteLimiters>();
+
+/** rate-limiter-flexible, loaded when first needed. */
+function flexible(): typeof Flexible {
+  return require('rate-limiter-flexible') as typeof Flexible;
+}
 
 function limitersOf(site: Site): SiteLimiters {
   let entry = perSite.get(site);
@@ -56,6 +58,7 @@ function limiterFor(site: Site, path: string, limit: RateLimit): RateLimiterAbst
   let limiters = entry.byBucket.get(bucket);
   if (!limiters) {
     const options = { points: limit.limit, duration: limit.seconds, keyPrefix: `${entry.prefix}${bucket}` };
+    const { RateLimiterMemory, RateLimiterRedis } = flexible();
     const memory = new RateLimiterMemory(options);
     limiters = entry.redis
       ? {
@@ -83,7 +86,7 @@ export async function consumeRateLimit(ctx: AppContext, path: string, limit: Rat
   try {
     await limiterFor(ctx.state.site, path, limit).consume(rateLimitIdentity(ctx));
   } catch (rejection) {
-    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    if (!(rejection instanceof flexible().RateLimiterRes)) throw rejection;
     const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
     throw new TooManyRequestsError(
       'You hit the rate limit because of too many requests. Please try after sometime.',
