@@ -1,10 +1,10 @@
 // createBodyParser: JSON and form bodies within the size limit; multipart bodies are left to upload_file; other
 // content types are refused with 415. A plain JSON body with a Content-Length is read and parsed here; chunked,
-// compressed and form bodies are read by co-body, as koa-body read them, without koa-body itself: loading it loaded zod
-// for its options' schema, 3 MB of heap that every process kept (see README, Memory).
+// compressed and form bodies go through koa-body, loaded by the first such body (loading it loads zod for its options'
+// schema: 3 MB of heap a process that only ever reads plain JSON would keep; see README, Memory).
 import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware, Next } from 'koa';
-import coBody from 'co-body';
+import type * as KoaBody from 'koa-body';
 import { BadRequestError, RequestEntityTooLargeError, UnsupportedMediaTypeError } from '../errors/errors';
 
 /** Options of the body parser. */
@@ -135,43 +135,49 @@ function readLatin1(req: IncomingMessage, length: number): Promise<string> {
 }
 
 /** Methods whose body is parsed (a body of any other is left unread). */
-const PARSED = new Set<string>(['POST', 'PUT', 'PATCH', 'DELETE', 'GET']);
+const PARSED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
+const PARSED = new Set<string>(PARSED_METHODS);
 
-/** The media types read as JSON (koa-body's default jsonTypes). */
-const JSON_TYPES = [
-  'application/json',
-  'application/json-patch+json',
-  'application/vnd.api+json',
-  'application/csp-report',
-  'application/reports+json',
-];
+/** koa-body's parsers for the bodies the plain JSON path does not read. */
+interface KoaBodyParsers {
+  json: Middleware;
+  form: Middleware;
+}
+
+/** Makes koa-body's JSON and form parsers, loading koa-body (first call only: require caches it). */
+function koaBodyParsers(maxBodySize: number): KoaBodyParsers {
+  const { koaBody, HttpMethodEnum } = require('koa-body') as typeof KoaBody;
+  const parsedMethods = PARSED_METHODS.map((method) => HttpMethodEnum[method]);
+  return {
+    json: koaBody({
+      json: true,
+      urlencoded: false,
+      multipart: false,
+      text: false,
+      jsonLimit: maxBodySize,
+      jsonStrict: false,
+      encoding: 'latin1',
+      includeUnparsed: true,
+      parsedMethods,
+    }),
+    form: koaBody({
+      json: false,
+      urlencoded: true,
+      multipart: false,
+      text: false,
+      formLimit: maxBodySize,
+      parsedMethods,
+    }),
+  };
+}
 
 /** Parses request bodies; a body with an unsupported content type is 415, one over the limit 413. */
 export function createBodyParser(options: BodyParserOptions): Middleware {
-  // JSON that is chunked or compressed (co-body inflates it), or of another JSON media type: read as latin1
-  // (redecodeJson), not strict (any JSON value), its text kept for redecodeJson, as koa-body was configured.
-  const parseJsonBody = async (ctx: Context, next: Next) => {
-    if (PARSED.has(ctx.method.toUpperCase()) && ctx.is(JSON_TYPES)) {
-      const { parsed: body, raw } = (await coBody.json(ctx, {
-        encoding: 'latin1',
-        limit: options.maxBodySize,
-        strict: false,
-        returnRawBody: true,
-      })) as { parsed: ParsedBody; raw: string };
-      ctx.request.body = body;
-      ctx.request.rawBody = raw;
-    }
-    return next();
-  };
-  // Forms: UTF-8, qs with co-body's options, as koa-body read them.
-  const parseForm = async (ctx: Context, next: Next) => {
-    if (PARSED.has(ctx.method.toUpperCase()) && ctx.is('urlencoded'))
-      ctx.request.body = (await coBody.form(ctx, {
-        encoding: 'utf-8',
-        limit: options.maxBodySize,
-      })) as ParsedBody;
-    return next();
-  };
+  let koaBodies: KoaBodyParsers | undefined;
+  const parseJsonBody = (ctx: Context, next: Next) =>
+    (koaBodies ??= koaBodyParsers(options.maxBodySize)).json(ctx, next);
+  const parseForm = (ctx: Context, next: Next) =>
+    (koaBodies ??= koaBodyParsers(options.maxBodySize)).form(ctx, next);
   const parsed = async (ctx: Context, next: Next) => {
     redecodeJson(ctx);
     if (nestedDeeperThan(ctx.request.body, MAX_DEPTH))

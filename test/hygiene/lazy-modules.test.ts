@@ -1,7 +1,7 @@
 // A process holds only the libraries it uses: a site without Redis, BullMQ, OAuth traffic or schedules serves requests
 // (creating its database, signing key included) without loading ioredis, BullMQ, the OAuth library, jose or
 // cron-parser, which together cost tens of MB of memory (#17's RSS target), nor koa-body and the zod it validates its
-// options with (3 MB of heap: the bodies are read by co-body directly), nor rate-limiter-flexible (methods without a
+// options with (3 MB of heap: loaded by the first form, chunked or compressed body), nor rate-limiter-flexible (methods without a
 // rate limit). A real `svc serve` child reports the
 // packages in its require cache after serving. It loads runtime/ file by file, as the compiled build (`npm start`)
 // does: SVC_BUNDLE=0 turns off the development bundle, which loads every runtime module at once to start faster. The
