@@ -30,9 +30,14 @@ export interface DocumentResult {
 }
 
 /** Reads a stored document: inside the caller's transaction when it joins one, else committed data. */
-function readFor(caller: Caller, binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
+function readFor(
+  caller: Caller,
+  binding: DocTypeBinding,
+  name: string,
+  shared = false,
+): Promise<DocData | undefined> {
   const trx = caller.tx?.trx;
-  if (!trx) return readDoc(caller.site, binding, name);
+  if (!trx) return readDoc(caller.site, binding, name, shared);
   return caller.site.rows.load(trx, binding, name);
 }
 
@@ -53,7 +58,10 @@ export async function getDocument(
 ): Promise<DocData> {
   const binding = bindingFor(caller, doctype, 'get');
   assertDocTypePermission(caller.user, binding.meta, 'read');
-  const data = await readFor(caller, binding, binding.meta.issingle ? binding.meta.name : name);
+  // The remembered document itself, not a copy (1.1 KB and a walk per GET): only read until serializeDoc copies it,
+  // unless the controller's hasPermission hook would be handed it.
+  const shared = typeof binding.controller?.hasPermission !== 'function';
+  const data = await readFor(caller, binding, binding.meta.issingle ? binding.meta.name : name, shared);
   if (!data) throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);
   await assertDocumentPermission(caller, binding, data, 'read');
   const doc = readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, data, caller.version));

@@ -7,6 +7,7 @@
 // A query that reads anything but `tab…` tables, or calls a function whose value changes by itself, is never kept.
 import type { Knex } from 'knex';
 import { tableFields } from '../document/field-lists';
+import { copyValue } from '../document/copy-value';
 import type { DocData } from '../document/store';
 import type { DocTypeBinding, Registry } from '../registry/registry';
 import type { Site } from '../site';
@@ -72,20 +73,6 @@ function docTablesOf(binding: DocTypeBinding, registry: Registry): DocTables {
     byBinding.set(binding, found);
   }
   return found;
-}
-
-/**
- * A copy of a remembered document for one request: its rows and plain objects (child rows, JSON values) are new, so
- * nothing a caller does to its answer reaches the remembered one or another request's.
- */
-function copyValue<T>(value: T): T {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map(copyValue) as T;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null) return value;
-  const out: Record<string, unknown> = {};
-  for (const key in value) out[key] = copyValue((value as Record<string, unknown>)[key]);
-  return out as T;
 }
 
 const FROM = /\b(?:from|join)\s+(`[^`]*`|[^\s(),]+)/gi;
@@ -180,19 +167,21 @@ export class ResultCache {
 
   /**
    * A stored document (not a Single) with its child rows: the remembered one while its tables are unchanged, else
-   * `run`'s (remembered for next time when it exists). Each call gets its own copy.
+   * `run`'s (remembered for next time when it exists). Each call gets its own copy, but with `shared` a hit is the
+   * remembered document itself, for a caller that only reads it and copies what it answers (GET one's serializeDoc).
    */
   async document(
     binding: DocTypeBinding,
     registry: Registry,
     name: string,
     run: () => Promise<DocData | undefined>,
+    shared = false,
   ): Promise<DocData | undefined> {
     const { prefix, tables } = docTablesOf(binding, registry);
     const key = prefix + name;
     const reading = await this.stamps.read(tables);
     const hit = this.get(key, tables, reading) as RememberedDoc | undefined;
-    if (hit) return copyValue(hit.doc);
+    if (hit) return shared ? hit.doc : copyValue(hit.doc);
     const stamp = stampOf(reading, tables);
     if (!stamp) return run();
     const doc = await run();

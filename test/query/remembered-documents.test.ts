@@ -9,6 +9,7 @@ import request from 'supertest';
 import { createApp } from '../../runtime/app';
 import { closeSite, openSite } from '../../runtime/bootstrap';
 import { readDoc } from '../../runtime/document/reader';
+import { getDocument } from '../../runtime/operations/document-operations';
 import type { Site } from '../../runtime/site';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { DB_KIND, createTestSite, createUser, type TestSite } from '../helpers/test-site';
@@ -127,6 +128,32 @@ describe.each(variants)('remembered documents (%s)', (_label, redisUrl) => {
     const second = (await readDoc(t.site, binding, order))!;
     expect(second).toEqual(before);
     expect(second).not.toBe(first);
+  });
+
+  test('a GET answer changed by its caller (JSON value, child rows) changes neither the remembered document nor the next', async () => {
+    // getDocument reads the remembered document itself: serializeDoc's copy is all that keeps it apart from the answer.
+    const created = await t.http
+      .post('/api/v2/document/Widget')
+      .set('Authorization', t.adminToken)
+      .send({ title: 'shared', payload: { a: { b: 1 }, list: [1, 2] }, parts: [{ part_name: 'p', qty: 3 }] });
+    expect(created.status).toBe(201);
+    const name = created.body.data.name as string;
+    const admin = { name: 'Administrator', roles: new Set(['Administrator', 'System Manager']) };
+    const caller = { site: t.site, user: admin, version: 2 as const };
+    await getDocument(caller, 'Widget', name); // remembered now (MariaDB)
+    const first = await getDocument(caller, 'Widget', name);
+    const before = JSON.parse(JSON.stringify(first)) as Record<string, unknown>;
+    first.title = 'changed in memory';
+    const payload = first.payload as { a: { b: number }; list: number[] };
+    payload.a.b = 999;
+    payload.list.push(3);
+    (first.parts as { qty: number }[])[0]!.qty = 999;
+    const second = await getDocument(caller, 'Widget', name);
+    expect(second).toEqual(before);
+    expect((await readDoc(t.site, t.site.registry.get('Widget')!, name))!.payload).toEqual({
+      a: { b: 1 },
+      list: [1, 2],
+    });
   });
 
   onMysql('a repeated GET reads no row; a write that skips the change counter is not seen', async () => {
