@@ -31,8 +31,13 @@ export function today(): string {
   return now().slice(0, 10);
 }
 
+/** A datetime already in Frappe's form (six digits of fraction, not all zero, or none): what stores hold. */
+const FRAPPE_DATETIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.(?!0{6})\d{6})?$/;
+
 /** Frappe's string form of a datetime: the fraction is dropped when it is zero, else six digits. */
 export function formatDatetime(value: string): string {
+  // Stored values are mostly in that form already: a test, not a match array and four strings per read datetime.
+  if (FRAPPE_DATETIME.test(value)) return value;
   const m = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})(?::(\d{2}))?(?:\.(\d{1,9}))?/.exec(value);
   if (!m) return value;
   const seconds = m[3] ?? '00';

@@ -10,6 +10,17 @@ import { createOnce } from '../idempotency/idempotent-create';
 import { callDocumentMethod } from './method-routes';
 import type { RouteParams, RouteRow } from './route-table';
 
+/** What Koa's `ctx.type = 'json'` sets (mime-types' contentType('json')). */
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Sets the JSON Content-Type on Node's response, as `ctx.type = 'json'` would (and Koa's body setter, for an object
+ * body without a JSON type): Koa looks the type up through mime-types on every answer (about 2 µs per GET one).
+ */
+function setJsonType(ctx: AppContext): void {
+  ctx.res.setHeader('Content-Type', JSON_TYPE);
+}
+
 /** Sends a success body with the request's user messages beside it; returns that body, for a caller to amend. */
 export function respond(
   ctx: AppContext,
@@ -25,6 +36,8 @@ export function respond(
     else body._server_messages = JSON.stringify(messages.map((message) => JSON.stringify({ message })));
   }
   ctx.status = status;
+  // Koa keeps a Content-Type already set with "json" in it and sets 'json' otherwise; one set before is kept here too.
+  if (!ctx.res.hasHeader('Content-Type')) setJsonType(ctx);
   ctx.body = body;
   return body;
 }
@@ -73,7 +86,7 @@ export async function listDocuments(ctx: AppContext, p: RouteParams, row: RouteR
   // for a remembered answer: its body is kept with it as bytes, so a repeated page neither joins nor encodes text.
   const page = await lists.listDocumentsSerialized(callerOf(ctx), p.doctype, requestParams(ctx));
   ctx.status = row.status;
-  ctx.type = 'json';
+  setJsonType(ctx);
   if (page.body && page.count === undefined) {
     ctx.body = page.body;
     return;
