@@ -20,6 +20,7 @@ import type { SessionUser, Site } from '../site';
 import { Document, attachSession } from './document';
 import { AFTER_WRITE, BEFORE_WRITE, runHook, type HookName, type SaveAction } from './hooks';
 import { amendedName } from './amend';
+import { copyValue } from './copy-value';
 import {
   applyDefaults,
   checkLinks,
@@ -56,19 +57,6 @@ import { authChanged } from '../auth/auth-broadcast';
  */
 function copyData(data: object): DocData {
   return Object.assign({}, data) as DocData;
-}
-
-/**
- * A deep copy of document data (plain objects, arrays, primitives; other objects such as Dates are shared), kept as
- * the stored state. structuredClone did the same at about ten times the cost (~5 us for a ToDo).
- */
-function cloneData<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(cloneData) as T;
-  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype)
-    return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) out[key] = cloneData((value as Record<string, unknown>)[key]);
-  return out as T;
 }
 
 /** DocTypes whose writes change what authentication reads (authChanged after the commit). */
@@ -203,7 +191,7 @@ export class DocumentTransaction implements DocumentSession {
     const lockedIn = options.forUpdate && this.trx ? this.runs : undefined;
     return this.instantiate(binding, data, {
       isNew: false,
-      stored: cloneData(data),
+      stored: copyValue(data),
       ...(lockedIn !== undefined ? { lockedIn } : {}),
     });
   }
@@ -346,7 +334,7 @@ export class DocumentTransaction implements DocumentSession {
       }
       Object.assign(doc, data);
       state.isNew = false;
-      state.stored = cloneData(data);
+      state.stored = copyValue(data);
       state.lockedIn = this.runs;
       for (const hook of AFTER_WRITE[action]) {
         const pending = this.hook(binding, doc, hook);
@@ -360,11 +348,11 @@ export class DocumentTransaction implements DocumentSession {
 
   /** Puts `doc` (its own fields and its lifecycle state) back as it is now. */
   private restorer(doc: Document): () => void {
-    const data = cloneData(this.data(doc));
+    const data = copyValue(this.data(doc));
     const state = { ...this.state(doc) };
     return () => {
       for (const key of Object.keys(doc)) if (!Object.hasOwn(data, key)) delete doc[key];
-      Object.assign(doc, cloneData(data));
+      Object.assign(doc, copyValue(data));
       this.states.set(doc, { ...state });
     };
   }
