@@ -80,6 +80,11 @@ const PLAIN = /^[A-Za-z0-9 _-]+$/;
 const GATHER = 32;
 const GATHER_TURNS = 4;
 
+/** The read of the change versions of the tables in `list` (quoted plain names, or `?` placeholders). */
+function versionsSql(list: readonly string[]): string {
+  return `select tab, sum(version) as v from \`${CHANGE_TABLE}\` where tab in (${list.join(', ')}) group by tab`;
+}
+
 /** The change notices of a site on Redis, as this process receives them. */
 class Notices {
   /** Moves on every start and stop of the subscription. */
@@ -124,7 +129,7 @@ export class ChangeStamps {
   private scheduled = false;
   /** Reads of the change counter made (tests; a stamp from the Redis notices reads none). */
   counterReads = 0;
-  /** The read's SQL text by the number of tables asked (a prepared statement per connection, see mysql-statements). */
+  /** The read's SQL text by the tables asked (their names joined), for plain names, which it holds inlined. */
   private readonly texts = new Map<string, string>();
 
   constructor(
@@ -229,22 +234,13 @@ export class ChangeStamps {
     let text = this.texts.get(key);
     if (text === undefined && wanted.every((t) => PLAIN.test(t))) {
       if (this.texts.size >= 1000) this.texts.clear();
-      this.texts.set(
-        key,
-        (text = `select tab, sum(version) as v from \`${CHANGE_TABLE}\` where tab in (${wanted.map((t) => `'${t}'`).join(', ')}) group by tab`),
-      );
+      this.texts.set(key, (text = versionsSql(wanted.map((t) => `'${t}'`))));
     }
     const inlined = text;
     const { rows } = await onPooledConnection(this.db, (conn) =>
       inlined !== undefined
         ? select<unknown[][]>(conn, inlined, statementMs)
-        : execute<unknown[][]>(
-            conn,
-            `select tab, sum(version) as v from \`${CHANGE_TABLE}\` where tab in (${wanted.map(() => '?').join(', ')}) group by tab`,
-            wanted,
-            statementMs,
-            true,
-          ),
+        : execute<unknown[][]>(conn, versionsSql(wanted.map(() => '?')), wanted, statementMs, true),
     );
     const versions = new Map<string, number>();
     for (const r of rows) versions.set(String(r[0]), Number(r[1]));
