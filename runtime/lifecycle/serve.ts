@@ -7,6 +7,7 @@ import type Koa from 'koa';
 import { closeSite } from '../bootstrap';
 import { logger } from '../log/logger';
 import type { Site } from '../site';
+import { InFlightResponses } from './in-flight';
 import { runShutdownHooks } from './shutdown-hooks';
 
 /** The site config keys of the HTTP server (ms). */
@@ -34,10 +35,9 @@ export function serve(
 ): Served {
   let closing = false;
   const handler = app.callback();
-  const inFlight = new Set<http.ServerResponse>();
+  const inFlight = new InFlightResponses();
   const server = http.createServer((req, res) => {
     inFlight.add(res);
-    res.once('close', () => inFlight.delete(res));
     // Once shutting down, every answer ends its connection.
     if (closing) res.setHeader('Connection', 'close');
     void handler(req, res);
@@ -57,7 +57,7 @@ export function serve(
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // The hooks (job workers) start now, alongside the drain: a running job stops after its current items.
       const hooks = runShutdownHooks(deadline - 500);
-      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      for (const res of inFlight.snapshot()) if (!res.headersSent) res.setHeader('Connection', 'close');
       server.closeIdleConnections();
       // Sockets that finish a response become idle: close them as they do, until the server is closed.
       const sweep = setInterval(() => server.closeIdleConnections(), 50);
