@@ -203,7 +203,7 @@ test('npm start (its script, run by sh as npm does) is one node process with the
     expect(path.basename(cmdline[0]!)).toBe('node');
     expect(cmdline.slice(1)).toEqual([...start.nodeArgs, 'dist/runtime/cli/main.js', 'serve']);
     expect(start.nodeArgs).toEqual(
-      expect.arrayContaining(['--enable-source-maps', '--max-semi-space-size=4']),
+      expect.arrayContaining(['--enable-source-maps', '--max-semi-space-size=8']),
     );
     expect(start.env.MALLOC_ARENA_MAX).toBe('3');
     for (const [name, value] of Object.entries(start.env)) expect(environ).toContain(`${name}=${value}`);
