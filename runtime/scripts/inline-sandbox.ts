@@ -25,6 +25,8 @@ interface InlineProgram {
   }): { ok: true; encoded: string; logs: string[] } | { ok: false } | undefined;
   /** Drops the compiled form of `source`. */
   forget(source: string): void;
+  /** Whether the host reads results itself (hostEncode), when the layout allows; returns whether it now does. */
+  hostReads(on: boolean): boolean;
 }
 
 /**
@@ -433,4 +435,12 @@ export async function inlineReady(): Promise<ReadonlySet<string> | undefined> {
   load();
   await loading;
   return denied;
+}
+
+/**
+ * Tests: whether the host reads an inline run's result from QuickJS's memory (the default, when the layout allows) or
+ * the guest encodes it; returns whether the host now reads it. The two give the same text.
+ */
+export function inlineHostReads(on: boolean): boolean {
+  return program?.hostReads(on) ?? false;
 }

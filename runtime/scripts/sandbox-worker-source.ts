@@ -223,7 +223,11 @@ function buildSandbox(mod, limits) {
     'else s += enc(d); } ' +
     'return wantConditions ? s + enc(G.conditions) : s + "-"; }; ' +
     'return [prepare, finish, function runCompiled(json, script) { prepare(json); script(); const out = encode(); ' +
-    'if (typeof out !== "string") throw new TypeError("the result is not JSON"); return out; }]; })()',
+    'if (typeof out !== "string") throw new TypeError("the result is not JSON"); return out; }, ' +
+    // Inline, the host reads the result itself (hostEncode) after runScript: which of doc and conditions to read is
+    // runScript's answer (1: doc, 2: conditions); encode is called only when the host cannot read it for sure.
+    'function runScript(json, script) { prepare(json); script(); return (hasDoc ? 1 : 0) | (wantConditions ? 2 : 0); }, ' +
+    'encode]; })()',
     'sandbox.js',
   );
   if (io.error) throw new Error('the sandbox io functions did not compile');
@@ -233,8 +237,25 @@ function buildSandbox(mod, limits) {
   // Inline: prepare, the compiled script and encode in one call (a straight-line script makes no promise jobs); it
   // returns a string or throws.
   sb.runCompiled = own(ctx.getProp(io.value, 2));
-  // The C pointers the inline call passes to the module's exports itself (see runCompiled below).
-  sb.ptr = { ctx: ctx.ctx.value, rt: rt.rt.value, undefined: ctx.undefined.value, runCompiled: sb.runCompiled.value };
+  // The C pointers the inline call passes to the module's exports itself (see runCompiled below), and for hostEncode
+  // the global object, the built-ins encode uses and the property names it reads, made now so that they are in the image.
+  const name = (n) => own(ctx.newString(n)).value;
+  const builtIn = (g, n) => { const o = own(ctx.getProp(global, g)); return own(ctx.getProp(o, n)).value; };
+  sb.ptr = {
+    ctx: ctx.ctx.value,
+    rt: rt.rt.value,
+    undefined: ctx.undefined.value,
+    runCompiled: sb.runCompiled.value,
+    runScript: own(ctx.getProp(io.value, 3)).value,
+    encode: own(ctx.getProp(io.value, 4)).value,
+    global: global.value,
+    json: sb.json.value,
+    stringify: sb.jsonStringify.value,
+    keys: builtIn('Object', 'keys'),
+    isArray: builtIn('Array', 'isArray'),
+    name: { doc: name('doc'), frappe: name('frappe'), response: name('response'), message: name('message'),
+      conditions: name('conditions'), toJSON: name('toJSON'), length: name('length') },
+  };
   return sb;
 }
 
@@ -316,6 +337,7 @@ function load() {
     const sb = buildSandbox(mod, { memoryBytes: workerData.memoryBytes, stackBytes: workerData.stackBytes });
     const image = imageOf(sb);
     if (!image) disposeSandbox(sb);
+    else if (INLINE) sb.hostReads = sb.layoutChecked = probeLayout(sb);
     return { mod, sb: image ? sb : undefined, image };
   });
 }
@@ -567,7 +589,7 @@ function runCompiled(job, compiled) {
   const fail = { ok: false, kind: 'script', message: 'inline run failed', logs: call.logs };
   try {
     const bytes = Buffer.byteLength(job.input, 'utf8');
-    // The two arguments' pointers, then the text (one allocation).
+    // The two arguments' pointers, then the text (one allocation); hostEncode reuses the first 8 bytes.
     const argv = em._malloc(bytes + 9);
     if (!argv) return fail;
     const text = argv + 8;
@@ -577,10 +599,22 @@ function runCompiled(job, compiled) {
     const input = em._QTS_NewString(p.ctx, text);
     put32(heap, argv, input);
     put32(heap, argv + 4, compiled.fn.value);
-    const result = em._QTS_Call(p.ctx, p.runCompiled, p.undefined, 2, argv);
+    const hostReads = sb.hostReads === true;
+    const result = em._QTS_Call(p.ctx, hostReads ? p.runScript : p.runCompiled, p.undefined, 2, argv);
     if (em._QTS_ResolveException(p.ctx, result)) return fail;
     if (call.overLimit || em._QTS_IsJobPending(p.rt)) return fail;
-    const chars = em._QTS_GetString(p.ctx, result);
+    let out = result;
+    if (hostReads) {
+      if (tagAt(em, result) !== TAG_INT) return fail;
+      const encoded = hostEncode(em, p, valueAt(em, result), argv);
+      if (encoded !== undefined) return { ok: true, encoded, logs: call.logs };
+      // What the host cannot read for sure (a string holding NUL or a lone surrogate, a NaN, an exception): the guest's
+      // own encode, on the same state.
+      out = em._QTS_Call(p.ctx, p.encode, p.undefined, 0, argv);
+      if (em._QTS_ResolveException(p.ctx, out)) return fail;
+      if (tagAt(em, out) !== TAG_STRING) return fail;
+    }
+    const chars = em._QTS_GetString(p.ctx, out);
     if (!chars) return fail;
     // The encoded result (see encode in buildSandbox), not JSON: inline-sandbox.ts decodes it and applies the limit.
     return { ok: true, encoded: em.UTF8ToString(chars), logs: call.logs };
@@ -589,6 +623,152 @@ function runCompiled(job, compiled) {
     return fail;
   } finally {
     call = undefined;
+  }
+}
+
+// hostEncode: the text the guest's encode() would return, read by the host through the module's exports (no
+// interpreter: encode costs a short script's run three times over, and more under load, when the interpreter's code is
+// out of the caches). A value is a NaN-boxed 64-bit JSValue (the 32-bit build): its payload, then its tag; probeLayout
+// checks that at load, and the host reads nothing itself when it does not hold. The tag of a float64 lies outside
+// [-16, 16]; a tag inside that range the host does not know (a NaN, a BigInt) makes hostEncode give up, as does a string
+// that does not cross exactly (one holding NUL or a lone surrogate: its length differs, or it reads U+FFFD) and any
+// exception: undefined then, and the guest's encode runs. Only the calls encode makes are made (the same built-ins,
+// property reads, Object.keys, JSON.stringify), none of which runs script code (a straight-line script can define no
+// getter, toJSON or proxy); their allocations are discarded with the rest by the next image copy.
+const TAG_INT = 0, TAG_BOOL = 1, TAG_NULL = 2, TAG_UNDEFINED = 3, TAG_EXCEPTION = 6, TAG_OBJECT = -1, TAG_STRING = -7, TAG_SYMBOL = -8;
+function i32At(em, addr) {
+  const heap = em.HEAPU8;
+  return heap[addr] | (heap[addr + 1] << 8) | (heap[addr + 2] << 16) | (heap[addr + 3] << 24);
+}
+const tagAt = (em, value) => i32At(em, value + 4);
+const valueAt = (em, value) => i32At(em, value);
+/** Whether the object at value is callable (typeof "function"). */
+function callable(em, p, value) {
+  return em.HEAPU8[em._QTS_Typeof(p.ctx, value)] === 102;
+}
+/** fn.call(self, arg), through argv's first slot. */
+function callOne(em, p, fn, self, arg, argv) {
+  put32(em.HEAPU8, argv, arg);
+  return em._QTS_Call(p.ctx, fn, self, 1, argv);
+}
+/** A string value as the host's string, when it crosses exactly; else undefined. */
+function hostString(em, p, value) {
+  const chars = em._QTS_GetString(p.ctx, value);
+  if (!chars) return undefined;
+  const text = em.UTF8ToString(chars);
+  const length = em._QTS_GetProp(p.ctx, value, p.name.length);
+  if (tagAt(em, length) !== TAG_INT || valueAt(em, length) !== text.length || text.indexOf('\ufffd') !== -1) return undefined;
+  return text;
+}
+/** enc(v) of the guest's encode for the value at value, or undefined. */
+function hostEnc(em, p, value, argv) {
+  const tag = tagAt(em, value);
+  switch (tag) {
+    case TAG_INT: return 'n' + valueAt(em, value) + ';';
+    case TAG_BOOL: return valueAt(em, value) ? 't' : 'f';
+    case TAG_NULL: return 'z';
+    case TAG_UNDEFINED: case TAG_SYMBOL: return 'u';
+    case TAG_STRING: {
+      const text = hostString(em, p, value);
+      return text === undefined ? undefined : 's' + text.length + ':' + text;
+    }
+    case TAG_OBJECT: {
+      if (callable(em, p, value)) return 'u';
+      const json = callOne(em, p, p.stringify, p.json, value, argv);
+      const jsonTag = tagAt(em, json);
+      if (jsonTag === TAG_UNDEFINED) return 'u';
+      if (jsonTag !== TAG_STRING) return giveUp(em, p, json);
+      const chars = em._QTS_GetString(p.ctx, json);
+      if (!chars) return undefined;
+      const text = em.UTF8ToString(chars);
+      return text.indexOf('\ufffd') !== -1 ? undefined : 'j' + text.length + ':' + text;
+    }
+    default: {
+      if (tag >= -16 && tag <= 16) return giveUp(em, p, value);
+      const n = em._QTS_GetFloat64(p.ctx, value);
+      return Number.isFinite(n) ? 'n' + n + ';' : 'z';
+    }
+  }
+}
+/** Undefined; clears the guest's pending exception when value is one. */
+function giveUp(em, p, value) {
+  if (tagAt(em, value) === TAG_EXCEPTION) em._QTS_ResolveException(p.ctx, value);
+  return undefined;
+}
+/** What encode() returns after runScript gave flags (1: doc, 2: conditions), or undefined. */
+function hostEncode(em, p, flags, argv) {
+  const c = p.ctx;
+  const name = p.name;
+  let s;
+  const frappe = em._QTS_GetProp(c, p.global, name.frappe);
+  const frappeTag = tagAt(em, frappe);
+  if (frappeTag === TAG_NULL || frappeTag === TAG_UNDEFINED) s = 'u';
+  else if (frappeTag === TAG_EXCEPTION) return giveUp(em, p, frappe);
+  else {
+    const response = em._QTS_GetProp(c, frappe, name.response);
+    const responseTag = tagAt(em, response);
+    if (responseTag === TAG_EXCEPTION) return giveUp(em, p, response);
+    if (responseTag === TAG_OBJECT && !callable(em, p, response)) {
+      s = hostEnc(em, p, em._QTS_GetProp(c, response, name.message), argv);
+      if (s === undefined) return undefined;
+    } else s = 'u';
+  }
+  if ((flags & 1) === 0) s += '-';
+  else {
+    const d = em._QTS_GetProp(c, p.global, name.doc);
+    let plain = tagAt(em, d) === TAG_OBJECT && !callable(em, p, d);
+    if (plain) {
+      const isArray = callOne(em, p, p.isArray, p.undefined, d, argv);
+      if (tagAt(em, isArray) !== TAG_BOOL) return giveUp(em, p, isArray);
+      const toJSON = em._QTS_GetProp(c, d, name.toJSON);
+      if (tagAt(em, toJSON) === TAG_EXCEPTION) return giveUp(em, p, toJSON);
+      plain = valueAt(em, isArray) === 0 && tagAt(em, toJSON) === TAG_UNDEFINED;
+    }
+    if (plain) {
+      const keys = callOne(em, p, p.keys, p.undefined, d, argv);
+      if (tagAt(em, keys) !== TAG_OBJECT) return giveUp(em, p, keys);
+      // The count, in argv's second slot.
+      if (em._QTS_GetLength(c, argv + 4, keys) !== 0) return undefined;
+      const count = i32At(em, argv + 4);
+      s += 'o' + count + ';';
+      for (let i = 0; i < count; i++) {
+        const key = em._QTS_GetPropNumber(c, keys, i);
+        if (tagAt(em, key) !== TAG_STRING) return giveUp(em, p, key);
+        const k = hostString(em, p, key);
+        if (k === undefined) return undefined;
+        const v = hostEnc(em, p, em._QTS_GetProp(c, d, key), argv);
+        if (v === undefined) return undefined;
+        s += k.length + ':' + k + v;
+      }
+    } else {
+      const v = hostEnc(em, p, d, argv);
+      if (v === undefined) return undefined;
+      s += v;
+    }
+  }
+  if ((flags & 2) === 0) return s + '-';
+  const v = hostEnc(em, p, em._QTS_GetProp(c, p.global, name.conditions), argv);
+  return v === undefined ? undefined : s + v;
+}
+
+/**
+ * Whether values are laid out as hostEncode reads them: run on a sandbox after its image was taken (the next acquire
+ * copies the image back over what this leaves).
+ */
+function probeLayout(sb) {
+  try {
+    const em = sb.mod.module;
+    const c = sb.ptr.ctx;
+    const r = sb.ctx.evalCode('[undefined, null, true, 5, 1.5, "ab", {}, -0, 2147483648, () => 1]', 'probe.js');
+    if (r.error) return false;
+    const at = (i) => em._QTS_GetPropNumber(c, r.value.value, i);
+    const is = (i, tag, value) => tagAt(em, at(i)) === tag && (value === undefined || valueAt(em, at(i)) === value);
+    const float = (i, n) => { const t = tagAt(em, at(i)); return (t < -16 || t > 16) && Object.is(em._QTS_GetFloat64(c, at(i)), n); };
+    return is(0, TAG_UNDEFINED) && is(1, TAG_NULL) && is(2, TAG_BOOL, 1) && is(3, TAG_INT, 5) && float(4, 1.5) &&
+      is(5, TAG_STRING) && hostString(em, sb.ptr, at(5)) === 'ab' && is(6, TAG_OBJECT) && !callable(em, sb.ptr, at(6)) &&
+      float(7, -0) && float(8, 2147483648) && is(9, TAG_OBJECT) && callable(em, sb.ptr, at(9));
+  } catch (e) {
+    return false;
   }
 }
 
@@ -637,6 +817,7 @@ if (INLINE) {
   workerData.exports = {
     ready: () => ready.then(() => undefined),
     guestNames: () => guestNames(kept.mod),
+    hostReads: (on) => { if (kept && kept.sb) kept.sb.hostReads = on && kept.sb.layoutChecked; return kept && kept.sb ? kept.sb.hostReads : false; },
     forget: (source) => { compiledScripts.delete(source); if (lastCompiled === source) lastCompiled = undefined; },
     runInline(job) {
       if (!kept || ready !== loaded) return undefined;
