@@ -21,6 +21,8 @@ interface InlineProgram {
     source: string;
     filename: string;
     input: string;
+    /** The input as parts (the host sets the sandbox's globals itself); `input` is what the guest would parse. */
+    parts: InlineParts;
     limits: ScriptLimits;
   }): { ok: true; encoded: string; logs: string[] } | { ok: false } | undefined;
   /** Drops the compiled form of `source`. */
@@ -168,25 +170,52 @@ export interface ScriptInput {
 }
 
 /**
- * The input as JSON, with only `fields` of the document when given: written field by field (no copy of the document
- * and no object spread), as JSON.stringify({ ...input, doc: <those fields> }) would write it.
+ * What the guest's prepare() sets, as the host gives it (the sandbox builds the values itself when it can, without the
+ * interpreter): the document's JSON, form_dict's JSON when it is truthy (prepare takes `form_dict || {}`), the user
+ * (prepare takes `String(user || "Guest")`) and whether the result is to carry `conditions`.
  */
-function inputJson(input: ScriptInput, fields: string[] | undefined): string {
+interface InlineParts {
+  doc?: string;
+  formDict?: string;
+  user: string;
+  conditions: boolean;
+}
+
+/**
+ * The input's parts, with only `fields` of the document when given: written field by field (no copy of the document
+ * and no object spread), as JSON.stringify would write an object of those fields.
+ */
+function inputParts(input: ScriptInput, fields: string[] | undefined): InlineParts {
   const doc = input.doc;
-  if (!fields || !doc) return JSON.stringify(input);
-  let json =
-    input.form_dict === undefined ? '{"doc":{' : `{"form_dict":${JSON.stringify(input.form_dict)},"doc":{`;
-  let sep = '';
-  for (const f of fields) {
-    if (!Object.hasOwn(doc, f)) continue;
-    const value = JSON.stringify(doc[f]) as string | undefined;
-    if (value === undefined) continue;
-    json += `${sep}${JSON.stringify(f)}:${value}`;
-    sep = ',';
+  let docJson: string | undefined;
+  if (doc === undefined) docJson = undefined;
+  else if (!fields) docJson = JSON.stringify(doc);
+  else {
+    docJson = '{';
+    let sep = '';
+    for (const f of fields) {
+      if (!Object.hasOwn(doc, f)) continue;
+      const value = JSON.stringify(doc[f]) as string | undefined;
+      if (value === undefined) continue;
+      docJson += `${sep}${JSON.stringify(f)}:${value}`;
+      sep = ',';
+    }
+    docJson += '}';
   }
-  json += '}';
-  if (input.conditions !== undefined) json += `,"conditions":${JSON.stringify(input.conditions)}`;
-  return `${json},"user":${JSON.stringify(input.user)}}`;
+  return {
+    doc: docJson,
+    formDict: input.form_dict ? JSON.stringify(input.form_dict) : undefined,
+    user: String(input.user || 'Guest'),
+    conditions: !!input.conditions,
+  };
+}
+
+/** The input JSON of `parts` (what the guest's prepare() reads; the key of remembered results). */
+function inputJson(parts: InlineParts): string {
+  let json = parts.formDict === undefined ? '{' : `{"form_dict":${parts.formDict},`;
+  if (parts.doc !== undefined) json += `"doc":${parts.doc},`;
+  if (parts.conditions) json += '"conditions":true,';
+  return `${json}"user":${JSON.stringify(parts.user)}}`;
 }
 
 /** What a run produced: `frappe.response.message` and the globals `doc` and `conditions` (absent: none). */
@@ -368,7 +397,8 @@ function runStraightLine(
   }
   const verdict = verdictOn(source, denied);
   if (!verdict.inline) return undefined;
-  const json = inputJson(input, verdict.docFields);
+  const parts = inputParts(input, verdict.docFields);
+  const json = inputJson(parts);
   if (recall && verdict.results) {
     const known = verdict.results.get(json);
     if (known !== undefined) {
@@ -385,6 +415,7 @@ function runStraightLine(
     source,
     filename,
     input: json,
+    parts,
     limits: INLINE_LIMITS,
   });
   if (outcome?.ok) {

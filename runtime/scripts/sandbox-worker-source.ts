@@ -227,7 +227,7 @@ function buildSandbox(mod, limits) {
     // Inline, the host reads the result itself (hostEncode) after runScript: which of doc and conditions to read is
     // runScript's answer (1: doc, 2: conditions); encode is called only when the host cannot read it for sure.
     'function runScript(json, script) { prepare(json); script(); return (hasDoc ? 1 : 0) | (wantConditions ? 2 : 0); }, ' +
-    'encode]; })()',
+    'encode, function encodeAs(flags) { hasDoc = (flags & 1) !== 0; wantConditions = (flags & 2) !== 0; return encode(); }]; })()',
     'sandbox.js',
   );
   if (io.error) throw new Error('the sandbox io functions did not compile');
@@ -253,8 +253,13 @@ function buildSandbox(mod, limits) {
     stringify: sb.jsonStringify.value,
     keys: builtIn('Object', 'keys'),
     isArray: builtIn('Array', 'isArray'),
+    parse: sb.jsonParse.value,
+    frappe: frappe.value,
+    session: sb.session.value,
+    encodeAs: own(ctx.getProp(io.value, 5)).value,
     name: { doc: name('doc'), frappe: name('frappe'), response: name('response'), message: name('message'),
-      conditions: name('conditions'), toJSON: name('toJSON'), length: name('length') },
+      conditions: name('conditions'), toJSON: name('toJSON'), length: name('length'), form_dict: name('form_dict'),
+      user: name('user') },
   };
   return sb;
 }
@@ -588,29 +593,65 @@ function runCompiled(job, compiled) {
   call = newCall(job);
   const fail = { ok: false, kind: 'script', message: 'inline run failed', logs: call.logs };
   try {
-    const bytes = Buffer.byteLength(job.input, 'utf8');
-    // The two arguments' pointers, then the text (one allocation); hostEncode reuses the first 8 bytes.
-    const argv = em._malloc(bytes + 9);
-    if (!argv) return fail;
-    const text = argv + 8;
-    const heap = em.HEAPU8;
-    encoder.encodeInto(job.input, heap.subarray(text, text + bytes));
-    heap[text + bytes] = 0;
-    const input = em._QTS_NewString(p.ctx, text);
-    put32(heap, argv, input);
-    put32(heap, argv + 4, compiled.fn.value);
     const hostReads = sb.hostReads === true;
-    const result = em._QTS_Call(p.ctx, hostReads ? p.runScript : p.runCompiled, p.undefined, 2, argv);
+    const parts = job.parts;
+    // The host sets the globals itself when every text crosses exactly (JSON text is well formed and holds no NUL).
+    const hostSets = hostReads && parts !== undefined && parts.user.indexOf('\\u0000') === -1 && parts.user.isWellFormed();
+    const texts = hostSets ? [parts.doc, parts.formDict, parts.user] : [job.input];
+    // The arguments' pointers (two; hostEncode reuses the 8 bytes), then the texts, NUL-terminated (one allocation).
+    let bytes = 8;
+    for (const t of texts) if (t !== undefined) bytes += Buffer.byteLength(t, 'utf8') + 1;
+    const argv = em._malloc(bytes);
+    if (!argv) return fail;
+    const at = [];
+    let heap = em.HEAPU8;
+    let end = argv + 8;
+    for (const t of texts) {
+      if (t === undefined) { at.push(0); continue; }
+      at.push(end);
+      end += encoder.encodeInto(t, heap.subarray(end, argv + bytes)).written;
+      heap[end++] = 0;
+    }
+    let result;
+    let flags;
+    if (hostSets) {
+      // prepare(json) of the guest: frappe.form_dict = form_dict || {}, frappe.session.user = user, and the global doc
+      // when there is one (JSON.parse of its text), in its order; then the script, called as runCompiled calls it.
+      const c = p.ctx;
+      let doc = 0;
+      if (at[0]) {
+        doc = callOne(em, p, p.parse, p.json, em._QTS_NewString(c, at[0]), argv);
+        if (em._QTS_ResolveException(c, doc)) return fail;
+      }
+      let formDict;
+      if (at[1]) {
+        formDict = callOne(em, p, p.parse, p.json, em._QTS_NewString(c, at[1]), argv);
+        if (em._QTS_ResolveException(c, formDict)) return fail;
+      } else formDict = em._QTS_NewObject(c);
+      em._QTS_SetProp(c, p.frappe, p.name.form_dict, formDict);
+      em._QTS_SetProp(c, p.session, p.name.user, em._QTS_NewString(c, at[2]));
+      if (doc) em._QTS_SetProp(c, p.global, p.name.doc, doc);
+      flags = (doc ? 1 : 0) | (parts.conditions ? 2 : 0);
+      result = em._QTS_Call(c, compiled.fn.value, p.undefined, 0, argv);
+    } else {
+      heap = em.HEAPU8;
+      put32(heap, argv, em._QTS_NewString(p.ctx, at[0]));
+      put32(em.HEAPU8, argv + 4, compiled.fn.value);
+      result = em._QTS_Call(p.ctx, hostReads ? p.runScript : p.runCompiled, p.undefined, 2, argv);
+    }
     if (em._QTS_ResolveException(p.ctx, result)) return fail;
     if (call.overLimit || em._QTS_IsJobPending(p.rt)) return fail;
     let out = result;
     if (hostReads) {
-      if (tagAt(em, result) !== TAG_INT) return fail;
-      const encoded = hostEncode(em, p, valueAt(em, result), argv);
+      if (!hostSets) {
+        if (tagAt(em, result) !== TAG_INT) return fail;
+        flags = valueAt(em, result);
+      }
+      const encoded = hostEncode(em, p, flags, argv);
       if (encoded !== undefined) return { ok: true, encoded, logs: call.logs };
       // What the host cannot read for sure (a string holding NUL or a lone surrogate, a NaN, an exception): the guest's
       // own encode, on the same state.
-      out = em._QTS_Call(p.ctx, p.encode, p.undefined, 0, argv);
+      out = callOne(em, p, p.encodeAs, p.undefined, em._QTS_NewFloat64(p.ctx, flags), argv);
       if (em._QTS_ResolveException(p.ctx, out)) return fail;
       if (tagAt(em, out) !== TAG_STRING) return fail;
     }
@@ -657,7 +698,7 @@ function hostString(em, p, value) {
   if (!chars) return undefined;
   const text = em.UTF8ToString(chars);
   const length = em._QTS_GetProp(p.ctx, value, p.name.length);
-  if (tagAt(em, length) !== TAG_INT || valueAt(em, length) !== text.length || text.indexOf('\ufffd') !== -1) return undefined;
+  if (tagAt(em, length) !== TAG_INT || valueAt(em, length) !== text.length || text.indexOf('\\ufffd') !== -1) return undefined;
   return text;
 }
 /** enc(v) of the guest's encode for the value at value, or undefined. */
@@ -681,7 +722,7 @@ function hostEnc(em, p, value, argv) {
       const chars = em._QTS_GetString(p.ctx, json);
       if (!chars) return undefined;
       const text = em.UTF8ToString(chars);
-      return text.indexOf('\ufffd') !== -1 ? undefined : 'j' + text.length + ':' + text;
+      return text.indexOf('\\ufffd') !== -1 ? undefined : 'j' + text.length + ':' + text;
     }
     default: {
       if (tag >= -16 && tag <= 16) return giveUp(em, p, value);

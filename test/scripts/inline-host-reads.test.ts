@@ -86,3 +86,29 @@ test('a run after runs that changed the globals and doc starts from a fresh cont
     );
   }
 });
+
+test.each([
+  ['no doc, no form_dict', { user: 'Administrator' }],
+  ['an empty user', { user: '' }],
+  ['a user holding NUL', { user: 'a\u0000b', doc: { priority: 'Low' } }],
+  ['a user with a lone surrogate', { user: 'a\ud800', doc: { priority: 'Low' } }],
+  ['a null doc', { user: 'u', doc: null as unknown as Record<string, unknown> }],
+  [
+    'a nested form_dict',
+    { user: 'u', form_dict: { a: { b: [1, '\u0000', '\ud800'] } }, doc: { priority: 'x\u0000' } },
+  ],
+  ['a doc with odd values', { user: 'u', doc: { priority: '\ud800', n: -0, m: 1e300, o: { p: [null] } } }],
+])('the host sets the input as the guest parses it: %s', (label, given) => {
+  const source =
+    'frappe.response.message = [frappe.form_dict, frappe.session.user, typeof doc, ' +
+    "typeof doc === 'object' && doc !== null ? [doc.priority, doc.n, doc.m, doc.o] : 0]";
+  const run = (host: boolean, tag: string) => {
+    inlineHostReads(host);
+    const outcome = runInline(`${source} // ${tag}`, 'script.js', { ...given, conditions: true });
+    inlineHostReads(true);
+    return outcome === undefined ? 'void' : JSON.stringify(outcome);
+  };
+  const host = run(true, `host ${nonce}`);
+  expect(host).toBe(run(false, `guest ${nonce++}`));
+  if (!/NUL|surrogate|odd|nested/.test(label)) expect(host).not.toBe('void');
+});
