@@ -58,6 +58,9 @@ interface Verdict {
 const verdicts = new Map<string, Verdict>();
 const MAX_VERDICTS = 1000;
 
+/** SCRIPT_INLINE=0, read once: process.env is a lookup in C++ each time (0.3 us, on every run). */
+const INLINE_OFF = process.env.SCRIPT_INLINE === '0';
+
 let program: InlineProgram | undefined;
 let denied: ReadonlySet<string> | undefined;
 let loading: Promise<void> | undefined;
@@ -390,7 +393,7 @@ function runStraightLine(
   input: ScriptInput,
   recall: boolean,
 ): Reported | undefined {
-  if (process.env.SCRIPT_INLINE === '0') return undefined;
+  if (INLINE_OFF) return undefined;
   if (!program || !denied) {
     load();
     return undefined;
@@ -441,7 +444,7 @@ function runStraightLine(
  * before the scripts are called rather than under them).
  */
 export function preloadInline(): void {
-  if (process.env.SCRIPT_INLINE !== '0') load();
+  if (!INLINE_OFF) load();
 }
 
 /**
@@ -450,7 +453,7 @@ export function preloadInline(): void {
  * full speed, from its first call).
  */
 export async function inlineWarm(maxWarmMs: number): Promise<void> {
-  if (process.env.SCRIPT_INLINE === '0') return;
+  if (INLINE_OFF) return;
   load();
   await loading;
   let timer: NodeJS.Timeout | undefined;
