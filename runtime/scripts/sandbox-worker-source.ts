@@ -697,14 +697,29 @@ function callOne(em, p, fn, self, arg, argv) {
   put32(em.HEAPU8, argv, arg);
   return em._QTS_Call(p.ctx, fn, self, 1, argv);
 }
-/** A string value as the host's string, when it crosses exactly; else undefined. */
+/**
+ * A string value as the host's string, read from its JSString (a 32-bit length word at +4: the length in its low 31
+ * bits, 16-bit characters when the top bit is set; the characters from +16; probeLayout checks it), or undefined when
+ * it holds NUL or a lone surrogate (the guest's encode decides those).
+ */
 function hostString(em, p, value) {
-  const chars = em._QTS_GetString(p.ctx, value);
-  if (!chars) return undefined;
-  const text = em.UTF8ToString(chars);
-  const length = em._QTS_GetProp(p.ctx, value, p.name.length);
-  if (tagAt(em, length) !== TAG_INT || valueAt(em, length) !== text.length || text.indexOf('\\ufffd') !== -1) return undefined;
-  return text;
+  const str = valueAt(em, value);
+  const head = i32At(em, str + 4);
+  const length = head & 0x7fffffff;
+  const heap = em.HEAPU8;
+  const at = str + 16;
+  let text;
+  if (head < 0) {
+    if (length <= 64) {
+      text = '';
+      for (let i = 0; i < length; i++) text += String.fromCharCode(heap[at + 2 * i] | (heap[at + 2 * i + 1] << 8));
+    } else text = Buffer.from(heap.buffer, heap.byteOffset + at, length * 2).toString('utf16le');
+    if (!text.isWellFormed()) return undefined;
+  } else if (length <= 64) {
+    text = '';
+    for (let i = 0; i < length; i++) text += String.fromCharCode(heap[at + i]);
+  } else text = Buffer.from(heap.buffer, heap.byteOffset + at, length).toString('latin1');
+  return text.length !== length || text.indexOf('\\u0000') !== -1 ? undefined : text;
 }
 /** enc(v) of the guest's encode for the value at value, or undefined. */
 function hostEnc(em, p, value, argv) {
@@ -724,10 +739,8 @@ function hostEnc(em, p, value, argv) {
       const jsonTag = tagAt(em, json);
       if (jsonTag === TAG_UNDEFINED) return 'u';
       if (jsonTag !== TAG_STRING) return giveUp(em, p, json);
-      const chars = em._QTS_GetString(p.ctx, json);
-      if (!chars) return undefined;
-      const text = em.UTF8ToString(chars);
-      return text.indexOf('\\ufffd') !== -1 ? undefined : 'j' + text.length + ':' + text;
+      const text = hostString(em, p, json);
+      return text === undefined ? undefined : 'j' + text.length + ':' + text;
     }
     default: {
       if (tag >= -16 && tag <= 16) return giveUp(em, p, value);
@@ -805,13 +818,15 @@ function probeLayout(sb) {
   try {
     const em = sb.mod.module;
     const c = sb.ptr.ctx;
-    const r = sb.ctx.evalCode('[undefined, null, true, 5, 1.5, "ab", {}, -0, 2147483648, () => 1]', 'probe.js');
+    const r = sb.ctx.evalCode('[undefined, null, true, 5, 1.5, "ab", {}, -0, 2147483648, () => 1, "\\u00e9\\ud83d\\ude00", "xy".repeat(40), "\\u0100".repeat(70)]', 'probe.js');
     if (r.error) return false;
     const at = (i) => em._QTS_GetPropNumber(c, r.value.value, i);
     const is = (i, tag, value) => tagAt(em, at(i)) === tag && (value === undefined || valueAt(em, at(i)) === value);
     const float = (i, n) => { const t = tagAt(em, at(i)); return (t < -16 || t > 16) && Object.is(em._QTS_GetFloat64(c, at(i)), n); };
     return is(0, TAG_UNDEFINED) && is(1, TAG_NULL) && is(2, TAG_BOOL, 1) && is(3, TAG_INT, 5) && float(4, 1.5) &&
       is(5, TAG_STRING) && hostString(em, sb.ptr, at(5)) === 'ab' && is(6, TAG_OBJECT) && !callable(em, sb.ptr, at(6)) &&
+      is(10, TAG_STRING) && hostString(em, sb.ptr, at(10)) === '\\u00e9\\ud83d\\ude00' && is(11, TAG_STRING) &&
+      hostString(em, sb.ptr, at(11)) === 'xy'.repeat(40) && is(12, TAG_STRING) && hostString(em, sb.ptr, at(12)) === '\\u0100'.repeat(70) &&
       float(7, -0) && float(8, 2147483648) && is(9, TAG_OBJECT) && callable(em, sb.ptr, at(9));
   } catch (e) {
     return false;

@@ -49,6 +49,11 @@ test.each([
   "frappe.response.message = '\\ud800'",
   "doc.description = ['\\udc00', '\\u0000']",
   "frappe.response.message = '\\ufffd'",
+  // Long strings (read in bulk, not character by character), 8-bit and 16-bit, in values and keys.
+  `frappe.response.message = '${'ab'.repeat(60)}'; doc.description = '${'é'.repeat(70)}'`,
+  `doc['${'k'.repeat(70)}'] = '${'\u0100'.repeat(70)}'; doc['${'ké'.repeat(40)}'] = 1`,
+  `frappe.response.message = '${'\u0100'.repeat(70)}\\ud800'`,
+  `frappe.response.message = ['${'x'.repeat(70)}\\u0000']`,
   // Replaced globals.
   'frappe = null',
   'frappe = undefined; doc = undefined',
