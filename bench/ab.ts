@@ -13,6 +13,8 @@
 // with the environment and node flags of its package.json `npm start`; NODE_ARGS_A / NODE_ARGS_B (JSON arrays) give a
 // compiled side other node flags instead (a tsx side gets them besides --import tsx), e.g. NODE_ARGS_A='["--enable-source-maps"]' ENV_A='{"MALLOC_ARENA_MAX":null}' (null removes
 // a variable).
+// AB_SETTINGS='{"log_api_requests":1}'  saves these System Settings fields on each side first (Administrator);
+// AB_SETTINGS_A / AB_SETTINGS_B          one side only, e.g. the request log on against off
 // AB_SEED=N seeds N ToDos on each side first (for a list or count path; a path with {doc} seeds 100).
 // Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, B/A, and
 // each server's RSS after the rounds.
@@ -70,6 +72,16 @@ async function start(tag: 'A' | 'B', urlPath: string) {
     });
     if (res.status !== 201)
       throw new Error(`${tag}: Server Script refused: ${res.status} ${await res.text()}`);
+  }
+  const settings = process.env[`AB_SETTINGS_${tag}`] ?? process.env.AB_SETTINGS;
+  if (settings) {
+    const res = await fetch(`${svc.base}/api/resource/System Settings/System Settings`, {
+      method: 'PUT',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: settings,
+    });
+    if (res.status !== 200)
+      throw new Error(`${tag}: System Settings refused: ${res.status} ${await res.text()}`);
   }
   let resolved = urlPath;
   const seed = Number(process.env.AB_SEED ?? 0);

@@ -7,8 +7,10 @@
 // Environment: BENCH_SECONDS (default 8), BENCH_CONNECTIONS (default 50), DIFF_TOP (rows, default 50).
 // BENCH_DB=mysql: the service runs on a fresh MariaDB database (bench_<pid>_<n> on BENCH_MYSQL_URL's server, dropped
 // after). DIFF_BASE_SCRIPT=0 (with DIFF_BASE=sqlite and PROFILE_SCRIPT): the script is saved on the service side
-// only, so the table is what the script costs per request. DIFF_BASE=sqlite: the side compared against is the same scenario on SQLite instead of the Koa hello-world,
-// so with BENCH_DB=mysql the table is what MariaDB costs per request beyond SQLite, function by function.
+// only, so the table is what the script costs per request. PROFILE_SETTINGS (JSON fields, e.g.
+// '{"log_api_requests":1}'): System Settings saved before the load; with DIFF_BASE=sqlite and DIFF_BASE_SETTINGS=0 on
+// the service side only (what the request log costs per request). DIFF_BASE=sqlite: the side compared against is the
+// same scenario on SQLite instead of the Koa hello-world, so with BENCH_DB=mysql the table is what MariaDB costs per request beyond SQLite, function by function.
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -81,7 +83,13 @@ async function main(): Promise<number> {
   };
 
   /** The service on SQLite, or on a fresh MariaDB database (dropped when the server has stopped). */
-  const profiledService = async (label: string, dir: string, db: 'sqlite' | 'mysql', script = true) => {
+  const profiledService = async (
+    label: string,
+    dir: string,
+    db: 'sqlite' | 'mysql',
+    script = true,
+    settings = true,
+  ) => {
     const mysqlDb = db === 'mysql' ? await benchMysqlDatabase() : undefined;
     try {
       return await profiled(label, dir, async () => {
@@ -104,6 +112,15 @@ async function main(): Promise<number> {
           });
           if (res.status !== 201) throw new Error(`Server Script refused: ${res.status} ${await res.text()}`);
         }
+        if (process.env.PROFILE_SETTINGS && settings) {
+          const res = await fetch(`${svc.base}/api/resource/System Settings/System Settings`, {
+            method: 'PUT',
+            headers: { authorization: auth, 'content-type': 'application/json' },
+            body: process.env.PROFILE_SETTINGS,
+          });
+          if (res.status !== 200)
+            throw new Error(`System Settings refused: ${res.status} ${await res.text()}`);
+        }
         const names = await seedTodos(svc.base, auth, 0, 100);
         return { child: svc.child, ...scenarioRequest(kind, svc.base, auth, names[50] as string) };
       });
@@ -117,7 +134,13 @@ async function main(): Promise<number> {
   const helloDir = path.join(tmp, 'hello');
   mkdirSync(helloDir);
   const hello = againstSqlite
-    ? await profiledService(`${kind} (sqlite)`, helloDir, 'sqlite', process.env.DIFF_BASE_SCRIPT !== '0')
+    ? await profiledService(
+        `${kind} (sqlite)`,
+        helloDir,
+        'sqlite',
+        process.env.DIFF_BASE_SCRIPT !== '0',
+        process.env.DIFF_BASE_SETTINGS !== '0',
+      )
     : await profiled('baseline', helloDir, async () => {
         const port = await freePort();
         const [cmd, args] = pinned(pinning, pinning.serverCore, process.execPath, [

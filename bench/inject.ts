@@ -8,6 +8,8 @@
 // INJECT_BODY: the create's body instead of {"description":"inject"}. INJECT_DB_URL: a MariaDB database (mysql://…/name,
 // created empty beforehand) instead of a fresh SQLite file. INJECT_PROFILE=file: a CPU profile of the measured runs;
 // INJECT_HEAP=file: a sampling heap profile of them that counts the objects collected since (bytes allocated per request).
+// INJECT_LOG=1: System Settings log_api_requests on for the runs; INJECT_LOG=toggle: off and on between runs, the runs
+// without it reported apart with the paired difference (what the request log costs per request, as INJECT_TOGGLE).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Session } from 'node:inspector';
@@ -135,16 +137,36 @@ async function main(): Promise<void> {
     await run(Math.min(n, 5000));
     // INJECT_TOGGLE=1 (with INJECT_SCRIPT): the script is disabled and enabled again between runs, and the runs without
     // it are reported apart (the same process and moment: what the script costs, with the machine's drift on both).
-    const toggled = process.env.INJECT_TOGGLE === '1' && scriptName !== undefined;
-    const setDisabled = async (disabled: number) => {
+    // INJECT_LOG=toggle does the same with System Settings log_api_requests (off, then on).
+    const logToggled = process.env.INJECT_LOG === 'toggle';
+    const toggled = (process.env.INJECT_TOGGLE === '1' && scriptName !== undefined) || logToggled;
+    const setLog = async (on: number) => {
       const status = await inject(
         app,
         'PUT',
-        `/api/resource/Server Script/${encodeURIComponent(scriptName as string)}`,
+        '/api/resource/System Settings/System Settings',
         json,
-        JSON.stringify({ disabled }),
+        JSON.stringify({ log_api_requests: on }),
       );
-      if (status !== 200) throw new Error(`the Server Script was not updated: ${status}`);
+      if (status !== 200) throw new Error(`System Settings were not updated: ${status}`);
+    };
+    if (process.env.INJECT_LOG === '1') {
+      await setLog(1);
+      await run(Math.min(n, 5000));
+    }
+    const subject = logToggled ? 'the request log' : 'the script';
+    const setDisabled = async (disabled: number) => {
+      if (logToggled) await setLog(disabled ? 0 : 1);
+      else {
+        const status = await inject(
+          app,
+          'PUT',
+          `/api/resource/Server Script/${encodeURIComponent(scriptName as string)}`,
+          json,
+          JSON.stringify({ disabled }),
+        );
+        if (status !== 200) throw new Error(`the Server Script was not updated: ${status}`);
+      }
       await run(500);
     };
     const perRequest: number[] = [];
@@ -172,17 +194,18 @@ async function main(): Promise<void> {
     gcObserver.disconnect();
     const runs = reps * n;
     console.log(
-      `GC pauses: ${((gcMs.on * 1000) / runs).toFixed(1)} us/req${toggled ? ` with the script, ${((gcMs.off * 1000) / runs).toFixed(1)} without` : ''} (each phase's warm-up included)`,
+      `GC pauses: ${((gcMs.on * 1000) / runs).toFixed(1)} us/req${toggled ? ` with ${subject}, ${((gcMs.off * 1000) / runs).toFixed(1)} without` : ''} (each phase's warm-up included)`,
     );
     if (toggled) {
-      without.sort((a, b) => a - b);
+      // Paired by run (each run with and its run without, back to back), before either list is sorted.
       const diffs = perRequest.map((us, k) => us - (without[k] as number));
+      without.sort((a, b) => a - b);
       console.log(
-        `without the script: min ${without[0]?.toFixed(1)} us/req, median ${without[without.length >> 1]?.toFixed(1)}`,
+        `without ${subject}: min ${without[0]?.toFixed(1)} us/req, median ${without[without.length >> 1]?.toFixed(1)}`,
       );
       diffs.sort((a, b) => a - b);
       console.log(
-        `script cost per create (paired runs): median ${diffs[diffs.length >> 1]?.toFixed(1)} us, all ${diffs.map((d) => d.toFixed(1)).join(' ')}`,
+        `${logToggled ? 'request log cost per request' : 'script cost per create'} (paired runs): median ${diffs[diffs.length >> 1]?.toFixed(1)} us, all ${diffs.map((d) => d.toFixed(1)).join(' ')}`,
       );
     }
     if (heap) writeFileSync(process.env.INJECT_HEAP as string, JSON.stringify(await heap()));
