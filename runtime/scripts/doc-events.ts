@@ -37,10 +37,19 @@ const FIXED: ReadonlySet<string> = new Set([...STANDARD_FIELDS, 'doctype', 'amen
  */
 function applyChanges(binding: DocTypeBinding, doc: Document, before: DocData, after: unknown): void {
   if (after === null || typeof after !== 'object' || Array.isArray(after)) return;
-  for (const [key, value] of Object.entries(after as Record<string, unknown>)) {
+  const values = after as Record<string, unknown>;
+  for (const key of Object.keys(values)) {
     const field = binding.fieldMap.get(key);
     if (!field || FIXED.has(key) || isTableType(field.fieldtype)) continue;
-    if (JSON.stringify(value) === JSON.stringify(before[key])) continue;
+    const value = values[key];
+    const old = before[key];
+    // Values compared as JSON text; two strings that differ need no text (a script's usual change).
+    if (value === old) continue;
+    if (
+      (typeof value !== 'string' || typeof old !== 'string') &&
+      JSON.stringify(value) === JSON.stringify(old)
+    )
+      continue;
     doc[key] = value;
   }
 }

@@ -49,6 +49,8 @@ const INLINE_LIMITS: ScriptLimits = {
 interface Verdict {
   inline: boolean;
   docFields?: string[];
+  /** Each of docFields as the JSON text of its key and a colon (written once, not per run). */
+  docKeys?: string[];
   /** Results remembered by input JSON (see remember); made on the first good run. */
   results?: Map<string, string>;
   /** Its runs in the sandbox and its answers from memory so far (remember gives up on inputs that seldom repeat). */
@@ -156,7 +158,8 @@ function verdictOn(source: string, names: ReadonlySet<string>): Verdict {
       rememberedChars = 0;
     }
     const inline = isStraightLine(source, names);
-    verdict = { inline, docFields: inline ? docMembers(source) : undefined };
+    const docFields = inline ? docMembers(source) : undefined;
+    verdict = { inline, docFields, docKeys: docFields?.map((f) => `${JSON.stringify(f)}:`) };
     verdicts.set(source, verdict);
   }
   return verdict;
@@ -185,22 +188,27 @@ interface InlineParts {
 }
 
 /**
- * The input's parts, with only `fields` of the document when given: written field by field (no copy of the document
- * and no object spread), as JSON.stringify would write an object of those fields.
+ * The input's parts, with only `fields` of the document when given (`keys`: each as its JSON key and a colon): written
+ * field by field (no copy of the document and no object spread), as JSON.stringify would write an object of those fields.
  */
-function inputParts(input: ScriptInput, fields: string[] | undefined): InlineParts {
+function inputParts(
+  input: ScriptInput,
+  fields: string[] | undefined,
+  keys: string[] | undefined,
+): InlineParts {
   const doc = input.doc;
   let docJson: string | undefined;
   if (doc === undefined) docJson = undefined;
-  else if (!fields) docJson = JSON.stringify(doc);
+  else if (!fields || !keys) docJson = JSON.stringify(doc);
   else {
     docJson = '{';
     let sep = '';
-    for (const f of fields) {
+    for (let i = 0; i < fields.length; i++) {
+      const f = fields[i] as string;
       if (!Object.hasOwn(doc, f)) continue;
       const value = JSON.stringify(doc[f]) as string | undefined;
       if (value === undefined) continue;
-      docJson += `${sep}${JSON.stringify(f)}:${value}`;
+      docJson += `${sep}${keys[i] as string}${value}`;
       sep = ',';
     }
     docJson += '}';
@@ -400,7 +408,7 @@ function runStraightLine(
   }
   const verdict = verdictOn(source, denied);
   if (!verdict.inline) return undefined;
-  const parts = inputParts(input, verdict.docFields);
+  const parts = inputParts(input, verdict.docFields, verdict.docKeys);
   const json = inputJson(parts);
   if (recall && verdict.results) {
     const known = verdict.results.get(json);

@@ -583,7 +583,41 @@ const ACCESSORS_ALLOWED = ['description', 'size', 'source', 'flags', 'global', '
 // memory from malloc, NUL-terminated (JSON text holds no raw NUL). In the run loop (docs/server-scripts-profile.md), the
 // host's prepare and encode made a run 20-25% cheaper than the guest's (12 against 15.6 us; 15.4 against 20.1 with 4 MB
 // of memory touched between runs).
-const encoder = new TextEncoder();
+/** A Buffer over the module's memory: texts are written through it (no view per text); renewed when the memory grows. */
+let heapBuffer;
+function bufferOf(heap) {
+  if (heapBuffer === undefined || heapBuffer.buffer !== heap.buffer) heapBuffer = Buffer.from(heap.buffer, heap.byteOffset, heap.byteLength);
+  return heapBuffer;
+}
+/** Bytes for text as UTF-8 with its NUL: a bound (3 per UTF-16 unit) for a short text, else counted. */
+function bytesFor(text) {
+  if (text === undefined) return 0;
+  return text.length <= 4096 ? 3 * text.length + 1 : Buffer.byteLength(text, 'utf8') + 1;
+}
+/**
+ * Writes text as UTF-8 and a NUL at addr; the address past it. A short ASCII text (the usual input JSON) is written
+ * character by character: Buffer#write's call into C++ cost more than the loop for 60 characters.
+ */
+function writeText(buf, text, addr) {
+  const n = text.length;
+  if (n <= 256) {
+    let i = 0;
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 128) break;
+      buf[addr + i] = c;
+    }
+    if (i === n) {
+      buf[addr + n] = 0;
+      return addr + n + 1;
+    }
+  }
+  const end = addr + buf.write(text, addr, 'utf8');
+  buf[end] = 0;
+  return end + 1;
+}
+/** What runCompiled returns for any run not used (the caller tells no failure apart: the run goes to a worker). */
+const FAILED = Object.freeze({ ok: false });
 /** Writes a 32-bit value at addr, little-endian (the module exports no 32-bit view of its memory). */
 function put32(heap, addr, value) {
   heap[addr] = value & 255;
@@ -596,27 +630,27 @@ function runCompiled(job, compiled) {
   const em = sb.mod.module;
   const p = sb.ptr;
   call = newCall(job);
-  const fail = { ok: false, kind: 'script', message: 'inline run failed', logs: call.logs };
+  const fail = FAILED;
   try {
     const hostReads = sb.hostReads === true;
     const parts = job.parts;
     // The host sets the globals itself when every text crosses exactly (JSON text is well formed and holds no NUL).
     const hostSets = hostReads && parts !== undefined && parts.user.indexOf('\\u0000') === -1 && parts.user.isWellFormed();
-    const texts = hostSets ? [parts.doc, parts.formDict, parts.user] : [job.input];
+    // The texts: the doc's, form_dict's and the user's when the host sets them, else the input JSON alone.
+    const docText = hostSets ? parts.doc : job.input;
+    const formText = hostSets ? parts.formDict : undefined;
+    const userText = hostSets ? parts.user : undefined;
     // The arguments' pointers (two; hostEncode reuses the 8 bytes), then the texts, NUL-terminated (one allocation).
-    let bytes = 8;
-    for (const t of texts) if (t !== undefined) bytes += Buffer.byteLength(t, 'utf8') + 1;
-    const argv = em._malloc(bytes);
+    const argv = em._malloc(8 + bytesFor(docText) + bytesFor(formText) + bytesFor(userText));
     if (!argv) return fail;
-    const at = [];
-    const heap = em.HEAPU8;
+    const buf = bufferOf(em.HEAPU8);
     let end = argv + 8;
-    for (const t of texts) {
-      if (t === undefined) { at.push(0); continue; }
-      at.push(end);
-      end += encoder.encodeInto(t, heap.subarray(end, argv + bytes)).written;
-      heap[end++] = 0;
-    }
+    const at0 = docText === undefined ? 0 : end;
+    if (docText !== undefined) end = writeText(buf, docText, end);
+    const at1 = formText === undefined ? 0 : end;
+    if (formText !== undefined) end = writeText(buf, formText, end);
+    const at2 = userText === undefined ? 0 : end;
+    if (userText !== undefined) end = writeText(buf, userText, end);
     let result;
     let flags;
     if (hostSets) {
@@ -624,22 +658,22 @@ function runCompiled(job, compiled) {
       // when there is one (JSON.parse of its text), in its order; then the script, called as runCompiled calls it.
       const c = p.ctx;
       let doc = 0;
-      if (at[0]) {
-        doc = callOne(em, p, p.parse, p.json, em._QTS_NewString(c, at[0]), argv);
+      if (at0) {
+        doc = callOne(em, p, p.parse, p.json, em._QTS_NewString(c, at0), argv);
         if (em._QTS_ResolveException(c, doc)) return fail;
       }
       let formDict;
-      if (at[1]) {
-        formDict = callOne(em, p, p.parse, p.json, em._QTS_NewString(c, at[1]), argv);
+      if (at1) {
+        formDict = callOne(em, p, p.parse, p.json, em._QTS_NewString(c, at1), argv);
         if (em._QTS_ResolveException(c, formDict)) return fail;
       } else formDict = em._QTS_NewObject(c);
       em._QTS_SetProp(c, p.frappe, p.name.form_dict, formDict);
-      em._QTS_SetProp(c, p.session, p.name.user, em._QTS_NewString(c, at[2]));
+      em._QTS_SetProp(c, p.session, p.name.user, em._QTS_NewString(c, at2));
       if (doc) em._QTS_SetProp(c, p.global, p.name.doc, doc);
       flags = (doc ? 1 : 0) | (parts.conditions ? 2 : 0);
       result = em._QTS_Call(c, compiled.fn.value, p.undefined, 0, argv);
     } else {
-      const input = em._QTS_NewString(p.ctx, at[0]);
+      const input = em._QTS_NewString(p.ctx, at0);
       put32(em.HEAPU8, argv, input);
       put32(em.HEAPU8, argv + 4, compiled.fn.value);
       result = em._QTS_Call(p.ctx, hostReads ? p.runScript : p.runCompiled, p.undefined, 2, argv);
