@@ -20,6 +20,7 @@
 // each server's RSS after the rounds.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { setSystemSettings } from './lib/bench-users';
 import { runLoad } from './lib/load';
 import { detectPinning, freePort, rssKb } from './lib/procs';
 
@@ -74,15 +75,7 @@ async function start(tag: 'A' | 'B', urlPath: string) {
       throw new Error(`${tag}: Server Script refused: ${res.status} ${await res.text()}`);
   }
   const settings = process.env[`AB_SETTINGS_${tag}`] ?? process.env.AB_SETTINGS;
-  if (settings) {
-    const res = await fetch(`${svc.base}/api/resource/System Settings/System Settings`, {
-      method: 'PUT',
-      headers: { authorization: auth, 'content-type': 'application/json' },
-      body: settings,
-    });
-    if (res.status !== 200)
-      throw new Error(`${tag}: System Settings refused: ${res.status} ${await res.text()}`);
-  }
+  if (settings) await setSystemSettings(svc.base, auth, JSON.parse(settings) as Record<string, unknown>);
   let resolved = urlPath;
   const seed = Number(process.env.AB_SEED ?? 0);
   if (resolved.includes('{doc}')) {

@@ -15,6 +15,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setSystemSettings } from './lib/bench-users';
 import { runLoad } from './lib/load';
 import {
   detectPinning,
@@ -112,15 +113,12 @@ async function main(): Promise<number> {
           });
           if (res.status !== 201) throw new Error(`Server Script refused: ${res.status} ${await res.text()}`);
         }
-        if (process.env.PROFILE_SETTINGS && settings) {
-          const res = await fetch(`${svc.base}/api/resource/System Settings/System Settings`, {
-            method: 'PUT',
-            headers: { authorization: auth, 'content-type': 'application/json' },
-            body: process.env.PROFILE_SETTINGS,
-          });
-          if (res.status !== 200)
-            throw new Error(`System Settings refused: ${res.status} ${await res.text()}`);
-        }
+        if (process.env.PROFILE_SETTINGS && settings)
+          await setSystemSettings(
+            svc.base,
+            auth,
+            JSON.parse(process.env.PROFILE_SETTINGS) as Record<string, unknown>,
+          );
         const names = await seedTodos(svc.base, auth, 0, 100);
         return { child: svc.child, ...scenarioRequest(kind, svc.base, auth, names[50] as string) };
       });
