@@ -86,6 +86,21 @@ export function exitOnSignals(served: Pick<Served, 'shutdown'>): void {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  if (process.env.npm_command === 'exec') watchParent(() => onSignal('SIGTERM'));
+}
+
+/**
+ * Under `npx svc …` (npm exec), npm passes a SIGTERM to the shell it started, which dies without passing it on, and
+ * this process would serve on as an orphan: a parent that goes away is taken as the signal. Only under npm exec: a
+ * server started in the background of a shell that then exits (`nohup`) keeps serving.
+ */
+function watchParent(onGone: () => void): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onGone();
+  }, 250).unref();
 }
 
 /** Stops a process without a server (`svc worker`): runs the shutdown hooks, then closes the site, by the deadline. */
