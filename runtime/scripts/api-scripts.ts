@@ -1,6 +1,6 @@
 // Server Scripts of type API: `/api/method/<api_method>` and `/api/v2/method/<api_method>`, any of Frappe's verbs,
 // `allow_guest`, the script's own rate limit; the result is `frappe.response.message` (v1 `message`, v2 `data`).
-import { PermissionError, ServerScriptNotEnabled } from '../errors/errors';
+import { AuthenticationError, ServerScriptNotEnabled } from '../errors/errors';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import { admitCall, type Admission } from '../methods/admit-call';
@@ -50,8 +50,8 @@ export async function callApiScript(ctx: AppContext, script: ServerScript): Prom
     throw new ServerScriptNotEnabled(
       'Server Scripts are disabled. Please enable server scripts from bench configuration.',
     );
-  // As Frappe: a Guest gets a bare PermissionError unless the script allows guests.
-  if (caller.user.name === 'Guest' && !script.allowGuest) throw new PermissionError('Not permitted');
+  // A Guest is refused with 401, as everywhere (CONTRACT section 6), unless the script allows guests.
+  if (caller.user.name === 'Guest' && !script.allowGuest) throw new AuthenticationError('Login required');
   const { path, admission } = admissionOf(script);
   await admitCall(ctx, path, admission);
   const input = { form_dict: rawArguments(requestParams(ctx), []) };
