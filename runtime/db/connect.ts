@@ -5,11 +5,11 @@ import BetterSqlite3 from 'better-sqlite3';
 import knexFactory, { type Knex } from 'knex';
 import { logger } from '../log/logger';
 import { DatabaseHealth } from './health';
-import { createReadSnapshots } from './read-snapshot';
-import { ReaderPool } from './reader-pool';
-import { TableChanges, type WatchedConnection } from './table-changes';
+import { createReadSnapshots } from './sqlite/read-snapshot';
+import { ReaderPool } from './sqlite/reader-pool';
+import { TableChanges, type WatchedConnection } from './mysql/table-changes';
 import type { ResultCacheLimits } from '../query/result-cache';
-import { FALLBACK_AUTOCHECKPOINT_PAGES, startWalCheckpointer } from './wal-checkpointer';
+import { FALLBACK_AUTOCHECKPOINT_PAGES, startWalCheckpointer } from './sqlite/wal-checkpointer';
 
 /** The two database kinds the service runs on. */
 export type Dialect = 'sqlite' | 'mysql';

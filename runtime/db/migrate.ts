@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import { FIELD_TYPE_INFO, assertNever, storesValue } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { Database } from './connect';
-import { CHANGE_SHARDS, CHANGE_TABLE } from './table-changes';
+import { CHANGE_SHARDS, CHANGE_TABLE } from './mysql/table-changes';
 
 /** Tables the service keeps besides DocType tables. */
 export const SYSTEM_TABLES = {

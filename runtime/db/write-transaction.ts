@@ -4,10 +4,10 @@
 // without a write pool BEGIN ... COMMIT on a pooled connection with a knex bound to it (mysql-transaction.ts).
 import type { Knex } from 'knex';
 import type { Database } from './connect';
-import { GroupCommit } from './group-commit';
-import { GROUP_COMMIT_LANES, MysqlGroupCommit } from './mysql-group-commit';
-import { inMysqlTransaction } from './mysql-transaction';
-import type { WriteBatch } from './savepoint-batch';
+import { GroupCommit } from './sqlite/group-commit';
+import { GROUP_COMMIT_LANES, MysqlGroupCommit } from './mysql/group-commit';
+import { inMysqlTransaction } from './mysql/transaction';
+import type { WriteBatch } from './mysql/savepoint-batch';
 
 const groups = new WeakMap<Knex, GroupCommit>();
 const mysqlGroups = new WeakMap<Knex, MysqlGroupCommit>();

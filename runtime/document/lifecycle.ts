@@ -1,6 +1,6 @@
 // The document lifecycle: insert, save and delete with Frappe's hook order, inside one transaction per request.
 import type { Knex } from 'knex';
-import type { WriteBatch } from '../db/savepoint-batch';
+import type { WriteBatch } from '../db/mysql/savepoint-batch';
 import { inWriteTransaction } from '../db/write-transaction';
 import {
   DocstatusTransitionError,

@@ -2,7 +2,7 @@
 import { randomFillSync, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { SYSTEM_TABLES } from '../db/migrate';
-import { prepared, quoteIdent, sqliteConnection } from '../db/sqlite-statements';
+import { prepared, quoteIdent, sqliteConnection } from '../db/sqlite/statements';
 import { InvalidNameError, MandatoryError, ValidationError } from '../errors/errors';
 import { assertNever } from '../meta/field-types';
 import type { DocTypeMeta } from '../meta/types';

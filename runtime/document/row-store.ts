@@ -4,8 +4,8 @@ import type { Knex } from 'knex';
 import type { Database } from '../db/connect';
 import type { CompiledSlot, RowSet, SelectSource } from '../query/run-query';
 import type { DocTypeBinding, Registry } from '../registry/registry';
-import { MysqlRowStore } from './mysql-row-store';
-import { SqliteRowStore } from './sqlite-row-store';
+import { MysqlRowStore } from '../db/mysql/row-store';
+import { SqliteRowStore } from '../db/sqlite/row-store';
 import type { DocData, Queryable } from './store';
 
 /**

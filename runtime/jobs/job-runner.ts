@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import { loadUser } from '../auth/users';
 import { SYSTEM_TABLES } from '../db/migrate';
-import { prepared, quoteIdent, sqliteConnection } from '../db/sqlite-statements';
+import { prepared, quoteIdent, sqliteConnection } from '../db/sqlite/statements';
 import { inWriteTransaction } from '../db/write-transaction';
 import { AppError, AuthenticationError } from '../errors/errors';
 import type { Site } from '../site';

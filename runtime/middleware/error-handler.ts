@@ -1,6 +1,6 @@
 // createErrorHandler: the outermost middleware; every thrown error is rendered here and nowhere else.
 import type { Middleware } from 'koa';
-import { BatchRolledBackError } from '../db/group-commit';
+import { BatchRolledBackError } from '../db/sqlite/group-commit';
 import { unavailableReason } from '../db/unavailable';
 import { AppError, InternalServerError, ServiceUnavailableError } from '../errors/errors';
 import { renderError } from '../errors/render-error';

@@ -2,8 +2,8 @@
 // a write transaction of its own (on SQLite a savepoint of the turn's group commit), so one bad item never spoils the
 // others and a refused item changes nothing. The outcome is the bulk result object; its counts always add up.
 import type { Knex } from 'knex';
-import { BatchRolledBackError } from '../db/group-commit';
-import { SavepointBatch } from '../db/savepoint-batch';
+import { BatchRolledBackError } from '../db/sqlite/group-commit';
+import { SavepointBatch } from '../db/mysql/savepoint-batch';
 import type { DocData } from '../document/store';
 import { AppError, InternalServerError } from '../errors/errors';
 import { refusal } from '../permissions/doctype-permission';

@@ -2,7 +2,7 @@
 // operation serves the REST routes, the frappe.client methods and server scripts.
 import { DoesNotExistError, MethodNotAllowedError, PermissionError } from '../errors/errors';
 import type { AppContext } from '../http/state';
-import type { WriteBatch } from '../db/savepoint-batch';
+import type { WriteBatch } from '../db/mysql/savepoint-batch';
 import type { DocumentTransaction } from '../document/lifecycle';
 import type { DocTypeBinding, V2Operation } from '../registry/registry';
 import type { SessionUser, Site } from '../site';

@@ -9,8 +9,8 @@ import type Redis from 'ioredis';
 import { RedisSubscription } from '../auth/redis-subscription';
 import { siteRedis } from '../auth/site-redis';
 import { DEFAULT_TIMEOUTS, type Database } from '../db/connect';
-import { execute, onPooledConnection, select } from '../db/mysql-statements';
-import { CHANGE_TABLE } from '../db/table-changes';
+import { execute, onPooledConnection, select } from '../db/mysql/statements';
+import { CHANGE_TABLE } from '../db/mysql/table-changes';
 import type { Site } from '../site';
 
 /**

@@ -4,8 +4,8 @@
 // prepared statement (mysql-row-store.ts). The SQL is knex's compilation of a checked plan, made once per cached plan.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
-import { prepared } from '../db/sqlite-statements';
-import type { ReaderPool } from '../db/reader-pool';
+import { prepared } from '../db/sqlite/statements';
+import type { ReaderPool } from '../db/sqlite/reader-pool';
 import { mayBeSlow, queryTimeLimit } from '../db/slow-reads';
 import type { Site } from '../site';
 import { resultCacheOf, type RememberedQuery, type ResultCacheLimits } from './result-cache';

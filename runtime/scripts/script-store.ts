@@ -6,7 +6,7 @@
 // they differ). A change another process committed is in effect here within CHECK_MS plus two reads.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
-import { CHANGE_TABLE } from '../db/table-changes';
+import { CHANGE_TABLE } from '../db/mysql/table-changes';
 import type { Site } from '../site';
 import { RedisSubscription } from '../auth/redis-subscription';
 import { siteRedis } from '../auth/site-redis';

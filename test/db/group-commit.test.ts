@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { connect, type Database } from '../../runtime/db/connect';
-import { BatchRolledBackError } from '../../runtime/db/group-commit';
+import { BatchRolledBackError } from '../../runtime/db/sqlite/group-commit';
 import { inWriteTransaction } from '../../runtime/db/write-transaction';
 
 let dir: string;

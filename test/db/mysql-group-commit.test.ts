@@ -4,9 +4,9 @@
 // that fails fails the works of its batch and no others. One lane here, so which works share a batch does not depend
 // on timing.
 import knexFactory, { type Knex } from 'knex';
-import { MysqlGroupCommit, deferInsert } from '../../runtime/db/mysql-group-commit';
-import { mysqlConnection, type MysqlConnection } from '../../runtime/db/mysql-statements';
-import { CHANGE_SHARDS, CHANGE_TABLE } from '../../runtime/db/table-changes';
+import { MysqlGroupCommit, deferInsert } from '../../runtime/db/mysql/group-commit';
+import { mysqlConnection, type MysqlConnection } from '../../runtime/db/mysql/statements';
+import { CHANGE_SHARDS, CHANGE_TABLE } from '../../runtime/db/mysql/table-changes';
 import { DB_KIND, createTestSite, type TestSite } from '../helpers/test-site';
 
 const onMysql = DB_KIND === 'mysql' ? describe : describe.skip;

@@ -5,7 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { connect, type Database } from '../../runtime/db/connect';
-import { FALLBACK_AUTOCHECKPOINT_PAGES, startWalCheckpointer } from '../../runtime/db/wal-checkpointer';
+import {
+  FALLBACK_AUTOCHECKPOINT_PAGES,
+  startWalCheckpointer,
+} from '../../runtime/db/sqlite/wal-checkpointer';
 
 let dir: string;
 let file: string;

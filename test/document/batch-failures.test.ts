@@ -5,7 +5,7 @@
 // run in the turn's group commit.
 import type { Response } from 'supertest';
 import { ADMINISTRATOR } from '../../runtime/site';
-import type { MysqlGroupCommit } from '../../runtime/db/mysql-group-commit';
+import type { MysqlGroupCommit } from '../../runtime/db/mysql/group-commit';
 import { inWriteTransaction, mysqlGroupCommit } from '../../runtime/db/write-transaction';
 import { DocumentTransaction } from '../../runtime/document/lifecycle';
 import { fixtureRegistry } from '../helpers/fixture-registry';

@@ -2,7 +2,7 @@
 // the connection of the knex write transaction for everything inside one (so they commit and roll back with it).
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
-import type { Database } from '../db/connect';
+import type { Database } from '../connect';
 import {
   insertRow,
   insertRows,
@@ -11,8 +11,8 @@ import {
   sqliteConnection,
   sqliteValue,
   updateRows,
-} from '../db/sqlite-statements';
-import type { DocTypeMeta } from '../meta/types';
+} from './statements';
+import type { DocTypeMeta } from '../../meta/types';
 import {
   countOnReader,
   selectOnReader,
@@ -20,11 +20,11 @@ import {
   type RowSet,
   type SelectSource,
   type SqliteReaders,
-} from '../query/run-query';
-import type { DocTypeBinding, Registry } from '../registry/registry';
-import { childRowChanges } from './child-row-changes';
-import { fieldLists, tableFields } from './field-lists';
-import type { RowStore } from './row-store';
+} from '../../query/run-query';
+import type { DocTypeBinding, Registry } from '../../registry/registry';
+import { childRowChanges } from '../../document/child-row-changes';
+import { fieldLists, tableFields } from '../../document/field-lists';
+import type { RowStore } from '../../document/row-store';
 import {
   CHILD_STANDARD,
   decodeRow,
@@ -34,8 +34,8 @@ import {
   rowValues,
   type DocData,
   type Queryable,
-} from './store';
-import { encodeValue } from './values';
+} from '../../document/store';
+import { encodeValue } from '../../document/values';
 
 /** Documents on SQLite; see RowStore. */
 export class SqliteRowStore implements RowStore {

@@ -7,9 +7,9 @@
 // work when it is free, so a batch is what queued up while the lane was busy, and what came in during the rest of the
 // event-loop turn in which it ran out of works: one work when the service is quiet, many under load.
 import type { Knex } from 'knex';
-import { DEFAULT_TIMEOUTS } from './connect';
-import { command, execute, statementCall, type MysqlConnection } from './mysql-statements';
-import { boundConnection } from './mysql-transaction';
+import { DEFAULT_TIMEOUTS } from '../connect';
+import { command, execute, statementCall, type MysqlConnection } from './statements';
+import { boundConnection } from './transaction';
 
 /** Connections with a batch open at once (each runs its works one at a time). */
 export const GROUP_COMMIT_LANES = 2;

@@ -4,7 +4,7 @@
 // (its acquire timeout, afterCreate session settings and outage handling stay), or are the connection of the write
 // transaction a call belongs to, so the statements commit and roll back with it.
 import type { Knex } from 'knex';
-import type { Database } from './connect';
+import type { Database } from '../connect';
 
 /** A mysql2 field (column definition) of a result, as far as the row stores read it. */
 export interface MysqlField {

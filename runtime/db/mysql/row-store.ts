@@ -3,8 +3,8 @@
 // transaction; writes run on the connection of the write transaction they belong to (inWriteTransaction's), so they
 // commit and roll back with it. Rows come back as value lists and are decoded by a per-DocType decoder with fixed keys.
 import type { Knex } from 'knex';
-import { DEFAULT_TIMEOUTS, type Database } from '../db/connect';
-import { deferInsert } from '../db/mysql-group-commit';
+import { DEFAULT_TIMEOUTS, type Database } from '../connect';
+import { deferInsert } from './group-commit';
 import {
   execute,
   mysqlConnection,
@@ -14,14 +14,14 @@ import {
   type MysqlChange,
   type MysqlConnection,
   type MysqlField,
-} from '../db/mysql-statements';
-import { flavour, isTimeLimitError, limitedSelect, queryTimeout } from '../db/slow-reads';
-import type { DocTypeMeta, FieldMeta } from '../meta/types';
-import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../query/run-query';
-import type { DocTypeBinding, Registry } from '../registry/registry';
-import { childRowChanges } from './child-row-changes';
-import { fieldLists, tableFields } from './field-lists';
-import type { RowStore } from './row-store';
+} from './statements';
+import { flavour, isTimeLimitError, limitedSelect, queryTimeout } from '../slow-reads';
+import type { DocTypeMeta, FieldMeta } from '../../meta/types';
+import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../../query/run-query';
+import type { DocTypeBinding, Registry } from '../../registry/registry';
+import { childRowChanges } from '../../document/child-row-changes';
+import { fieldLists, tableFields } from '../../document/field-lists';
+import type { RowStore } from '../../document/row-store';
 import {
   CHILD_STANDARD,
   insertError,
@@ -30,8 +30,8 @@ import {
   rowValues,
   type DocData,
   type Queryable,
-} from './store';
-import { decodeValue, encodeValue, formatDatetime } from './values';
+} from '../../document/store';
+import { decodeValue, encodeValue, formatDatetime } from '../../document/values';
 
 /** Rows per INSERT of `insertRows`. */
 const BATCH_SIZE = 100;

@@ -3,7 +3,7 @@
 // rolled back to its savepoint alone; the others commit together, once, when the batch is closed and its last work has
 // ended. A work's promise settles after that commit, so nothing is reported done before it is durable.
 import type { Knex } from 'knex';
-import { BatchRolledBackError } from './group-commit';
+import { BatchRolledBackError } from '../sqlite/group-commit';
 
 /** Where a write transaction joins a batch instead of opening its own (write-transaction.ts). */
 export interface WriteBatch {

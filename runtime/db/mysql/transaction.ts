@@ -5,9 +5,9 @@
 // connections are the write pool's (Database.writeKnex), whose sessions run with autocommit off: the work's first
 // statement opens the transaction, so no BEGIN round trip.
 import knexFactory, { type Knex } from 'knex';
-import type { Database } from './connect';
-import { DEFAULT_TIMEOUTS } from './connect';
-import { command, type MysqlConnection } from './mysql-statements';
+import type { Database } from '../connect';
+import { DEFAULT_TIMEOUTS } from '../connect';
+import { command, type MysqlConnection } from './statements';
 
 /** The knex bound to one pooled connection, usable while a work holds the connection. */
 export interface BoundConnection {
