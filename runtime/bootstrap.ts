@@ -13,7 +13,6 @@ import { ensureSigningKey } from './oauth/signing-keys';
 import { shrinkSandboxPool } from './scripts/sandbox-pool';
 import { closeServerScripts } from './scripts/script-store';
 import { flushRequestLog } from './middleware/request-log';
-import { openRowStore } from './document/row-store';
 import { closeResultCache, openResultCache, resultCacheLimits } from './query/result-cache';
 import { ensureFileFolders } from './files/file-rules';
 import { now } from './document/values';
@@ -117,7 +116,7 @@ export async function openSite(
     readerNice: conf.reader_nice,
     sqliteCacheKb: conf.sqlite_cache_kb,
   });
-  const site: Site = { db, registry, rows: openRowStore(db, registry), config };
+  const site: Site = { db, registry, rows: db.openRowStore(registry), config };
   db.resultCache = resultCacheLimits(site);
   site.jobs = siteJobQueue(site);
   const { changed } = await migrate(
