@@ -112,9 +112,7 @@ export async function openSite(
     statementMs: conf.db_statement_timeout,
     acquireMs: conf.db_acquire_timeout,
     busyMs: conf.db_busy_timeout,
-    readerThreads: conf.reader_threads,
-    readerNice: conf.reader_nice,
-    sqliteCacheKb: conf.sqlite_cache_kb,
+    site: conf,
   });
   const site: Site = { db, registry, rows: db.openRowStore(registry), config };
   db.resultCache = resultCacheLimits(site);

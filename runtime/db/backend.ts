@@ -3,23 +3,23 @@
 // versions. The core never asks which backend it runs on; what only one engine can do is an optional member named
 // after what it does.
 import type { Knex } from 'knex';
+import type { SiteConfig } from '../config/config';
 import type { DocTypeMeta } from '../meta/types';
 import type { ResultCacheLimits } from '../query/result-cache';
 import type { Registry } from '../registry/registry';
 import type { DatabaseHealth } from './health';
 import type { RowStore } from './row-store';
 
-/** How long the database may keep a request waiting (site config db_*_timeout, ms), and the backends' own tuning. */
+/** How long the database may keep a request waiting (site config db_*_timeout, ms). */
 export interface DatabaseTimeouts {
   statementMs: number;
   acquireMs: number;
   busyMs: number;
-  /** SQLite: reader threads at most (site config reader_threads; 0: none, every read on the event loop). */
-  readerThreads?: number;
-  /** SQLite, Linux: the reader threads' nice value (site config reader_nice, default 19; 0 leaves the process's). */
-  readerNice?: number;
-  /** SQLite: each connection's page cache, in KiB (site config sqlite_cache_kb; default better-sqlite3's 16000). */
-  sqliteCacheKb?: number;
+}
+
+/** How to open a database: its timeouts, and the site config keys a backend reads itself (its own tuning). */
+export interface DatabaseOptions extends DatabaseTimeouts {
+  site?: Readonly<Partial<SiteConfig>>;
 }
 
 /** The defaults of the site config keys. */
@@ -32,7 +32,7 @@ export interface Backend {
   /** DATABASE_URL prefixes it serves (`sqlite:`, `mysql://`). */
   schemes: readonly string[];
   /** Opens the database named by `url` (one of `schemes`). */
-  connect(url: string, timeouts: DatabaseTimeouts): Database;
+  connect(url: string, options: DatabaseOptions): Database;
 }
 
 /** Where a write transaction joins a batch instead of opening its own (bulk items, write-transaction.ts). */

@@ -1,11 +1,11 @@
 // Opens the database named by DATABASE_URL: the table of backends by URL scheme. Adding a backend is adding its folder
 // (runtime/db/<backend>/, whose backend.ts exports a Backend) and its line here; nothing else imports a backend folder.
-import { DEFAULT_TIMEOUTS, type Backend, type Database, type DatabaseTimeouts } from './backend';
+import { DEFAULT_TIMEOUTS, type Backend, type Database, type DatabaseOptions } from './backend';
 import { MYSQL } from './mysql/backend';
 import { SQLITE } from './sqlite/backend';
 
 /** What the callers of `connect` use with it (defined with the backend interfaces, backend.ts). */
-export { DEFAULT_TIMEOUTS, type Database, type DatabaseTimeouts } from './backend';
+export { DEFAULT_TIMEOUTS, type Database, type DatabaseOptions, type DatabaseTimeouts } from './backend';
 
 /** Every backend, tried in order against the start of DATABASE_URL. */
 export const BACKENDS: readonly Backend[] = [SQLITE, MYSQL];
@@ -21,6 +21,6 @@ export function backendFor(url: string): Backend {
 }
 
 /** Opens the database named by `url` (`sqlite:<path>` or `mysql://user:pass@host:port/db`). */
-export function connect(url: string, timeouts: DatabaseTimeouts = DEFAULT_TIMEOUTS): Database {
-  return backendFor(url).connect(url, timeouts);
+export function connect(url: string, options: DatabaseOptions = DEFAULT_TIMEOUTS): Database {
+  return backendFor(url).connect(url, options);
 }

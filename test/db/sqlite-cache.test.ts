@@ -17,8 +17,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 test('each connection (writer, event-loop reader, reader thread) runs with PRAGMA cache_size of sqlite_cache_kb', async () => {
   const db: SqliteDatabase = connectSqlite(`sqlite:${path.join(dir, 'site.sqlite')}`, {
     ...DEFAULT_TIMEOUTS,
-    readerThreads: 1,
-    sqliteCacheKb: 300,
+    site: { reader_threads: 1, sqlite_cache_kb: 300 },
   });
   try {
     const writer = (await db.knex.raw('PRAGMA cache_size')) as { cache_size: number }[];

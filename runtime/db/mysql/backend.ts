@@ -2,7 +2,7 @@
 // transactions and group commit), and the change counter every write bumps (table-changes.ts).
 import knexFactory, { type Knex } from 'knex';
 import { logger } from '../../log/logger';
-import type { Backend, Database, DatabaseTimeouts } from '../backend';
+import type { Backend, Database, DatabaseOptions, DatabaseTimeouts } from '../backend';
 import { DatabaseHealth } from '../health';
 import { KNEX_LOG } from '../knex-log';
 import { changeCounter } from './change-counter';
@@ -107,7 +107,7 @@ function mysqlKnex(url: string, timeouts: DatabaseTimeouts, writes: boolean, cha
 }
 
 /** Opens the MariaDB/MySQL database of `url` (`mysql://user:pass@host:port/db`, or `mariadb://`). */
-export function connectMysql(url: string, timeouts: DatabaseTimeouts): MysqlDatabase {
+export function connectMysql(url: string, timeouts: DatabaseOptions): MysqlDatabase {
   const tableChanges = new TableChanges(timeouts.statementMs);
   const knex = mysqlKnex(url, timeouts, false, tableChanges);
   // Write transactions have connections of their own with autocommit off: the first statement of a work opens its

@@ -5,7 +5,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import knexFactory from 'knex';
 import { logger } from '../../log/logger';
-import type { Backend, Database, DatabaseTimeouts } from '../backend';
+import type { Backend, Database, DatabaseOptions } from '../backend';
 import { DatabaseHealth } from '../health';
 import { KNEX_LOG } from '../knex-log';
 import { SQLITE_ERRORS } from './errors';
@@ -51,8 +51,14 @@ function tuneSqlite(db: BetterSqlite3.Database, busyMs: number, cacheKb: number 
 /** `PRAGMA data_version` per read connection: it moves whenever another connection commits. */
 const dataVersions = new WeakMap<BetterSqlite3.Database, BetterSqlite3.Statement>();
 
-/** Opens the SQLite database of `url` (`sqlite:<path>`). */
-export function connectSqlite(url: string, timeouts: DatabaseTimeouts): SqliteDatabase {
+/**
+ * Opens the SQLite database of `url` (`sqlite:<path>`). Site config: reader_threads (reader threads at most; 0: none,
+ * every read on the event loop), reader_nice (Linux: their nice value, default 19; 0 leaves the process's),
+ * sqlite_cache_kb (each connection's page cache, in KiB; default better-sqlite3's 16000).
+ */
+export function connectSqlite(url: string, options: DatabaseOptions): SqliteDatabase {
+  const { busyMs, site } = options;
+  const cacheKb = site?.sqlite_cache_kb;
   const file = path.resolve(sqliteFile(url));
   mkdirSync(path.dirname(file), { recursive: true });
   // knex keeps one connection for SQLite (pool max 1): every write of this process goes through it.
@@ -65,26 +71,26 @@ export function connectSqlite(url: string, timeouts: DatabaseTimeouts): SqliteDa
     log: KNEX_LOG,
     pool: {
       afterCreate: (conn: BetterSqlite3.Database, done: (err: Error | null, conn: unknown) => void) => {
-        tuneSqlite(conn, timeouts.busyMs, timeouts.sqliteCacheKb);
+        tuneSqlite(conn, busyMs, cacheKb);
         writer = conn;
         done(null, conn);
       },
     },
   });
   const reader = new BetterSqlite3(file);
-  tuneSqlite(reader, timeouts.busyMs, timeouts.sqliteCacheKb);
+  tuneSqlite(reader, busyMs, cacheKb);
   const health = new DatabaseHealth(() => knex.raw('select 1'), logger, SQLITE_ERRORS);
-  const checkpointer = startWalCheckpointer(file, timeouts.sqliteCacheKb);
-  const threads = Math.floor(timeouts.readerThreads ?? 2);
+  const checkpointer = startWalCheckpointer(file, cacheKb);
+  const threads = Math.floor(site?.reader_threads ?? 2);
   // reader_threads 0: every read on the event loop, as before reader threads existed.
   const readerPool =
     threads >= 1
       ? new ReaderPool({
           file,
           threads,
-          busyMs: timeouts.busyMs,
-          nice: timeouts.readerNice ?? 19,
-          cacheKb: timeouts.sqliteCacheKb,
+          busyMs,
+          nice: site?.reader_nice ?? 19,
+          cacheKb,
         })
       : undefined;
   const readConnection = createReadSnapshots(reader, () => (writer?.open ? writer : undefined));
