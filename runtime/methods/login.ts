@@ -11,6 +11,7 @@ import {
 import { readAuth, verifyPassword } from '../auth/passwords';
 import { createSession, parseSessionExpiry } from '../auth/sessions';
 import { loadSettings } from '../auth/settings';
+import { assertSameSiteLogin } from '../auth/login-origin';
 import { loadUser } from '../auth/users';
 import { AuthenticationError } from '../errors/errors';
 import { requestParams } from '../http/params';
@@ -37,9 +38,10 @@ const INVALID_LOGIN = 'Invalid login credentials';
 
 /**
  * Signs in with `usr` and `pwd` from the request: starts a session and sets its cookies; answers Frappe's login body.
- * Every failure is the same 401 (and counts towards the lockout).
+ * Every failure is the same 401 (and counts towards the lockout); a post from another site's page is 400 first.
  */
 export async function login(ctx: AppContext): Promise<unknown> {
+  assertSameSiteLogin(ctx);
   const params = requestParams(ctx);
   const usr = typeof params.usr === 'string' ? params.usr.trim() : '';
   const pwd = typeof params.pwd === 'string' ? params.pwd : '';
