@@ -363,8 +363,10 @@ export class GuestContext {
       return { ok: false, kind: 'script', message, logs };
     }
     const e = errorText(this.ctx, err);
-    // QuickJS throws null for an allocation that fails while it is reporting one that failed.
-    if (e.message === 'out of memory' || (e.message === 'null' && memoryExhausted(this.loaded)))
+    // Out of memory, QuickJS throws an InternalError "out of memory", or, when it cannot allocate even that, null or an
+    // error without name and message.
+    const bare = e.message === 'null' || e.message === '' || e.message === 'undefined';
+    if (e.message === 'out of memory' || (bare && memoryExhausted(this.loaded)))
       return { ok: false, kind: 'memory', logs };
     return { ok: false, kind: 'script', message: `${prefix}${e.name}: ${e.message}`, logs };
   }

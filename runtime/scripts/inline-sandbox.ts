@@ -8,7 +8,7 @@
 // host call, a result too large) is void: the caller runs the script in a worker, which gives the outcome, the script
 // goes to the workers from then on, and the context is rebuilt. SCRIPT_INLINE=0 sends every script to the workers.
 import { GuestContext, guestNames, type Budget, type HostBridge } from './guest-context';
-import { loadBoundedModule, type BoundedModule } from './quickjs-module';
+import { loadBoundedModule, quickjsWasm, type BoundedModule } from './quickjs-module';
 import { DEFAULT_LIMITS, type Reported, type ScriptLimits } from './sandbox-protocol';
 import { docMembers, isStraightLine } from './straight-line';
 
@@ -57,7 +57,8 @@ class Deadline implements Budget {
 /** Loads QuickJS on this thread (once); until it is ready, scripts go to the workers. */
 function load(): void {
   if (loading) return;
-  loading = loadBoundedModule(INLINE_LIMITS.memoryBytes)
+  loading = Promise.resolve()
+    .then(() => loadBoundedModule(INLINE_LIMITS.memoryBytes, quickjsWasm()))
     // Loading and walking the built-ins each hold the event loop for a while: not back to back.
     .then((mod) => new Promise<BoundedModule>((resolve) => setImmediate(() => resolve(mod))))
     .then(
@@ -144,11 +145,22 @@ export function runInline(source: string, filename: string, input: ScriptInput):
   }
   if (outcome?.ok && outcome.json !== undefined)
     return { ok: true, value: JSON.parse(outcome.json) as ScriptValues, logs: outcome.logs ?? [] };
-  // Void: the script goes to the workers from now on, and the context is rebuilt (a run stopped by a limit or by
-  // memory may have left it part-way through anything).
+  // Void: the script goes to the workers from now on, and the context is rebuilt (a run stopped by a limit may have
+  // left it part-way through anything); after a library error or running out of memory, the whole module is.
   verdicts.set(source, { inline: false });
-  guest.dispose();
-  guest = new GuestContext(loaded, INLINE_LIMITS, noHost);
+  try {
+    guest.dispose();
+  } catch {
+    outcome = undefined;
+  }
+  if (outcome && !(outcome.ok === false && outcome.kind === 'memory'))
+    guest = new GuestContext(loaded, INLINE_LIMITS, noHost);
+  else {
+    guest = undefined;
+    loaded = undefined;
+    loading = undefined;
+    load();
+  }
   return undefined;
 }
 

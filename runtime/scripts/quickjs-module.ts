@@ -2,7 +2,10 @@
 // malloc_usable_size reports, which this Emscripten build does not have: it counts 8 bytes a block, so a script filling
 // large arrays grew the module's memory to 2 GB (issue #36). The module is given a WebAssembly.Memory of our own
 // (quickjs-emscripten's `wasmMemory` variant option) with a maximum: past it malloc fails and QuickJS throws
-// "out of memory", and the process never holds more than that maximum for one module.
+// "out of memory", and the process never holds more than that maximum for one module. The WebAssembly is compiled once
+// per process (the package's public `wasm` export) and handed to the workers, which then start on code V8 has already
+// compiled and tiered up, not on its baseline code.
+import { readFileSync } from 'node:fs';
 import {
   RELEASE_SYNC,
   newQuickJSWASMModuleFromVariant,
@@ -11,8 +14,11 @@ import {
   type QuickJSWASMModule,
 } from 'quickjs-emscripten';
 
-/** A WebAssembly.Memory, as the variant option names it. */
-type WasmMemory = Extract<NonNullable<Parameters<typeof newVariant>[1]['wasmMemory']>, { buffer: unknown }>;
+/** A WebAssembly.Memory and a compiled WebAssembly.Module, as the variant options name them. */
+type VariantOptions = Parameters<typeof newVariant>[1];
+type WasmMemory = Extract<NonNullable<VariantOptions['wasmMemory']>, { buffer: unknown }>;
+/** A compiled WebAssembly module (structured-cloneable to worker threads). */
+export type WasmModule = Exclude<NonNullable<VariantOptions['wasmModule']>, () => unknown>;
 
 /** WebAssembly pages are 64 KB. */
 const PAGE = 64 * 1024;
@@ -38,27 +44,48 @@ const VARIANT: QuickJSSyncVariant = {
 };
 
 /** WebAssembly.Memory's constructor (the TypeScript lib in use declares the WebAssembly types, not the global). */
-const { Memory } = (
+const { Memory, Module } = (
   globalThis as unknown as {
-    WebAssembly: { Memory: new (limits: { initial: number; maximum: number }) => WasmMemory };
+    WebAssembly: {
+      Memory: new (limits: { initial: number; maximum: number }) => WasmMemory;
+      Module: new (bytes: Uint8Array) => WasmModule;
+    };
   }
 ).WebAssembly;
+
+let compiled: WasmModule | undefined;
+
+/** QuickJS's WebAssembly, compiled once per thread that asks (the event loop; workers are handed its module). */
+export function quickjsWasm(): WasmModule {
+  compiled ??= new Module(readFileSync(require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm')));
+  return compiled;
+}
 
 /** A loaded module and the most memory it may ever hold. */
 export interface BoundedModule {
   module: QuickJSWASMModule;
   maxBytes: number;
+  /** The heap budget past the initial memory. */
+  heapBytes: number;
 }
 
-/** A new QuickJS module whose heap may grow by at most `heapBytes` past the build's initial memory. */
-export async function loadBoundedModule(heapBytes: number): Promise<BoundedModule> {
+/**
+ * A new QuickJS module of `wasm` (compiled QuickJS, quickjsWasm) whose heap may grow by at most `heapBytes` past the
+ * build's initial memory.
+ */
+export async function loadBoundedModule(heapBytes: number, wasm: WasmModule): Promise<BoundedModule> {
   const maxBytes = INITIAL_BYTES + Math.ceil(heapBytes / PAGE) * PAGE;
   const memory = new Memory({ initial: INITIAL_BYTES / PAGE, maximum: maxBytes / PAGE });
-  const module = await newQuickJSWASMModuleFromVariant(newVariant(VARIANT, { wasmMemory: memory }));
-  return { module, maxBytes };
+  const module = await newQuickJSWASMModuleFromVariant(
+    newVariant(VARIANT, { wasmMemory: memory, wasmModule: wasm }),
+  );
+  return { module, maxBytes, heapBytes };
 }
 
-/** Whether `loaded` has grown its memory to the cap (an allocation past it failed, or is about to). */
+/**
+ * Whether `loaded` has used most of its heap budget: a failed allocation then is the budget's. Emscripten grows the
+ * memory to what an allocation asks, so one that did not fit can leave up to its own size unused below the cap.
+ */
 export function memoryExhausted(loaded: BoundedModule): boolean {
-  return loaded.module.getWasmMemory().buffer.byteLength >= loaded.maxBytes;
+  return loaded.module.getWasmMemory().buffer.byteLength >= loaded.maxBytes - loaded.heapBytes / 2;
 }

@@ -22,6 +22,7 @@ import {
   type WorkerData,
   type WorkerJob,
 } from './sandbox-protocol';
+import { quickjsWasm } from './quickjs-module';
 import { sandboxWorkerProgram } from './worker-bundle';
 
 /** Answers one host call: resolves with the JSON-able value, or rejects with the error the guest should see. */
@@ -145,6 +146,7 @@ export class SandboxPool {
       requireFrom: require.resolve('quickjs-emscripten'),
       memoryBytes: DEFAULT_LIMITS.memoryBytes,
       stackBytes: DEFAULT_LIMITS.stackBytes,
+      wasm: quickjsWasm(),
       signal: shared,
       replyPort: channel.port2,
       resultPort: results.port2,
@@ -190,7 +192,10 @@ export class SandboxPool {
         if (active > wallMs + graceMs) return this.kill(entry, 'wall');
         // The thread cannot have used more CPU than the wall time since the job began.
         if (now - (job.started as number) <= cpuMs + graceMs) return;
-        const used = threadCpuMs(Atomics.load(entry.signal, 1)) - (entry.cpuStart[0] ?? NaN);
+        const started = entry.cpuStart[0] ?? NaN;
+        // A new worker still loading (busy machine): the job has not started, only the wall backstop applies to it.
+        if (started === Infinity) return;
+        const used = threadCpuMs(Atomics.load(entry.signal, 1)) - started;
         // Off Linux (no thread CPU clock) the wall clock outside host calls stands in for it.
         if (Number.isNaN(used) ? active > cpuMs + graceMs : used > cpuMs + graceMs) this.kill(entry, 'cpu');
       },
@@ -198,6 +203,8 @@ export class SandboxPool {
     );
     entry.timer.unref();
     Atomics.store(entry.events, 0, 0);
+    // Until the worker starts the job (a new one may still be loading QuickJS), no CPU is charged to it.
+    entry.cpuStart[0] = Infinity;
     const { id, kind, source, filename, input, limits } = job;
     entry.worker.postMessage({ id, kind, source, filename, input, limits } satisfies WorkerJob);
   }

@@ -98,6 +98,8 @@ export interface WorkerData {
   resultPort: import('node:worker_threads').MessagePort;
   memoryBytes: number;
   stackBytes: number;
+  /** QuickJS's compiled WebAssembly (quickjs-module.ts), shared by every thread. */
+  wasm: import('./quickjs-module').WasmModule;
 }
 
 /** A message from the worker on its parent port: a host call. */

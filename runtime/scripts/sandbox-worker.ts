@@ -138,7 +138,7 @@ function serve(data: WorkerData): void {
     return reply ?? '{"timeout":true}';
   };
 
-  let loaded: Promise<BoundedModule> = loadBoundedModule(data.memoryBytes);
+  let loaded: Promise<BoundedModule> = loadBoundedModule(data.memoryBytes, data.wasm);
   /** The context the next job runs in, built while the thread waits for it. */
   let spare: GuestContext | undefined;
   const fresh = (mod: BoundedModule): GuestContext => {
@@ -186,7 +186,7 @@ function serve(data: WorkerData): void {
         } catch (e) {
           // Not a guest exception (a trap in the WebAssembly, a library error): the next job starts on a fresh module.
           spare = undefined;
-          loaded = loadBoundedModule(data.memoryBytes);
+          loaded = loadBoundedModule(data.memoryBytes, data.wasm);
           outcome = { ok: false, kind: 'script', message: `InternalError: ${String((e as Error)?.message)}` };
         }
         post(outcome);
@@ -199,7 +199,7 @@ function serve(data: WorkerData): void {
           );
       },
       (e: unknown) => {
-        loaded = loadBoundedModule(data.memoryBytes);
+        loaded = loadBoundedModule(data.memoryBytes, data.wasm);
         const outcome: JobOutcome = {
           ok: false,
           kind: 'script',

@@ -140,7 +140,7 @@ test.each([
   'frappe.response.message = `${frappe.session.user}/${frappe.form_dict.n * 3}`',
   "doc.note = doc['description'] + doc.items.length; doc.priority = undefined",
   'frappe.response.message = doc',
-  // What crosses back as values (decodeResult): strings with escapes, NUL and non-ASCII, numbers JSON writes as null,
+  // What crosses back as values (JSON): strings with escapes, NUL and non-ASCII, numbers JSON writes as null,
   // values JSON leaves out, nested values, a replaced doc.
   "frappe.response.message = 'q\"b\\\\c\\n\\u0001 \\u0000 é 😀 \\u2028 s3:x'; doc.description = [NaN, -0, 1e21, 0.1 + 0.2, -Infinity, 'o1;']",
   'doc.priority = null; doc.description = { a: undefined, b: frappe.db.count, c: [undefined, frappe.get_list] }; frappe.response.message = frappe.db.count',
