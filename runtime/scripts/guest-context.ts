@@ -34,7 +34,7 @@ const HOST_CALLS = ['get_list', 'get_doc', 'new_doc', 'get_value', 'set_value', 
  * The guest half of a call, evaluated once per context with the host functions: prepare(json) makes `frappe` afresh
  * (form_dict, session.user, response) and sets the global `doc`; finish() returns frappe.response.message and the
  * globals doc and conditions as JSON text, with the JSON.stringify and global object of setup time (a script cannot
- * swap them under it); run(json, fn) does both around a compiled function; reset() removes the three globals.
+ * swap them under it); run(json, fn) does both around a compiled function, and then removes the three globals.
  * Host functions are frozen: they are the only objects a reused context hands to more than one call.
  */
 const IO_SOURCE = `(function (H) {
@@ -63,9 +63,9 @@ const IO_SOURCE = `(function (H) {
     if (wantConditions) out.conditions = G.conditions;
     return stringify(out);
   };
-  const run = function run(json, fn) { prepare(json); fn(); return finish(); };
   const reset = function reset() { delete G.frappe; delete G.doc; delete G.conditions; };
-  return [prepare, finish, run, reset];
+  const run = function run(json, fn) { try { prepare(json); fn(); return finish(); } finally { reset(); } };
+  return [prepare, finish, run];
 })`;
 
 /** What stops a call: checked by QuickJS's interrupt handler; `overLimit` names the limit once it is past. */
@@ -134,7 +134,6 @@ export class GuestContext {
   private readonly prepareFn: QuickJSHandle;
   private readonly finishFn: QuickJSHandle;
   private readonly runFn: QuickJSHandle;
-  private readonly resetFn: QuickJSHandle;
   /** Compiled straight-line scripts (inline), by source, least recently used first. */
   private readonly compiled = new Map<string, QuickJSHandle>();
   private call: Call | undefined;
@@ -194,7 +193,6 @@ export class GuestContext {
     this.prepareFn = own(ctx.getProp(io, 0));
     this.finishFn = own(ctx.getProp(io, 1));
     this.runFn = own(ctx.getProp(io, 2));
-    this.resetFn = own(ctx.getProp(io, 3));
   }
 
   /** Runs `source` as a script (global code) with `input` (JSON text); the outcome carries the result as JSON text. */
@@ -233,7 +231,7 @@ export class GuestContext {
 
   /**
    * Runs a straight-line `source` (inline-sandbox.ts) as the body of a function compiled once per source in this
-   * context, with `input`; then removes the globals the call set. The outcome's `json` is the result; a host call makes
+   * context, with `input`; the guest removes the globals the call set. The outcome's `json` is the result; a host call makes
    * the run void (kind `script`, `needsWorker`).
    */
   runCompiled(
@@ -257,9 +255,6 @@ export class GuestContext {
       if (text.length > limits.maxResultBytes) return { ok: false, kind: 'result' };
       return { ok: true, json: text, logs: call.logs };
     } finally {
-      const reset = ctx.callFunction(this.resetFn, ctx.undefined);
-      if (reset.error) reset.error.dispose();
-      else reset.value.dispose();
       this.end();
     }
   }
