@@ -182,20 +182,25 @@ export class SandboxPool {
     // A job under way keeps the process alive (an idle worker does not).
     entry.worker.ref();
     job.started = Date.now();
+    const queuedAt = job.started;
     job.hostMs = 0;
     const { cpuMs, wallMs, graceMs } = job.limits;
     entry.timer = setInterval(
       () => {
         const now = Date.now();
+        // A new worker still loading QuickJS (a busy machine) has not started the job: its clocks start when it does,
+        // seen here within one tick. Until then only the host-call wait bounds it.
+        if (entry.cpuStart[0] === Infinity) {
+          job.started = now;
+          if (now - queuedAt > job.limits.hostWaitMs) this.kill(entry, 'wall');
+          return;
+        }
         const inHost = (job.hostMs as number) + (job.hostSince === undefined ? 0 : now - job.hostSince);
         const active = now - (job.started as number) - inHost;
         if (active > wallMs + graceMs) return this.kill(entry, 'wall');
         // The thread cannot have used more CPU than the wall time since the job began.
         if (now - (job.started as number) <= cpuMs + graceMs) return;
-        const started = entry.cpuStart[0] ?? NaN;
-        // A new worker still loading (busy machine): the job has not started, only the wall backstop applies to it.
-        if (started === Infinity) return;
-        const used = threadCpuMs(Atomics.load(entry.signal, 1)) - started;
+        const used = threadCpuMs(Atomics.load(entry.signal, 1)) - (entry.cpuStart[0] ?? NaN);
         // Off Linux (no thread CPU clock) the wall clock outside host calls stands in for it.
         if (Number.isNaN(used) ? active > cpuMs + graceMs : used > cpuMs + graceMs) this.kill(entry, 'cpu');
       },

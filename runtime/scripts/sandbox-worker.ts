@@ -164,12 +164,21 @@ function serve(data: WorkerData): void {
           : guest.run(next.source, next.filename, next.input, next.limits, budget);
     } finally {
       job = undefined;
-      guest.dispose();
     }
     const used = clock.ms() - (cpuStart[0] ?? NaN);
     if (!Number.isNaN(used)) outcome.cpuMs = used;
-    // A module that ran out of memory keeps its grown memory: the pool ends this thread, which frees it.
+    // A module that ran out of memory keeps its grown memory: the pool ends this thread, which frees it (and the
+    // context, which QuickJS may not free cleanly after a failed allocation).
     if (outcome.ok === false && outcome.kind === 'memory') outcome.spent = true;
+    else {
+      try {
+        guest.dispose();
+      } catch {
+        // QuickJS found objects still alive when freeing the runtime: the next job starts on a fresh module.
+        spare = undefined;
+        loaded = loadBoundedModule(data.memoryBytes, data.wasm);
+      }
+    }
     return outcome;
   };
 
