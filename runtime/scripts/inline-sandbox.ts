@@ -7,7 +7,8 @@
 // functions, the only objects two calls share, are frozen. Any run that does not end well (an exception, a limit, a
 // host call, a result too large) is void: the caller runs the script in a worker, which gives the outcome, the script
 // goes to the workers from then on, and the context is rebuilt. SCRIPT_INLINE=0 sends every script to the workers.
-import { GuestContext, guestNames, type Budget, type HostBridge } from './guest-context';
+import { GuestContext, type Budget, type HostBridge } from './guest-context';
+import { guestNames } from './guest-names';
 import { loadBoundedModule, quickjsWasm, type BoundedModule } from './quickjs-module';
 import { DEFAULT_LIMITS, type Reported, type ScriptLimits } from './sandbox-protocol';
 import { docMembers, isStraightLine } from './straight-line';
