@@ -9,6 +9,7 @@ import path from 'node:path';
 import { transformSync } from 'esbuild';
 import { buildCompiledRegistryBundle } from '../runtime/cli/registry-bundle';
 import { buildCompiledRuntimeBundle } from '../runtime/cli/runtime-bundle';
+import { bundleSandboxWorker } from '../runtime/scripts/worker-bundle';
 
 const ROOT = path.resolve(__dirname, '..');
 /** The folders compiled; tests, benchmarks and this script stay TypeScript. */
@@ -39,13 +40,13 @@ function selfImports(code: string, file: string): string {
 }
 
 /**
- * Compiles one TypeScript file to CommonJS under `out`, with its source map beside it (`<file>.js.map`, named by a
+ * Compiles one TypeScript file to CommonJS under `out` (`define`: identifiers replaced by the build), with its source map beside it (`<file>.js.map`, named by a
  * `sourceMappingURL` comment). The map holds the mappings and the path of the .ts file, not its text: node reads it
  * only with --enable-source-maps, and V8 keeps each module's source string for the life of the process, so an inline
  * map (base64, with the TypeScript source inside) tripled what every loaded module holds (4.4 MB of source strings
  * instead of 1.5 MB) and --enable-source-maps parsed all of it at load.
  */
-function compile(file: string, out: string): void {
+function compile(file: string, out: string, define: Record<string, string>): void {
   const source = readFileSync(path.join(ROOT, file), 'utf8');
   const target = path.join(out, file.replace(/\.ts$/, '.js'));
   const { code, map } = transformSync(source, {
@@ -59,6 +60,7 @@ function compile(file: string, out: string): void {
     sourcesContent: false,
     // Class and function names stay (error classes are matched by name in places).
     keepNames: true,
+    define,
   });
   mkdirSync(path.dirname(target), { recursive: true });
   const mapName = `${path.basename(target)}.map`;
@@ -80,10 +82,12 @@ export async function build(out = path.join(ROOT, 'dist')): Promise<{ compiled: 
   rmSync(out, { recursive: true, force: true });
   let compiled = 0;
   let copied = 0;
+  // The sandbox worker's program, bundled once and put into the code (runtime/scripts/worker-bundle.ts).
+  const define = { __SANDBOX_WORKER__: JSON.stringify(bundleSandboxWorker()) };
   for (const file of SOURCES.flatMap((dir) => filesUnder(dir))) {
     if (file.endsWith('.d.ts')) continue;
     if (file.endsWith('.ts')) {
-      compile(file, out);
+      compile(file, out, define);
       compiled++;
     } else if (file.endsWith('.json')) {
       mkdirSync(path.dirname(path.join(out, file)), { recursive: true });

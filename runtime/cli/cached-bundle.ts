@@ -65,7 +65,10 @@ export function isFresh(paths: BundlePaths): boolean {
 /** What a bundle is built from, and how. */
 export interface BundleSpec {
   /** The entry and the esbuild options that differ between bundles. */
-  entry: Pick<BuildOptions, 'entryPoints' | 'stdin' | 'keepNames' | 'sourcemap' | 'sourcesContent'>;
+  entry: Pick<
+    BuildOptions,
+    'entryPoints' | 'stdin' | 'keepNames' | 'sourcemap' | 'sourcesContent' | 'define'
+  >;
   /** True for the files that go into the bundle; packages and every other file are required at run time by path. */
   owns: (file: string) => boolean;
   /** Make the V8 code cache beside the bundle (for bundles run through requireBundle). */

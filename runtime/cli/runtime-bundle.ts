@@ -16,11 +16,22 @@ import {
 } from './cached-bundle';
 
 /** Bumped when the way the runtime bundle is built changes. */
-const BUNDLE_FORMAT = 3;
+const BUNDLE_FORMAT = 4;
 const RUNTIME = path.join(PACKAGE_ROOT, 'runtime');
 const CLI = path.join(RUNTIME, 'cli');
 /** The compiled build's bundle, relative to dist/. */
 const COMPILED_BUNDLE = 'runtime.bundle.js';
+
+/**
+ * The sandbox worker's program put into the bundle (runtime/scripts/worker-bundle.ts): a bundle does not run from the
+ * sources' folder, where the program would otherwise be bundled from. Required here, after the check that no runtime
+ * module is loaded yet.
+ */
+function sandboxWorkerDefine(): Record<string, string> {
+  const { bundleSandboxWorker } =
+    require('../scripts/worker-bundle') as typeof import('../scripts/worker-bundle');
+  return { __SANDBOX_WORKER__: JSON.stringify(bundleSandboxWorker()) };
+}
 
 /** True for the files the bundle holds: runtime/ but runtime/cli. */
 function isBundled(file: string): boolean {
@@ -68,6 +79,7 @@ export async function installRuntimeBundle(): Promise<void> {
           keepNames: true,
           // Stack traces (developer-mode tracebacks) still name runtime/ files and lines, as with tsx.
           sourcemap: 'inline',
+          define: sandboxWorkerDefine(),
         },
         owns: isBundled,
         codeCache: false,
@@ -141,6 +153,7 @@ export async function buildCompiledRuntimeBundle(out: string): Promise<string> {
         keepNames: true,
         sourcemap: 'linked',
         sourcesContent: false,
+        define: sandboxWorkerDefine(),
       },
       // Files are imported without extension.
       owns: (file) => isBundled(file) && !lazyOnly.has(file) && !lazyOnly.has(`${file}.ts`),

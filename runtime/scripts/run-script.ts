@@ -15,7 +15,8 @@ import { logger } from '../log/logger';
 import type { Caller } from '../operations/caller';
 import { callHost } from './host-api';
 import { runInline } from './inline-sandbox';
-import { DEFAULT_LIMITS, sandboxPool, type HostReply, type JobOutcome } from './sandbox-pool';
+import { sandboxPool } from './sandbox-pool';
+import { DEFAULT_LIMITS, type HostReply, type JobOutcome } from './sandbox-protocol';
 import type { ServerScript } from './script-store';
 
 /** How deep scripts may nest (a script saves a document whose event runs a script, ...). */
@@ -81,6 +82,10 @@ function failure(script: ServerScript, outcome: Exclude<JobOutcome, { ok: true }
       );
     case 'result':
       return new ServerScriptError(`${label} returned more than ${DEFAULT_LIMITS.maxResultBytes} characters`);
+    case 'memory':
+      return new ServerScriptError(
+        `${label} ran out of memory (its budget is ${DEFAULT_LIMITS.memoryBytes / 1024 / 1024} MB)`,
+      );
     case 'syntax':
       return new ServerScriptError(`${label} does not compile: ${outcome.error.message}`);
     default:

@@ -1,81 +1,32 @@
-// The sandbox pool: worker threads that run server scripts in QuickJS (WebAssembly), so a script burning its CPU budget
-// never holds the event loop. Each job gets a fresh QuickJS runtime and context; its host calls come back here and run
-// on the event loop (the worker waits for the answer). The CPU budget is the worker thread's own CPU time (Linux:
-// /proc/.../schedstat); a watchdog terminates a worker whose job overstays its CPU budget or the wall-clock backstop,
-// which is what ends a single native call QuickJS cannot interrupt.
+// The sandbox pool: worker threads (sandbox-worker.ts) that run server scripts in QuickJS (WebAssembly), so a script
+// burning its CPU budget never holds the event loop. Each job gets a fresh QuickJS runtime and context; its host calls
+// come back here and run on the event loop (the worker waits for the answer). The CPU budget is the worker thread's own
+// CPU time (Linux: /proc/.../schedstat); a watchdog terminates a worker whose job overstays its CPU budget or the
+// wall-clock backstop, which is what ends a single native call QuickJS cannot interrupt. Memory is bounded per worker
+// (its QuickJS memory is capped, quickjs-module.ts; a worker that ran out is ended) and the workers are bounded in
+// number: top-level jobs start only while fewer than BASE_WORKERS are busy, each holding at most MAX_SCRIPT_DEPTH
+// workers through nested calls, and at most MAX_IDLE are kept idle.
 import { openSync, readSync, closeSync } from 'node:fs';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
-import { WORKER_SOURCE } from './sandbox-worker-source';
-
-/** Hard limits of one script call. */
-export interface ScriptLimits {
-  /**
-   * CPU time of the worker thread the call may use (its thread's CPU clock: time spent waiting for host calls, or
-   * descheduled on a busy machine, does not count).
-   */
-  cpuMs: number;
-  /** The wall-clock backstop: time the call may take outside host calls, however little CPU it got. */
-  wallMs: number;
-  /** Bytes the guest's QuickJS runtime may allocate. */
-  memoryBytes: number;
-  /** Bytes of native stack the guest may use (deep recursion ends in "stack overflow"). */
-  stackBytes: number;
-  /** Characters the result (JSON) and each host call's arguments may have. */
-  maxResultBytes: number;
-  /** Characters `frappe.log` may write per call (the rest is dropped). */
-  maxLogBytes: number;
-  /** Host calls (get_list, get_doc ...) per script call. */
-  maxHostCalls: number;
-  /** How long the guest waits for one host call. */
-  hostWaitMs: number;
-  /**
-   * Grace beyond `cpuMs` (thread CPU) and `wallMs` after which the watchdog terminates the worker: one native call
-   * (a huge Array.fill) is not interrupted by QuickJS, the watchdog ends it.
-   */
-  graceMs: number;
-}
-
-/** The defaults: 32 MB, 256 KB of stack, 1 s of CPU (10 s of wall clock outside host calls), 2 MB of result, 64 KB of log. */
-export const DEFAULT_LIMITS: ScriptLimits = {
-  cpuMs: 1000,
-  wallMs: 10_000,
-  memoryBytes: 32 * 1024 * 1024,
-  stackBytes: 256 * 1024,
-  maxResultBytes: 2 * 1024 * 1024,
-  maxLogBytes: 64 * 1024,
-  maxHostCalls: 10_000,
-  hostWaitMs: 30_000,
-  graceMs: 1000,
-};
-
-/** What the worker reports for a job. */
-export type JobOutcome =
-  | {
-      ok: true;
-      json?: string;
-      /** An inline run's result as values (inline-sandbox.ts), instead of json. */
-      value?: { message?: unknown; doc?: unknown; conditions?: unknown };
-      logs?: string[];
-    }
-  | { ok: false; kind: 'syntax'; error: { name: string; message: string; stack: string }; logs?: string[] }
-  | { ok: false; kind: 'throw'; message: string; logs?: string[] }
-  | {
-      ok: false;
-      kind: 'host';
-      error: { excType: string; status: number; message: string };
-      logs?: string[];
-    }
-  | { ok: false; kind: 'timeout'; limit: 'cpu' | 'wall'; logs?: string[] }
-  | { ok: false; kind: 'script' | 'result' | 'killed'; message?: string; logs?: string[] };
-
-/** What the worker reports besides the outcome: the thread CPU time the job used, in ms (absent off Linux). */
-export type Reported = JobOutcome & { cpuMs?: number };
+import {
+  CPU_START_OFFSET,
+  DEFAULT_LIMITS,
+  EVENTS_OFFSET,
+  SIGNAL_BYTES,
+  tagOf,
+  type DoneMessage,
+  type HostCallMessage,
+  type HostReply,
+  type Reported,
+  type ScriptLimits,
+  type WorkerData,
+  type WorkerJob,
+} from './sandbox-protocol';
+import { quickjsWasm } from './quickjs-module';
+import { sandboxWorkerProgram } from './worker-bundle';
 
 /** Answers one host call: resolves with the JSON-able value, or rejects with the error the guest should see. */
 export type HostHandler = (name: string, args: unknown[]) => Promise<unknown>;
-
-/** The answer to a host call, as the worker reads it (JSON text). */
-export type HostReply = { ok: unknown } | { err: { excType: string; status: number; message: string } };
 
 interface Job {
   id: number;
@@ -116,9 +67,6 @@ const BASE_WORKERS = 4;
 const MAX_IDLE = 6;
 /** The longest the event loop may be blocked waiting for one job (`waitMs`). */
 const MAX_WAIT_MS = 5;
-
-/** A job's tag in the shared event cell (a positive int32, as the worker computes it). */
-const tagOf = (id: number): number => (id % 1073741823) + 1;
 
 /** Runs script jobs on a pool of worker threads. */
 export class SandboxPool {
@@ -177,8 +125,7 @@ export class SandboxPool {
     for (;;) {
       const event = Atomics.load(entry.events, 0);
       if (event === tag) {
-        const msg = receiveMessageOnPort(entry.results) as
-          { message: { t: string; id: number; outcome?: Reported } } | undefined;
+        const msg = receiveMessageOnPort(entry.results) as { message: DoneMessage } | undefined;
         if (msg) this.onMessage(entry, msg.message);
         return;
       }
@@ -190,19 +137,23 @@ export class SandboxPool {
   }
 
   private spawn(): PoolWorker {
-    const shared = new SharedArrayBuffer(24);
+    const shared = new SharedArrayBuffer(SIGNAL_BYTES);
     const channel = new MessageChannel();
     const results = new MessageChannel();
-    const worker = new Worker(WORKER_SOURCE, {
+    const workerData: WorkerData & { sandboxWorker: true; requireFrom: string } = {
+      sandboxWorker: true,
+      // Where the worker requires packages from (an eval'd worker's own require starts from the working directory).
+      requireFrom: require.resolve('quickjs-emscripten'),
+      memoryBytes: DEFAULT_LIMITS.memoryBytes,
+      stackBytes: DEFAULT_LIMITS.stackBytes,
+      wasm: quickjsWasm(),
+      signal: shared,
+      replyPort: channel.port2,
+      resultPort: results.port2,
+    };
+    const worker = new Worker(sandboxWorkerProgram(), {
       eval: true,
-      workerData: {
-        quickjs: require.resolve('quickjs-emscripten'),
-        memoryBytes: DEFAULT_LIMITS.memoryBytes,
-        stackBytes: DEFAULT_LIMITS.stackBytes,
-        signal: shared,
-        replyPort: channel.port2,
-        resultPort: results.port2,
-      },
+      workerData,
       transferList: [channel.port2, results.port2],
       resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
     });
@@ -210,20 +161,13 @@ export class SandboxPool {
     const entry: PoolWorker = {
       worker,
       signal: new Int32Array(shared, 0, 2),
-      cpuStart: new Float64Array(shared, 8, 1),
-      events: new Int32Array(shared, 16, 1),
+      cpuStart: new Float64Array(shared, CPU_START_OFFSET, 1),
+      events: new Int32Array(shared, EVENTS_OFFSET, 1),
       replies: channel.port1,
       results: results.port1,
     };
-    results.port1.on('message', (msg: { t: string; id: number; outcome?: Reported }) =>
-      this.onMessage(entry, msg),
-    );
-
-    worker.on(
-      'message',
-      (msg: { t: string; id: number; seq?: number; name?: string; args?: string; outcome?: Reported }) =>
-        this.onMessage(entry, msg),
-    );
+    results.port1.on('message', (msg: DoneMessage) => this.onMessage(entry, msg));
+    worker.on('message', (msg: HostCallMessage) => this.onMessage(entry, msg));
     worker.on('error', () => this.lost(entry, 'the sandbox worker failed'));
     worker.on('exit', () => this.lost(entry, 'the sandbox worker exited'));
     // After the listeners (adding a 'message' listener refs a port again): an idle pool keeps no process alive.
@@ -238,11 +182,19 @@ export class SandboxPool {
     // A job under way keeps the process alive (an idle worker does not).
     entry.worker.ref();
     job.started = Date.now();
+    const queuedAt = job.started;
     job.hostMs = 0;
     const { cpuMs, wallMs, graceMs } = job.limits;
     entry.timer = setInterval(
       () => {
         const now = Date.now();
+        // A new worker still loading QuickJS (a busy machine) has not started the job: its clocks start when it does,
+        // seen here within one tick. Until then only the host-call wait bounds it.
+        if (entry.cpuStart[0] === Infinity) {
+          job.started = now;
+          if (now - queuedAt > job.limits.hostWaitMs) this.kill(entry, 'wall');
+          return;
+        }
         const inHost = (job.hostMs as number) + (job.hostSince === undefined ? 0 : now - job.hostSince);
         const active = now - (job.started as number) - inHost;
         if (active > wallMs + graceMs) return this.kill(entry, 'wall');
@@ -256,21 +208,17 @@ export class SandboxPool {
     );
     entry.timer.unref();
     Atomics.store(entry.events, 0, 0);
+    // Until the worker starts the job (a new one may still be loading QuickJS), no CPU is charged to it.
+    entry.cpuStart[0] = Infinity;
     const { id, kind, source, filename, input, limits } = job;
-    entry.worker.postMessage({ id, kind, source, filename, input, limits });
+    entry.worker.postMessage({ id, kind, source, filename, input, limits } satisfies WorkerJob);
   }
 
-  private onMessage(
-    entry: PoolWorker,
-    msg: { t: string; id: number; seq?: number; name?: string; args?: string; outcome?: Reported },
-  ): void {
+  private onMessage(entry: PoolWorker, msg: HostCallMessage | DoneMessage): void {
     const job = entry.job;
     if (!job || msg.id !== job.id) return;
-    if (msg.t === 'host') {
-      void this.answer(entry, job, msg.seq as number, msg.name as string, msg.args as string);
-      return;
-    }
-    if (msg.t === 'done') this.finish(entry, msg.outcome as Reported);
+    if (msg.t === 'host') void this.answer(entry, job, msg.seq, msg.name, msg.args);
+    else this.finish(entry, msg.outcome);
   }
 
   /** Runs a host call on the event loop and wakes the worker with the answer. */
@@ -318,7 +266,10 @@ export class SandboxPool {
     this.busy.delete(entry);
     entry.worker.unref();
     job.resolve(outcome);
-    this.release(entry);
+    if (!outcome.spent) return this.release(entry);
+    // Its QuickJS module ran out of memory and keeps that memory: the thread ends, a new one takes the queue.
+    void entry.worker.terminate();
+    this.refill();
   }
 
   private release(entry: PoolWorker): void {

@@ -1,6 +1,6 @@
-// The first Server Script saved in a process is answered once the inline program (inline-sandbox.ts) is loaded, and
-// warmed up or a bounded wait for that has passed: the script's first calls run inline rather than in a worker or on a
-// program still loading. A file of its own, so that no earlier test has loaded the program in this module registry.
+// The first Server Script saved in a process is answered once the inline context (inline-sandbox.ts) is loaded, or a
+// bounded wait for that has passed: the script's first calls run inline rather than in a worker. A file of its own, so
+// that no earlier test has loaded the context in this module registry.
 import { runInline } from '../../runtime/scripts/inline-sandbox';
 import { createTestSite, type TestSite } from '../helpers/test-site';
 import { saveScript } from './script-helpers';
@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-test('saving the first Server Script of the process loads the inline program before the save is answered', async () => {
+test('saving the first Server Script of the process loads the inline context before the save is answered', async () => {
   const source = "if (doc.priority === 'Low') doc.priority = 'Medium'";
   await saveScript(t, {
     script_type: 'DocType Event',
@@ -19,7 +19,7 @@ test('saving the first Server Script of the process loads the inline program bef
     doctype_event: 'Before Save',
     script: source,
   });
-  // Right after the answer, without waiting: runInline is undefined while the program is not loaded.
+  // Right after the answer, without waiting: runInline is undefined while the context is not loaded.
   const outcome = runInline(source, 'script.js', { doc: { priority: 'Low' }, user: 'Administrator' });
   expect(outcome).toMatchObject({ ok: true });
   expect(outcome?.ok && outcome.value).toEqual({ doc: { priority: 'Medium' } });

@@ -1,8 +1,10 @@
 // Straight-line scripts run on the event loop thread: the check lets through the scripts it can bound (no loop, no
 // function, no call, no built-in reached by name) and refuses every way around it that we know of; an inline run gives
-// the same outcome as a worker's, starts from a fresh context, and a run that does not end well is left to the workers.
+// the same outcome as a worker's, sees nothing of an earlier call, and a run that does not end well is left to the
+// workers.
 import { inlineReady, runInline } from '../../runtime/scripts/inline-sandbox';
-import { SandboxPool, type HostReply } from '../../runtime/scripts/sandbox-pool';
+import { SandboxPool } from '../../runtime/scripts/sandbox-pool';
+import type { HostReply } from '../../runtime/scripts/sandbox-protocol';
 import { docMembers, isStraightLine } from '../../runtime/scripts/straight-line';
 
 let denied: ReadonlySet<string>;
@@ -138,7 +140,7 @@ test.each([
   'frappe.response.message = `${frappe.session.user}/${frappe.form_dict.n * 3}`',
   "doc.note = doc['description'] + doc.items.length; doc.priority = undefined",
   'frappe.response.message = doc',
-  // What crosses back as values (decodeResult): strings with escapes, NUL and non-ASCII, numbers JSON writes as null,
+  // What crosses back as values (JSON): strings with escapes, NUL and non-ASCII, numbers JSON writes as null,
   // values JSON leaves out, nested values, a replaced doc.
   "frappe.response.message = 'q\"b\\\\c\\n\\u0001 \\u0000 é 😀 \\u2028 s3:x'; doc.description = [NaN, -0, 1e21, 0.1 + 0.2, -Infinity, 'o1;']",
   'doc.priority = null; doc.description = { a: undefined, b: frappe.db.count, c: [undefined, frappe.get_list] }; frappe.response.message = frappe.db.count',
@@ -192,40 +194,42 @@ test('every inline call starts from a fresh context', () => {
   }
 });
 
-test('every inline call with an input not seen before starts from a fresh context', () => {
-  // A new user each time: no remembered result answers, each call runs in the sandbox.
+test('inline calls share one context, but nothing a call can reach survives it', () => {
+  // A new user each time: each call sees its own input, none of what the previous one set.
   const source =
-    'frappe.response.message = [frappe.leak, doc.seen, frappe.session.user]; frappe.leak = 1; doc.seen = 1';
+    'frappe.response.message = [frappe.leak, doc.seen, frappe.session.user, typeof conditions]; frappe.leak = 1; doc.seen = 1; conditions = 2';
   for (let i = 0; i < 5; i++) {
     const outcome = runInline(source, 'script.js', { ...input, user: `fresh-${i}@example.com` });
     expect(outcome?.ok && outcome.value).toEqual({
-      message: [null, null, `fresh-${i}@example.com`],
+      message: [null, null, `fresh-${i}@example.com`, 'undefined'],
       doc: { seen: 1 },
     });
   }
+  // The host functions are the only objects two calls share, and they are frozen.
+  const tag =
+    'frappe.db.count.leak = 1; frappe.get_list.leak = 2; frappe.response.message = frappe.db.count.leak';
+  expect(isStraightLine(tag, denied)).toBe(true);
+  const tagged = runInline(tag, 'script.js', input);
+  expect(tagged?.ok && tagged.value).toEqual({ doc: {} });
+  const read = runInline(
+    'frappe.response.message = [frappe.db.count.leak, frappe.get_list.leak]',
+    'script.js',
+    input,
+  );
+  expect(read?.ok && read.value).toEqual({ message: [null, null], doc: {} });
 });
 
-test('a remembered input is answered as a run answers it, with values of its own', () => {
+test('the caller owns the values it gets: changing them changes no later answer', () => {
   const source =
     'doc.tags = [doc.priority, { n: 1 }]; frappe.response.message = { user: frappe.session.user }';
   const first = runInline(source, 'script.js', input);
-  const again = runInline(source, 'script.js', input);
-  expect(again?.ok && again.value).toEqual(first?.ok && first.value);
-  // The caller may change what it got: the next answer is not the changed one.
-  const values = (again?.ok && again.value) as { doc: { tags: unknown[] }; message: { user: string } };
+  const values = (first?.ok && first.value) as { doc: { tags: unknown[] }; message: { user: string } };
   values.doc.tags.push('changed');
   values.message.user = 'changed';
-  const third = runInline(source, 'script.js', input);
-  expect(third?.ok && third.value).toEqual(first?.ok && first.value);
-  // Another input is another result, not a remembered one.
-  const other = runInline(source, 'script.js', {
-    ...input,
-    doc: { ...input.doc, priority: 'High' },
-    user: 'x@example.com',
-  });
-  expect(other?.ok && other.value).toEqual({
-    doc: { priority: 'High', tags: ['High', { n: 1 }] },
-    message: { user: 'x@example.com' },
+  const again = runInline(source, 'script.js', input);
+  expect(again?.ok && again.value).toEqual({
+    doc: { priority: 'Low', tags: ['Low', { n: 1 }] },
+    message: { user: 'Administrator' },
   });
 });
 
