@@ -13,7 +13,7 @@ import { createErrorHandler } from './middleware/error-handler';
 import { createRequestLog } from './middleware/request-log';
 import { createRequestMetrics } from './middleware/request-metrics';
 import { REQUEST_ID_HEADER, requestIdFor } from './log/request-id';
-import { requestLogger } from './log/request-logger';
+import { requestLogger } from './http/request-logger';
 import { createResourceScopes } from './middleware/resource-scopes';
 import { createWriteCoalescing } from './middleware/write-coalescing';
 import { createRouteHandlers } from './routes/route-handlers';

@@ -2,8 +2,8 @@
 // process's cache at once (without it, other processes notice within their 5 s cache).
 import type { Site } from '../site';
 import { forgetBearerTokens } from './bearer-tokens';
-import { RedisSubscription } from './redis-subscription';
-import { siteRedis } from './site-redis';
+import { RedisSubscription } from '../redis/redis-subscription';
+import { siteRedis } from '../redis/site-redis';
 import { forgetUsers } from './users';
 
 const subscribers = new WeakMap<Site, RedisSubscription>();

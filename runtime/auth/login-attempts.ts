@@ -2,7 +2,7 @@
 // Counters live in memory, or in Redis when REDIS_URL is set (then every process of the site sees the same locks).
 import { TooManyRequestsError } from '../errors/errors';
 import type { Site } from '../site';
-import { redisCall, siteRedis } from './site-redis';
+import { redisCall, siteRedis } from '../redis/site-redis';
 
 /** The lockout settings: failures allowed in a row, and how long a lock lasts. */
 export interface LockoutPolicy {

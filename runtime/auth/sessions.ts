@@ -4,7 +4,7 @@ import type Redis from 'ioredis';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { now } from '../document/values';
 import type { Site } from '../site';
-import { closeSiteRedis, redisCall, siteRedis } from './site-redis';
+import { closeSiteRedis, redisCall, siteRedis } from '../redis/site-redis';
 
 /** What a session holds. */
 export interface SessionData {

@@ -3,7 +3,7 @@
 import { DuplicateEntryError, ValidationError } from '../errors/errors';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
-import { callerOf } from '../operations/caller';
+import { callerOf } from '../http/caller-of';
 import * as documents from '../operations/document-operations';
 import { sanitiseFileName } from './file-names';
 

@@ -8,7 +8,7 @@ import type { DocData } from '../document/store';
 import { AuthenticationError, ValidationError } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import { assertCsrfToken } from '../middleware/csrf';
-import { callerOf } from '../operations/caller';
+import { callerOf } from '../http/caller-of';
 import { readableDoc } from '../permissions/field-levels';
 import { assertMayAttach, markUploaded } from './file-rules';
 import { collisionName, extensionOf, fileUrlOf, keyOfUrl, sanitiseFileName } from './file-names';

@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Queue, WaitingError, Worker, type Job, type JobType } from 'bullmq';
 import Redis from 'ioredis';
-import { RedisBreaker } from '../auth/redis-breaker';
+import { RedisBreaker } from '../redis/redis-breaker';
 import { onShutdown } from '../lifecycle/shutdown-hooks';
 import { logger } from '../log/logger';
 import type { Site } from '../site';

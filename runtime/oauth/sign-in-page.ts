@@ -2,7 +2,7 @@
 import { AppError } from '../errors/errors';
 import { bodyObject } from '../http/params';
 import type { AppContext } from '../http/state';
-import { login } from '../methods/login';
+import { login } from '../auth/login';
 import { escapeHtml, hiddenField, sendPage } from './html-page';
 
 /** The sign-in page's path. */

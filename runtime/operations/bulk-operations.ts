@@ -7,7 +7,7 @@ import { SavepointBatch } from '../db/savepoint-batch';
 import type { DocData } from '../document/store';
 import { AppError, InternalServerError } from '../errors/errors';
 import { refusal } from '../permissions/doctype-permission';
-import type { Caller } from './caller';
+import type { Caller } from '../document/caller';
 import * as documents from './document-operations';
 import type { InTransaction } from './document-operations';
 

@@ -3,7 +3,7 @@
 import { DoesNotExistError } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import type { JobView } from '../jobs/job-queue';
-import { callerOf } from '../operations/caller';
+import { callerOf } from '../http/caller-of';
 import { refusal } from '../permissions/doctype-permission';
 import { respond } from './resource-handlers';
 import type { RouteParams, RouteRow } from './route-table';

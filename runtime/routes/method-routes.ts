@@ -8,7 +8,7 @@ import { runDocumentMethod, type DocumentMethodResult } from '../methods/documen
 import { methodArguments } from '../methods/method-arguments';
 import { createMethodCall } from '../methods/method-call';
 import { methodTable } from '../methods/method-table';
-import { callerOf } from '../operations/caller';
+import { callerOf } from '../http/caller-of';
 import { apiScript, callApiScript } from '../scripts/api-scripts';
 import { respond } from './resource-handlers';
 

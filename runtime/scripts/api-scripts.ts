@@ -6,7 +6,7 @@ import type { AppContext } from '../http/state';
 import { admitCall, type Admission } from '../methods/admit-call';
 import { rawArguments } from '../methods/method-arguments';
 import { DEFAULT_VERBS } from '../methods/whitelist';
-import { callerOf } from '../operations/caller';
+import { callerOf } from '../http/caller-of';
 import { runScript, runScriptInline, scriptsEnabled } from './run-script';
 import { loadedScriptIndex, scriptIndex, type ServerScript } from './script-store';
 

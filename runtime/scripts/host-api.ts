@@ -2,7 +2,7 @@
 // user (permissions, field levels, user permissions, validation, hooks). Arguments and results are JSON values only.
 import type { DocData } from '../document/store';
 import { DoesNotExistError, ValidationError } from '../errors/errors';
-import type { Caller } from '../operations/caller';
+import type { Caller } from '../document/caller';
 import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';
 

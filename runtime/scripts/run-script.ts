@@ -11,7 +11,7 @@ import {
   ValidationError,
 } from '../errors/errors';
 import { toAppError } from '../errors/render-error';
-import type { Caller } from '../operations/caller';
+import type { Caller } from '../document/caller';
 import { callHost } from './host-api';
 import { runInline } from './inline-sandbox';
 import { DEFAULT_LIMITS, sandboxPool, type HostReply, type JobOutcome } from './sandbox-pool';

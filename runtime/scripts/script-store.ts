@@ -8,8 +8,8 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { CHANGE_TABLE } from '../db/table-changes';
 import type { Site } from '../site';
-import { RedisSubscription } from '../auth/redis-subscription';
-import { siteRedis } from '../auth/site-redis';
+import { RedisSubscription } from '../redis/redis-subscription';
+import { siteRedis } from '../redis/site-redis';
 import { inlineWarm, preloadInline } from './inline-sandbox';
 
 /** One enabled Server Script, as the dispatchers need it. */

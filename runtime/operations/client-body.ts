@@ -2,10 +2,10 @@
 // rows per document (site config), and no value at all for a field the caller may not read.
 import { RequestEntityTooLargeError } from '../errors/errors';
 import { isTableType } from '../meta/field-types';
-import type { Caller } from '../operations/caller';
+import type { Caller } from '../document/caller';
 import { refuseUnreadableFields } from '../permissions/field-levels';
 import type { DocTypeBinding } from '../registry/registry';
-import type { DocData } from './store';
+import type { DocData } from '../document/store';
 
 /** Throws 413 when the body's child tables hold more than `max` rows together. */
 export function checkChildRowCount(binding: DocTypeBinding, body: DocData, max: number): void {

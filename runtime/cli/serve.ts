@@ -7,8 +7,8 @@ import type Koa from 'koa';
 import { closeSite } from '../bootstrap';
 import { logger } from '../log/logger';
 import type { Site } from '../site';
-import { InFlightResponses } from './in-flight';
-import { runShutdownHooks } from './shutdown-hooks';
+import { InFlightResponses } from '../lifecycle/in-flight';
+import { runShutdownHooks } from '../lifecycle/shutdown-hooks';
 
 /** The site config keys of the HTTP server (ms). */
 export interface ServerTimeouts {
