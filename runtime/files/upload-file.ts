@@ -7,7 +7,7 @@ import { serializeDoc } from '../document/serialize';
 import type { DocData } from '../document/store';
 import { AuthenticationError, ValidationError } from '../errors/errors';
 import type { AppContext } from '../http/state';
-import { assertCsrfToken } from '../middleware/csrf';
+import { assertCsrfToken } from '../auth/csrf-token';
 import { callerOf } from '../http/caller-of';
 import { readableDoc } from '../permissions/field-levels';
 import { assertMayAttach, markUploaded } from './file-rules';
