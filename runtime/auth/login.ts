@@ -1,4 +1,7 @@
 // Password login (`login` method and the sign-in page): lockout, IP restriction, the session and its cookies.
+import { AuthenticationError } from '../errors/errors';
+import { requestParams } from '../http/params';
+import type { AppContext } from '../http/state';
 import { clientIp, isHttps } from './client-ip';
 import { ipAllowed } from './ip-restriction';
 import { assertNotLocked, attemptKeys, lockoutPolicy, recordFailure, recordSuccess } from './login-attempts';
@@ -6,9 +9,6 @@ import { readAuth, verifyPassword } from './passwords';
 import { createSession, parseSessionExpiry } from './sessions';
 import { loadSettings } from './settings';
 import { loadUser } from './users';
-import { AuthenticationError } from '../errors/errors';
-import { requestParams } from '../http/params';
-import type { AppContext } from '../http/state';
 
 function setLoginCookies(
   ctx: AppContext,

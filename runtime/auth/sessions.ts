@@ -4,8 +4,8 @@ import type Redis from 'ioredis';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { now } from '../document/values';
 import type { SessionData } from '../http/state';
-import type { Site } from '../site';
 import { closeSiteRedis, redisCall, siteRedis } from '../redis/site-redis';
+import type { Site } from '../site';
 
 interface SessionStore {
   memory: Map<string, { session: SessionData; at: number }>;

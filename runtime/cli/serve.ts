@@ -5,10 +5,10 @@
 import http from 'node:http';
 import type Koa from 'koa';
 import { closeSite } from '../bootstrap';
-import { logger } from '../log/logger';
-import type { Site } from '../site';
 import { InFlightResponses } from '../lifecycle/in-flight';
 import { runShutdownHooks } from '../lifecycle/shutdown-hooks';
+import { logger } from '../log/logger';
+import type { Site } from '../site';
 
 /** The site config keys of the HTTP server (ms). */
 export interface ServerTimeouts {

@@ -7,10 +7,10 @@ import type Redis from 'ioredis';
 import type * as Flexible from 'rate-limiter-flexible';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { clientIp } from '../auth/client-ip';
-import type { RedisBreaker } from '../redis/redis-breaker';
-import { siteRedis } from '../redis/site-redis';
 import { TooManyRequestsError } from '../errors/errors';
 import type { AppContext } from '../http/state';
+import type { RedisBreaker } from '../redis/redis-breaker';
+import { siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
 
 /** A method's limit: at most `limit` calls per `seconds`. */

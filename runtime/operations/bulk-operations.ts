@@ -4,10 +4,10 @@
 import type { Knex } from 'knex';
 import { BatchRolledBackError } from '../db/group-commit';
 import { SavepointBatch } from '../db/savepoint-batch';
+import type { Caller } from '../document/caller';
 import type { DocData } from '../document/store';
 import { AppError, InternalServerError } from '../errors/errors';
 import { refusal } from '../permissions/doctype-permission';
-import type { Caller } from '../document/caller';
 import * as documents from './document-operations';
 import type { InTransaction } from './document-operations';
 

@@ -6,11 +6,11 @@
 // subscribing connection has come back (Redis answers it after every notice published before it, and a writer
 // publishes before it answers its client).
 import type Redis from 'ioredis';
-import { RedisSubscription } from '../redis/redis-subscription';
-import { siteRedis } from '../redis/site-redis';
 import { DEFAULT_TIMEOUTS, type Database } from '../db/connect';
 import { execute, onPooledConnection, select } from '../db/mysql-statements';
 import { CHANGE_TABLE } from '../db/table-changes';
+import { RedisSubscription } from '../redis/redis-subscription';
+import { siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
 
 /**

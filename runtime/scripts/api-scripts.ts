@@ -1,12 +1,12 @@
 // Server Scripts of type API: `/api/method/<api_method>` and `/api/v2/method/<api_method>`, any of Frappe's verbs,
 // `allow_guest`, the script's own rate limit; the result is `frappe.response.message` (v1 `message`, v2 `data`).
 import { PermissionError, ServerScriptNotEnabled } from '../errors/errors';
+import { callerOf } from '../http/caller-of';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import { admitCall, type Admission } from '../methods/admit-call';
 import { rawArguments } from '../methods/method-arguments';
 import { DEFAULT_VERBS } from '../methods/whitelist';
-import { callerOf } from '../http/caller-of';
 import { runScript, runScriptInline, scriptsEnabled } from './run-script';
 import { loadedScriptIndex, scriptIndex, type ServerScript } from './script-store';
 

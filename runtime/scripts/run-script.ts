@@ -2,6 +2,7 @@
 // hierarchy: frappe.throw → 400 ValidationError; an error of a host call → that error (e.g. 403); anything else the
 // script does wrong (its own exception, CPU, memory, stack, result size) → 500 ServerScriptError.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Caller } from '../document/caller';
 import {
   AppError,
   ERROR_CLASSES,
@@ -11,7 +12,6 @@ import {
   ValidationError,
 } from '../errors/errors';
 import { toAppError } from '../errors/render-error';
-import type { Caller } from '../document/caller';
 import { callHost } from './host-api';
 import { runInline } from './inline-sandbox';
 import { DEFAULT_LIMITS, sandboxPool, type HostReply, type JobOutcome } from './sandbox-pool';
