@@ -47,6 +47,7 @@ import {
   folderNameOf,
 } from '../files/file-rules';
 import { OAUTH_CLIENT, revokeClientGrants, revokeUserTokens } from '../oauth/document-revocation';
+import { guardGrantRowWrite } from '../oauth/grant-rows';
 import { authChanged } from '../auth/auth-broadcast';
 
 /**
@@ -262,6 +263,7 @@ export class DocumentTransaction implements DocumentSession {
       if (!this.ignorePermissions)
         await assertSavePermission(trx, this.site, this.user, binding, this.data(doc), stored, action);
       if (binding.meta.name === 'File') await checkFileSave(this, doc, stored);
+      guardGrantRowWrite(this.ignorePermissions ? undefined : this.user, binding.meta.name, doc, stored);
       if (state.isNew) {
         const beforeInsert = this.hook(binding, doc, 'before_insert');
         if (beforeInsert) await beforeInsert;

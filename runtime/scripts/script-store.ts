@@ -29,6 +29,8 @@ export interface ServerScript {
   cronFormat?: string;
   /** The document's `creation` (ms since the epoch): a scheduled script runs no occurrence before it. */
   createdAt: number;
+  /** The user who last saved it (`modified_by`): a scheduled script runs as that user. */
+  modifiedBy: string;
 }
 
 /** The enabled scripts of a site, indexed the ways they are looked up. */
@@ -137,6 +139,7 @@ async function loadRows(site: Site, q: Knex): Promise<Loaded> {
       'event_frequency',
       'cron_format',
       'creation',
+      'modified_by',
     )) as Record<string, unknown>[];
   const index: ScriptIndex = {
     api: new Map(),
@@ -154,6 +157,7 @@ async function loadRows(site: Site, q: Knex): Promise<Loaded> {
       modified: String(row.modified),
       allowGuest: Number(row.allow_guest) === 1,
       createdAt: timestampOf(row.creation),
+      modifiedBy: String(row.modified_by ?? ''),
       ...(row.api_method ? { apiMethod: String(row.api_method) } : {}),
       ...(row.reference_doctype ? { referenceDoctype: String(row.reference_doctype) } : {}),
       ...(row.doctype_event ? { doctypeEvent: String(row.doctype_event) } : {}),
