@@ -143,9 +143,9 @@ test('every kind of module reference is read', () => {
 
 test('docs/architecture.md lists the same layers and folders, in the same order', () => {
   const doc = readFileSync(path.join(ROOT, 'docs', 'architecture.md'), 'utf8');
-  const rows = [...doc.matchAll(/^\| (\d+)\. (\w+) +\| ([^|]+)\|/gm)].map((m) => ({
-    name: m[2] as string,
-    units: [...(m[3] as string).matchAll(/`([\w-]+)(?:\/|\.ts)`/g)].map((u) => u[1] as string),
+  const rows = [...doc.matchAll(/^\d+\. \*\*(\w+)\*\*: (.+)$/gm)].map((m) => ({
+    name: m[1] as string,
+    units: [...(m[2] as string).matchAll(/`([\w-]+)(?:\/|\.ts)`/g)].map((u) => u[1] as string),
   }));
   expect(rows).toEqual(LAYERS.map((layer) => ({ name: layer.name, units: [...layer.units] })));
 });
