@@ -13,7 +13,6 @@ import { ensureSigningKey } from './oauth/signing-keys';
 import { shrinkSandboxPool } from './scripts/sandbox-pool';
 import { closeServerScripts } from './scripts/script-store';
 import { flushRequestLog } from './middleware/request-log';
-import { openRowStore } from './document/row-store';
 import { closeResultCache, openResultCache, resultCacheLimits } from './query/result-cache';
 import { ensureFileFolders } from './files/file-rules';
 import { now } from './document/values';
@@ -113,11 +112,9 @@ export async function openSite(
     statementMs: conf.db_statement_timeout,
     acquireMs: conf.db_acquire_timeout,
     busyMs: conf.db_busy_timeout,
-    readerThreads: conf.reader_threads,
-    readerNice: conf.reader_nice,
-    sqliteCacheKb: conf.sqlite_cache_kb,
+    site: conf,
   });
-  const site: Site = { db, registry, rows: openRowStore(db, registry), config };
+  const site: Site = { db, registry, rows: db.openRowStore(registry), config };
   db.resultCache = resultCacheLimits(site);
   site.jobs = siteJobQueue(site);
   const { changed } = await migrate(

@@ -1,7 +1,7 @@
 // Who is asking: the site, the user and the API version. Every document and list operation takes one, so the same
 // operation serves the REST routes, the frappe.client methods and server scripts. A core type: the document, query and
 // permission code below the operations read it too (docs/architecture.md, "Layers").
-import type { WriteBatch } from '../db/savepoint-batch';
+import type { WriteBatch } from '../db/write-transaction';
 import type { SessionUser, Site } from '../site';
 import type { DocumentTransaction } from './lifecycle';
 
@@ -16,6 +16,9 @@ export interface Caller {
    * inside it instead of a transaction of their own.
    */
   tx?: DocumentTransaction;
-  /** The batch a new transaction of the operation joins as a savepoint (bulk items on MariaDB, savepoint-batch.ts). */
+  /**
+   * The batch a new transaction of the operation joins as a savepoint (bulk items, where the backend batches them:
+   * Database.bulkWrites).
+   */
   batch?: WriteBatch;
 }

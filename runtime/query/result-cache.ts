@@ -266,9 +266,10 @@ export function openResultCache(site: Site): ResultCache | undefined {
   let state = caches.get(site);
   if (!state) {
     state = {};
-    if (site.db.changes) {
+    const counter = site.db.changeCounter;
+    if (counter) {
       const limits = resultCacheLimits(site);
-      state.stamps = openChangeStamps(site);
+      state.stamps = openChangeStamps(site, counter);
       if (limits.entries > 0 && limits.bytes > 0) {
         state.cache = new ResultCache(state.stamps, limits);
         state.documents = new ResultCache(state.stamps, limits);

@@ -78,7 +78,7 @@ async function claim(site: Site, script: string, occurrence: number): Promise<bo
       return true;
     });
   } catch (err) {
-    if (isDuplicateKeyError(err)) return false; // another process claimed it between our read and our insert
+    if (isDuplicateKeyError(site.db, err)) return false; // another process claimed it between our read and our insert
     throw err;
   }
 }
