@@ -60,18 +60,18 @@ import * as user_permission_v1 from './routes/v1/user_permission';
 import * as user_permission_v2 from './routes/v2/user_permission';
 /** Every DocType of this service, by name. */
 export const registry = createRegistry([
-  { meta: api_request_log_model.meta, model: api_request_log_model.APIRequestLogModel, validateBody: api_request_log_validators.validateBody, v1: api_request_log_v1.operations, v2: api_request_log_v2.operations },
-  { meta: file_model.meta, model: file_model.FileModel, validateBody: file_validators.validateBody, v1: file_v1.operations, v2: file_v2.operations },
-  { meta: has_role_model.meta, model: has_role_model.HasRoleModel, validateBody: has_role_validators.validateBody, v1: has_role_v1.operations, v2: has_role_v2.operations },
-  { meta: note_model.meta, model: note_model.NoteModel, validateBody: note_validators.validateBody, v1: note_v1.operations, v2: note_v2.operations, controller: note_controller },
-  { meta: note_seen_by_model.meta, model: note_seen_by_model.NoteSeenByModel, validateBody: note_seen_by_validators.validateBody, v1: note_seen_by_v1.operations, v2: note_seen_by_v2.operations },
-  { meta: oauth_authorization_code_model.meta, model: oauth_authorization_code_model.OAuthAuthorizationCodeModel, validateBody: oauth_authorization_code_validators.validateBody, v1: oauth_authorization_code_v1.operations, v2: oauth_authorization_code_v2.operations },
-  { meta: oauth_bearer_token_model.meta, model: oauth_bearer_token_model.OAuthBearerTokenModel, validateBody: oauth_bearer_token_validators.validateBody, v1: oauth_bearer_token_v1.operations, v2: oauth_bearer_token_v2.operations },
-  { meta: oauth_client_model.meta, model: oauth_client_model.OAuthClientModel, validateBody: oauth_client_validators.validateBody, v1: oauth_client_v1.operations, v2: oauth_client_v2.operations, controller: oauth_client_controller },
-  { meta: role_model.meta, model: role_model.RoleModel, validateBody: role_validators.validateBody, v1: role_v1.operations, v2: role_v2.operations },
-  { meta: server_script_model.meta, model: server_script_model.ServerScriptModel, validateBody: server_script_validators.validateBody, v1: server_script_v1.operations, v2: server_script_v2.operations },
-  { meta: system_settings_model.meta, model: system_settings_model.SystemSettingsModel, validateBody: system_settings_validators.validateBody, v1: system_settings_v1.operations, v2: system_settings_v2.operations },
-  { meta: todo_model.meta, model: todo_model.ToDoModel, validateBody: todo_validators.validateBody, v1: todo_v1.operations, v2: todo_v2.operations },
-  { meta: user_model.meta, model: user_model.UserModel, validateBody: user_validators.validateBody, v1: user_v1.operations, v2: user_v2.operations },
-  { meta: user_permission_model.meta, model: user_permission_model.UserPermissionModel, validateBody: user_permission_validators.validateBody, v1: user_permission_v1.operations, v2: user_permission_v2.operations }
+  { meta: api_request_log_model.meta, model: api_request_log_model.APIRequestLogModel, validateBody: api_request_log_validators.validateBody, v1: api_request_log_v1.routes, v2: api_request_log_v2.routes },
+  { meta: file_model.meta, model: file_model.FileModel, validateBody: file_validators.validateBody, v1: file_v1.routes, v2: file_v2.routes },
+  { meta: has_role_model.meta, model: has_role_model.HasRoleModel, validateBody: has_role_validators.validateBody, v1: has_role_v1.routes, v2: has_role_v2.routes },
+  { meta: note_model.meta, model: note_model.NoteModel, validateBody: note_validators.validateBody, v1: note_v1.routes, v2: note_v2.routes, controller: note_controller },
+  { meta: note_seen_by_model.meta, model: note_seen_by_model.NoteSeenByModel, validateBody: note_seen_by_validators.validateBody, v1: note_seen_by_v1.routes, v2: note_seen_by_v2.routes },
+  { meta: oauth_authorization_code_model.meta, model: oauth_authorization_code_model.OAuthAuthorizationCodeModel, validateBody: oauth_authorization_code_validators.validateBody, v1: oauth_authorization_code_v1.routes, v2: oauth_authorization_code_v2.routes },
+  { meta: oauth_bearer_token_model.meta, model: oauth_bearer_token_model.OAuthBearerTokenModel, validateBody: oauth_bearer_token_validators.validateBody, v1: oauth_bearer_token_v1.routes, v2: oauth_bearer_token_v2.routes },
+  { meta: oauth_client_model.meta, model: oauth_client_model.OAuthClientModel, validateBody: oauth_client_validators.validateBody, v1: oauth_client_v1.routes, v2: oauth_client_v2.routes, controller: oauth_client_controller },
+  { meta: role_model.meta, model: role_model.RoleModel, validateBody: role_validators.validateBody, v1: role_v1.routes, v2: role_v2.routes },
+  { meta: server_script_model.meta, model: server_script_model.ServerScriptModel, validateBody: server_script_validators.validateBody, v1: server_script_v1.routes, v2: server_script_v2.routes },
+  { meta: system_settings_model.meta, model: system_settings_model.SystemSettingsModel, validateBody: system_settings_validators.validateBody, v1: system_settings_v1.routes, v2: system_settings_v2.routes },
+  { meta: todo_model.meta, model: todo_model.ToDoModel, validateBody: todo_validators.validateBody, v1: todo_v1.routes, v2: todo_v2.routes },
+  { meta: user_model.meta, model: user_model.UserModel, validateBody: user_validators.validateBody, v1: user_v1.routes, v2: user_v2.routes },
+  { meta: user_permission_model.meta, model: user_permission_model.UserPermissionModel, validateBody: user_permission_validators.validateBody, v1: user_permission_v1.routes, v2: user_permission_v2.routes }
   ]);

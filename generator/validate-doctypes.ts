@@ -222,6 +222,8 @@ function duplicateNames(docs: LoadedDocType[]): { problems: Problem[]; byName: M
 const IMPORTED_NAMES: Readonly<Record<string, string>> = {
   Model: 'objection',
   DocTypeMeta: 'doctype-service/internal',
+  DocTypeRoutes: 'doctype-service/internal',
+  BulkResult: 'doctype-service/internal',
 };
 
 /**

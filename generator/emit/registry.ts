@@ -65,7 +65,7 @@ export function emitRegistry(ctx: GeneratorContext): string {
     entries.push(
       `{ meta: ${id}_model.meta, model: ${id}_model.${className(ir.meta.name)}Model, ` +
         `validateBody: ${id}_validators.validateBody, ` +
-        `v1: ${id}_v1.operations, v2: ${id}_v2.operations` +
+        `v1: ${id}_v1.routes, v2: ${id}_v2.routes` +
         (ir.loaded.controller ? `, controller: ${id}_controller` : '') +
         (hasMethods ? `, methods: ${id}_methods.methods` : '') +
         ' }',

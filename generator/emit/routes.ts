@@ -1,24 +1,19 @@
-// Emits generated/routes/v1/<slug>.ts and generated/routes/v2/<slug>.ts: what a DocType serves, read from the route
-// table (runtime/routes/route-table.ts): its operations, its concrete routes, and each route's request and response
-// typed by the DocType's generated interface.
-import { StructureKind, VariableDeclarationKind, type InterfaceDeclarationStructure } from 'ts-morph';
-import { docTypeKind, docTypeOperations, docTypeRows, type RouteRow } from '../../runtime/routes/route-table';
+// Emits generated/routes/v1/<slug>.ts and generated/routes/v2/<slug>.ts: the routes a DocType serves, read from the route
+// table (runtime/routes/route-table.ts), which the runtime dispatches the DocType's requests to, and each route's
+// request and response typed by the DocType's generated interface.
+import { StructureKind, type InterfaceDeclarationStructure } from 'ts-morph';
+import { docTypeRouteKey } from '../../runtime/routes/doctype-routes';
+import { docTypeKind, docTypeRows, type RouteRow } from '../../runtime/routes/route-table';
 import { RUNTIME_INTERNAL, type GeneratorContext } from '../context';
 import { className } from '../naming';
 import type { DocTypeIR } from '../normalize';
 import { header } from '../ts/header';
-import { tsLiteral } from '../ts/literal';
 import { printSourceFile } from '../ts/project';
 import { modelPath } from './model';
+import { validatorPath } from './validator';
 
 /** Path of a DocType's route module for an API version. */
 export const routesPath = (ir: DocTypeIR, version: 1 | 2) => `routes/v${version}/${ir.meta.slug}.ts`;
-
-/** The v1 operations of a DocType: child tables have none of their own, singles have get and update. */
-export const v1Operations = (ir: DocTypeIR): string[] => docTypeOperations(docTypeKind(ir.meta), 1);
-
-/** The v2 operations of a DocType (meta answers for every DocType). */
-export const v2Operations = (ir: DocTypeIR): string[] => docTypeOperations(docTypeKind(ir.meta), 2);
 
 /**
  * A row's path for one DocType, as the OpenAPI documents write it: `{doctype}` is the DocType's name (encoded), `{name}`
@@ -76,37 +71,56 @@ function routeType(row: RouteRow, doc: string, version: 1 | 2): string {
   return `{ ${input ? `${where}: ${input}; ` : ''}response: ${response[row.response]} }`;
 }
 
-/** Emits one route module: the DocType's operations, routes and their typed request/response for one API version. */
+/** The verbs and path of a row for a DocType, as a reader of its route module sees them. */
+function routeLine(row: RouteRow, ir: DocTypeIR): string {
+  return `${row.verbs === '*' ? '*' : row.verbs.join(', ')} ${docTypePath(row, ir)}`;
+}
+
+/** Whether a row's body carries documents of the DocType, which its generated validator checks. */
+const takesDocuments = (row: RouteRow) => row.request === 'document' || row.request === 'bulk-docs';
+
+/**
+ * Emits one route module: the routes the DocType serves in one API version (the route table's rows, by key, with its
+ * validator where the body carries documents), which the runtime dispatches its requests to, and their request and
+ * response types in terms of the DocType's generated interface.
+ */
 export function emitRoutes(ir: DocTypeIR, _ctx: GeneratorContext, version: 1 | 2): string {
   const kind = docTypeKind(ir.meta);
-  const ops = docTypeOperations(kind, version);
   const rows = docTypeRows(kind, version);
-  const type = version === 1 ? 'V1Operation' : 'V2Operation';
   const doc = className(ir.meta.name);
-  const routes = rows.map((row) => ({
-    verbs: row.verbs,
-    path: docTypePath(row, ir),
-    operation: row.operation,
-    status: row.status,
-  }));
+  const validates = rows.some(takesDocuments);
+  const entries = rows.map(
+    (row) =>
+      `  /** ${routeLine(row, ir)} */\n` +
+      `  ${docTypeRouteKey(row)}: { row: row.${docTypeRouteKey(row)}${takesDocuments(row) ? ', validate: validateBody' : ''} },\n`,
+  );
   const types: InterfaceDeclarationStructure = {
     kind: StructureKind.Interface,
     name: 'Routes',
     isExported: true,
-    docs: [`Request and success response of each REST v${version} route of ${ir.meta.name}, by operation.`],
+    docs: [`Request and success response of each REST v${version} route of ${ir.meta.name}, by key.`],
     properties: rows.map((row) => ({
-      name: row.doctypeOperation ?? row.operation,
+      name: docTypeRouteKey(row),
       type: routeType(row, doc, version),
     })),
   };
   return printSourceFile(header('generator/emit/routes.ts', ir.loaded.file), {
     statements: [
+      ...(rows.length
+        ? [
+            {
+              kind: StructureKind.ImportDeclaration as const,
+              moduleSpecifier: RUNTIME_INTERNAL,
+              namedImports: ['DOCTYPE_ROWS'],
+            },
+          ]
+        : []),
       {
         kind: StructureKind.ImportDeclaration,
         moduleSpecifier: RUNTIME_INTERNAL,
         namedImports: [
           'DocTypeMeta',
-          type,
+          'DocTypeRoutes',
           ...(rows.some((r) => r.response === 'bulk-result') ? ['BulkResult'] : []),
         ],
         isTypeOnly: true,
@@ -117,16 +131,21 @@ export function emitRoutes(ir: DocTypeIR, _ctx: GeneratorContext, version: 1 | 2
         namedImports: [doc],
         isTypeOnly: true,
       },
-      {
-        kind: StructureKind.VariableStatement,
-        isExported: true,
-        declarationKind: VariableDeclarationKind.Const,
-        docs: [`The REST v${version} operations of ${ir.meta.name}.`],
-        declarations: [{ name: 'operations', type: `readonly ${type}[]`, initializer: tsLiteral(ops) }],
-      },
-      // Text, not a structure: ts-morph indents a multi-line initializer once more than the literal printer does.
-      `/** The REST v${version} routes of ${ir.meta.name}, from the route table: verbs, path, operation, success status. */\n` +
-        `export const routes = ${tsLiteral(routes)} as const;\n`,
+      ...(validates
+        ? [
+            {
+              kind: StructureKind.ImportDeclaration as const,
+              moduleSpecifier: `../../${validatorPath(ir).replace(/\.ts$/, '')}`,
+              namedImports: ['validateBody'],
+            },
+          ]
+        : []),
+      // Text, not structures: ts-morph indents a multi-line initializer once more than the literal printer does.
+      ...(rows.length ? [`const row = DOCTYPE_ROWS.v${version};\n`] : []),
+      `/**\n * The REST v${version} routes of ${ir.meta.name}, by key: the route table's row each serves${version === 1 ? ' (under /api and /api/v1)' : ''}, and\n` +
+        ` * the validator of a body of documents. The runtime dispatches the DocType's requests to these; a route left out\n` +
+        ` * answers as an operation the DocType does not have.\n */\n` +
+        `export const routes: DocTypeRoutes<Routes> = {${entries.length ? `\n${entries.join('')}` : ''}};\n`,
       types,
     ],
   });

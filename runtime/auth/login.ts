@@ -7,6 +7,7 @@ import { ipAllowed } from './ip-restriction';
 import { assertNotLocked, attemptKeys, lockoutPolicy, recordFailure, recordSuccess } from './login-attempts';
 import { readAuth, verifyPassword } from './passwords';
 import { createSession, parseSessionExpiry } from './sessions';
+import { assertSameSiteLogin } from './login-origin';
 import { loadSettings } from './settings';
 import { loadUser } from './users';
 
@@ -31,9 +32,10 @@ const INVALID_LOGIN = 'Invalid login credentials';
 
 /**
  * Signs in with `usr` and `pwd` from the request: starts a session and sets its cookies; answers Frappe's login body.
- * Every failure is the same 401 (and counts towards the lockout).
+ * Every failure is the same 401 (and counts towards the lockout); a post from another site's page is 400 first.
  */
 export async function login(ctx: AppContext): Promise<unknown> {
+  assertSameSiteLogin(ctx);
   const params = requestParams(ctx);
   const usr = typeof params.usr === 'string' ? params.usr.trim() : '';
   const pwd = typeof params.pwd === 'string' ? params.pwd : '';

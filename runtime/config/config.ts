@@ -74,6 +74,11 @@ export interface SiteConfig {
   /** Roles whose users may read /api/metrics (Administrator always may); `Guest` opens it to everyone. */
   metrics_roles: string[];
   /**
+   * Whether Guests may read the API description: the OpenAPI documents (every DocType, method and API script name) and
+   * the /api/docs page. Default false: signed-in users only (a Guest's document is 401, its page a sign-in).
+   */
+  openapi_public: boolean;
+  /**
    * Run background jobs in this process too (`svc serve`): null (the default) runs them with the embedded backend and
    * leaves them to `svc worker` processes with BullMQ; `svc serve --with-worker` is true.
    */
@@ -135,6 +140,7 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   shutdown_timeout: 10_000,
   access_log: false,
   metrics_roles: ['System Manager'],
+  openapi_public: false,
   job_worker: null,
   job_backend: null,
   job_queue_prefix: null,

@@ -5,7 +5,6 @@
 import type { Knex } from 'knex';
 import type { SiteConfig } from '../config/config';
 import type { DocTypeMeta } from '../meta/types';
-import type { ResultCacheLimits } from '../query/result-cache';
 import type { Registry } from '../registry/registry';
 import type { DatabaseHealth } from './health';
 import type { RowStore } from './row-store';
@@ -93,6 +92,14 @@ export interface DriverErrors {
   unavailableReason(err: { code?: unknown; message?: unknown }): string | undefined;
   /** Whether the driver's error `err` is a primary-key or unique-index clash. */
   isDuplicateKey(err: { code?: unknown; errno?: unknown }): boolean;
+}
+
+/** How much a site remembers of list results (site config result_cache_*). */
+export interface ResultCacheLimits {
+  /** Results at most; 0 remembers nothing. */
+  entries: number;
+  /** Approximate bytes of the remembered rows at most (about their JSON text). */
+  bytes: number;
 }
 
 /** An open database, as the core uses it. */

@@ -323,11 +323,12 @@ export class DocumentTransaction implements DocumentSession {
       if (binding.meta.issingle) await writeSingle(trx, binding, data);
       else if (state.isNew) await this.site.rows.insert(trx, binding, data);
       else await this.site.rows.update(trx, binding, data, stored as DocData);
-      // A disabled user's OAuth tokens are revoked with the change (enabling the user again does not revive them).
+      // A disabled user's OAuth tokens are revoked with the change (enabling the user again does not revive them), and
+      // so are they with a new password, as its sessions end.
       if (
         binding.meta.name === 'User' &&
         !state.isNew &&
-        Number(data.enabled) === 0 &&
+        (Number(data.enabled) === 0 || this.passwordChanged.has(String(data.name))) &&
         registry.get('OAuth Bearer Token')
       ) {
         await revokeUserTokens(trx, String(data.name));

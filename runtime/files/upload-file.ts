@@ -1,5 +1,6 @@
 // upload_file (/api/method/upload_file, /api/v2/method/upload_file): a multipart `file` streamed to a temporary file,
-// stored once per content (SHA-256), recorded as a File document; or `file_url` of a File of this site to attach again.
+// stored under the File's own name (its bytes once per content, SHA-256), recorded as a File document; or `file_url`
+// of a File of this site to attach again.
 import { rm } from 'node:fs/promises';
 import { loadSettings } from '../auth/settings';
 import { DocumentTransaction } from '../document/lifecycle';
@@ -11,7 +12,7 @@ import { assertCsrfToken } from '../auth/csrf-token';
 import { callerOf } from '../http/caller-of';
 import { readableDoc } from '../permissions/field-levels';
 import { assertMayAttach, markUploaded } from './file-rules';
-import { collisionName, extensionOf, fileUrlOf, keyOfUrl, sanitiseFileName } from './file-names';
+import { collisionName, extensionOf, fileUrlOf, sanitiseFileName } from './file-names';
 import { readUploadForm, type UploadedPart } from './multipart';
 import { siteStorage, withLock } from './site-files';
 import type { StorageKey } from './storage';
@@ -88,7 +89,11 @@ async function insertFile(ctx: AppContext, data: DocData, uploaded: boolean): Pr
   return readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version));
 }
 
-/** Stores the uploaded bytes (once per content and privacy) and records the File; the temp file never remains. */
+/**
+ * Stores the uploaded bytes under the File's own name (the store keeps identical content once: names are links to one
+ * blob) and records the File; the temp file never remains. Reusing another File's stored name would hand this File
+ * that name and URL (another user's private file name), so only the bytes are shared, never a name.
+ */
 async function saveUpload(
   ctx: AppContext,
   file: UploadedPart,
@@ -100,14 +105,7 @@ async function saveUpload(
   if (file.size === 0) throw new ValidationError('File is empty');
   if (!/^[0-9a-f]{64}$/.test(file.hash)) throw new ValidationError('Could not hash the upload');
   return withLock(file.hash, async () => {
-    const same = (await site.db
-      .knex('tabFile')
-      .where({ content_hash: file.hash, is_private: isPrivate ? 1 : 0 })
-      .whereNotNull('file_url')
-      .first('file_url')) as { file_url: string } | undefined;
-    const sharedKey = same ? keyOfUrl(same.file_url) : undefined;
-    const reuse = sharedKey && (await siteStorage(site).exists(sharedKey)) ? sharedKey : undefined;
-    const key = reuse ?? (await storeBytes(ctx, file, fileName, isPrivate));
+    const key = await storeBytes(ctx, file, fileName, isPrivate);
     const data: DocData = {
       ...base,
       file_url: fileUrlOf(key),
@@ -120,11 +118,12 @@ async function saveUpload(
     try {
       saved = await insertFile(ctx, data, true);
     } catch (err) {
-      if (!reuse) {
-        const url = fileUrlOf(key);
-        const inUse = async () => Boolean(await site.db.knex('tabFile').where('file_url', url).first('name'));
-        if (!(await inUse())) await store.delete(key, { contentHash: file.hash, inUse });
-      }
+      // The temporary file is a link to the blob as well: it goes first, so the blob goes with the name when no File
+      // holds it (a refused upload leaves no bytes behind).
+      await rm(file.path, { force: true });
+      const url = fileUrlOf(key);
+      const inUse = async () => Boolean(await site.db.knex('tabFile').where('file_url', url).first('name'));
+      if (!(await inUse())) await store.delete(key, { contentHash: file.hash, inUse });
       throw err;
     }
     // Another process may have deleted the last other File naming these bytes just before this row was committed:

@@ -1,4 +1,5 @@
 // MethodCall: the second argument of every whitelisted function — who is calling, and document operations that run as them.
+import type { Knex } from 'knex';
 import type { Caller } from '../document/caller';
 import type { DocData } from '../document/store';
 import * as documents from '../operations/document-operations';
@@ -11,6 +12,12 @@ export interface MethodCall {
   readonly user: SessionUser;
   /** The API version of the request. */
   readonly version: 1 | 2;
+  /**
+   * The site's database (SQLite or MariaDB) for custom read queries, e.g. through a generated objection model:
+   * `NoteModel.query(call.knex).withGraphFetched('seen_by')`. Outside the document lifecycle: it checks no
+   * permission and runs no hook or validation, and it is not the transaction of a document being saved.
+   */
+  readonly knex: Knex;
   /** Adds a message for the user, sent as `_server_messages` (v1) or `messages` (v2). */
   msgprint(message: string): void;
   /** Reads one document. */
@@ -38,6 +45,10 @@ class RequestMethodCall implements MethodCall {
 
   get version(): 1 | 2 {
     return this.caller.version;
+  }
+
+  get knex(): Knex {
+    return this.caller.site.db.knex;
   }
 
   msgprint(message: string): void {

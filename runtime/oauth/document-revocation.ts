@@ -1,4 +1,5 @@
-// Revocation that comes with a document change: deleting an OAuth Client (its tokens and codes), disabling a User.
+// Revocation that comes with a document change: deleting an OAuth Client (its tokens and codes), disabling a User or
+// changing its password (its tokens and codes).
 import type { Knex } from 'knex';
 import { now } from '../document/values';
 
@@ -19,9 +20,16 @@ export async function revokeClientGrants(trx: Knex, client: string): Promise<voi
     .update({ validity: 'Invalid', modified: stamp });
 }
 
-/** Revokes every active token of `user`, inside the transaction that disables the user. */
+/**
+ * Revokes every active token and spends every unspent code of `user`, inside the transaction that disables the user or
+ * changes its password.
+ */
 export async function revokeUserTokens(trx: Knex, user: string): Promise<void> {
+  const stamp = now();
   await trx('tabOAuth Bearer Token')
     .where({ user, status: 'Active' })
-    .update({ status: 'Revoked', modified: now() });
+    .update({ status: 'Revoked', modified: stamp });
+  await trx('tabOAuth Authorization Code')
+    .where({ user, validity: 'Valid' })
+    .update({ validity: 'Invalid', modified: stamp });
 }

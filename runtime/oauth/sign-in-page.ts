@@ -12,8 +12,9 @@ const ORIGIN = 'http://svc.invalid';
 
 /**
  * The path to return to after signing in, when `raw` is a path of this site: `/` then not `/` or `\` (no
- * protocol-relative `//evil`), no backslash or control character anywhere (browsers read `\` as `/`). Anything else,
- * absolute URLs included, is undefined: the page never sends anyone to another site (an open redirect).
+ * protocol-relative `//evil`), no backslash or control character anywhere (browsers read `\` as `/`), and the same
+ * after normalising (`/.//evil`, `/%2e//evil`, `/a/..//evil` become `//evil`). Anything else, absolute URLs included,
+ * is undefined: the page never sends anyone to another site (an open redirect).
  */
 export function safeReturnPath(raw: unknown): string | undefined {
   if (typeof raw !== 'string' || raw.length > 4096 || !raw.startsWith('/')) return undefined;
@@ -24,7 +25,10 @@ export function safeReturnPath(raw: unknown): string | undefined {
   } catch {
     return undefined;
   }
-  return url.origin === ORIGIN ? url.pathname + url.search : undefined;
+  const path = url.pathname + url.search;
+  // The Location header carries the normalised path: it must still be a path of this site.
+  if (url.origin !== ORIGIN || path.startsWith('//') || /[\\\x00-\x1f\x7f]/.test(path)) return undefined;
+  return path;
 }
 
 /** The sign-in page's URL that returns to `returnPath` afterwards. */

@@ -18,6 +18,36 @@ export function bindingFor(caller: Caller, doctype: string, op: V2Operation): Do
   const ops: ReadonlySet<string> | undefined = caller.version === 1 ? binding?.v1Ops : binding?.v2Ops;
   if (!binding || !ops || ops.size === 0)
     throw new DoesNotExistError(`DocType ${doctype.slice(0, 140)} not found`);
-  if (!ops.has(op)) throw new MethodNotAllowedError(`${op} is not allowed on ${doctype}`);
+  if (!ops.has(op))
+    throw new MethodNotAllowedError(`${op} is not allowed on ${doctype}`, {
+      headers: { Allow: allowedVerbs(caller.version, ops, op) },
+    });
   return binding;
+}
+
+/** The verbs of each document operation (v1 has no PATCH). */
+const VERBS: Partial<Record<V2Operation, readonly string[]>> = {
+  list: ['GET'],
+  create: ['POST'],
+  get: ['GET'],
+  update: ['PUT', 'PATCH'],
+  delete: ['DELETE'],
+};
+
+/** The operations served on the same path as each (the collection, or one document). */
+const SAME_PATH: Partial<Record<V2Operation, readonly V2Operation[]>> = {
+  list: ['list', 'create'],
+  create: ['list', 'create'],
+  get: ['get', 'update', 'delete'],
+  update: ['get', 'update', 'delete'],
+  delete: ['get', 'update', 'delete'],
+};
+
+/** The `Allow` of a 405 for `op`: the verbs of the operations on its path the DocType has (empty: none, as a Single's list). */
+function allowedVerbs(version: 1 | 2, ops: ReadonlySet<string>, op: V2Operation): string {
+  const verbs = new Set<string>();
+  for (const mate of SAME_PATH[op] ?? [])
+    if (ops.has(mate))
+      for (const verb of VERBS[mate] ?? []) if (version === 2 || verb !== 'PATCH') verbs.add(verb);
+  return [...verbs].join(', ');
 }

@@ -8,13 +8,13 @@ import { DocumentTransaction } from '../document/lifecycle';
 import { readDoc } from '../document/reader';
 import { serializeDoc } from '../document/serialize';
 import type { DocData } from '../document/store';
-import { DoesNotExistError } from '../errors/errors';
+import { DoesNotExistError, InvalidNameError } from '../errors/errors';
 import { frappeMeta } from '../meta/frappe-meta';
 import { assertDocumentPermission } from '../permissions/document-permission';
 import { assertDocTypePermission, hasDocTypePermission, refusal } from '../permissions/doctype-permission';
 import { readableDoc } from '../permissions/field-levels';
 import { expandLinks } from '../query/expand-links';
-import type { DocTypeBinding } from '../registry/registry';
+import type { DocTypeBinding, V2Operation } from '../registry/registry';
 import type { Caller } from '../document/caller';
 import { bindingFor } from './doctype-binding';
 
@@ -50,6 +50,20 @@ function transactionFor(caller: Caller): DocumentTransaction {
   return tx;
 }
 
+/** The longest name a document can have (naming.ts checkName). */
+const MAX_NAME_LENGTH = 140;
+
+/**
+ * The binding of `doctype` for an operation on the document `name`; a name no document can have (longer than 140
+ * characters, as creates refuse) is 400 InvalidNameError, not a lookup.
+ */
+function bindingForName(caller: Caller, doctype: string, name: string, op: V2Operation): DocTypeBinding {
+  const binding = bindingFor(caller, doctype, op);
+  if (name.length > MAX_NAME_LENGTH && !binding.meta.issingle)
+    throw new InvalidNameError('Name is longer than 140 characters');
+  return binding;
+}
+
 /** Reads one document (the DocType's own name for a Single); `expandLinks` replaces Link values by the linked documents. */
 export async function getDocument(
   caller: Caller,
@@ -57,7 +71,7 @@ export async function getDocument(
   name: string,
   options: { expandLinks?: boolean } = {},
 ): Promise<DocData> {
-  const binding = bindingFor(caller, doctype, 'get');
+  const binding = bindingForName(caller, doctype, name, 'get');
   assertDocTypePermission(caller.user, binding.meta, 'read');
   // The remembered document itself, not a copy (1.1 KB and a walk per GET): only read until serializeDoc copies it,
   // unless the controller's hasPermission hook would be handed it.
@@ -189,7 +203,7 @@ async function applyChanges(
   body: Record<string, unknown>,
   inTransaction?: InTransaction,
 ): Promise<Written> {
-  const binding = bindingFor(caller, doctype, 'update');
+  const binding = bindingForName(caller, doctype, name, 'update');
   // The lifecycle decides the exact right from the docstatus move (write, submit or cancel); here: any of them at all.
   if (
     !(['write', 'submit', 'cancel'] as const).some((right) =>
@@ -246,7 +260,7 @@ async function moveDocstatus(
   name: string,
   docstatus: 1 | 2,
 ): Promise<DocumentResult> {
-  const binding = bindingFor(caller, doctype, 'update');
+  const binding = bindingForName(caller, doctype, name, 'update');
   const right = docstatus === 1 ? 'submit' : 'cancel';
   assertDocTypePermission(caller.user, binding.meta, right);
   const tx = transactionFor(caller);
@@ -276,7 +290,7 @@ export async function deleteDocument(
   name: string,
   inTransaction?: InTransaction,
 ): Promise<string[]> {
-  const binding = bindingFor(caller, doctype, 'delete');
+  const binding = bindingForName(caller, doctype, name, 'delete');
   assertDocTypePermission(caller.user, binding.meta, 'delete');
   const tx = transactionFor(caller);
   await tx.run(async () => {
@@ -296,7 +310,7 @@ export async function copyDocument(
   name: string,
   keepNoCopy: boolean,
 ): Promise<DocData> {
-  const binding = bindingFor(caller, doctype, 'copy');
+  const binding = bindingForName(caller, doctype, name, 'copy');
   assertDocTypePermission(caller.user, binding.meta, 'read');
   const data = await readDoc(caller.site, binding, name);
   if (!data) throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);

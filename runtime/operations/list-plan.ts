@@ -86,7 +86,11 @@ export async function parseListRequest(
   params: Record<string, unknown>,
   version: 1 | 2,
 ): Promise<ListRequest> {
-  const selection = await parseFields(scope, jsonParam(params, 'fields'));
+  const fields = jsonParam(params, 'fields');
+  // JSON text that is a string (`fields="name"`) is malformed: a JSON list, or plain comma-separated names.
+  if (typeof fields === 'string' && fields !== params.fields)
+    throw new DataError("'fields' must be a JSON list or comma-separated field names, not a JSON string");
+  const selection = await parseFields(scope, fields);
   const filters = parseWhere(scope, params);
   const groupBy = await parseGroupBy(scope, params.group_by);
   checkGrouping(selection.items, groupBy);

@@ -6,6 +6,7 @@
 // entries and in bytes (site config `result_cache_entries`, `result_cache_bytes`), least recently used first out.
 // A query that reads anything but `tab…` tables, or calls a function whose value changes by itself, is never kept.
 import type { Knex } from 'knex';
+import type { ResultCacheLimits } from '../db/backend';
 import { tableFields } from '../document/field-lists';
 import { copyValue } from '../document/copy-value';
 import type { DocData } from '../document/store';
@@ -20,14 +21,6 @@ import {
   type Stamp,
 } from './change-stamps';
 import type { CompiledSlot, RowSet, SelectSource } from './run-query';
-
-/** How much a site remembers. */
-export interface ResultCacheLimits {
-  /** Results at most; 0 remembers nothing. */
-  entries: number;
-  /** Approximate bytes of the remembered rows at most (about their JSON text). */
-  bytes: number;
-}
 
 /** What a compiled query's remembered result is found by: its SQL and bindings, and the tables it reads. */
 export interface RememberedQuery {

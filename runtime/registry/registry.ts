@@ -31,14 +31,28 @@ export interface MethodEntry {
   jsonArgs: readonly string[];
 }
 
+/**
+ * A route of a DocType's generated route module, as the registry reads it: the route table's row it serves (typed in
+ * full by runtime/routes/doctype-routes.ts) and, where the body carries documents, the DocType's validator.
+ */
+export interface ServedRoute {
+  readonly row: { readonly operation: string; readonly doctypeOperation?: V2Operation };
+  readonly validate?: BodyValidator;
+}
+
+/** The routes a DocType serves in one API version (`routes` of generated/routes/v1|v2/<slug>.ts), by row key. */
+export type ServedRoutes = Readonly<Record<string, ServedRoute>>;
+
 /** What the generator emits for one DocType. */
 export interface DocTypeEntry {
   meta: DocTypeMeta;
   model: typeof Model;
   /** Validates (coerces and strips, in place) a create or update body: both have one schema. */
   validateBody: BodyValidator;
-  v1: readonly V1Operation[];
-  v2: readonly V2Operation[];
+  /** The REST v1 routes the DocType serves (its generated module's `routes`). */
+  v1: ServedRoutes;
+  /** The REST v2 routes the DocType serves. */
+  v2: ServedRoutes;
   controller?: ControllerModule;
   /** Whitelisted methods found in the controller. */
   methods?: readonly MethodEntry[];
@@ -46,7 +60,9 @@ export interface DocTypeEntry {
 
 /** A DocType with its operations as sets, ready for dispatch. */
 export interface DocTypeBinding extends DocTypeEntry {
-  v1Ops: ReadonlySet<V1Operation>;
+  /** The DocType operations of its v1 routes (what `bindingFor` lets through). */
+  v1Ops: ReadonlySet<V2Operation>;
+  /** The DocType operations of its v2 routes. */
   v2Ops: ReadonlySet<V2Operation>;
   /** Fields by name. */
   fieldMap: ReadonlyMap<string, DocTypeMeta['fields'][number]>;
@@ -58,14 +74,26 @@ export interface Registry {
   all(): DocTypeBinding[];
 }
 
+/** The DocType operations of a module's routes; a route filed under another row's key is a stale or edited module. */
+function operationsOf(name: string, version: 1 | 2, routes: ServedRoutes): Set<V2Operation> {
+  const ops = new Set<V2Operation>();
+  for (const key in routes) {
+    const row = (routes[key] as ServedRoute).row;
+    if ((row.doctypeOperation ?? row.operation) !== key)
+      throw new Error(`${name}: its v${version} route ${key} serves another row: run \`npm run generate\``);
+    if (row.doctypeOperation) ops.add(row.doctypeOperation);
+  }
+  return ops;
+}
+
 /** Builds the registry from the generated entries. */
 export function createRegistry(entries: DocTypeEntry[]): Registry {
   const byName = new Map<string, DocTypeBinding>();
   for (const entry of entries) {
     byName.set(entry.meta.name, {
       ...entry,
-      v1Ops: new Set(entry.v1),
-      v2Ops: new Set(entry.v2),
+      v1Ops: operationsOf(entry.meta.name, 1, entry.v1),
+      v2Ops: operationsOf(entry.meta.name, 2, entry.v2),
       fieldMap: new Map(entry.meta.fields.map((f) => [f.fieldname, f])),
     });
   }

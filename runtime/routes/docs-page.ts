@@ -1,11 +1,12 @@
 // The API docs page (rows `/api/docs` and `/api/docs/{name}`): Swagger UI (swagger-ui-dist) rendering the v2
 // document, or v1 with `?v=1`, and the DocType diagram of generated/docs/schema.md rendered by Mermaid. Every asset
-// is served from this origin (no CDN), compressed, with an ETag.
+// is served from this origin (no CDN), compressed, with an ETag. Signed-in users only unless `openapi_public`; never framed.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DoesNotExistError } from '../errors/errors';
 import { compressedBody, sendCompressed, type CompressedBody } from '../http/compressed-body';
 import type { AppContext } from '../http/state';
+import { admitDocsPage } from './api-description-access';
 import type { RouteParams } from './route-table';
 
 /** The script that starts Swagger UI on this origin and renders the diagram. */
@@ -100,11 +101,13 @@ export function createDocsHandlers(generatedDir: string): {
   };
   return {
     async docs(ctx) {
+      if (!admitDocsPage(ctx)) return;
       const version = ctx.query.v === '1' ? 1 : 2;
       const html = body(`page:${version}`, () => Buffer.from(page(version, diagramSource(generatedDir))));
       await sendCompressed(ctx, html, 'text/html; charset=utf-8', CACHE_CONTROL);
     },
     async docsAsset(ctx, params) {
+      ctx.set('X-Frame-Options', 'DENY');
       const asset = Object.hasOwn(ASSETS, params.name) ? ASSETS[params.name] : undefined;
       if (!asset) throw new DoesNotExistError(`No docs asset ${params.name.slice(0, 80)}`);
       await sendCompressed(ctx, body(params.name, asset.load), asset.type, CACHE_CONTROL);

@@ -1,12 +1,14 @@
 // Serves the generated OpenAPI documents (rows `/api/openapi.json`, `/api/v1/openapi.json`, `/api/v2/openapi.json`):
 // minified and without the generated file's header, compressed with br or gzip as the client accepts, with an ETag
-// (304 on If-None-Match) and Cache-Control.
+// (304 on If-None-Match) and Cache-Control. Signed-in users only unless site config `openapi_public` (they name every
+// DocType, method and API script).
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DoesNotExistError } from '../errors/errors';
 import { compressedBody, sendCompressed, type CompressedBody } from '../http/compressed-body';
 import type { AppContext } from '../http/state';
 import { withApiScripts } from '../scripts/openapi-scripts';
+import { assertMayReadApiDescription } from './api-description-access';
 
 /** Bodies remembered: the two documents, each with and without the API scripts of a moment. */
 const MAX_VARIANTS = 8;
@@ -35,6 +37,7 @@ export function createOpenApiHandler(generatedDir: string): (ctx: AppContext) =>
   }
 
   return async function serveOpenApi(ctx) {
+    assertMayReadApiDescription(ctx);
     const file = `v${ctx.state.version}.json`;
     let text = files.get(file);
     if (!text) {

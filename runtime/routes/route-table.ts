@@ -45,7 +45,7 @@ export type Operation =
   | 'openidConfiguration'
   | 'jwks';
 
-/** The operations a DocType may answer (checked per DocType by `bindingFor`), in the order generated files list them. */
+/** The operations a DocType may answer (checked per DocType by `bindingFor`, from its generated route modules). */
 export const DOCTYPE_OPERATIONS = [
   'list',
   'create',
@@ -480,14 +480,4 @@ export function docTypeRows(
   return table.filter(
     (row) => row.kinds?.includes(kind) && row.openapi.includes(version) && (withAliases || !row.alias),
   );
-}
-
-/** The DocType operations a kind of DocType answers in an API version, each once, in `DOCTYPE_OPERATIONS` order. */
-export function docTypeOperations(
-  kind: DocTypeKind,
-  version: 1 | 2,
-  table: readonly RouteRow[] = ROUTE_TABLE,
-): DocTypeOperation[] {
-  const ops = new Set(docTypeRows(kind, version, table).map((row) => row.doctypeOperation));
-  return DOCTYPE_OPERATIONS.filter((op) => ops.has(op));
 }

@@ -3,6 +3,7 @@
 import type { Middleware } from 'koa';
 import { BadRequestError, DoesNotExistError, MethodNotAllowedError } from '../errors/errors';
 import { refuseKeyOutsideCreate } from '../idempotency/idempotency-keys';
+import { serveDocTypeRoute } from './doctype-routes';
 import type { RouteHandlers } from './route-handlers';
 import type { RouteMatcher } from './route-matcher';
 
@@ -16,13 +17,18 @@ function decodable(path: string): boolean {
   }
 }
 
-/** Sets `state.route` to the row (and decoded captures) the path and verb select; leaves it unset when none does. */
+/**
+ * Sets `state.route` to the row (and decoded captures) the path and verb select, a DocType row as the DocType's
+ * generated route module serves it (doctype-routes.ts); leaves it unset when none does.
+ */
 export function createRouteMatch(matcher: RouteMatcher): Middleware {
   return function routeMatch(ctx, next) {
     const state = ctx.state;
     // A malformed escape (`%`, `%C0%AF`) selects nothing; the dispatch answers it with 400.
-    if (!state.path.includes('%') || decodable(state.path))
-      state.route = matcher.match(state.path, ctx.method);
+    if (!state.path.includes('%') || decodable(state.path)) {
+      const match = matcher.match(state.path, ctx.method);
+      state.route = match?.row.kinds ? serveDocTypeRoute(state.site.registry, state.version, match) : match;
+    }
     return next();
   };
 }

@@ -12,6 +12,7 @@ import {
   ValidationError,
 } from '../errors/errors';
 import { toAppError } from '../errors/render-error';
+import { logger } from '../log/logger';
 import { callHost } from './host-api';
 import { runInline } from './inline-sandbox';
 import { DEFAULT_LIMITS, sandboxPool, type HostReply, type JobOutcome } from './sandbox-pool';
@@ -36,10 +37,16 @@ export interface ScriptResult {
   conditions?: unknown;
 }
 
-/** Where `frappe.log` lines go (the server log; tests may replace it). */
-export let scriptLogSink = (script: string, line: string): void => {
-  process.stdout.write(`[server script ${script}] ${line}\n`);
-};
+/**
+ * Writes a `frappe.log` line to the process log: the script's text is one JSON-encoded field (`line`) of a normal,
+ * redacted log line, so a newline in it cannot start a forged line.
+ */
+export function logScriptLine(script: string, line: string): void {
+  logger().info({ script, line }, 'server script log');
+}
+
+/** Where `frappe.log` lines go (the process log; tests may replace it). */
+export let scriptLogSink = logScriptLine;
 
 /** Replaces the log sink (tests). */
 export function setScriptLogSink(sink: (script: string, line: string) => void): void {

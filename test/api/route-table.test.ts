@@ -1,8 +1,10 @@
-// The route table against the running app and the OpenAPI documents: every row answers (its operation runs, not the
-// router's 404/405), nothing answers that is not a row, and the documents list exactly the table's rows.
+// The route table and the generated route modules against the running app and the OpenAPI documents: each DocType's
+// modules list its kind's rows, every route answers (its operation runs, not the router's 404/405), nothing answers
+// that is not a row, and the documents list exactly the table's rows.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createRouteMatcher } from '../../runtime/routes/route-matcher';
+import { docTypeRouteKey } from '../../runtime/routes/doctype-routes';
 import { ROUTE_TABLE, docTypeKind, docTypeRows, type RouteRow } from '../../runtime/routes/route-table';
 import type { Registry } from '../../runtime/registry/registry';
 import { fixtureRegistry, generatedFolder } from '../helpers/fixture-registry';
@@ -36,12 +38,37 @@ const urlOf = (row: RouteRow, doctype: string, single: boolean) =>
     .replace(/\{name\+?\}/, single ? encodeURIComponent(doctype) : 'no-such-doc')
     .replace('{method}', 'no_such_method');
 
-test('every DocType row answers from its operation, for every DocType of its kinds, in both versions', async () => {
+/** The rows a DocType's generated module lists for a version (v1's under `/api/v1` too), as the router serves them. */
+const moduleRows = (binding: ReturnType<Registry['all']>[number], version: 1 | 2): RouteRow[] => {
+  const rows = Object.values(version === 1 ? binding.v1 : binding.v2).map((route) => route.row as RouteRow);
+  return version === 1
+    ? rows.flatMap((row) => [row, { ...row, path: row.path.replace(/^\/api/, '/api/v1') }])
+    : rows;
+};
+
+test("each DocType's generated modules list exactly the table's rows for its kind", () => {
+  for (const binding of registry.all()) {
+    for (const version of [1, 2] as const) {
+      const listed = Object.entries(version === 1 ? binding.v1 : binding.v2).map(([key, route]) => [
+        key,
+        route.row,
+      ]);
+      const table = docTypeRows(docTypeKind(binding.meta), version).map((row) => [docTypeRouteKey(row), row]);
+      expect({ doctype: binding.meta.name, version, rows: listed }).toEqual({
+        doctype: binding.meta.name,
+        version,
+        rows: table,
+      });
+    }
+  }
+});
+
+test('every route of a generated module answers from its operation, for every DocType, in both versions', async () => {
   let checked = 0;
   for (const binding of registry.all()) {
     const kind = docTypeKind(binding.meta);
     for (const version of [1, 2] as const) {
-      for (const row of docTypeRows(kind, version)) {
+      for (const row of moduleRows(binding, version)) {
         for (const verb of verbsOf(row)) {
           const res = await send(verb.toLowerCase(), urlOf(row, binding.meta.name, kind === 'single'));
           expect({
@@ -141,7 +168,9 @@ describe.each([1, 2] as const)('OpenAPI v%s', (version) => {
     );
     for (const binding of registry.all()) {
       const single = binding.meta.issingle;
-      for (const row of docTypeRows(docTypeKind(binding.meta), version)) {
+      for (const row of Object.values(version === 1 ? binding.v1 : binding.v2).map(
+        (r) => r.row as RouteRow,
+      )) {
         if (row.operation === 'documentMethod') continue; // one path per whitelisted method, below
         const url = urlOf(row, binding.meta.name, single).replace('no-such-doc', '{name}');
         for (const verb of verbsOf(row)) expect(documented).toContain(`${verb} ${url}`);

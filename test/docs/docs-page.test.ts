@@ -22,7 +22,8 @@ const FLAGS = [
 
 let t: TestSite;
 beforeAll(async () => {
-  t = await createTestSite();
+  // The page and its documents for Guests: site config openapi_public (the default is tested in api-description-access).
+  t = await createTestSite({ site: { openapi_public: true } });
 });
 afterAll(() => t.close());
 

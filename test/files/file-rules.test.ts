@@ -1,9 +1,11 @@
 // The File document's rules: attaching needs write on the target, file_url only of this site's files the caller may
 // read (never fetched), bytes removed with the last File naming them, attachments deleted with their document,
 // Attach/Attach Image fields take only readable files of this site.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
-import { everyStoredFile, fileRows, storedNames, upload } from './file-helpers';
+import { everyStoredFile, fileRows, filesRoot, storedNames, upload } from './file-helpers';
 
 let t: TestSite;
 let alice: string;
@@ -113,8 +115,9 @@ test('the stored facts of a File cannot be changed through the resource API', as
 });
 
 test('deleting a File removes its bytes only when no other File shares them', async () => {
+  // The same bytes and name twice: one stored name, held by both Files.
   const a = await upload(t, alice, 'shared by two', 'shared.txt');
-  const b = await upload(t, alice, 'shared by two', 'shared-too.txt');
+  const b = await upload(t, alice, 'shared by two', 'shared.txt');
   const stored = a.body.message.file_url.slice('/files/'.length);
   expect(b.body.message.file_url).toBe(a.body.message.file_url);
   const del1 = await t.http.delete(`/api/resource/File/${a.body.message.name}`).set('Authorization', alice);
@@ -123,6 +126,19 @@ test('deleting a File removes its bytes only when no other File shares them', as
   const del2 = await t.http.delete(`/api/resource/File/${b.body.message.name}`).set('Authorization', alice);
   expect(del2.status).toBe(202);
   expect(storedNames(t, 'files')).not.toContain(stored);
+  // The same bytes under two names: each File keeps its name; the bytes stay until the last name goes.
+  const c = await upload(t, alice, 'shared bytes', 'one-name.txt');
+  const d = await upload(t, alice, 'shared bytes', 'other-name.txt');
+  expect([c.body.message.file_url, d.body.message.file_url]).toEqual([
+    '/files/one-name.txt',
+    '/files/other-name.txt',
+  ]);
+  await t.http.delete(`/api/resource/File/${c.body.message.name}`).set('Authorization', alice).expect(202);
+  expect(storedNames(t, 'files')).not.toContain('one-name.txt');
+  expect((await t.http.get('/files/other-name.txt')).text).toBe('shared bytes');
+  await t.http.delete(`/api/resource/File/${d.body.message.name}`).set('Authorization', alice).expect(202);
+  expect(storedNames(t, 'files')).not.toContain('other-name.txt');
+  expect(readdirSync(path.join(filesRoot(t), 'blobs'))).not.toContain(c.body.message.content_hash);
 });
 
 test('deleting a document deletes its attachments and their bytes', async () => {

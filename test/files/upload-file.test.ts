@@ -1,6 +1,8 @@
 // upload_file: multipart streamed to disk, both method prefixes, the File row, dedup by content, names sanitised, limits.
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
-import { everyStoredFile, fileRows, storedNames, upload } from './file-helpers';
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { everyStoredFile, fileRows, filesRoot, storedNames, upload } from './file-helpers';
 
 let t: TestSite;
 let alice: string;
@@ -9,6 +11,9 @@ beforeAll(async () => {
   alice = await createUser(t, 'alice-upload@example.com', []);
 });
 afterAll(() => t.close());
+
+/** The inode of a stored file (names holding the same bytes share one). */
+const inode = (relative: string) => statSync(path.join(filesRoot(t), relative)).ino;
 
 test('v1 upload answers 200 with the File document in message', async () => {
   const res = await upload(t, t.adminToken, 'hello world', 'hello.txt');
@@ -38,15 +43,17 @@ test('v2 upload answers 200 with the File document in data; is_private stores un
   expect(storedNames(t, 'private/files')).toContain('secret.txt');
 });
 
-test('the same bytes are stored once; a different content under a taken name gets a server-made name', async () => {
+test('the same bytes are stored once under each name; a different content under a taken name gets a server-made name', async () => {
   const a = await upload(t, alice, 'same content', 'dup.txt');
   const b = await upload(t, alice, 'same content', 'other-name.txt');
-  expect(b.body.message.file_url).toBe(a.body.message.file_url);
+  expect(a.body.message.file_url).toBe('/files/dup.txt');
+  expect(b.body.message.file_url).toBe('/files/other-name.txt');
   expect(b.body.message.file_name).toBe('other-name.txt');
+  expect(inode('files/dup.txt')).toBe(inode('files/other-name.txt'));
   const c = await upload(t, alice, 'different content', 'dup.txt');
   expect(c.status).toBe(200);
   expect(c.body.message.file_url).toMatch(/^\/files\/dup-[0-9a-f]{6}\.txt$/);
-  expect(storedNames(t, 'files').filter((n) => n.startsWith('dup') || n.startsWith('other'))).toHaveLength(2);
+  expect(storedNames(t, 'files').filter((n) => n.startsWith('dup') || n.startsWith('other'))).toHaveLength(3);
 });
 
 test.each([
@@ -124,9 +131,12 @@ test('20 concurrent uploads of the same bytes give 20 File rows and one stored c
     Array.from({ length: 20 }, (_, i) => upload(t, alice, content, `c${i}.txt`)),
   );
   expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
+  // Each File keeps its own name and URL; the names are links to one copy of the bytes.
   const urls = new Set(results.map((r) => r.body.message.file_url));
-  expect(urls.size).toBe(1);
+  expect(urls.size).toBe(20);
   const hash = results[0]?.body.message.content_hash;
   expect((await t.site.db.knex('tabFile').where('content_hash', hash)).length).toBe(20);
-  expect(storedNames(t, 'files').filter((n) => /^c\d+/.test(n))).toHaveLength(1);
+  const names = storedNames(t, 'files').filter((n) => /^c\d+\.txt$/.test(n));
+  expect(names).toHaveLength(20);
+  expect(new Set(names.map((n) => inode(`files/${n}`))).size).toBe(1);
 });

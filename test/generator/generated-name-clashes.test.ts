@@ -54,6 +54,12 @@ const cases: Array<[names: string[], want: string[]]> = [
       'doctypes/0.json error: DocType "Doc Type Meta" generates the class name "DocTypeMeta", the same as the name generated code imports from doctype-service/internal',
     ],
   ],
+  [
+    ['Doc Type Routes'],
+    [
+      'doctypes/0.json error: DocType "Doc Type Routes" generates the class name "DocTypeRoutes", the same as the name generated code imports from doctype-service/internal',
+    ],
+  ],
   [['Has Role', 'Has Roles', 'Role', '2FA Settings', 'Item Model'], []],
 ];
 

@@ -101,9 +101,9 @@ describe('a planted violation fails the check', () => {
   });
 
   test('a removed violation leaves its baseline line stale', () => {
-    const planted = { 'runtime/db/backend.ts': 'export const cleaned = true;\n' };
+    const planted = { 'runtime/db/row-store.ts': 'export const cleaned = true;\n' };
     const { stale } = compareWithBaseline(violationsWith(planted), BASELINE);
-    expect(stale).toEqual(['backends upward runtime/db/backend.ts -> runtime/query/result-cache.ts']);
+    expect(stale).toEqual(['backends upward runtime/db/row-store.ts -> runtime/query/run-query.ts']);
   });
 });
 

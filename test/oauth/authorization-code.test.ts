@@ -386,7 +386,7 @@ describe('hostile inputs: refused with the RFC error code, nothing issued', () =
     expect(await countRows(t, TOKENS)).toBe(before);
   });
 
-  test('a code presented by another client: invalid_grant', async () => {
+  test('a code presented by another client: invalid_grant, and the code is spent', async () => {
     const { code, verifier } = await appCode();
     const before = await countRows(t, TOKENS);
     const res = await tokenRequest(
@@ -403,6 +403,10 @@ describe('hostile inputs: refused with the RFC error code, nothing issued', () =
       code_verifier: verifier,
     });
     expect([asTrusted.status, asTrusted.body.error]).toEqual([400, 'invalid_grant']);
+    expect(await countRows(t, TOKENS)).toBe(before);
+    // The first presentation spent it (issue #36 item 16): its own client cannot exchange it afterwards either.
+    const asOwner = await exchange(code, verifier);
+    expect([asOwner.status, asOwner.body.error]).toEqual([400, 'invalid_grant']);
     expect(await countRows(t, TOKENS)).toBe(before);
   });
 

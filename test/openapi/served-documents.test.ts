@@ -10,11 +10,12 @@ import { registry } from '../../generated';
 
 let t: TestSite;
 beforeAll(async () => {
-  t = await createTestSite();
+  // Served to Guests here: site config openapi_public (the default, signed-in users only, is api-description-access).
+  t = await createTestSite({ site: { openapi_public: true } });
 });
 afterAll(() => t.close());
 
-test('v1 and v2 documents are served as OpenAPI 3.1 without credentials', async () => {
+test('v1 and v2 documents are served as OpenAPI 3.1 without credentials (openapi_public)', async () => {
   for (const v of ['v1', 'v2']) {
     const res = await t.http.get(`/api/${v}/openapi.json`);
     expect(res.status).toBe(200);

@@ -150,12 +150,12 @@ test('server_script_enabled: false switches API scripts off (403 ServerScriptNot
 
 test('the served OpenAPI documents list the enabled API scripts as methods (v1 and v2)', async () => {
   await apiScript(t, 'documented', 'frappe.response.message = 1', { allow_guest: 1 });
-  const v1 = await t.http.get('/api/openapi.json');
+  const v1 = await t.http.get('/api/openapi.json').set(auth());
   expect(v1.status).toBe(200);
   expect(v1.body.paths['/api/method/documented'].get.tags).toEqual(['server scripts']);
   expect(v1.body.paths['/api/method/documented'].post.responses['200']).toBeDefined();
   expect(v1.body.paths['/api/method/ping']).toBeDefined();
-  const v2 = await t.http.get('/api/v2/openapi.json');
+  const v2 = await t.http.get('/api/v2/openapi.json').set(auth());
   expect(v2.body.paths['/api/v2/method/documented'].get.security).toEqual([{}]);
   expect(v2.body.paths['/api/v2/method/greet'].post).toBeDefined();
 });

@@ -2,7 +2,7 @@
 // for frappe.throw, the host error's own status for a refused host call), nothing leaks between calls, and the service
 // keeps answering: GET /api/method/ping stays under 100 ms while four runaway scripts burn their budget.
 import { closeRateLimits } from '../../runtime/methods/rate-limit';
-import { setScriptLogSink } from '../../runtime/scripts/run-script';
+import { logScriptLine, setScriptLogSink } from '../../runtime/scripts/run-script';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 import { apiScript } from './script-helpers';
 
@@ -211,7 +211,7 @@ test('frappe.log goes to the server log, capped per call', async () => {
     expect(lines.join('\n').length).toBeLessThan(70 * 1024);
     expect(lines[lines.length - 1]).toBe('[log truncated]');
   } finally {
-    setScriptLogSink((script, line) => process.stdout.write(`[server script ${script}] ${line}\n`));
+    setScriptLogSink(logScriptLine);
   }
 });
 

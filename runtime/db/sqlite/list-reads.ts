@@ -3,7 +3,7 @@
 // remembered until the database changes.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
-import type { ResultCacheLimits } from '../../query/result-cache';
+import type { ResultCacheLimits } from '../backend';
 import {
   compile,
   type CompiledQuery,

@@ -1,0 +1,66 @@
+// The routes a DocType serves, as its generated module lists them (generated/routes/v1|v2/<slug>.ts): each names a
+// DocType row of the route table by key. The router dispatches a DocType's request to the route its module lists, found
+// through the registry's map and the module's keys (no scan); a row the module does not list keeps the table's row,
+// whose operation answers as for any operation the DocType lacks (bindingFor: 404, 405, or 403 for a child table).
+import type { BodyValidator, Registry } from '../registry/registry';
+import type { RouteMatch } from './route-matcher';
+import { DOCTYPE_OPERATIONS, ROUTE_TABLE, type DocTypeOperation, type RouteRow } from './route-table';
+
+/** A route a DocType serves: a DocType row of the route table and, where the body carries documents, its validator. */
+export interface DocTypeRoute {
+  readonly row: RouteRow;
+  /** The DocType's generated validator of the documents the body carries (create, update, bulk insert/update). */
+  readonly validate?: BodyValidator;
+}
+
+/**
+ * The routes a DocType serves in one API version, by key. `R` is the module's `Routes` interface (each route's request
+ * and response in the DocType's generated types): a module lists exactly the routes it types.
+ */
+export type DocTypeRoutes<R = Record<string, unknown>> = { readonly [K in keyof R]: DocTypeRoute };
+
+/** A DocType row's key within its API version: its DocType operation, else its operation (`documentMethod`). */
+export const docTypeRouteKey = (row: Pick<RouteRow, 'operation' | 'doctypeOperation'>): string =>
+  row.doctypeOperation ?? row.operation;
+
+/** The key of a DocType row: its DocType operation, or `documentMethod`. */
+export type DocTypeRouteKey = DocTypeOperation | 'documentMethod';
+
+/** The keys of the v1 DocType rows. */
+const V1_KEYS = ['list', 'create', 'get', 'documentMethod', 'update', 'delete'] as const;
+/** The keys of the v2 DocType rows. */
+const V2_KEYS = [...DOCTYPE_OPERATIONS, 'documentMethod'] as const;
+
+/** The DocType rows of an API version (not the `/api/v1` aliases) by key: exactly `keys`, each once, or it throws. */
+function rowsByKey<K extends DocTypeRouteKey>(
+  version: 1 | 2,
+  keys: readonly K[],
+): Readonly<Record<K, RouteRow>> {
+  const rows: Partial<Record<string, RouteRow>> = {};
+  for (const row of ROUTE_TABLE) {
+    if (!row.kinds || row.alias || !row.openapi.includes(version)) continue;
+    const key = docTypeRouteKey(row);
+    if (rows[key] || !(keys as readonly string[]).includes(key))
+      throw new Error(`Route table: v${version} DocType row ${key} is twice or not among ${keys.join(', ')}`);
+    rows[key] = row;
+  }
+  const missing = keys.filter((key) => !rows[key]);
+  if (missing.length) throw new Error(`Route table: no v${version} DocType row for ${missing.join(', ')}`);
+  return rows as Record<K, RouteRow>;
+}
+
+/** The DocType rows of each API version by key: what generated route modules name (`DOCTYPE_ROWS.v2.get`). */
+export const DOCTYPE_ROWS = { v1: rowsByKey(1, V1_KEYS), v2: rowsByKey(2, V2_KEYS) } as const;
+
+/**
+ * Gives a DocType row's match the row of the DocType's generated route (the router runs it, CSRF and scopes read it);
+ * a DocType unknown or whose module does not list the row keeps the table's row. Two map look-ups, whatever the
+ * number of DocTypes.
+ */
+export function serveDocTypeRoute(registry: Registry, version: 1 | 2, match: RouteMatch): RouteMatch {
+  const binding = registry.get(match.params.doctype);
+  const route = binding && (version === 1 ? binding.v1 : binding.v2)[docTypeRouteKey(match.row)];
+  // The registry holds the module's routes by the shape it checks; their rows are the table's rows (DOCTYPE_ROWS).
+  if (route) match.row = route.row as RouteRow;
+  return match;
+}
