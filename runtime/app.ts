@@ -13,12 +13,13 @@ import { createErrorHandler } from './middleware/error-handler';
 import { createRequestLog } from './middleware/request-log';
 import { createRequestMetrics } from './middleware/request-metrics';
 import { REQUEST_ID_HEADER, requestIdFor } from './log/request-id';
-import { requestLogger } from './log/request-logger';
+import { requestLogger } from './http/request-logger';
 import { createResourceScopes } from './middleware/resource-scopes';
 import { createWriteCoalescing } from './middleware/write-coalescing';
 import { createRouteHandlers } from './routes/route-handlers';
 import { createRouteMatcher } from './routes/route-matcher';
 import { ROUTE_TABLE } from './routes/route-table';
+import { takesClientCredentials, waivesCsrf } from './routes/route-waivers';
 import { createRouteMatch, createRouter } from './routes/router';
 import type { Site } from './site';
 import { GUEST } from './site';
@@ -89,8 +90,19 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
     }),
   );
   app.use(createRouteMatch(matcher));
-  app.use(createAuthenticate({ authHooks: options.authHooks ?? loadAuthHooks() }));
-  app.use(createCsrf({ ignoreCsrf: conf.ignore_csrf, allowedReferrers: conf.allowed_referrers }));
+  app.use(
+    createAuthenticate({
+      authHooks: options.authHooks ?? loadAuthHooks(),
+      clientCredentials: takesClientCredentials,
+    }),
+  );
+  app.use(
+    createCsrf({
+      ignoreCsrf: conf.ignore_csrf,
+      allowedReferrers: conf.allowed_referrers,
+      waived: waivesCsrf,
+    }),
+  );
   app.use(createResourceScopes());
   app.use(createRouter(matcher, createRouteHandlers({ generatedDir: options.generatedDir ?? 'generated' })));
   return app;

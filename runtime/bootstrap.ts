@@ -4,7 +4,7 @@ import './jobs/bulk-job';
 import { startScheduler, stopScheduler } from './scripts/script-scheduler';
 import { hashPassword, readAuth, writeAuth } from './auth/passwords';
 import { listenForAuthChanges, stopAuthBroadcast } from './auth/auth-broadcast';
-import { closeSiteRedis } from './auth/site-redis';
+import { closeSiteRedis } from './redis/site-redis';
 import type { ServiceConfig } from './config/config';
 import { connect } from './db/connect';
 import { migrate } from './db/migrate';

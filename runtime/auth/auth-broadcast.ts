@@ -1,9 +1,9 @@
 // Credential changes across processes: with REDIS_URL, a revoked token or a changed user is dropped from every
 // process's cache at once (without it, other processes notice within their 5 s cache).
+import { RedisSubscription } from '../redis/redis-subscription';
+import { siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
 import { forgetBearerTokens } from './bearer-tokens';
-import { RedisSubscription } from './redis-subscription';
-import { siteRedis } from './site-redis';
 import { forgetUsers } from './users';
 
 const subscribers = new WeakMap<Site, RedisSubscription>();

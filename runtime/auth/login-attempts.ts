@@ -1,8 +1,8 @@
 // Login lockout: consecutive failed logins per user and per client IP (System Settings), refused with 429 while locked.
 // Counters live in memory, or in Redis when REDIS_URL is set (then every process of the site sees the same locks).
 import { TooManyRequestsError } from '../errors/errors';
+import { redisCall, siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
-import { redisCall, siteRedis } from './site-redis';
 
 /** The lockout settings: failures allowed in a row, and how long a lock lasts. */
 export interface LockoutPolicy {

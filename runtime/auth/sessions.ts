@@ -3,18 +3,9 @@ import { randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { now } from '../document/values';
+import type { SessionData } from '../http/state';
+import { closeSiteRedis, redisCall, siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
-import { closeSiteRedis, redisCall, siteRedis } from './site-redis';
-
-/** What a session holds. */
-export interface SessionData {
-  sid: string;
-  user: string;
-  csrfToken: string;
-  ip: string;
-  /** Last use, ms since epoch. */
-  lastUpdated: number;
-}
 
 interface SessionStore {
   memory: Map<string, { session: SessionData; at: number }>;

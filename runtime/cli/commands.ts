@@ -2,9 +2,9 @@
 // dispatch.
 import { createApp } from '../app';
 import { openSite } from '../bootstrap';
-import { checkRedisAtStart } from '../auth/site-redis';
+import { checkRedisAtStart } from '../redis/site-redis';
 import { loadConfig } from '../config/config';
-import { exitOnSignals, serve, stopWorker } from '../lifecycle/serve';
+import { exitOnSignals, serve, stopWorker } from './serve';
 import { jobBackend } from '../jobs/site-queue';
 import { addUser, generateKeysFor, setPassword } from './user-commands';
 import { doctypesDir, generatedDir } from './layout';

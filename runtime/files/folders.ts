@@ -1,9 +1,9 @@
 // Frappe's folder method: frappe.core.api.file.create_new_folder(file_name, folder) makes a folder (a File with
 // is_folder) under an existing one; a folder that already exists is answered as it is (Frappe's ignore_if_duplicate).
 import { DuplicateEntryError, ValidationError } from '../errors/errors';
+import { callerOf } from '../http/caller-of';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
-import { callerOf } from '../operations/caller';
 import * as documents from '../operations/document-operations';
 import { sanitiseFileName } from './file-names';
 

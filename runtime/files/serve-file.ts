@@ -5,7 +5,6 @@ import type { Readable } from 'node:stream';
 import { DoesNotExistError, RangeNotSatisfiableError } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import { refusal } from '../permissions/doctype-permission';
-import type { RouteParams, RouteRow } from '../routes/route-table';
 import { filesWithUrl, readableFileWithUrl, seesAllFiles } from './file-access';
 import { fileUrlOf, isSafeStoredName } from './file-names';
 import { SNIFF_BYTES, sniffType, type SniffedType } from './magic';
@@ -85,8 +84,15 @@ async function assertPrivateAccess(ctx: AppContext, url: string): Promise<void> 
   if (!(await readableFileWithUrl(site, user, url))) throw refusal(user, 'No permission to read this file');
 }
 
-/** The handler of the file rows: the row's path says public or private. */
-export async function serveFile(ctx: AppContext, params: RouteParams, row: RouteRow): Promise<void> {
+/**
+ * The handler of the file rows (runtime/routes/file-routes.ts): the row's path says public or private, its `{name+}`
+ * capture names the file, its status is a whole file's.
+ */
+export async function serveFile(
+  ctx: AppContext,
+  params: { name: string },
+  row: { path: string; status: number },
+): Promise<void> {
   const isPrivate = row.path.startsWith('/private/');
   const name = params.name;
   // `..`, separators, NUL, `%` (double encoding), leading dots: never a stored name, in any spelling.

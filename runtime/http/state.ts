@@ -3,10 +3,19 @@ import type { Context, DefaultState } from 'koa';
 import type { Logger } from 'pino';
 // koa-body's own augmentation types the parsed body (`ctx.request.body`); this brings it into every program that has the state.
 import type {} from 'koa-body';
-import type { SessionData } from '../auth/sessions';
 import type { QueryParams } from './params';
 import type { RouteMatch } from '../routes/route-matcher';
 import type { SessionUser, Site } from '../site';
+
+/** What a session holds (runtime/auth/sessions.ts keeps them; `ctx.state.session` under session authentication). */
+export interface SessionData {
+  sid: string;
+  user: string;
+  csrfToken: string;
+  ip: string;
+  /** Last use, ms since epoch. */
+  lastUpdated: number;
+}
 
 /** How the request authenticated. */
 export type AuthMethod = 'guest' | 'session' | 'token' | 'bearer' | 'hook';

@@ -3,7 +3,7 @@
 import type { AppContext } from '../http/state';
 import type { DocumentResult, InTransaction } from '../operations/document-operations';
 import * as documents from '../operations/document-operations';
-import { callerOf } from '../operations/caller';
+import { callerOf } from '../http/caller-of';
 import { inWriteTransaction } from '../db/write-transaction';
 import {
   REPLAYED_HEADER,

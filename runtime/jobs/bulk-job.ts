@@ -1,7 +1,7 @@
 // The bulk job: a bulk request above the async threshold, run by a worker as the user who sent it. Each item's outcome
 // is recorded with its write (success) or right after its rollback (failure); the result is built from the recorded
 // outcomes, so a job resumed after a crash reports every item exactly once.
-import type { Caller } from '../operations/caller';
+import type { Caller } from '../document/caller';
 import {
   bulkResult,
   runBulk,

@@ -6,9 +6,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Queue, WaitingError, Worker, type Job, type JobType } from 'bullmq';
 import Redis from 'ioredis';
-import { RedisBreaker } from '../auth/redis-breaker';
 import { onShutdown } from '../lifecycle/shutdown-hooks';
 import { logger } from '../log/logger';
+import { RedisBreaker } from '../redis/redis-breaker';
 import type { Site } from '../site';
 import { REQUEUE, type JobQueue, type JobRecord, type JobStatus } from './job-queue';
 import { deleteItems, itemCount, jobErrorText, runClaimedJob } from './job-runner';

@@ -9,7 +9,7 @@ import type { AppContext } from '../http/state';
 import { OAUTH_METHODS } from '../oauth/oauth-methods';
 import { ADMINISTRATOR } from '../site';
 import * as client from './frappe-client';
-import { login } from './login';
+import { login } from '../auth/login';
 import { runDocMethod } from './run-doc-method';
 import { uploadFile } from '../files/upload-file';
 import { createNewFolder } from '../files/folders';

@@ -1,5 +1,6 @@
 // Methods run on a document: whitelisted controller methods and the built-ins submit and cancel. GET needs read
 // permission, POST write; whatever the method then does (save, insert) is permission-checked again as the caller.
+import type { Caller } from '../document/caller';
 import type { Document } from '../document/document';
 import { DocumentTransaction } from '../document/lifecycle';
 import { serializeDoc } from '../document/serialize';
@@ -8,7 +9,7 @@ import { DoesNotExistError } from '../errors/errors';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import type { Right } from '../meta/types';
-import { bindingFor, type Caller } from '../operations/caller';
+import { bindingFor } from '../operations/doctype-binding';
 import { cancelDocument, submitDocument } from '../operations/document-operations';
 import { assertDocTypePermission } from '../permissions/doctype-permission';
 import { assertDocumentPermission } from '../permissions/document-permission';

@@ -4,7 +4,8 @@ import { DataError, DoesNotExistError, ValidationError } from '../errors/errors'
 import { jsonParam, requestParams } from '../http/params';
 import { STANDARD_FIELDS } from '../meta/types';
 import type { AppContext } from '../http/state';
-import { callerOf, type Caller } from '../operations/caller';
+import type { Caller } from '../document/caller';
+import { callerOf } from '../http/caller-of';
 import { runBulk } from '../operations/bulk-operations';
 import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';

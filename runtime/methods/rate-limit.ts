@@ -1,16 +1,16 @@
 // Per-method rate limits (`rateLimit: { limit, seconds }`): one bucket per canonical method path and caller, counted in
 // memory, or in Redis when REDIS_URL is set (rate-limiter-flexible). While Redis is down (its breaker open, see
-// auth/redis-breaker.ts) calls count in memory at once, and a failing Redis call falls back to memory too. The library
+// redis/redis-breaker.ts) calls count in memory at once, and a failing Redis call falls back to memory too. The library
 // (1 MB of heap) is loaded by the first call of a method that has a limit.
 import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
 import type * as Flexible from 'rate-limiter-flexible';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { clientIp } from '../auth/client-ip';
-import type { RedisBreaker } from '../auth/redis-breaker';
-import { siteRedis } from '../auth/site-redis';
 import { TooManyRequestsError } from '../errors/errors';
 import type { AppContext } from '../http/state';
+import type { RedisBreaker } from '../redis/redis-breaker';
+import { siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
 
 /** A method's limit: at most `limit` calls per `seconds`. */

@@ -1,6 +1,6 @@
 // run_doc_method: a whitelisted method run on a document the client sends (`document`, object or JSON text), not
 // loaded from storage; when it names a stored document, that one's permissions decide and a stale `modified` is refused.
-import { checkClientBody } from '../document/client-body';
+import { checkClientBody } from '../operations/client-body';
 import { checkBody } from '../document/checks';
 import type { Document } from '../document/document';
 import { DocumentTransaction } from '../document/lifecycle';
@@ -10,7 +10,8 @@ import { DataError, DoesNotExistError, TimestampMismatchError } from '../errors/
 import { jsonParam, requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import type { Right } from '../meta/types';
-import { bindingFor, type Caller } from '../operations/caller';
+import type { Caller } from '../document/caller';
+import { bindingFor } from '../operations/doctype-binding';
 import { assertDocTypePermission } from '../permissions/doctype-permission';
 import { assertDocumentPermission } from '../permissions/document-permission';
 import { readableDoc } from '../permissions/field-levels';

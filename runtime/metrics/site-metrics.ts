@@ -3,7 +3,7 @@
 // status. Process metrics (CPU, memory, event-loop lag, GC) come from one process-wide registry. Requests are tallied
 // per request (request-tally.ts); the rest is read when scraped.
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { siteRedis } from '../auth/site-redis';
+import { siteRedis } from '../redis/site-redis';
 import { changeStampsOf } from '../query/result-cache';
 import { RequestTally } from './request-tally';
 import type { Site } from '../site';

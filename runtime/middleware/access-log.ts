@@ -2,7 +2,7 @@
 // verb, path without the query string, status, milliseconds, user), through the request's logger. Off by default: the
 // log is written synchronously, which costs every request a write.
 import type { Middleware } from 'koa';
-import { requestLogger } from '../log/request-logger';
+import { requestLogger } from '../http/request-logger';
 
 /** Logs every request at `info`. */
 export function createAccessLog(): Middleware {

@@ -10,9 +10,7 @@ import { parseSessionExpiry, resumeSession } from '../auth/sessions';
 import { loadSettings } from '../auth/settings';
 import { cachedUser, loadUser } from '../auth/users';
 import { AuthenticationError, InvalidAuthorizationToken } from '../errors/errors';
-import type { AppContext } from '../http/state';
-import { BUILTIN_METHODS } from '../methods/builtins';
-import { methodName } from '../routes/method-routes';
+import type { AppContext, RequestState } from '../http/state';
 import { GUEST } from '../site';
 
 /** Credentials parsed from an Authorization header. */
@@ -61,6 +59,11 @@ export function parseAuthorization(header: string): Credentials {
 export interface AuthenticateOptions {
   /** App-provided hooks, run in order after the built-in methods. */
   authHooks: readonly AuthHook[];
+  /**
+   * True when the request's route reads OAuth client credentials from the Authorization header, not a user's
+   * (app.ts: the built-in methods marked `clientAuth`, the OAuth token, revoke and introspect endpoints).
+   */
+  clientCredentials: (state: RequestState) => boolean;
 }
 
 const INVALID_BEARER = { 'WWW-Authenticate': 'Bearer error="invalid_token"' };
@@ -153,15 +156,6 @@ function cachedHeaderUser(ctx: AppContext, header: string): boolean {
   return true;
 }
 
-/** True when the request calls an endpoint whose Authorization header holds OAuth client credentials, not a user's. */
-function clientCredentialsHeader(ctx: AppContext): boolean {
-  const route = ctx.state.route;
-  return (
-    route?.row.operation === 'method' &&
-    BUILTIN_METHODS.get(methodName(route.params.method, ctx.state.version))?.clientAuth === true
-  );
-}
-
 /**
  * Sets `ctx.state.user` and `ctx.state.auth` from the Authorization header, the session cookie, then the auth hooks.
  * A header that does not authenticate is 401, never a silent Guest; so are a disabled user and a refused IP.
@@ -170,7 +164,7 @@ export function createAuthenticate(options: AuthenticateOptions): Middleware {
   const hooks = options.authHooks.length > 0;
   return function authenticate(ctx, next) {
     const header = ctx.headers.authorization;
-    if (header && clientCredentialsHeader(ctx)) return fullAuthenticate(ctx, next, options);
+    if (header && options.clientCredentials(ctx.state)) return fullAuthenticate(ctx, next, options);
     if (header && !hooks && cachedHeaderUser(ctx, header)) return next();
     return fullAuthenticate(ctx, next, options);
   };
@@ -186,7 +180,7 @@ async function fullAuthenticate(
   const { site } = state;
   const sid = ctx.headers.cookie ? ctx.cookies.get('sid') : undefined;
   // The OAuth endpoints read client credentials from the header themselves; the user comes from the cookie, if any.
-  const header = clientCredentialsHeader(ctx) ? '' : ctx.get('authorization');
+  const header = options.clientCredentials(ctx.state) ? '' : ctx.get('authorization');
   let userName: string | undefined;
   if (header) userName = await headerUser(ctx, header);
   if (sid && sid !== GUEST.name) {

@@ -1,8 +1,8 @@
 // The sign-in page (`/login?redirect-to=…`): a password form that starts a session and returns to a path of this site.
+import { login } from '../auth/login';
 import { AppError } from '../errors/errors';
 import { bodyObject } from '../http/params';
 import type { AppContext } from '../http/state';
-import { login } from '../methods/login';
 import { escapeHtml, hiddenField, sendPage } from './html-page';
 
 /** The sign-in page's path. */

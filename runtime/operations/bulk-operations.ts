@@ -3,10 +3,10 @@
 // others and a refused item changes nothing. The outcome is the bulk result object; its counts always add up.
 import type { Knex } from 'knex';
 import { BatchRolledBackError, type WriteBatch } from '../db/write-transaction';
+import type { Caller } from '../document/caller';
 import type { DocData } from '../document/store';
 import { AppError, InternalServerError } from '../errors/errors';
 import { refusal } from '../permissions/doctype-permission';
-import type { Caller } from './caller';
 import * as documents from './document-operations';
 import type { InTransaction } from './document-operations';
 

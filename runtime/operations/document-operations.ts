@@ -2,7 +2,7 @@
 // runs the lifecycle and returns the serialized document with the messages the hooks added for the user.
 import type { Knex } from 'knex';
 import { checkBody } from '../document/checks';
-import { checkClientBody } from '../document/client-body';
+import { checkClientBody } from './client-body';
 import type { Document } from '../document/document';
 import { DocumentTransaction } from '../document/lifecycle';
 import { readDoc } from '../document/reader';
@@ -15,7 +15,8 @@ import { assertDocTypePermission, hasDocTypePermission, refusal } from '../permi
 import { readableDoc } from '../permissions/field-levels';
 import { expandLinks } from '../query/expand-links';
 import type { DocTypeBinding, V2Operation } from '../registry/registry';
-import { bindingFor, type Caller } from './caller';
+import type { Caller } from '../document/caller';
+import { bindingFor } from './doctype-binding';
 
 /**
  * Work to run inside a write's own transaction, after the write and before the commit (a background job records the

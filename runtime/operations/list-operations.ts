@@ -16,10 +16,11 @@ import type { QueryScope } from '../query/columns';
 import { expandLinks } from '../query/expand-links';
 import type { FilterNode } from '../query/filter-tree';
 import { makeCursor } from '../query/cursor';
-import { parseListRequest, parseWhere, type ListRequest } from '../query/list-plan';
+import { parseListRequest, parseWhere, type ListRequest } from './list-plan';
 import { cachedPlan, planKey } from '../query/plan-cache';
 import { runCount, runSelect, type CompiledSlot } from '../query/run-query';
-import { bindingFor, type Caller } from './caller';
+import type { Caller } from '../document/caller';
+import { bindingFor } from './doctype-binding';
 
 /** A page of a list. */
 export interface ListPage {

@@ -6,7 +6,7 @@ import type { DocData } from '../document/store';
 import { normalizeValue } from '../document/values';
 import { isTableType, storesValue } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
-import type { Caller } from '../operations/caller';
+import type { Caller } from '../document/caller';
 import type { DocTypeBinding, Registry } from '../registry/registry';
 import { PermissionError } from '../errors/errors';
 import type { SessionUser } from '../site';

@@ -6,9 +6,9 @@
 // subscribing connection has come back (Redis answers it after every notice published before it, and a writer
 // publishes before it answers its client).
 import type Redis from 'ioredis';
-import { RedisSubscription } from '../auth/redis-subscription';
-import { siteRedis } from '../auth/site-redis';
 import type { ChangeCounter } from '../db/backend';
+import { RedisSubscription } from '../redis/redis-subscription';
+import { siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
 
 /**

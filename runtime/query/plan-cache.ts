@@ -3,7 +3,7 @@
 // metadata checks and knex compilation; results are always read fresh.
 import { today } from '../document/values';
 import type { QueryAccess } from '../permissions/query-access';
-import type { Caller } from '../operations/caller';
+import type { Caller } from '../document/caller';
 import type { Site } from '../site';
 
 const MAX_ENTRIES = 500;

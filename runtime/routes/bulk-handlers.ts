@@ -3,7 +3,9 @@
 import { ValidationError } from '../errors/errors';
 import { bodyObject } from '../http/params';
 import type { AppContext } from '../http/state';
-import { bindingFor, callerOf, type Caller } from '../operations/caller';
+import type { Caller } from '../document/caller';
+import { callerOf } from '../http/caller-of';
+import { bindingFor } from '../operations/doctype-binding';
 import { refusal } from '../permissions/doctype-permission';
 import { BULK_JOB, type BulkJobPayload } from '../jobs/bulk-job';
 import { asyncThreshold } from '../jobs/threshold';

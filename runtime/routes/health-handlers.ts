@@ -1,8 +1,8 @@
 // The probe routes: /api/health (the process answers: no database, no Redis) and /api/ready (the database answers a
 // `select 1` within db_statement_timeout and Redis, when configured, a PING; 503 with Retry-After otherwise).
 // The server listens only after its migrations ran, so a listening process has its schema.
-import { siteRedis } from '../auth/site-redis';
 import type { AppContext } from '../http/state';
+import { siteRedis } from '../redis/site-redis';
 
 const started = Date.now();
 

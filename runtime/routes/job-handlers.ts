@@ -1,9 +1,9 @@
 // GET /api/v2/job/{job_id}: a background job's status, progress, result and error, for the user who asked for it and
 // System Managers; anyone else gets the same 404 as for an unknown id, so job ids reveal nothing.
 import { DoesNotExistError } from '../errors/errors';
+import { callerOf } from '../http/caller-of';
 import type { AppContext } from '../http/state';
 import type { JobView } from '../jobs/job-queue';
-import { callerOf } from '../operations/caller';
 import { refusal } from '../permissions/doctype-permission';
 import { respond } from './resource-handlers';
 import type { RouteParams, RouteRow } from './route-table';

@@ -1,6 +1,7 @@
 // Method endpoints: /api/method/{name} (v1, `message`), /api/v2/method/{name} and /api/v2/method/{DocType}/{fn} (v2, `data`),
 // and methods run on documents (v1 `?run_method=`, v2 `/api/v2/document/{dt}/{name}/method/{m}`, run_doc_method).
 import { DoesNotExistError } from '../errors/errors';
+import { callerOf } from '../http/caller-of';
 import type { AppContext } from '../http/state';
 import { admitCall } from '../methods/admit-call';
 import { BUILTIN_METHODS } from '../methods/builtins';
@@ -8,7 +9,6 @@ import { runDocumentMethod, type DocumentMethodResult } from '../methods/documen
 import { methodArguments } from '../methods/method-arguments';
 import { createMethodCall } from '../methods/method-call';
 import { methodTable } from '../methods/method-table';
-import { callerOf } from '../operations/caller';
 import { apiScript, callApiScript } from '../scripts/api-scripts';
 import { respond } from './resource-handlers';
 

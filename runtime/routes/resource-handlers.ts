@@ -3,7 +3,7 @@
 import { BadRequestError, MethodNotAllowedError } from '../errors/errors';
 import { bodyObject, boolParam, queryParams, requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
-import { callerOf } from '../operations/caller';
+import { callerOf } from '../http/caller-of';
 import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';
 import { createOnce } from '../idempotency/idempotent-create';

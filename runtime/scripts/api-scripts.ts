@@ -1,14 +1,14 @@
 // Server Scripts of type API: `/api/method/<api_method>` and `/api/v2/method/<api_method>`, any of Frappe's verbs,
 // `allow_guest`, the script's own rate limit; the result is `frappe.response.message` (v1 `message`, v2 `data`). A cookie
 // session's call without its CSRF token (a GET) runs read-only: a cross-site page cannot make a script write.
+import { carriesCsrfToken, type CsrfSettings } from '../auth/csrf-token';
 import { AuthenticationError, ServerScriptNotEnabled } from '../errors/errors';
+import { callerOf } from '../http/caller-of';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import { admitCall, type Admission } from '../methods/admit-call';
 import { rawArguments } from '../methods/method-arguments';
 import { DEFAULT_VERBS } from '../methods/whitelist';
-import { carriesCsrfToken, type CsrfOptions } from '../middleware/csrf';
-import { callerOf } from '../operations/caller';
 import { readOnlyCaller } from './host-api';
 import { runScript, runScriptInline, scriptsEnabled } from './run-script';
 import { loadedScriptIndex, scriptIndex, type ServerScript } from './script-store';
@@ -47,7 +47,7 @@ function admissionOf(script: ServerScript): { path: string; admission: Admission
 }
 
 /** The site's CSRF settings, as app.ts gives them to the CSRF middleware. */
-function csrfOptions(ctx: AppContext): CsrfOptions {
+function csrfOptions(ctx: AppContext): CsrfSettings {
   const conf = ctx.state.site.config.site;
   return { ignoreCsrf: conf.ignore_csrf, allowedReferrers: conf.allowed_referrers };
 }

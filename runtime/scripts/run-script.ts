@@ -2,6 +2,7 @@
 // hierarchy: frappe.throw → 400 ValidationError; an error of a host call → that error (e.g. 403); anything else the
 // script does wrong (its own exception, CPU, memory, stack, result size) → 500 ServerScriptError.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Caller } from '../document/caller';
 import {
   AppError,
   ERROR_CLASSES,
@@ -12,7 +13,6 @@ import {
 } from '../errors/errors';
 import { toAppError } from '../errors/render-error';
 import { logger } from '../log/logger';
-import type { Caller } from '../operations/caller';
 import { callHost } from './host-api';
 import { runInline } from './inline-sandbox';
 import { sandboxPool } from './sandbox-pool';

@@ -6,8 +6,8 @@
 // and swapped in only when they differ). A change another process committed is in effect here within CHECK_MS plus two reads.
 import type { Knex } from 'knex';
 import type { Site } from '../site';
-import { RedisSubscription } from '../auth/redis-subscription';
-import { siteRedis } from '../auth/site-redis';
+import { RedisSubscription } from '../redis/redis-subscription';
+import { siteRedis } from '../redis/site-redis';
 import { inlineWarm, preloadInline } from './inline-sandbox';
 
 /** One enabled Server Script, as the dispatchers need it. */

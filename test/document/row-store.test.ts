@@ -8,7 +8,7 @@ import { MysqlRowStore } from '../../runtime/db/mysql/row-store';
 import { SqliteRowStore } from '../../runtime/db/sqlite/row-store';
 import type { DocData } from '../../runtime/document/store';
 import { DuplicateEntryError } from '../../runtime/errors/errors';
-import type { Caller } from '../../runtime/operations/caller';
+import type { Caller } from '../../runtime/document/caller';
 import { createDocument } from '../../runtime/operations/document-operations';
 import type { DocTypeBinding } from '../../runtime/registry/registry';
 import { fixtureRegistry } from '../helpers/fixture-registry';

@@ -2,7 +2,7 @@
 // transaction that fails after another has started, and a query made through a transaction after it ended.
 import { inWriteTransaction } from '../../runtime/db/write-transaction';
 import { createDocument } from '../../runtime/operations/document-operations';
-import type { Caller } from '../../runtime/operations/caller';
+import type { Caller } from '../../runtime/document/caller';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite, type TestSite } from '../helpers/test-site';
 

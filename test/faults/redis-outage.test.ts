@@ -4,7 +4,7 @@
 // one line, and everything works again once Redis is back, without a restart. A Redis unreachable from the start is
 // a warning at start-up, and rate-limited calls do not wait on it.
 import { Writable } from 'node:stream';
-import { checkRedisAtStart, siteRedis } from '../../runtime/auth/site-redis';
+import { checkRedisAtStart, siteRedis } from '../../runtime/redis/site-redis';
 import { createLogger, logger, setLogger } from '../../runtime/log/logger';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { HAVE_REDIS, PrivateRedis } from '../helpers/private-redis';

@@ -5,7 +5,7 @@
 // says so, and receives notices.
 import net from 'node:net';
 import Redis from 'ioredis';
-import { RedisSubscription } from '../../runtime/auth/redis-subscription';
+import { RedisSubscription } from '../../runtime/redis/redis-subscription';
 import { HAVE_REDIS, PrivateRedis } from '../helpers/private-redis';
 import { DB_KIND } from '../helpers/test-site';
 

@@ -2,7 +2,7 @@
 // slashes and extra arguments cannot dodge it), IP for guests (X-Forwarded-For only from trusted proxies), 429 + Retry-After.
 import request from 'supertest';
 import { createApp } from '../../runtime/app';
-import { closeSiteRedis } from '../../runtime/auth/site-redis';
+import { closeSiteRedis } from '../../runtime/redis/site-redis';
 import { closeRateLimits } from '../../runtime/methods/rate-limit';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';

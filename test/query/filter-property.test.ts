@@ -3,7 +3,7 @@
 // the engine returns exactly the rows an in-memory evaluation of the same filters selects, on SQLite and MariaDB.
 import fc from 'fast-check';
 import { countDocuments, listDocuments } from '../../runtime/operations/list-operations';
-import type { Caller } from '../../runtime/operations/caller';
+import type { Caller } from '../../runtime/document/caller';
 import { seededSite, type Seeded } from './query-site';
 
 type Kind = 'text' | 'number' | 'date';

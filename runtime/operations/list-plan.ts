@@ -1,13 +1,13 @@
 // A list request's parameters (Frappe's names, v1 and v2 paging) parsed into a checked list plan.
 import { DataError } from '../errors/errors';
 import { boolParam, intParam, jsonParam } from '../http/params';
-import type { ColumnRef, QueryScope } from './columns';
-import { and, type FilterNode } from './filter-tree';
-import type { ListPlan } from './build-query';
-import { cursorShape, keyNullable, parseCursor, type CursorKey } from './cursor';
-import { parseFields, type SelectItem } from './parse-fields';
-import { parseFilters } from './parse-filters';
-import { defaultOrder, parseGroupBy, parseOrderBy } from './parse-order';
+import type { ListPlan } from '../query/build-query';
+import type { ColumnRef, QueryScope } from '../query/columns';
+import { cursorShape, keyNullable, parseCursor, type CursorKey } from '../query/cursor';
+import { and, type FilterNode } from '../query/filter-tree';
+import { parseFields, type SelectItem } from '../query/parse-fields';
+import { parseFilters } from '../query/parse-filters';
+import { defaultOrder, parseGroupBy, parseOrderBy } from '../query/parse-order';
 
 /** A parsed list request: the plan plus the response options around it. */
 export interface ListRequest {

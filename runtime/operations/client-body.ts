@@ -1,11 +1,11 @@
 // Checks on a document body as the client sent it, before it meets the stored document: at most `max_child_rows`
 // rows per document (site config), and no value at all for a field the caller may not read.
+import type { Caller } from '../document/caller';
+import type { DocData } from '../document/store';
 import { RequestEntityTooLargeError } from '../errors/errors';
 import { isTableType } from '../meta/field-types';
-import type { Caller } from '../operations/caller';
 import { refuseUnreadableFields } from '../permissions/field-levels';
 import type { DocTypeBinding } from '../registry/registry';
-import type { DocData } from './store';
 
 /** Throws 413 when the body's child tables hold more than `max` rows together. */
 export function checkChildRowCount(binding: DocTypeBinding, body: DocData, max: number): void {

@@ -7,10 +7,10 @@ import http from 'node:http';
 import net from 'node:net';
 import type Koa from 'koa';
 import { closeSite } from '../bootstrap';
+import { InFlightResponses } from '../lifecycle/in-flight';
+import { runShutdownHooks } from '../lifecycle/shutdown-hooks';
 import { logger } from '../log/logger';
 import type { Site } from '../site';
-import { InFlightResponses } from './in-flight';
-import { runShutdownHooks } from './shutdown-hooks';
 
 /** The site config keys of the HTTP server (ms). */
 export interface ServerTimeouts {

@@ -1,31 +1,7 @@
-// Who is asking: the site, the user and the API version. Every document and list operation takes one, so the same
-// operation serves the REST routes, the frappe.client methods and server scripts.
+// The DocType an operation names, checked against what it answers in the caller's API version.
+import type { Caller } from '../document/caller';
 import { DoesNotExistError, MethodNotAllowedError, PermissionError } from '../errors/errors';
-import type { AppContext } from '../http/state';
-import type { WriteBatch } from '../db/write-transaction';
-import type { DocumentTransaction } from '../document/lifecycle';
 import type { DocTypeBinding, V2Operation } from '../registry/registry';
-import type { SessionUser, Site } from '../site';
-
-/** The caller of an operation. */
-export interface Caller {
-  site: Site;
-  user: SessionUser;
-  /** The API version whose shapes the result takes (v1 drops nulls, v2 fills them). */
-  version: 1 | 2;
-  /**
-   * The transaction the operation joins (a server script run by a document event): its writes and document reads run
-   * inside it instead of a transaction of their own.
-   */
-  tx?: DocumentTransaction;
-  /** The batch a new transaction of the operation joins as a savepoint (bulk items, where the backend batches them: Database.bulkWrites). */
-  batch?: WriteBatch;
-}
-
-/** The caller of a request's operation: its site, user and API version. */
-export function callerOf(ctx: AppContext): Caller {
-  return { site: ctx.state.site, user: ctx.state.user, version: ctx.state.version };
-}
 
 /** Operations that read a DocType's rows as a list: Frappe refuses them on a child table without its parent (403). */
 const LISTING: ReadonlySet<V2Operation> = new Set<V2Operation>(['list', 'count']);

@@ -1,21 +1,15 @@
 // Password login (`login` method and the sign-in page): lockout, IP restriction, the session and its cookies.
-import { clientIp, isHttps } from '../auth/client-ip';
-import { ipAllowed } from '../auth/ip-restriction';
-import {
-  assertNotLocked,
-  attemptKeys,
-  lockoutPolicy,
-  recordFailure,
-  recordSuccess,
-} from '../auth/login-attempts';
-import { readAuth, verifyPassword } from '../auth/passwords';
-import { createSession, parseSessionExpiry } from '../auth/sessions';
-import { loadSettings } from '../auth/settings';
-import { assertSameSiteLogin } from '../auth/login-origin';
-import { loadUser } from '../auth/users';
 import { AuthenticationError } from '../errors/errors';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
+import { clientIp, isHttps } from './client-ip';
+import { ipAllowed } from './ip-restriction';
+import { assertNotLocked, attemptKeys, lockoutPolicy, recordFailure, recordSuccess } from './login-attempts';
+import { readAuth, verifyPassword } from './passwords';
+import { createSession, parseSessionExpiry } from './sessions';
+import { assertSameSiteLogin } from './login-origin';
+import { loadSettings } from './settings';
+import { loadUser } from './users';
 
 function setLoginCookies(
   ctx: AppContext,

@@ -1,7 +1,7 @@
 // The log of one request: the process logger with the request's id (`req_id`) on every line, made on first use.
 import type { Logger } from 'pino';
-import type { AppContext } from '../http/state';
-import { logger } from './logger';
+import { logger } from '../log/logger';
+import type { AppContext } from './state';
 
 /** The logger of the request: every line it writes carries `req_id`. */
 export function requestLogger(ctx: AppContext): Logger {
