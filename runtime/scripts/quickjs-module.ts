@@ -45,7 +45,7 @@ const VARIANT: QuickJSSyncVariant = {
 
 /** WebAssembly.Memory's constructor (the TypeScript lib in use declares the WebAssembly types, not the global). */
 const { Memory, Module } = (
-  globalThis as unknown as {
+  globalThis as typeof globalThis & {
     WebAssembly: {
       Memory: new (limits: { initial: number; maximum: number }) => WasmMemory;
       Module: new (bytes: Uint8Array) => WasmModule;
