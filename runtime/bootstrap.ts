@@ -13,7 +13,9 @@ import { ensureSigningKey } from './oauth/signing-keys';
 import { shrinkSandboxPool } from './scripts/sandbox-pool';
 import { closeServerScripts } from './scripts/script-store';
 import { flushRequestLog } from './middleware/request-log';
+import { LifecycleExtensions } from './document/extension-points';
 import { openRowStore } from './document/row-store';
+import { installFeatures } from './features';
 import { closeResultCache, openResultCache, resultCacheLimits } from './query/result-cache';
 import { ensureFileFolders } from './files/file-rules';
 import { now } from './document/values';
@@ -117,7 +119,14 @@ export async function openSite(
     readerNice: conf.reader_nice,
     sqliteCacheKb: conf.sqlite_cache_kb,
   });
-  const site: Site = { db, registry, rows: openRowStore(db, registry), config };
+  const site: Site = {
+    db,
+    registry,
+    rows: openRowStore(db, registry),
+    config,
+    lifecycle: new LifecycleExtensions(),
+  };
+  installFeatures(site);
   db.resultCache = resultCacheLimits(site);
   site.jobs = siteJobQueue(site);
   const { changed } = await migrate(

@@ -1,6 +1,7 @@
 // A site: the open database, the DocType registry and the configuration one service instance serves.
 import type { ServiceConfig } from './config/config';
 import type { Database } from './db/connect';
+import type { LifecycleExtensions } from './document/extension-points';
 import type { RowStore } from './document/row-store';
 import type { JobQueue } from './jobs/job-queue';
 import type { Registry } from './registry/registry';
@@ -12,6 +13,8 @@ export interface Site {
   /** How documents reach the database: one implementation per backend, chosen when the site opens. */
   rows: RowStore;
   config: ServiceConfig;
+  /** The document lifecycle's extension points and what the features registered into them (runtime/features.ts). */
+  lifecycle: LifecycleExtensions;
   /** The site's background job queue (runtime/jobs); absent only on sites built by hand. */
   jobs?: JobQueue;
 }

@@ -1,0 +1,28 @@
+// What Server Scripts add to the document lifecycle: DocType Event scripts after each controller hook, the checks a
+// Server Script passes before it is stored, and the script caches dropped (here and in other processes) after a change.
+import type { LifecycleExtensions } from '../document/extension-points';
+import { checkServerScript } from './check-script';
+import { mayRunEventScripts, runEventScripts } from './doc-events';
+import { serverScriptsChanged } from './script-store';
+
+/** Registers the Server Scripts' handlers. */
+export function registerServerScripts(extensions: LifecycleExtensions): void {
+  // Without a promise when no script runs or all run inline.
+  extensions.on('docEvent', (op, hook) =>
+    mayRunEventScripts(op.tx, op.binding, hook)
+      ? runEventScripts(op.tx, op.binding, op.doc, hook)
+      : undefined,
+  );
+  extensions.on(
+    'validateSave',
+    ({ tx, data }) =>
+      checkServerScript(
+        tx.ignorePermissions ? undefined : tx.user,
+        tx.site.registry,
+        data,
+        tx.site.config.site.time_zone || 'UTC',
+      ),
+    'Server Script',
+  );
+  extensions.on('afterTransaction', (tx) => serverScriptsChanged(tx.site), 'Server Script');
+}
