@@ -1,22 +1,18 @@
 // Opening a site: connect, sync the schema, and on first start create the roles and the Administrator.
 import { runsJobWorker, siteJobQueue } from './jobs/site-queue';
 import './jobs/bulk-job';
-import { startScheduler, stopScheduler } from './scripts/script-scheduler';
+import { startScheduler } from './scripts/script-scheduler';
 import { hashPassword, readAuth, writeAuth } from './auth/passwords';
-import { listenForAuthChanges, stopAuthBroadcast } from './auth/auth-broadcast';
-import { closeSiteRedis } from './auth/site-redis';
+import { listenForAuthChanges } from './auth/auth-broadcast';
 import type { ServiceConfig } from './config/config';
 import { connect } from './db/connect';
 import { migrate } from './db/migrate';
-import { closeRateLimits } from './methods/rate-limit';
 import { ensureSigningKey } from './oauth/signing-keys';
-import { shrinkSandboxPool } from './scripts/sandbox-pool';
-import { closeServerScripts } from './scripts/script-store';
-import { flushRequestLog } from './middleware/request-log';
 import { LifecycleExtensions } from './document/extension-points';
 import { openRowStore } from './document/row-store';
 import { installFeatures } from './features';
-import { closeResultCache, openResultCache, resultCacheLimits } from './query/result-cache';
+import { openResultCache, resultCacheLimits } from './query/result-cache';
+import { SitePlugins } from './site-plugins';
 import { ensureFileFolders } from './files/file-rules';
 import { now } from './document/values';
 import type { Registry } from './registry/registry';
@@ -125,7 +121,10 @@ export async function openSite(
     rows: openRowStore(db, registry),
     config,
     lifecycle: new LifecycleExtensions(),
+    plugins: new SitePlugins(),
   };
+  // Installed first, closed last: every other plugin may still write while it closes.
+  site.plugins.onClose('database', () => db.close());
   installFeatures(site);
   db.resultCache = resultCacheLimits(site);
   site.jobs = siteJobQueue(site);
@@ -140,24 +139,22 @@ export async function openSite(
   if (created) await ensureSigningKey(site);
   listenForAuthChanges(site);
   openResultCache(site);
+  // Closed before every plugin a job may use; the scheduler (which queues jobs) first of all.
+  const jobs = site.jobs;
+  site.plugins.onClose('job worker', () => jobs.close());
   if (runsJobWorker(config)) {
-    site.jobs.start();
+    jobs.start();
     startScheduler(site);
   }
   // The same object the job worker holds: per-site state (Redis connections, script caches) is keyed by it.
   return Object.assign(site, { created, migrated: changed });
 }
 
-/** Closes a site: stops its job worker, writes the pending request-log rows, closes its Redis connections, then the database. */
+/**
+ * Closes a site: its plugins in reverse order of installation (the scheduler and job worker first, then what features
+ * hold: request log rows written, subscriptions and Redis closed; the database last). A failing one does not stop the
+ * others; its error is thrown once all have run.
+ */
 export async function closeSite(site: Site): Promise<void> {
-  stopScheduler(site);
-  await site.jobs?.close();
-  await flushRequestLog(site).catch(() => undefined);
-  await closeRateLimits(site);
-  await closeServerScripts(site);
-  await stopAuthBroadcast(site);
-  await closeResultCache(site);
-  await shrinkSandboxPool();
-  await closeSiteRedis(site);
-  await site.db.close();
+  await site.plugins.close(site);
 }

@@ -5,6 +5,7 @@ import type { LifecycleExtensions } from './document/extension-points';
 import type { RowStore } from './document/row-store';
 import type { JobQueue } from './jobs/job-queue';
 import type { Registry } from './registry/registry';
+import type { SitePlugins } from './site-plugins';
 
 /** Everything a request handler may reach besides the request itself. */
 export interface Site {
@@ -15,6 +16,8 @@ export interface Site {
   config: ServiceConfig;
   /** The document lifecycle's extension points and what the features registered into them (runtime/features.ts). */
   lifecycle: LifecycleExtensions;
+  /** Each feature's per-site state and its teardown, run in reverse order when the site closes (site-plugins.ts). */
+  plugins: SitePlugins;
   /** The site's background job queue (runtime/jobs); absent only on sites built by hand. */
   jobs?: JobQueue;
 }

@@ -2,6 +2,7 @@
 // Counters live in memory, or in Redis when REDIS_URL is set (then every process of the site sees the same locks).
 import { TooManyRequestsError } from '../errors/errors';
 import type { Site } from '../site';
+import { SitePlugin } from '../site-plugins';
 import { redisCall, siteRedis } from './site-redis';
 
 /** The lockout settings: failures allowed in a row, and how long a lock lasts. */
@@ -17,7 +18,8 @@ interface Counter {
 }
 
 const MAX_COUNTERS = 100_000;
-const counters = new WeakMap<Site, Map<string, Counter>>();
+/** The site's failed-login counters in this process (without REDIS_URL). */
+const COUNTERS = new SitePlugin<Map<string, Counter>>('login attempts', () => new Map());
 
 /** Reads System Settings `allow_consecutive_login_attempts` (default 10) and `allow_login_after_fail` (default 60 s). */
 export function lockoutPolicy(settings: Record<string, unknown>): LockoutPolicy {
@@ -30,9 +32,7 @@ export function lockoutPolicy(settings: Record<string, unknown>): LockoutPolicy 
 }
 
 function countersOf(site: Site): Map<string, Counter> {
-  let map = counters.get(site);
-  if (!map) counters.set(site, (map = new Map()));
-  return map;
+  return COUNTERS.of(site);
 }
 
 /** The keys a login attempt counts against: the user name as typed (known or not) and the client IP. */

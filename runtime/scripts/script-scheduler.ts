@@ -11,6 +11,7 @@ import { inWriteTransaction } from '../db/write-transaction';
 import { isDuplicateKeyError } from '../document/store';
 import { registerJobKind, type JobRun } from '../jobs/job-queue';
 import { ADMINISTRATOR, type Site } from '../site';
+import { SitePlugin } from '../site-plugins';
 import { runScript } from './run-script';
 import { DEFAULT_SCHEDULER_INTERVAL, cronOf, latestOccurrence } from './script-schedule';
 import { freshScriptIndex, type ServerScript } from './script-store';
@@ -107,22 +108,21 @@ export async function tickScheduler(site: Site, now = Date.now()): Promise<strin
   return queued;
 }
 
-const timers = new WeakMap<Site, NodeJS.Timeout>();
+/** The site's scheduler in this process: its timer, stopped when the site closes. */
+export const SCHEDULER = new SitePlugin<{ timer?: NodeJS.Timeout }>(
+  'scheduler',
+  () => ({}),
+  (state) => clearInterval(state.timer),
+);
 
 /** Starts the site's scheduler in this process (a tick now, then once a minute); a tick that fails is retried next time. */
 export function startScheduler(site: Site): void {
-  if (timers.has(site)) return;
+  const state = SCHEDULER.of(site);
+  if (state.timer) return;
   const tick = () => void tickScheduler(site).catch(() => undefined);
-  const timer = setInterval(tick, TICK_MS);
-  timer.unref();
-  timers.set(site, timer);
+  state.timer = setInterval(tick, TICK_MS);
+  state.timer.unref();
   tick();
-}
-
-/** Stops the site's scheduler in this process. */
-export function stopScheduler(site: Site): void {
-  clearInterval(timers.get(site));
-  timers.delete(site);
 }
 
 /**
