@@ -24,10 +24,9 @@ export function installFeatures(site: Site): void {
   // Process-wide: idle sandbox workers go when a site closes (the next script run starts one again).
   site.plugins.onClose('sandbox pool', shrinkSandboxPool);
   site.plugins.install(RESULT_CACHE, AUTH_BROADCAST, SITE_SCRIPTS, RATE_LIMITS, REQUEST_LOG);
-  const { lifecycle, registry } = site;
-  registerPermissions(lifecycle);
-  registerFiles(lifecycle, registry);
-  registerServerScripts(lifecycle);
-  registerAuth(lifecycle, registry);
-  registerOAuth(lifecycle, registry);
+  registerPermissions(site);
+  registerFiles(site);
+  registerServerScripts(site);
+  registerAuth(site);
+  registerOAuth(site);
 }

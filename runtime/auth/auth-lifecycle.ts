@@ -1,9 +1,9 @@
 // What authentication adds to the document lifecycle: Password fields stored in `__Auth`, the sessions of a user whose
 // password changed ended after the commit, credential caches dropped after writes, and other processes told.
-import type { LifecycleExtensions, SaveOperation } from '../document/extension-points';
+import type { SaveOperation } from '../document/extension-points';
 import { fieldLists } from '../document/field-lists';
 import type { DocumentTransaction } from '../document/lifecycle';
-import type { Registry } from '../registry/registry';
+import type { Site } from '../site';
 import { authChanged } from './auth-broadcast';
 import { forgetAuthCaches } from './auth-caches';
 import { isNewSecret, storePasswordFields } from './password-fields';
@@ -20,8 +20,9 @@ function broadcast(tx: DocumentTransaction): Promise<void> {
   return authChanged(tx.site);
 }
 
-/** Registers authentication's handlers for the DocTypes of `registry`. */
-export function registerAuth(extensions: LifecycleExtensions, registry: Registry): void {
+/** Registers authentication's handlers for the site's DocTypes. */
+export function registerAuth(site: Site): void {
+  const { lifecycle: extensions, registry } = site;
   // Before the Password fields are moved out (new_password is emptied there).
   extensions.on(
     'beforeWrite',

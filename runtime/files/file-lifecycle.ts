@@ -1,8 +1,8 @@
 // What files add to the document lifecycle: the File document's rules (runtime/files/file-rules.ts), a folder named by
 // its path, Attach values that must be readable files, and a deleted document's attachments (and bytes) going with it.
-import type { LifecycleExtensions } from '../document/extension-points';
 import { tableFields } from '../document/field-lists';
 import type { DocTypeBinding, Registry } from '../registry/registry';
+import type { Site } from '../site';
 import { afterDelete, checkAttachValues, checkFileDelete, checkFileSave, folderNameOf } from './file-rules';
 
 /** The DocType files are documents of. */
@@ -20,8 +20,9 @@ function hasAttachFields(binding: DocTypeBinding, registry: Registry): boolean {
   );
 }
 
-/** Registers the files' handlers for the DocTypes of `registry`. */
-export function registerFiles(extensions: LifecycleExtensions, registry: Registry): void {
+/** Registers the files' handlers for the site's DocTypes. */
+export function registerFiles(site: Site): void {
+  const { lifecycle: extensions, registry } = site;
   extensions.on('beforeSave', (op) => checkFileSave(op.tx, op.doc, op.stored), FILE);
   // A folder is named by its path (Home/Reports), as in Frappe; the client's name is not used.
   extensions.on(

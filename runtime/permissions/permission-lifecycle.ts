@@ -1,11 +1,15 @@
 // What permissions add to the document lifecycle: the writer's rights on the document (save and delete), the User
-// Permissions its Link values must lie in, and the User Permission cache dropped after one is written.
-import type { LifecycleExtensions } from '../document/extension-points';
+// Permissions its Link values must lie in, and the User Permission cache dropped after one is written; and the
+// controllers' `permissionQuery` as a list restriction.
+import type { Site } from '../site';
+import { controllerRestriction } from './controller-permission';
+import { addListRestriction } from './list-restrictions';
 import { assertDeletePermission, assertSavePermission } from './save-permission';
 import { forgetUserPermissions, loadUserPermissions } from './user-permissions';
 
-/** Registers the permission checks of every save and delete. */
-export function registerPermissions(extensions: LifecycleExtensions): void {
+/** Registers the permission checks of every save and delete, and the controllers' list restrictions. */
+export function registerPermissions(site: Site): void {
+  const extensions = site.lifecycle;
   extensions.on('authorizeSave', async (op) => {
     const { tx } = op;
     // A copy: the check keeps unwritable child values in place of the given ones (field levels).
@@ -25,4 +29,5 @@ export function registerPermissions(extensions: LifecycleExtensions): void {
     assertDeletePermission(op.trx, op.tx.site, op.tx.user, op.binding, op.stored),
   );
   extensions.on('afterTransaction', () => forgetUserPermissions(), 'User Permission');
+  addListRestriction(site, (_site, user, binding) => controllerRestriction(binding, user));
 }

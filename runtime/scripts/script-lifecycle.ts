@@ -1,12 +1,16 @@
 // What Server Scripts add to the document lifecycle: DocType Event scripts after each controller hook, the checks a
-// Server Script passes before it is stored, and the script caches dropped (here and in other processes) after a change.
-import type { LifecycleExtensions } from '../document/extension-points';
+// Server Script passes before it is stored, and the script caches dropped (here and in other processes) after a change;
+// and the Permission Query scripts as a list restriction.
+import { addListRestriction } from '../permissions/list-restrictions';
+import type { Site } from '../site';
 import { checkServerScript } from './check-script';
 import { mayRunEventScripts, runEventScripts } from './doc-events';
+import { scriptRestriction } from './permission-query';
 import { serverScriptsChanged } from './script-store';
 
-/** Registers the Server Scripts' handlers. */
-export function registerServerScripts(extensions: LifecycleExtensions): void {
+/** Registers the Server Scripts' handlers and list restrictions. */
+export function registerServerScripts(site: Site): void {
+  const extensions = site.lifecycle;
   // Without a promise when no script runs or all run inline.
   extensions.on('docEvent', (op, hook) =>
     mayRunEventScripts(op.tx, op.binding, hook)
@@ -25,4 +29,5 @@ export function registerServerScripts(extensions: LifecycleExtensions): void {
     'Server Script',
   );
   extensions.on('afterTransaction', (tx) => serverScriptsChanged(tx.site), 'Server Script');
+  addListRestriction(site, scriptRestriction);
 }
