@@ -1,6 +1,7 @@
 // The lifecycle's extension points: a closed list (an unknown name is refused), handlers for one DocType or for all in
 // registration order, the points reached in the documented order, a throwing handler rolling the operation back, and
 // afterCommit handlers that run only after a commit.
+import { readFileSync } from 'node:fs';
 import { ValidationError } from '../../runtime/errors/errors';
 import {
   EXTENSION_POINTS,
@@ -80,6 +81,13 @@ describe('a closed list', () => {
 
   test('the points are unique', () => {
     expect(new Set(EXTENSION_POINTS).size).toBe(EXTENSION_POINTS.length);
+  });
+
+  test('docs/lifecycle.md lists every point, in order', () => {
+    const doc = readFileSync('docs/lifecycle.md', 'utf8');
+    const section = doc.slice(doc.indexOf('## Extension points'));
+    const listed = [...section.matchAll(/^\| `(\w+)` +\|/gm)].map((m) => m[1]);
+    expect(listed).toEqual([...EXTENSION_POINTS]);
   });
 });
 
