@@ -9,7 +9,6 @@ import { connect } from './db/connect';
 import { migrate } from './db/migrate';
 import { ensureSigningKey } from './oauth/signing-keys';
 import { LifecycleExtensions } from './document/extension-points';
-import { openRowStore } from './document/row-store';
 import { installFeatures } from './features';
 import { openResultCache, resultCacheLimits } from './query/result-cache';
 import { SitePlugins } from './site-plugins';
@@ -111,14 +110,12 @@ export async function openSite(
     statementMs: conf.db_statement_timeout,
     acquireMs: conf.db_acquire_timeout,
     busyMs: conf.db_busy_timeout,
-    readerThreads: conf.reader_threads,
-    readerNice: conf.reader_nice,
-    sqliteCacheKb: conf.sqlite_cache_kb,
+    site: conf,
   });
   const site: Site = {
     db,
     registry,
-    rows: openRowStore(db, registry),
+    rows: db.openRowStore(registry),
     config,
     lifecycle: new LifecycleExtensions(),
     plugins: new SitePlugins(),

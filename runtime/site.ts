@@ -1,8 +1,8 @@
 // A site: the open database, the DocType registry and the configuration one service instance serves.
 import type { ServiceConfig } from './config/config';
-import type { Database } from './db/connect';
+import type { Database } from './db/backend';
+import type { RowStore } from './db/row-store';
 import type { LifecycleExtensions } from './document/extension-points';
-import type { RowStore } from './document/row-store';
 import type { JobQueue } from './jobs/job-queue';
 import type { Registry } from './registry/registry';
 import type { SitePlugins } from './site-plugins';

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Site } from '../site';
 import { SitePlugin } from '../site-plugins';
 import { parseScopes } from './scopes';
+import { mayActAs } from './users';
 
 /** What a valid bearer token grants. */
 export interface BearerGrant {
@@ -59,10 +60,18 @@ async function fetchToken(site: Site, token: string): Promise<TokenEntry | undef
   const row = (await site.db
     .knex(binding.meta.tableName)
     .where('access_token', tokenDigest(token))
-    .first('user', 'scopes', 'status', 'expiration_time')) as
-    | { user: string | null; scopes: string | null; status: string | null; expiration_time: unknown }
+    .first('user', 'scopes', 'status', 'expiration_time', 'modified_by')) as
+    | {
+        user: string | null;
+        scopes: string | null;
+        status: string | null;
+        expiration_time: unknown;
+        modified_by: string | null;
+      }
     | undefined;
   if (!row || !row.user || (row.status ?? 'Active') !== 'Active') return undefined;
+  // A row whose last writer may not act as its user (written behind the API) authenticates no one.
+  if (!row.modified_by || !mayActAs(row.modified_by, row.user)) return undefined;
   const expiresAt = parseDatetime(row.expiration_time);
   return {
     user: row.user,

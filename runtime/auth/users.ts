@@ -11,6 +11,14 @@ export interface UserRecord extends SessionUser {
   restrictIp?: string;
 }
 
+/**
+ * True when `actor` may act as `user` (bind a credential to it): itself, and Administrator as anyone. A grant row whose
+ * last writer may not act as its user grants nothing.
+ */
+export function mayActAs(actor: string, user: string): boolean {
+  return actor === user || actor === ADMINISTRATOR;
+}
+
 const TTL_MS = 5_000;
 const cache = new Map<string, { record: UserRecord | undefined; at: number }>();
 /** User loads in flight: concurrent misses of one user (through one connection) share one read. */

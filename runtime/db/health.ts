@@ -2,6 +2,7 @@
 // logs one line and starts a probe (`select 1` every second); the probe's first success logs one line and ends it.
 // Requests meanwhile get 503 without a line each. /api/ready reads the state.
 import type { Logger } from 'pino';
+import type { DriverErrors } from './backend';
 import { unavailableReason } from './unavailable';
 
 /** The state of the database as the service last saw it. */
@@ -22,6 +23,7 @@ export class DatabaseHealth {
   constructor(
     private readonly probe: () => Promise<unknown>,
     private readonly log: () => Logger,
+    private readonly errors: DriverErrors,
     private readonly probeEveryMs = 1000,
   ) {}
 
@@ -55,7 +57,7 @@ export class DatabaseHealth {
       }
       return true;
     } catch (err) {
-      this.reportUnavailable(unavailableReason(err) ?? 'PROBE_FAILED');
+      this.reportUnavailable(unavailableReason(err, this.errors) ?? 'PROBE_FAILED');
       return false;
     }
   }

@@ -1,11 +1,11 @@
-// Schema sync: tables `tab<DocType>` with Frappe's standard columns, additive only, a no-op when nothing changed.
+// Schema sync: tables `tab<DocType>` with Frappe's standard columns, additive only, a no-op when nothing changed. The
+// columns are knex's schema builder's (each backend's knex dialect picks the column types); what differs beyond that
+// (catalogue reads, table options, how statements run) is the backend's SchemaDialect (Database.schema).
 import { createHash } from 'node:crypto';
-import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { FIELD_TYPE_INFO, assertNever, storesValue } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
-import type { Database } from './connect';
-import { CHANGE_SHARDS, CHANGE_TABLE } from './table-changes';
+import type { Database, SchemaDialect } from './backend';
 
 /** Tables the service keeps besides DocType tables. */
 export const SYSTEM_TABLES = {
@@ -24,8 +24,6 @@ export const SYSTEM_TABLES = {
   idempotency: '__Idempotency',
   /** The site's OpenID signing keys (runtime/oauth/signing-keys.ts): private and public JWK per key id. */
   oauthKeys: '__OAuthKey',
-  /** MariaDB: each DocType table's change version, in shards (runtime/db/table-changes.ts). */
-  changes: CHANGE_TABLE,
 } as const;
 
 /** A column as this service defines it. */
@@ -173,7 +171,7 @@ async function existingColumns(knex: Knex, table: string): Promise<Set<string>> 
 /** The CREATE TABLE (and CREATE INDEX) statements of a DocType's table. */
 function createTable(
   knex: Knex,
-  dialect: Database['dialect'],
+  dialect: SchemaDialect,
   table: string,
   specs: ColumnSpec[],
 ): Knex.SchemaBuilder {
@@ -183,38 +181,14 @@ function createTable(
       if (spec.index === 'unique') t.unique([spec.name], { indexName: indexName(table, spec.name) });
       else if (spec.index === 'plain') t.index([spec.name], indexName(table, spec.name));
     }
-    if (dialect === 'mysql') t.charset('utf8mb4');
+    dialect.tableOptions(t);
   });
-}
-
-/**
- * Creates tables. On SQLite the statements knex builds run in one `exec` on the connection: knex prepares each
- * statement, and a DDL statement prepared on its own costs about a third more (thousands of them for large sets).
- */
-async function createTables(
-  knex: Knex,
-  builders: Knex.SchemaBuilder[],
-  dialect: Database['dialect'],
-): Promise<void> {
-  if (dialect === 'mysql') {
-    for (const builder of builders) await builder;
-    return;
-  }
-  const statements = builders.flatMap((b) => b.toSQL() as { sql: string; bindings: readonly unknown[] }[]);
-  // Column defaults are written into the SQL text on SQLite; a statement with bindings could not run through exec.
-  if (statements.some((s) => s.bindings.length)) throw new Error('a CREATE TABLE statement has bindings');
-  const connection = (await knex.client.acquireConnection()) as BetterSqlite3.Database;
-  try {
-    connection.exec(statements.map((s) => s.sql).join(';\n'));
-  } finally {
-    await knex.client.releaseConnection(connection);
-  }
 }
 
 /** Adds the columns and indexes an existing table is missing. */
 async function alterTable(
   knex: Knex,
-  dialect: Database['dialect'],
+  dialect: SchemaDialect,
   table: string,
   specs: ColumnSpec[],
 ): Promise<void> {
@@ -226,7 +200,7 @@ async function alterTable(
     });
   }
   // Indexes a newer definition adds to existing columns (sort_field, search_index) are created too; none is dropped.
-  const indexes = await existingIndexes(knex, dialect, table);
+  const indexes = await dialect.indexes(knex, table);
   for (const spec of specs) {
     if (!spec.index || indexes.has(indexName(table, spec.name))) continue;
     await knex.schema.alterTable(table, (t) => {
@@ -234,32 +208,6 @@ async function alterTable(
       else t.index([spec.name], indexName(table, spec.name));
     });
   }
-}
-
-/** Every table of the database, read once (asking per table scans the catalogue once per DocType). */
-async function existingTables(knex: Knex, dialect: Database['dialect']): Promise<Set<string>> {
-  const rows =
-    dialect === 'sqlite'
-      ? await knex('sqlite_master').select({ name: 'name' }).where({ type: 'table' })
-      : await knex('information_schema.tables')
-          .select({ name: 'table_name' })
-          .where('table_schema', knex.raw('database()'));
-  return new Set((rows as { name: string }[]).map((r) => r.name));
-}
-
-async function existingIndexes(
-  knex: Knex,
-  dialect: Database['dialect'],
-  table: string,
-): Promise<Set<string>> {
-  const rows =
-    dialect === 'sqlite'
-      ? await knex('sqlite_master').select({ name: 'name' }).where({ type: 'index', tbl_name: table })
-      : await knex('information_schema.statistics')
-          .select({ name: 'index_name' })
-          .where('table_name', table)
-          .andWhere('table_schema', knex.raw('database()'));
-  return new Set((rows as { name: string }[]).map((r) => r.name));
 }
 
 async function ensureSystemTables(knex: Knex): Promise<void> {
@@ -356,6 +304,7 @@ export async function migrate(db: Database, doctypes: DocTypeMeta[]): Promise<Mi
     ),
   );
   const changed: string[] = [];
+  const dialect = db.schema;
   const sync = async (knex: Knex) => {
     let tables: Set<string> | undefined;
     const creates: Knex.SchemaBuilder[] = [];
@@ -365,14 +314,14 @@ export async function migrate(db: Database, doctypes: DocTypeMeta[]): Promise<Mi
       const specs = columnSpecs(meta);
       const hash = schemaHash(meta, specs);
       if (known.get(meta.name) === hash) continue;
-      tables ??= await existingTables(knex, db.dialect);
-      if (tables.has(meta.tableName)) await alterTable(knex, db.dialect, meta.tableName, specs);
-      else creates.push(createTable(knex, db.dialect, meta.tableName, specs));
+      tables ??= await dialect.tables(knex);
+      if (tables.has(meta.tableName)) await alterTable(knex, dialect, meta.tableName, specs);
+      else creates.push(createTable(knex, dialect, meta.tableName, specs));
       hashes.push({ doctype: meta.name, hash });
       changed.push(meta.name);
     }
-    await createTables(knex, creates, db.dialect);
-    // Recorded once the tables exist: on MariaDB, where DDL is not transactional, a run that fails records no hash, and
+    await dialect.createTables(knex, creates);
+    // Recorded once the tables exist: where DDL is not transactional (MariaDB), a run that fails records no hash, and
     // the next run finds the tables it did create and completes them.
     const added = hashes.filter((h) => !known.has(h.doctype));
     for (const { doctype, hash } of hashes)
@@ -380,40 +329,6 @@ export async function migrate(db: Database, doctypes: DocTypeMeta[]): Promise<Mi
     for (let i = 0; i < added.length; i += HASH_ROWS_PER_INSERT)
       await knex(SYSTEM_TABLES.schema).insert(added.slice(i, i + HASH_ROWS_PER_INSERT));
   };
-  // SQLite DDL is transactional: one transaction instead of one commit per statement (thousands for large sets).
-  // MariaDB commits each DDL statement implicitly, so there the statements run as they are.
-  if (db.dialect === 'sqlite') await db.knex.transaction((trx) => sync(trx));
-  else {
-    await sync(db.knex);
-    await ensureChangeRows(db.knex, doctypes);
-  }
+  await dialect.applySync(db.knex, doctypes, sync);
   return { changed };
-}
-
-/** Change rows per INSERT (three bindings each). */
-const CHANGE_ROWS_PER_INSERT = 300;
-
-/**
- * MariaDB: the change versions of every DocType table (CHANGE_SHARDS rows each), created at 0 when missing. Writes only
- * ever update them, so a bump takes no gap lock; a table without rows is one a remembered result may not depend on.
- */
-async function ensureChangeRows(knex: Knex, doctypes: DocTypeMeta[]): Promise<void> {
-  if (!(await knex.schema.hasTable(CHANGE_TABLE)))
-    await knex.schema.createTable(CHANGE_TABLE, (t) => {
-      t.string('tab', 160).notNullable();
-      t.integer('shard').notNullable();
-      t.bigInteger('version').notNullable().defaultTo(0);
-      t.primary(['tab', 'shard']);
-    });
-  const known = new Set(((await knex(CHANGE_TABLE).distinct('tab')) as { tab: string }[]).map((r) => r.tab));
-  const rows: { tab: string; shard: number; version: number }[] = [];
-  for (const meta of doctypes) {
-    if (meta.issingle || meta.isVirtual || known.has(meta.tableName)) continue;
-    for (let shard = 0; shard < CHANGE_SHARDS; shard++) rows.push({ tab: meta.tableName, shard, version: 0 });
-  }
-  for (let i = 0; i < rows.length; i += CHANGE_ROWS_PER_INSERT)
-    await knex(CHANGE_TABLE)
-      .insert(rows.slice(i, i + CHANGE_ROWS_PER_INSERT))
-      .onConflict(['tab', 'shard'])
-      .ignore();
 }

@@ -10,7 +10,7 @@ import { assertNever, isTableType } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { BodyValidator, DocTypeBinding, Registry } from '../registry/registry';
 import { defaultOf, fieldLists, tableFields, type FieldDefault } from './field-lists';
-import type { RowStore } from './row-store';
+import type { RowStore } from '../db/row-store';
 import type { DocData, Queryable } from './store';
 import { normalizeValue, now, today } from './values';
 

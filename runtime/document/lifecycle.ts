@@ -1,7 +1,6 @@
 // The document lifecycle: insert, save and delete with Frappe's hook order, inside one transaction per request.
 import type { Knex } from 'knex';
-import type { WriteBatch } from '../db/savepoint-batch';
-import { inWriteTransaction } from '../db/write-transaction';
+import { inWriteTransaction, type WriteBatch } from '../db/write-transaction';
 import {
   DocstatusTransitionError,
   DoesNotExistError,
@@ -87,7 +86,7 @@ export class DocumentTransaction implements DocumentSession {
 
   /**
    * Runs `work` inside one database transaction; any error rolls everything back. `grouped`: the work inserts a new
-   * document, and on MariaDB may share its transaction with other such works (mysql-group-commit.ts).
+   * document, and on MariaDB may share its transaction with other such works (db/mysql/group-commit.ts).
    */
   async run<T>(work: () => Promise<T>, grouped = false, restore?: () => void): Promise<T> {
     if (this.trx) return work();
@@ -385,13 +384,13 @@ export class DocumentTransaction implements DocumentSession {
       return amendedName(trx, binding, doc.amended_from);
     }
     // makeName only reads the fields (a naming rule's): the document is given as it is, not copied.
-    if (clientName !== undefined) return makeName(trx, binding.meta, doc, clientName);
+    if (clientName !== undefined) return makeName(this.site.rows, trx, binding.meta, doc, clientName);
     const autoname = (doc as { autoname?: () => unknown }).autoname;
     if (typeof autoname === 'function' && !binding.meta.issingle) {
       await autoname.call(doc);
       if (doc.name) return checkName(binding.meta, doc.name);
     }
-    return makeName(trx, binding.meta, doc, undefined);
+    return makeName(this.site.rows, trx, binding.meta, doc, undefined);
   }
 
   /** Child rows: parent fields always set from the parent (never from the body), idx by position, new rows named. */

@@ -1,7 +1,10 @@
-// What both row stores share: documents as rows and back, child rows through knex, Single DocTypes in `tabSingles`,
-// duplicate-key errors. The row stores themselves are row-store.ts and its two implementations.
+// What every backend's row store shares: documents as rows and back, child rows through knex, Single DocTypes in
+// `tabSingles`, series numbers through knex, duplicate-key errors. The row stores themselves implement
+// db/row-store.ts, one per backend folder (runtime/db/<backend>/row-store.ts).
 import type { Knex } from 'knex';
 import { SYSTEM_TABLES } from '../db/migrate';
+import type { Database } from '../db/backend';
+import type { DocData, Queryable } from '../db/row-store';
 import { DuplicateEntryError } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta } from '../meta/types';
@@ -10,11 +13,8 @@ import { defaultValue } from './checks';
 import { fieldLists, tableFields } from './field-lists';
 import { decodeValue, encodeValue, formatDatetime } from './values';
 
-/** A stored document as plain data: standard fields, field values, and child rows under their Table fields. */
-export type DocData = Record<string, unknown>;
-
-/** Either the knex instance or an open transaction. */
-export type Queryable = Knex | Knex.Transaction;
+/** Document data and the knex a read runs on, defined with the row store (db/row-store.ts). */
+export type { DocData, Queryable } from '../db/row-store';
 
 const STANDARD_DATETIMES = ['creation', 'modified'] as const;
 
@@ -123,21 +123,35 @@ export async function writeSingle(q: Queryable, binding: DocTypeBinding, data: D
   }
 }
 
-/** True when the database error is a primary-key or unique-index clash. */
-export function isDuplicateKeyError(err: unknown): boolean {
-  const e = err as { code?: unknown; errno?: unknown; nativeError?: unknown };
+/** Takes the next number of a naming series through knex queries in `trx` (see RowStore.nextSeriesValue). */
+export async function nextSeriesValueWithKnex(trx: Knex, key: string): Promise<number> {
+  const table = SYSTEM_TABLES.series;
+  const updated = await trx(table).where('name', key).increment('current', 1);
+  if (!updated) {
+    await trx(table).insert({ name: key, current: 1 });
+    return 1;
+  }
+  const row = (await trx(table).where('name', key).first('current')) as { current: number | string };
+  return Number(row.current);
+}
+
+/** True when the error of the database `db` is a primary-key or unique-index clash. */
+export function isDuplicateKeyError(db: Pick<Database, 'errors'>, err: unknown): boolean {
+  const e = err as { code?: unknown; errno?: unknown; nativeError?: unknown } | null | undefined;
+  if (!e || typeof e !== 'object') return false;
   // objection wraps driver errors (UniqueViolationError on MariaDB); the driver's own error is `nativeError`.
-  if (e?.nativeError && isDuplicateKeyError(e.nativeError)) return true;
-  return (
-    e?.code === 'ER_DUP_ENTRY' ||
-    e?.errno === 1062 ||
-    (typeof e?.code === 'string' && /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(e.code))
-  );
+  if (e.nativeError && isDuplicateKeyError(db, e.nativeError)) return true;
+  return db.errors.isDuplicateKey(e);
 }
 
 /** The error to throw for a failed insert of a document's row: 409 DuplicateEntryError when the name is taken. */
-export function insertError(meta: DocTypeMeta, name: unknown, err: unknown): unknown {
-  if (!isDuplicateKeyError(err)) return err;
+export function insertError(
+  db: Pick<Database, 'errors'>,
+  meta: DocTypeMeta,
+  name: unknown,
+  err: unknown,
+): unknown {
+  if (!isDuplicateKeyError(db, err)) return err;
   return new DuplicateEntryError(`${meta.name} ${String(name)} already exists`, {
     cause: err,
     title: 'Duplicate Name',

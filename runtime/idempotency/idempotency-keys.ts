@@ -6,6 +6,7 @@
 // the user who sent them and live 24 hours.
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { Database } from '../db/backend';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { inWriteTransaction } from '../db/write-transaction';
 import { BadRequestError, IdempotencyKeyReusedError } from '../errors/errors';
@@ -98,12 +99,13 @@ export function assertSameRequest(record: KeyRecord, request: IdempotentRequest)
 }
 
 /**
- * Records the key inside the create's write transaction (`trx`). A live row of the same id (a concurrent request with
+ * Records the key inside the create's write transaction (`trx`) on `db`. A live row of the same id (a concurrent request with
  * the key committed first) makes the insert fail, and the create with it; an expired row of the same id (not purged
  * yet) is replaced. The insert comes first: a delete of a row that is not there would take a gap lock on MariaDB,
  * and concurrent requests with one key would deadlock on those locks before any of them had recorded it.
  */
 export async function recordKey(
+  db: Database,
   trx: Knex,
   request: IdempotentRequest,
   doctype: string,
@@ -121,7 +123,7 @@ export async function recordKey(
   try {
     await trx(SYSTEM_TABLES.idempotency).insert(row);
   } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
+    if (!isDuplicateKeyError(db, err)) throw err;
     const expired = await trx(SYSTEM_TABLES.idempotency)
       .where({ id: request.id })
       .andWhere('created_at', '<', Date.now() - KEY_LIFETIME_MS)

@@ -5,15 +5,14 @@
 import type { Knex } from 'knex';
 import { loadUser } from '../auth/users';
 import { SYSTEM_TABLES } from '../db/migrate';
-import { prepared, quoteIdent, sqliteConnection } from '../db/sqlite-statements';
 import { inWriteTransaction } from '../db/write-transaction';
 import { AppError, AuthenticationError } from '../errors/errors';
 import type { Site } from '../site';
 import { jobHandler, type JobItems } from './job-queue';
 
 const ITEMS = SYSTEM_TABLES.jobItems;
-/** A failed item's outcome on SQLite, unless it has one (a cached prepared statement: the knex insert cost ~40 us). */
-const RECORD_ONCE = `INSERT INTO ${quoteIdent(ITEMS)} (job, idx, outcome) VALUES (?, ?, ?) ON CONFLICT (job, idx) DO NOTHING`;
+/** The key of an item's outcome. */
+const ITEM_KEY = ['job', 'idx'] as const;
 
 /** A job as a worker picks it up: its id, kind, the user it runs as and its payload (as enqueued). */
 export interface ClaimedJob {
@@ -51,22 +50,20 @@ async function itemStore(site: Site, id: string, stopping: () => boolean): Promi
     all: () => itemOutcomes(site, id),
     recordIn: async (trx, index, outcome) => {
       const row = { job: id, idx: index, outcome: JSON.stringify(outcome) };
-      // On SQLite through the row store's cached prepared statement: a knex insert cost ~40 us per item (query
-      // building, and better-sqlite3 preparing its text again each time), a third of a bulk insert's item.
-      if (site.db.dialect === 'sqlite') await site.rows.insertRows(trx, ITEMS, [row]);
-      else await trx(ITEMS).insert(row);
+      // Through the row store: on SQLite a knex insert cost ~40 us per item (query building, and better-sqlite3
+      // preparing its text again each time), a third of a bulk insert's item.
+      await site.rows.insertRows(trx, ITEMS, [row]);
     },
     record: async (index, outcome) => {
       // Ignored when the item has an outcome already (another worker took the job over and ran it).
-      await inWriteTransaction(site.db, async (q) => {
-        const conn = await sqliteConnection(q);
-        if (conn) prepared(conn, RECORD_ONCE).run(id, index, JSON.stringify(outcome));
-        else
-          await q(ITEMS)
-            .insert({ job: id, idx: index, outcome: JSON.stringify(outcome) })
-            .onConflict(['job', 'idx'])
-            .ignore();
-      });
+      await inWriteTransaction(site.db, (q) =>
+        site.rows.insertRowOnce(
+          q,
+          ITEMS,
+          { job: id, idx: index, outcome: JSON.stringify(outcome) },
+          ITEM_KEY,
+        ),
+      );
     },
     stopping,
   };

@@ -1,8 +1,10 @@
 // Serving and stopping: the HTTP server with the site config's timeouts, and a shutdown on SIGTERM/SIGINT that
-// stops accepting, answers the requests in flight with `Connection: close`, closes idle keep-alive sockets, runs the
+// stops accepting, answers the requests in flight and those arriving on open keep-alive sockets within 250 ms with
+// `Connection: close`, then closes idle keep-alive sockets, runs the
 // shutdown hooks (job workers: running jobs stop after their current items and go back to the queue), flushes the request log, checkpoints and closes the database, and exits within
 // `shutdown_timeout` whatever the clients do.
 import http from 'node:http';
+import net from 'node:net';
 import type Koa from 'koa';
 import { closeSite } from '../bootstrap';
 import { logger } from '../log/logger';
@@ -54,10 +56,16 @@ export function serve(
       const deadline = started + timeouts.shutdown_timeout;
       closing = true;
       logger().info({ event: 'shutdown', reason, in_flight: inFlight.size }, 'shutting down');
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // The hooks (job workers) start now, alongside the drain: a running job stops after its current items.
       const hooks = runShutdownHooks(deadline - 500);
       for (const res of inFlight.snapshot()) if (!res.headersSent) res.setHeader('Connection', 'close');
+      // Stop listening, without http.Server#close: it would also close every idle keep-alive socket at once, and a
+      // request its client has just sent on one would be reset (answered by nothing). Such a request is answered
+      // (with `Connection: close`) if it arrives within LAST_REQUESTS_MS; sockets still idle then are closed.
+      const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(LAST_REQUESTS_MS, timeouts.shutdown_timeout / 4)),
+      );
       server.closeIdleConnections();
       // Sockets that finish a response become idle: close them as they do, until the server is closed.
       const sweep = setInterval(() => server.closeIdleConnections(), 50);
@@ -76,6 +84,9 @@ export function serve(
   return { server, shutdown };
 }
 
+/** How long a keep-alive socket may still bring a request once the server stops listening. */
+const LAST_REQUESTS_MS = 250;
+
 /** Installs SIGTERM/SIGINT: the first shuts down and exits; a second exits at once. */
 export function exitOnSignals(served: Pick<Served, 'shutdown'>): void {
   let signalled = false;
@@ -86,6 +97,21 @@ export function exitOnSignals(served: Pick<Served, 'shutdown'>): void {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  if (process.env.npm_command === 'exec') watchParent(() => onSignal('SIGTERM'));
+}
+
+/**
+ * Under `npx svc …` (npm exec), npm passes a SIGTERM to the shell it started, which dies without passing it on, and
+ * this process would serve on as an orphan: a parent that goes away is taken as the signal. Only under npm exec: a
+ * server started in the background of a shell that then exits (`nohup`) keeps serving.
+ */
+function watchParent(onGone: () => void): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onGone();
+  }, 250).unref();
 }
 
 /** Stops a process without a server (`svc worker`): runs the shutdown hooks, then closes the site, by the deadline. */

@@ -75,7 +75,7 @@ function addStateGauges(site: Site, registry: Registry): void {
         this.set(siteRedis(site)?.breaker.isOpen ? 0 : 1);
       },
     });
-  if (site.db.dialect === 'mysql')
+  if (site.db.changeCounter)
     new Gauge({
       name: 'svc_change_stamp_reads',
       help: 'Reads of the change counter made so far (MariaDB): each serves every remembered result asked before it began',

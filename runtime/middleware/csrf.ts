@@ -33,24 +33,33 @@ function same(a: string, b: string): boolean {
 }
 
 /**
- * Throws CSRFTokenError unless the session request carries its token (header, or `formToken`: the body's
- * `csrf_token`) or comes from an allowed referrer. Also called by handlers that read their own body (upload_file).
+ * True when the request carries its session's CSRF token (header, or `formToken`: the body's `csrf_token`), comes from
+ * an allowed referrer, or the site turns the check off.
  */
-export function assertCsrfToken(ctx: AppContext, options: CsrfOptions, formToken: unknown): void {
-  const state = ctx.state;
-  if (state.auth !== 'session' || !UNSAFE.has(ctx.method) || options.ignoreCsrf) return;
+export function carriesCsrfToken(ctx: AppContext, options: CsrfOptions, formToken: unknown): boolean {
+  if (options.ignoreCsrf) return true;
   const referrer = ctx.get('origin') || ctx.get('referer');
   const allowed =
     referrer !== '' &&
     options.allowedReferrers.some(
       (r) => referrer === r || referrer.startsWith(r.endsWith('/') ? r : `${r}/`),
     );
-  if (allowed) return;
+  if (allowed) return true;
   const sent =
     ctx.get('x-svc-csrf-token') ||
     ctx.get('x-frappe-csrf-token') ||
     (typeof formToken === 'string' ? formToken : '');
-  if (!sent || !state.session || !same(sent, state.session.csrfToken))
+  const session = ctx.state.session;
+  return sent !== '' && session !== undefined && same(sent, session.csrfToken);
+}
+
+/**
+ * Throws CSRFTokenError unless the session request carries its token (see carriesCsrfToken). Also called by handlers
+ * that read their own body (upload_file).
+ */
+export function assertCsrfToken(ctx: AppContext, options: CsrfOptions, formToken: unknown): void {
+  if (ctx.state.auth !== 'session' || !UNSAFE.has(ctx.method)) return;
+  if (!carriesCsrfToken(ctx, options, formToken))
     throw new CSRFTokenError('Invalid Request: missing or wrong CSRF token');
 }
 

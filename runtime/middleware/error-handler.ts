@@ -1,6 +1,6 @@
 // createErrorHandler: the outermost middleware; every thrown error is rendered here and nowhere else.
 import type { Middleware } from 'koa';
-import { BatchRolledBackError } from '../db/group-commit';
+import { BatchRolledBackError } from '../db/write-transaction';
 import { unavailableReason } from '../db/unavailable';
 import { AppError, InternalServerError, ServiceUnavailableError } from '../errors/errors';
 import { renderError } from '../errors/render-error';
@@ -26,9 +26,10 @@ function asUnavailable(err: unknown, ctx: AppContext): unknown {
       cause: err,
       headers: { 'Retry-After': '1' },
     });
-  const reason = unavailableReason(err);
+  const db = ctx.state.site?.db;
+  const reason = unavailableReason(err, db?.errors);
   if (!reason) return err;
-  ctx.state.site?.db.health.reportUnavailable(reason);
+  db?.health.reportUnavailable(reason);
   return new ServiceUnavailableError('The database is unavailable or busy; retry shortly', {
     cause: err,
     headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },

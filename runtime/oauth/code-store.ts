@@ -1,6 +1,7 @@
 // Authorization codes as `OAuth Authorization Code` rows: only the code's digest is stored, and a code is spent once.
 import { tokenDigest } from '../auth/bearer-tokens';
 import { parseScopes } from '../auth/scopes';
+import { mayActAs } from '../auth/users';
 import { now } from '../document/values';
 import type { Site } from '../site';
 import { datetimeOf, parseStoredDatetime } from './token-store';
@@ -60,6 +61,7 @@ interface CodeRow {
   validity: string | null;
   nonce: string | null;
   code_challenge: string | null;
+  modified_by: string | null;
 }
 
 /** The stored code a client presents, spent or not; undefined when there is none. */
@@ -77,8 +79,11 @@ export async function findCode(site: Site, code: string): Promise<StoredCode | u
       'validity',
       'nonce',
       'code_challenge',
+      'modified_by',
     )) as CodeRow | undefined;
   if (!row || !row.client || !row.user) return undefined;
+  // A code row whose last writer may not act as its user (written behind the API) grants nothing.
+  if (!row.modified_by || !mayActAs(row.modified_by, row.user)) return undefined;
   return {
     digest: row.name,
     client: row.client,

@@ -1,6 +1,7 @@
 // frappe.integrations.oauth2.introspect_token: RFC 7662 token introspection for authenticated confidential clients.
 import { tokenDigest } from '../auth/bearer-tokens';
 import { parseScopes } from '../auth/scopes';
+import { mayActAs } from '../auth/users';
 import type { AppContext } from '../http/state';
 import { requestClient, tokenParam } from './client-auth';
 import { oauthLifetimes } from './oauth-config';
@@ -15,6 +16,7 @@ interface TokenRow {
   refresh_token: string | null;
   expiration_time: unknown;
   creation: unknown;
+  modified_by: string | null;
 }
 
 /**
@@ -41,10 +43,13 @@ export async function introspectToken(ctx: AppContext): Promise<unknown> {
       'refresh_token',
       'expiration_time',
       'creation',
+      'modified_by',
     )) as TokenRow | undefined;
   ctx.set('Cache-Control', 'no-store');
   if (!row || row.client !== client.id || !row.user || (row.status ?? 'Active') !== 'Active')
     return { active: false };
+  // As the bearer middleware: a row whose last writer may not act as its user is no token.
+  if (!row.modified_by || !mayActAs(row.modified_by, row.user)) return { active: false };
   const issued = parseStoredDatetime(row.creation).getTime();
   const refresh = row.refresh_token === digest && row.access_token !== digest;
   const expires = refresh

@@ -11,6 +11,8 @@ export interface OAuthClientRecord {
   appName: string;
   /** The user client-credentials tokens act as. */
   user?: string;
+  /** Who last wrote the row (`modified_by`): its client-credentials tokens act as `user` only if that writer may. */
+  writtenBy?: string;
   confidential: boolean;
   /** oauth2-server grant names: `authorization_code` + `refresh_token`, or `client_credentials`. */
   grants: string[];
@@ -43,6 +45,7 @@ interface ClientRow {
   redirect_uris: string | null;
   scopes: string | null;
   skip_authorization: unknown;
+  modified_by: string | null;
 }
 
 async function loadClientRow(site: Site, clientId: string): Promise<ClientRow | undefined> {
@@ -61,6 +64,7 @@ async function loadClientRow(site: Site, clientId: string): Promise<ClientRow | 
       'redirect_uris',
       'scopes',
       'skip_authorization',
+      'modified_by',
     )) as ClientRow | undefined;
 }
 
@@ -70,6 +74,7 @@ function toRecord(row: ClientRow): OAuthClientRecord {
     clientId: row.client_id ?? row.name,
     appName: row.app_name ?? row.name,
     ...(row.user ? { user: row.user } : {}),
+    ...(row.modified_by ? { writtenBy: row.modified_by } : {}),
     confidential: (row.client_type ?? 'Confidential') !== 'Public',
     grants: grantsOf(row.grant_type),
     redirectUris: String(row.redirect_uris ?? '')

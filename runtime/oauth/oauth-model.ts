@@ -1,6 +1,6 @@
 // The model @node-oauth/oauth2-server calls: clients, scopes, users, codes and token storage, over this site's DocTypes.
 import OAuth2Server from '@node-oauth/oauth2-server';
-import { loadUser } from '../auth/users';
+import { loadUser, mayActAs } from '../auth/users';
 import type { Site } from '../site';
 import { findCode, saveCode, spendCode } from './code-store';
 import { oauthLifetimes } from './oauth-config';
@@ -82,10 +82,14 @@ export function createOAuthModel(site: Site): OAuthModel {
       return (client as OAuthClientRecord).redirectUris.includes(redirectUri);
     },
 
-    /** Client credentials: the token acts as the client's own user, who must exist and be enabled. */
+    /**
+     * Client credentials: the token acts as the client's own user, who must exist and be enabled, and whom the client's
+     * last writer may act as (a row written before that rule was enforced on saves, or behind the API, grants nothing).
+     */
     async getUserFromClient(client: Client) {
-      const name = (client as OAuthClientRecord).user;
-      const user = name && (await enabledUser(site, name));
+      const { user: name, writtenBy } = client as OAuthClientRecord;
+      const bound = name && writtenBy && mayActAs(writtenBy, name);
+      const user = bound && (await enabledUser(site, name));
       return user ? { name: user } : false;
     },
 

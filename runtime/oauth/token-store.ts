@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { authChanged } from '../auth/auth-broadcast';
 import { tokenDigest } from '../auth/bearer-tokens';
 import { parseScopes } from '../auth/scopes';
+import { mayActAs } from '../auth/users';
 import { now } from '../document/values';
 import type { Site } from '../site';
 
@@ -90,7 +91,7 @@ export async function findRefreshToken(site: Site, token: string): Promise<Store
   const row = (await site.db
     .knex('tabOAuth Bearer Token')
     .where('refresh_token', tokenDigest(token))
-    .first('client', 'user', 'scopes', 'family', 'status', 'creation')) as
+    .first('client', 'user', 'scopes', 'family', 'status', 'creation', 'modified_by')) as
     | {
         client: string | null;
         user: string | null;
@@ -98,9 +99,11 @@ export async function findRefreshToken(site: Site, token: string): Promise<Store
         family: string | null;
         status: string | null;
         creation: unknown;
+        modified_by: string | null;
       }
     | undefined;
   if (!row || !row.client || !row.user) return undefined;
+  if (!row.modified_by || !mayActAs(row.modified_by, row.user)) return undefined;
   return {
     client: row.client,
     user: row.user,

@@ -2,8 +2,7 @@
 // a write transaction of its own (on SQLite a savepoint of the turn's group commit), so one bad item never spoils the
 // others and a refused item changes nothing. The outcome is the bulk result object; its counts always add up.
 import type { Knex } from 'knex';
-import { BatchRolledBackError } from '../db/group-commit';
-import { SavepointBatch } from '../db/savepoint-batch';
+import { BatchRolledBackError, type WriteBatch } from '../db/write-transaction';
 import type { DocData } from '../document/store';
 import { AppError, InternalServerError } from '../errors/errors';
 import { refusal } from '../permissions/doctype-permission';
@@ -218,18 +217,14 @@ export function bulkResult(
   };
 }
 
-/** How many items are started at once on SQLite (they queue into one group commit, each in its own savepoint). */
-const SQLITE_WINDOW = 64;
-/** How many items share one MariaDB transaction, each in its own savepoint (savepoint-batch.ts). */
-const MYSQL_WINDOW = 50;
-
 /**
  * Runs a bulk operation. `across`: items name their own DocType and successes are reported as `{doctype, name}`.
  * With a `recorder` (a background job), items it already holds an outcome for are skipped, each new outcome is
  * recorded, and the run stops between windows when the recorder says so (undefined: not finished).
  * A window of items is started together so they share one commit, each still in its own savepoint, in request order:
- * on SQLite the turn's group commit, on MariaDB a SavepointBatch per window. Items of a MariaDB batch that the server
- * rolled back as a whole (a deadlock) are run again alone.
+ * in the batch the backend opens per window (Database.bulkWrites; MariaDB's), or in the commit it groups concurrent
+ * writes into by itself (SQLite's group commit of the turn). Items of a batch that the server rolled back as a whole
+ * (a deadlock) are run again alone.
  */
 export async function runBulk(
   caller: Caller,
@@ -253,7 +248,7 @@ export async function runBulk(
         : insertItem(as, item, hook);
   };
   const outcomes: (ItemDone | BulkFailure)[] = new Array(items.length);
-  const settle = async (index: number, batch?: SavepointBatch): Promise<void> => {
+  const settle = async (index: number, batch?: WriteBatch): Promise<void> => {
     const item = items[index] as BulkItem;
     try {
       try {
@@ -274,15 +269,14 @@ export async function runBulk(
       outcomes[index] = failureEntry(previous);
     }
   }
-  const sqlite = caller.site.db.dialect === 'sqlite';
-  const window = sqlite ? SQLITE_WINDOW : MYSQL_WINDOW;
+  const writes = caller.site.db.bulkWrites;
   let next = 0;
   while (next < items.length) {
     if (recorder?.stopping()) return undefined;
     const started: Promise<void>[] = [];
     const batchStart = Date.now();
-    const batch = sqlite ? undefined : new SavepointBatch(caller.site.db.knex);
-    for (; next < items.length && started.length < window; next++)
+    const batch = writes.openBatch?.();
+    for (; next < items.length && started.length < writes.window; next++)
       if (!recorder?.done.has(next)) started.push(settle(next, batch));
     const count = started.length;
     if (batch) started.push(batch.close());

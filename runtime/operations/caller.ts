@@ -2,7 +2,7 @@
 // operation serves the REST routes, the frappe.client methods and server scripts.
 import { DoesNotExistError, MethodNotAllowedError, PermissionError } from '../errors/errors';
 import type { AppContext } from '../http/state';
-import type { WriteBatch } from '../db/savepoint-batch';
+import type { WriteBatch } from '../db/write-transaction';
 import type { DocumentTransaction } from '../document/lifecycle';
 import type { DocTypeBinding, V2Operation } from '../registry/registry';
 import type { SessionUser, Site } from '../site';
@@ -18,7 +18,7 @@ export interface Caller {
    * inside it instead of a transaction of their own.
    */
   tx?: DocumentTransaction;
-  /** The batch a new transaction of the operation joins as a savepoint (bulk items on MariaDB, savepoint-batch.ts). */
+  /** The batch a new transaction of the operation joins as a savepoint (bulk items, where the backend batches them: Database.bulkWrites). */
   batch?: WriteBatch;
 }
 

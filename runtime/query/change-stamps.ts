@@ -1,16 +1,14 @@
-// The change stamp of a set of tables on MariaDB: what a remembered result carries, and what it must still equal when it
-// is served. A stamp is read after the request asked for it, never before, so a write another process acknowledged
-// before that is always in it: from the change counter (`__Change`, bumped in every write's transaction, see
-// db/table-changes.ts) by one small query shared by the requests of an event-loop turn, or, with REDIS_URL and a live
+// The change stamp of a set of tables on a database with a change counter (Database.changeCounter: MariaDB's): what a
+// remembered result carries, and what it must still equal when it is served. A stamp is read after the request asked
+// for it, never before, so a write another process acknowledged before that is always in it: from the change counter
+// (bumped in every write's transaction) by one small read shared by the requests of an event-loop turn, or, with REDIS_URL and a live
 // subscription to the change notices, from this process's own counters of the notices received, once a PING on the
 // subscribing connection has come back (Redis answers it after every notice published before it, and a writer
 // publishes before it answers its client).
 import type Redis from 'ioredis';
 import { RedisSubscription } from '../auth/redis-subscription';
 import { siteRedis } from '../auth/site-redis';
-import { DEFAULT_TIMEOUTS, type Database } from '../db/connect';
-import { execute, onPooledConnection, select } from '../db/mysql-statements';
-import { CHANGE_TABLE } from '../db/table-changes';
+import type { ChangeCounter } from '../db/backend';
 import type { Site } from '../site';
 
 /**
@@ -74,16 +72,9 @@ function newBatch(): Batch {
 }
 
 const COUNTER = -1;
-/** A table name that may be written into SQL text as a quoted literal as it is. */
-const PLAIN = /^[A-Za-z0-9 _-]+$/;
 /** A read waits for more requests while they keep coming, up to this many waiting or this many turns. */
 const GATHER = 32;
 const GATHER_TURNS = 4;
-
-/** The read of the change versions of the tables in `list` (quoted plain names, or `?` placeholders). */
-function versionsSql(list: readonly string[]): string {
-  return `select tab, sum(version) as v from \`${CHANGE_TABLE}\` where tab in (${list.join(', ')}) group by tab`;
-}
 
 /** The change notices of a site on Redis, as this process receives them. */
 class Notices {
@@ -129,11 +120,9 @@ export class ChangeStamps {
   private scheduled = false;
   /** Reads of the change counter made (tests; a stamp from the Redis notices reads none). */
   counterReads = 0;
-  /** The read's SQL text by the tables asked (their names joined), for plain names, which it holds inlined. */
-  private readonly texts = new Map<string, string>();
 
   constructor(
-    private readonly db: Database,
+    private readonly counter: ChangeCounter,
     private readonly notices?: Notices,
   ) {}
 
@@ -225,25 +214,8 @@ export class ChangeStamps {
         return { source: epoch, versions };
       }
     }
-    const wanted = [...tables];
     this.counterReads++;
-    const statementMs = this.db.statementMs ?? DEFAULT_TIMEOUTS.statementMs;
-    // The text of a set of plain table names, with them inlined: a text query costs the client a quarter less than
-    // preparing and executing (no statement lookup, no bound values); other names go through `execute`.
-    const key = wanted.join('\n');
-    let text = this.texts.get(key);
-    if (text === undefined && wanted.every((t) => PLAIN.test(t))) {
-      if (this.texts.size >= 1000) this.texts.clear();
-      this.texts.set(key, (text = versionsSql(wanted.map((t) => `'${t}'`))));
-    }
-    const inlined = text;
-    const { rows } = await onPooledConnection(this.db, (conn) =>
-      inlined !== undefined
-        ? select<unknown[][]>(conn, inlined, statementMs)
-        : execute<unknown[][]>(conn, versionsSql(wanted.map(() => '?')), wanted, statementMs, true),
-    );
-    const versions = new Map<string, number>();
-    for (const r of rows) versions.set(String(r[0]), Number(r[1]));
+    const versions = await this.counter.read([...tables]);
     return { source: COUNTER, versions };
   }
 }
@@ -253,23 +225,22 @@ function channelOf(prefix: string): string {
 }
 
 /**
- * The stamps of a MariaDB site, listening for change notices when REDIS_URL is set; the database's change counter is
- * told to drop this process's results and publish after each commit.
+ * The stamps of a site's change counter, listening for change notices when REDIS_URL is set; the counter is told to
+ * drop this process's results and publish after each commit.
  */
-export function openChangeStamps(site: Site): ChangeStamps {
+export function openChangeStamps(site: Site, counter: ChangeCounter): ChangeStamps {
   const shared = siteRedis(site);
   const stamps = new ChangeStamps(
-    site.db,
+    counter,
     shared ? new Notices(shared.redis, channelOf(shared.prefix)) : undefined,
   );
-  if (site.db.changes)
-    site.db.changes.committed = (tables) => {
-      stamps.committed(tables);
-      if (!shared || shared.breaker.isOpen) return;
-      return shared.redis.publish(channelOf(shared.prefix), tables.join('\n')).then(
-        () => undefined,
-        () => undefined,
-      );
-    };
+  counter.onCommit((tables) => {
+    stamps.committed(tables);
+    if (!shared || shared.breaker.isOpen) return;
+    return shared.redis.publish(channelOf(shared.prefix), tables.join('\n')).then(
+      () => undefined,
+      () => undefined,
+    );
+  });
   return stamps;
 }

@@ -271,9 +271,10 @@ export const RESULT_CACHE = new SitePlugin<SiteResults>(
   'result cache',
   (site) => {
     const state: SiteResults = {};
-    if (site.db.changes) {
+    const counter = site.db.changeCounter;
+    if (counter) {
       const limits = resultCacheLimits(site);
-      state.stamps = openChangeStamps(site);
+      state.stamps = openChangeStamps(site, counter);
       if (limits.entries > 0 && limits.bytes > 0) {
         state.cache = new ResultCache(state.stamps, limits);
         state.documents = new ResultCache(state.stamps, limits);

@@ -1,7 +1,7 @@
 // The host side of the `frappe` global: each call a script makes re-enters the normal operations layer as the calling
 // user (permissions, field levels, user permissions, validation, hooks). Arguments and results are JSON values only.
 import type { DocData } from '../document/store';
-import { DoesNotExistError, ValidationError } from '../errors/errors';
+import { CSRFTokenError, DoesNotExistError, ValidationError } from '../errors/errors';
 import type { Caller } from '../operations/caller';
 import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';
@@ -52,6 +52,26 @@ function pick(doc: DocData, field: unknown): unknown {
   throw new ValidationError('get_value: the field must be a field name or a list of field names');
 }
 
+/** Callers whose scripts may read but not write (see readOnlyCaller). */
+const readOnlyCallers = new WeakSet<Caller>();
+
+/**
+ * `caller` for a script run that may read but not write: a cookie session's call without its CSRF token (a GET a
+ * cross-site page can make the browser send). Its first write fails with 400 CSRFTokenError, nothing written.
+ */
+export function readOnlyCaller(caller: Caller): Caller {
+  const copy = { ...caller };
+  readOnlyCallers.add(copy);
+  return copy;
+}
+
+function assertMayWrite(caller: Caller, name: string): void {
+  if (readOnlyCallers.has(caller))
+    throw new CSRFTokenError(
+      `frappe.${name === 'set_value' ? 'db.set_value' : name} writes: call this script with the session's CSRF token`,
+    );
+}
+
 /** Runs one host call of a script for `caller`; `messages` collects what the operations leave for the user. */
 export async function callHost(
   caller: Caller,
@@ -68,6 +88,7 @@ export async function callHost(
     case 'get_doc':
       return documents.getDocument(v2, text(args[0], 'doctype'), text(args[1], 'name'));
     case 'new_doc': {
+      assertMayWrite(caller, name);
       const result = await documents.createDocument(
         v2,
         text(args[0], 'doctype'),
@@ -93,6 +114,7 @@ export async function callHost(
       }
     }
     case 'set_value': {
+      assertMayWrite(caller, name);
       const changes =
         typeof args[2] === 'string' ? { [args[2]]: args[3] } : record(args[2], 'set_value field');
       const result = await documents.updateDocument(

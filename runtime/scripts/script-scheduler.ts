@@ -1,7 +1,8 @@
 // Scheduler Event scripts: every process that runs a job worker ticks once a minute; each tick finds the enabled
 // scheduled scripts whose latest occurrence (see script-schedule.ts) has not run yet, claims that occurrence in the
 // site database (one row per script and occurrence, so one process wins however many tick at once) and queues a job
-// that runs the script as Administrator. Occurrences missed while nothing ran are not made up: a daily script after a
+// that runs the script as the user who last saved it, with that user's permissions (a System Manager's script cannot
+// do what its author could not by running as Administrator). Occurrences missed while nothing ran are not made up: a daily script after a
 // three-day stop runs once. An occurrence before the script's creation never runs. A job is at least once: a worker
 // killed while the script ran runs it again when the job is taken over. Scripts are read from the database at each tick
 // and each run (not from the per-process cache), so a change made through another process counts without REDIS_URL.
@@ -10,7 +11,9 @@ import { SYSTEM_TABLES } from '../db/migrate';
 import { inWriteTransaction } from '../db/write-transaction';
 import { isDuplicateKeyError } from '../document/store';
 import { registerJobKind, type JobRun } from '../jobs/job-queue';
-import { ADMINISTRATOR, type Site } from '../site';
+import { loadUser } from '../auth/users';
+import { AuthenticationError } from '../errors/errors';
+import type { SessionUser, Site } from '../site';
 import { SitePlugin } from '../site-plugins';
 import { runScript } from './run-script';
 import { DEFAULT_SCHEDULER_INTERVAL, cronOf, latestOccurrence } from './script-schedule';
@@ -76,7 +79,7 @@ async function claim(site: Site, script: string, occurrence: number): Promise<bo
       return true;
     });
   } catch (err) {
-    if (isDuplicateKeyError(err)) return false; // another process claimed it between our read and our insert
+    if (isDuplicateKeyError(site.db, err)) return false; // another process claimed it between our read and our insert
     throw err;
   }
 }
@@ -99,7 +102,7 @@ export async function tickScheduler(site: Site, now = Date.now()): Promise<strin
     if (occurrence === undefined || !(await claim(site, script.name, occurrence))) continue;
     const payload: ScheduledScriptPayload = { script: script.name, occurrence };
     try {
-      queued.push(await jobs.enqueue(SCHEDULED_SCRIPT_JOB, ADMINISTRATOR, payload, 1));
+      queued.push(await jobs.enqueue(SCHEDULED_SCRIPT_JOB, script.modifiedBy, payload, 1));
     } catch (err) {
       await unclaim(site, script.name, occurrence).catch(() => undefined);
       throw err;
@@ -125,16 +128,27 @@ export function startScheduler(site: Site): void {
   tick();
 }
 
+/** The user a scheduled script runs as now: its last saver, enabled, with the roles it has now. */
+async function authorOf(run: JobRun, script: ServerScript): Promise<SessionUser> {
+  if (script.modifiedBy === run.user.name) return run.user;
+  // Saved again by someone else since the job was queued: the text that runs is theirs, so are the permissions.
+  const user = await loadUser(run.site.db.knex, script.modifiedBy);
+  if (!user || !user.enabled)
+    throw new AuthenticationError(`User ${script.modifiedBy} is disabled or no longer exists`);
+  return { name: user.name, roles: user.roles };
+}
+
 /**
- * Runs a scheduled script's job as its user (Administrator): the script as it is now, with an empty `form_dict`. A
- * script disabled, deleted or no longer scheduled since it was queued is skipped. The result is the script's
- * `frappe.response.message`; an error fails the job with the error's class and message.
+ * Runs a scheduled script's job as the user who last saved the script, with that user's permissions: the script as it
+ * is now, with an empty `form_dict`. A script disabled, deleted or no longer scheduled since it was queued is skipped.
+ * The result is the script's `frappe.response.message`; an error fails the job with the error's class and message.
  */
 export async function runScheduledScript(run: JobRun): Promise<unknown> {
   const { script: name, occurrence } = run.payload as ScheduledScriptPayload;
   const script = (await freshScriptIndex(run.site)).scheduled.find((s) => s.name === name);
   if (!script) return { script: name, occurrence, skipped: 'disabled, deleted or no longer scheduled' };
-  const result = await runScript(script, { site: run.site, user: run.user, version: 2 }, { form_dict: {} });
+  const user = await authorOf(run, script);
+  const result = await runScript(script, { site: run.site, user, version: 2 }, { form_dict: {} });
   return { script: name, occurrence, message: result.message ?? null };
 }
 

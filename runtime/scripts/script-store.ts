@@ -1,12 +1,10 @@
 // The site's enabled Server Scripts, read once and kept until a Server Script document changes. A change made by this
 // process drops the cache after its commit; with REDIS_URL it is published, and every process subscribed drops its own.
 // Without REDIS_URL each process checks the database at most once per CHECK_MS (a timer, never on a request's path):
-// on MariaDB the change counter's version of `tabServer Script` (one indexed read), on SQLite the read connection's
-// `PRAGMA data_version` (no I/O; it moves on any commit, so then the scripts are read again and swapped in only when
-// they differ). A change another process committed is in effect here within CHECK_MS plus two reads.
-import type BetterSqlite3 from 'better-sqlite3';
+// the backend's change version of `tabServer Script` (Database.changeVersion: on MariaDB the change counter's, one
+// indexed read; on SQLite `PRAGMA data_version`, no I/O, which moves on any commit, so then the scripts are read again
+// and swapped in only when they differ). A change another process committed is in effect here within CHECK_MS plus two reads.
 import type { Knex } from 'knex';
-import { CHANGE_TABLE } from '../db/table-changes';
 import type { Site } from '../site';
 import { SitePlugin } from '../site-plugins';
 import { RedisSubscription } from '../auth/redis-subscription';
@@ -30,6 +28,8 @@ export interface ServerScript {
   cronFormat?: string;
   /** The document's `creation` (ms since the epoch): a scheduled script runs no occurrence before it. */
   createdAt: number;
+  /** The user who last saved it (`modified_by`): a scheduled script runs as that user. */
+  modifiedBy: string;
 }
 
 /** The enabled scripts of a site, indexed the ways they are looked up. */
@@ -97,24 +97,12 @@ function timestampOf(value: unknown): number {
   return Number.isNaN(ms) ? 0 : ms;
 }
 
-const dataVersions = new WeakMap<BetterSqlite3.Database, BetterSqlite3.Statement>();
-
 /**
- * A value that moves whenever `tabServer Script` may have changed: on MariaDB its change counter's version (read
- * through `q`, so inside a transaction from its snapshot), on SQLite the read connection's data_version.
+ * A value that moves whenever `tabServer Script` may have changed (read through `q`, so inside a transaction from its
+ * snapshot): the backend's change version of the table.
  */
-async function versionOf(site: Site, q: Knex): Promise<string> {
-  const readConnection = site.db.readConnection;
-  if (readConnection) {
-    const reader = readConnection();
-    let statement = dataVersions.get(reader);
-    if (!statement) dataVersions.set(reader, (statement = reader.prepare('PRAGMA data_version').pluck()));
-    return `sqlite:${String(statement.get())}`;
-  }
-  const [rows] = (await q.raw(`select sum(version) as v from \`${CHANGE_TABLE}\` where tab = ?`, [
-    'tabServer Script',
-  ])) as [{ v: unknown }[]];
-  return `counter:${String(rows[0]?.v ?? '')}`;
+function versionOf(site: Site, q: Knex): Promise<string> {
+  return site.db.changeVersion(q, 'tabServer Script');
 }
 
 interface Loaded {
@@ -145,6 +133,7 @@ async function loadRows(site: Site, q: Knex): Promise<Loaded> {
       'event_frequency',
       'cron_format',
       'creation',
+      'modified_by',
     )) as Record<string, unknown>[];
   const index: ScriptIndex = {
     api: new Map(),
@@ -162,6 +151,7 @@ async function loadRows(site: Site, q: Knex): Promise<Loaded> {
       modified: String(row.modified),
       allowGuest: Number(row.allow_guest) === 1,
       createdAt: timestampOf(row.creation),
+      modifiedBy: String(row.modified_by ?? ''),
       ...(row.api_method ? { apiMethod: String(row.api_method) } : {}),
       ...(row.reference_doctype ? { referenceDoctype: String(row.reference_doctype) } : {}),
       ...(row.doctype_event ? { doctypeEvent: String(row.doctype_event) } : {}),

@@ -3,7 +3,7 @@
 // may be sent again. It was a 500 before.
 import Koa from 'koa';
 import request from 'supertest';
-import { BatchRolledBackError } from '../../runtime/db/group-commit';
+import { BatchRolledBackError } from '../../runtime/db/write-transaction';
 import { createErrorHandler } from '../../runtime/middleware/error-handler';
 
 test('BatchRolledBackError is 503 with Retry-After, in the error shape of every other error', async () => {

@@ -1,8 +1,8 @@
 // Bulk items share one transaction per batch (SQLite: the group commit; MariaDB: a SavepointBatch), each item in its
 // own savepoint: a failing item in the middle of a batch (validation error, duplicate name, hook throwing before or
 // after the row is written) rolls back alone, every other item commits, and a rolled-back item takes no series number.
-import { BatchRolledBackError } from '../../runtime/db/group-commit';
-import { SavepointBatch } from '../../runtime/db/savepoint-batch';
+import { BatchRolledBackError } from '../../runtime/db/write-transaction';
+import { SavepointBatch } from '../../runtime/db/mysql/savepoint-batch';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite, DB_KIND, type TestSite } from '../helpers/test-site';
 

@@ -2,7 +2,7 @@
 // wait past db_busy_timeout on `__Change`) fails the write and leaves nothing committed, and the connection goes back
 // to the pool clean (d2e389a's rollback).
 import knexFactory, { type Knex } from 'knex';
-import { CHANGE_TABLE } from '../../runtime/db/table-changes';
+import { CHANGE_TABLE } from '../../runtime/db/mysql/table-changes';
 import { DB_KIND, createTestSite, type TestSite } from '../helpers/test-site';
 
 const onMysql = DB_KIND === 'mysql' ? describe : describe.skip;

@@ -4,16 +4,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { connect, type Database } from '../../runtime/db/connect';
-import { BatchRolledBackError } from '../../runtime/db/group-commit';
-import { inWriteTransaction } from '../../runtime/db/write-transaction';
+import { connectSqlite, type SqliteDatabase } from '../../runtime/db/sqlite/backend';
+import { DEFAULT_TIMEOUTS } from '../../runtime/db/backend';
+import { BatchRolledBackError, inWriteTransaction } from '../../runtime/db/write-transaction';
 
 let dir: string;
-let db: Database;
+let db: SqliteDatabase;
 
 beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'svc-group-commit-'));
-  db = connect(`sqlite:${path.join(dir, 'site.sqlite')}`);
+  db = connectSqlite(`sqlite:${path.join(dir, 'site.sqlite')}`, DEFAULT_TIMEOUTS);
   await db.knex.schema.createTable('items', (t) => t.string('name').primary());
 });
 afterEach(async () => {
@@ -22,11 +22,7 @@ afterEach(async () => {
 });
 
 /** The committed rows, as another reader sees them. */
-const committed = () =>
-  (db.readConnection as () => import('better-sqlite3').Database)()
-    .prepare('SELECT name FROM items ORDER BY name')
-    .pluck()
-    .all();
+const committed = () => db.readConnection().prepare('SELECT name FROM items ORDER BY name').pluck().all();
 const insert = (name: string) => (q: Knex) => q('items').insert({ name });
 
 test('the writes of one turn share one transaction: each sees the ones before it, no reader sees any before the commit', async () => {

@@ -4,9 +4,10 @@
 // that fails fails the works of its batch and no others. One lane here, so which works share a batch does not depend
 // on timing.
 import knexFactory, { type Knex } from 'knex';
-import { MysqlGroupCommit, deferInsert } from '../../runtime/db/mysql-group-commit';
-import { mysqlConnection, type MysqlConnection } from '../../runtime/db/mysql-statements';
-import { CHANGE_SHARDS, CHANGE_TABLE } from '../../runtime/db/table-changes';
+import type { MysqlDatabase } from '../../runtime/db/mysql/backend';
+import { MysqlGroupCommit, deferInsert } from '../../runtime/db/mysql/group-commit';
+import { mysqlConnection, type MysqlConnection } from '../../runtime/db/mysql/statements';
+import { CHANGE_SHARDS, CHANGE_TABLE } from '../../runtime/db/mysql/table-changes';
 import { DB_KIND, createTestSite, type TestSite } from '../helpers/test-site';
 
 const onMysql = DB_KIND === 'mysql' ? describe : describe.skip;
@@ -27,7 +28,8 @@ onMysql('MysqlGroupCommit', () => {
   afterAll(() => t?.close());
   beforeEach(async () => {
     await t.site.db.knex(table).delete();
-    group = new MysqlGroupCommit(t.site.db.writeKnex as Knex, t.site.db.statementMs, 1);
+    const db = t.site.db as MysqlDatabase;
+    group = new MysqlGroupCommit(db.writeKnex, db.statementMs, 1);
   });
 
   /** The committed rows, as another connection sees them. */

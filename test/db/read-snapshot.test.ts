@@ -4,20 +4,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { connect, type Database } from '../../runtime/db/connect';
+import { DEFAULT_TIMEOUTS } from '../../runtime/db/backend';
+import { connectSqlite, type SqliteDatabase } from '../../runtime/db/sqlite/backend';
 import { inWriteTransaction } from '../../runtime/db/write-transaction';
 
 const checkPhase = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 let dir: string;
-let db: Database;
+let db: SqliteDatabase;
 let read: () => BetterSqlite3.Database;
 
 beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'svc-snapshot-'));
-  db = connect(`sqlite:${path.join(dir, 'site.sqlite')}`);
+  db = connectSqlite(`sqlite:${path.join(dir, 'site.sqlite')}`, DEFAULT_TIMEOUTS);
   await db.knex.schema.createTable('items', (t) => t.string('name').primary());
-  if (!db.readConnection) throw new Error('SQLite has a read connection');
   read = db.readConnection;
 });
 afterEach(async () => {
@@ -85,5 +85,5 @@ test('closing the database with a snapshot open is clean', async () => {
   read();
   await db.close();
   await checkPhase();
-  db = connect(`sqlite:${path.join(dir, 'site.sqlite')}`);
+  db = connectSqlite(`sqlite:${path.join(dir, 'site.sqlite')}`, DEFAULT_TIMEOUTS);
 });

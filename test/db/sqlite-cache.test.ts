@@ -4,9 +4,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
 import { loadSiteConfig } from '../../runtime/config/config';
-import { connect, DEFAULT_TIMEOUTS, type Database } from '../../runtime/db/connect';
+import { DEFAULT_TIMEOUTS } from '../../runtime/db/backend';
+import { connectSqlite, type SqliteDatabase } from '../../runtime/db/sqlite/backend';
 
 let dir: string;
 beforeEach(() => {
@@ -15,15 +15,14 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 test('each connection (writer, event-loop reader, reader thread) runs with PRAGMA cache_size of sqlite_cache_kb', async () => {
-  const db: Database = connect(`sqlite:${path.join(dir, 'site.sqlite')}`, {
+  const db: SqliteDatabase = connectSqlite(`sqlite:${path.join(dir, 'site.sqlite')}`, {
     ...DEFAULT_TIMEOUTS,
-    readerThreads: 1,
-    sqliteCacheKb: 300,
+    site: { reader_threads: 1, sqlite_cache_kb: 300 },
   });
   try {
     const writer = (await db.knex.raw('PRAGMA cache_size')) as { cache_size: number }[];
     expect(writer[0]?.cache_size).toBe(-300);
-    const reader = (db.readConnection as () => BetterSqlite3.Database)();
+    const reader = db.readConnection();
     expect(reader.pragma('cache_size', { simple: true })).toBe(-300);
     expect(await db.readerPool?.run('value', 'PRAGMA cache_size', [], 30_000)).toBe(-300);
   } finally {

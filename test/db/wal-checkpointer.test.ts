@@ -4,8 +4,12 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { connect, type Database } from '../../runtime/db/connect';
-import { FALLBACK_AUTOCHECKPOINT_PAGES, startWalCheckpointer } from '../../runtime/db/wal-checkpointer';
+import { DEFAULT_TIMEOUTS } from '../../runtime/db/backend';
+import { connectSqlite, type SqliteDatabase } from '../../runtime/db/sqlite/backend';
+import {
+  FALLBACK_AUTOCHECKPOINT_PAGES,
+  startWalCheckpointer,
+} from '../../runtime/db/sqlite/wal-checkpointer';
 
 let dir: string;
 let file: string;
@@ -31,9 +35,9 @@ async function until(test: () => boolean, ms: number): Promise<boolean> {
 }
 
 test('the worker copies committed pages into the database file while the event loop connections stay under their limit', async () => {
-  const db: Database = connect(`sqlite:${file}`);
+  const db: SqliteDatabase = connectSqlite(`sqlite:${file}`, DEFAULT_TIMEOUTS);
   try {
-    const reader = (db.readConnection as () => BetterSqlite3.Database)();
+    const reader = db.readConnection();
     expect(reader.pragma('wal_autocheckpoint', { simple: true })).toBe(FALLBACK_AUTOCHECKPOINT_PAGES);
     await db.knex.schema.createTable('items', (t) => {
       t.increments('id');

@@ -5,8 +5,9 @@
 // run in the turn's group commit.
 import type { Response } from 'supertest';
 import { ADMINISTRATOR } from '../../runtime/site';
-import type { MysqlGroupCommit } from '../../runtime/db/mysql-group-commit';
-import { inWriteTransaction, mysqlGroupCommit } from '../../runtime/db/write-transaction';
+import type { MysqlDatabase } from '../../runtime/db/mysql/backend';
+import type { MysqlGroupCommit } from '../../runtime/db/mysql/group-commit';
+import { inWriteTransaction } from '../../runtime/db/write-transaction';
 import { DocumentTransaction } from '../../runtime/document/lifecycle';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { DB_KIND, createTestSite, type TestSite } from '../helpers/test-site';
@@ -16,7 +17,7 @@ let group: MysqlGroupCommit | undefined;
 beforeAll(async () => {
   t = await createTestSite({ registry: await fixtureRegistry() });
   if (DB_KIND === 'mysql') {
-    group = mysqlGroupCommit(t.site.db, 1);
+    group = (t.site.db as MysqlDatabase).groupCommit(1);
     expect(group.maxLanes).toBe(1);
   }
 });

@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inWriteTransaction } from '../../runtime/db/write-transaction';
-import { MysqlRowStore } from '../../runtime/document/mysql-row-store';
-import { SqliteRowStore } from '../../runtime/document/sqlite-row-store';
+import { MysqlRowStore } from '../../runtime/db/mysql/row-store';
+import { SqliteRowStore } from '../../runtime/db/sqlite/row-store';
 import type { DocData } from '../../runtime/document/store';
 import { DuplicateEntryError } from '../../runtime/errors/errors';
 import type { Caller } from '../../runtime/operations/caller';

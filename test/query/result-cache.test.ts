@@ -8,7 +8,7 @@ import request from 'supertest';
 import { createApp } from '../../runtime/app';
 import { closeSite, openSite } from '../../runtime/bootstrap';
 import { loadSiteConfig } from '../../runtime/config/config';
-import { writtenTables } from '../../runtime/db/table-changes';
+import { writtenTables } from '../../runtime/db/mysql/table-changes';
 import { changeStampsOf, tablesRead } from '../../runtime/query/result-cache';
 import type { Site } from '../../runtime/site';
 import { registry } from '../../generated';

@@ -4,10 +4,13 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
 import { loadSiteConfig } from '../../runtime/config/config';
-import { mayBeSlow, planIsSlow } from '../../runtime/db/slow-reads';
+import type { SqliteDatabase } from '../../runtime/db/sqlite/backend';
+import { mayBeSlow, planIsSlow } from '../../runtime/db/sqlite/slow-plans';
 import { createTestSite, DB_KIND, type TestSite } from '../helpers/test-site';
+
+/** The SQLite database of a test site (the tests of reader threads run on SQLite only). */
+const sqliteDb = (site: TestSite) => site.site.db as SqliteDatabase;
 
 const ROWS = 200_000;
 let t: TestSite;
@@ -54,7 +57,7 @@ describe('which reads may be slow (SQLite plans)', () => {
   });
 
   (DB_KIND === 'sqlite' ? test : test.skip)('real plans of list and count shapes', () => {
-    const reader = (t.site.db.readConnection as () => BetterSqlite3.Database)();
+    const reader = sqliteDb(t).readConnection();
     const slow = (sql: string, bindings: unknown[], kind: 'rows' | 'count' = 'rows') =>
       mayBeSlow(reader, sql, bindings, kind);
     const page = 'select name from `tabToDo` order by `tabToDo`.`modified` desc limit ?';
@@ -77,7 +80,7 @@ describe('which reads may be slow (SQLite plans)', () => {
 
 (DB_KIND === 'sqlite' ? describe : describe.skip)('reader threads (SQLite)', () => {
   test('slow reads go to a reader thread and answer what the event loop would; fast ones stay', async () => {
-    const pool = t.site.db.readerPool;
+    const pool = sqliteDb(t).readerPool;
     if (!pool) throw new Error('no reader pool');
     const run = jest.spyOn(pool, 'run');
     try {
@@ -102,7 +105,7 @@ describe('which reads may be slow (SQLite plans)', () => {
       expect(deep.status).toBe(200);
       expect(run).toHaveBeenCalledTimes(3);
       // The same deep page read on the event loop, directly.
-      const reader = (t.site.db.readConnection as () => BetterSqlite3.Database)();
+      const reader = sqliteDb(t).readConnection();
       const direct = reader
         .prepare('select name from `tabToDo` order by name asc limit 2 offset 150000')
         .pluck()
@@ -114,7 +117,7 @@ describe('which reads may be slow (SQLite plans)', () => {
   });
 
   test('an error in a reader thread is the same error as on the event loop', async () => {
-    const pool = t.site.db.readerPool;
+    const pool = sqliteDb(t).readerPool;
     if (!pool) throw new Error('no reader pool');
     await expect(pool.run('value', 'select count(*) from `no such table`', [], 5000)).rejects.toMatchObject({
       message: expect.stringContaining('no such table'),
@@ -164,7 +167,7 @@ describe('max_query_time', () => {
       (await get(`/api/v2/document/ToDo?filters=${q([['description', 'like', '%row 7%']])}&limit=1`)).status,
     ).toBe(200);
     if (DB_KIND === 'sqlite') {
-      const pool = t.site.db.readerPool;
+      const pool = sqliteDb(t).readerPool;
       // Terminated threads never exceed twice reader_threads.
       expect((pool?.threads.live ?? 0) + (pool?.threads.abandoned ?? 0)).toBeLessThanOrEqual(
         2 * t.site.config.site.reader_threads,
@@ -178,7 +181,7 @@ describe('max_query_time', () => {
   async () => {
     const small = await createTestSite({ site: { reader_threads: 0 } });
     try {
-      expect(small.site.db.readerPool).toBeUndefined();
+      expect(sqliteDb(small).readerPool).toBeUndefined();
       const res = await small.http
         .get(`/api/v2/doctype/ToDo/count?filters=${q([['description', 'like', '%x%']])}`)
         .set('Authorization', small.adminToken);
@@ -218,7 +221,7 @@ function niceByThread(): Map<number, number> {
         .get(`/api/v2/doctype/ToDo/count?filters=${q([['description', 'like', '%x%']])}`)
         .set('Authorization', small.adminToken);
       expect(res.status).toBe(200);
-      expect(small.site.db.readerPool?.threads.live).toBe(1);
+      expect(sqliteDb(small).readerPool?.threads.live).toBe(1);
       const after = niceByThread();
       const started = [...after].filter(([tid]) => !before.has(tid));
       // The reader thread (and the threads Node starts for a worker beside it) are new; the reader is at 15.

@@ -63,11 +63,14 @@ test('a changed script takes effect on the next call; a disabled one is gone (40
   expect((await t.http.get('/api/method/changing').set(auth())).status).toBe(404);
 });
 
-test('Guest: 403 unless allow_guest; with allow_guest the script runs as Guest', async () => {
+test('Guest: 401 unless allow_guest (Guests are never 403); with allow_guest the script runs as Guest', async () => {
   await apiScript(t, 'members', "frappe.response.message = 'secret'");
-  const refused = await t.http.get('/api/method/members');
-  expect(refused.status).toBe(403);
-  expect(refused.body.exc_type).toBe('PermissionError');
+  for (const path of ['/api/method/members', '/api/v2/method/members']) {
+    const refused = await t.http.get(path);
+    expect(refused.status).toBe(401);
+    expect(refused.body.exc_type).toBe('AuthenticationError');
+    expect(JSON.stringify(refused.body)).not.toContain('secret');
+  }
   await apiScript(t, 'public', 'frappe.response.message = frappe.session.user', { allow_guest: 1 });
   const open = await t.http.get('/api/v2/method/public');
   expect(open.status).toBe(200);

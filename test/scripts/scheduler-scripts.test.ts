@@ -1,6 +1,7 @@
 // Server Scripts of type Scheduler Event: saving checks the frequency and cron expression; a tick queues a job for each
 // script whose latest occurrence is due (never one before the script existed, never the same occurrence twice, once
-// across processes sharing the database); the job runs the current script as Administrator through the job queue.
+// across processes sharing the database); the job runs the current script through the job queue as the user who last
+// saved it, with that user's permissions (never as Administrator for a System Manager's script).
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -162,13 +163,55 @@ describe('ticks', () => {
     await disable(name);
   });
 
-  test('a script runs with the permissions of Administrator, not of whoever saved it last', async () => {
-    const name = await scheduled({
-      event_frequency: 'Weekly',
-      script: "frappe.response.message = frappe.db.count('User') > 0 ? frappe.session.user : 'none'",
+  test("a System Manager's script runs as that user: it cannot change Administrator; Administrator's can", async () => {
+    const sm = await createUser(t, 'sm@scheduler.test', ['System Manager']);
+    const script =
+      "frappe.db.set_value('User', 'Administrator', 'first_name', 'Mallory'); frappe.response.message = frappe.session.user";
+    const res = await t.http
+      .post('/api/resource/Server Script')
+      .set('Authorization', sm)
+      .send({ name: 'sm-weekly', script_type: 'Scheduler Event', event_frequency: 'Weekly', script });
+    expect(res.status).toBe(201);
+    const firstName = async () =>
+      (
+        (await t.site.db.knex('tabUser').where('name', 'Administrator').first('first_name')) as {
+          first_name: string;
+        }
+      ).first_name;
+    const before = await firstName();
+    const week = Date.parse('2035-01-07T00:00:00Z');
+    const [id] = await tickScheduler(t.site, week);
+    const job = await ended(t.site, id!);
+    expect(job).toMatchObject({ status: 'failed', user: 'sm@scheduler.test' });
+    expect(job.error).toMatch(/PermissionError/);
+    expect(await firstName()).toBe(before);
+    await disable('sm-weekly');
+    // The same script saved by Administrator runs as Administrator.
+    const name = await scheduled({ event_frequency: 'Weekly', script });
+    const [adminRun] = await tickScheduler(t.site, week + 7 * 24 * HOUR);
+    expect(await ended(t.site, adminRun!)).toMatchObject({
+      status: 'finished',
+      user: 'Administrator',
+      result: { message: 'Administrator' },
     });
-    const [id] = await tickScheduler(t.site, Date.parse('2035-01-07T00:00:00Z'));
-    expect((await ended(t.site, id!)).result).toMatchObject({ message: 'Administrator' });
+    expect(await firstName()).toBe('Mallory');
+    await t.http.put('/api/resource/User/Administrator').set(auth()).send({ first_name: before }).expect(200);
+    // Saved again by the System Manager after a tick queued it as Administrator: the job runs the new text as its author.
+    const edit = await t.http
+      .put(`/api/resource/Server Script/${name}`)
+      .set('Authorization', sm)
+      .send({ script: `${script} // edited` });
+    expect(edit.status).toBe(200);
+    const queued = await t.site.jobs!.enqueue(
+      'server-script',
+      'Administrator',
+      { script: name, occurrence: 0 },
+      1,
+    );
+    const edited = await ended(t.site, queued);
+    expect(edited.status).toBe('failed');
+    expect(edited.error).toMatch(/PermissionError/);
+    expect(await firstName()).toBe(before);
     await disable(name);
   });
 

@@ -1,12 +1,15 @@
 // The row store: every document read, write and list query reaches the database through it. One implementation per
-// backend, chosen once when the site opens; callers never ask which database they are on.
+// backend (runtime/db/<backend>/row-store.ts), opened with the database (Database.openRowStore); callers never ask
+// which database they are on.
 import type { Knex } from 'knex';
-import type { Database } from '../db/connect';
 import type { CompiledSlot, RowSet, SelectSource } from '../query/run-query';
-import type { DocTypeBinding, Registry } from '../registry/registry';
-import { MysqlRowStore } from './mysql-row-store';
-import { SqliteRowStore } from './sqlite-row-store';
-import type { DocData, Queryable } from './store';
+import type { DocTypeBinding } from '../registry/registry';
+
+/** A stored document as plain data: standard fields, field values, and child rows under their Table fields. */
+export type DocData = Record<string, unknown>;
+
+/** Either the knex instance or an open transaction. */
+export type Queryable = Knex | Knex.Transaction;
 
 /**
  * How documents become rows and back, on one database. `trx` is the knex of the write transaction the call belongs to
@@ -45,6 +48,18 @@ export interface RowStore {
   ): Promise<boolean>;
   /** Inserts rows of a system table that all have the first row's columns, in batches (the request log). */
   insertRows(trx: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void>;
+  /** Inserts a row of a system table unless a row with the same `key` columns exists (nothing happens then). */
+  insertRowOnce(
+    trx: Knex,
+    table: string,
+    row: Record<string, unknown>,
+    key: readonly string[],
+  ): Promise<void>;
+  /**
+   * Takes the next number of a naming series (per prefix, in `tabSeries`) inside the write transaction `trx`, so a
+   * rolled-back write gives its number back (series stay gap-free).
+   */
+  nextSeriesValue(trx: Knex, key: string): Promise<number>;
   /**
    * Runs a list SELECT of committed data; `slot` keeps what the store prepared for the next run of the same plan.
    * Past `limitMs` it fails with 503 QueryTimeoutError.
@@ -52,9 +67,4 @@ export interface RowStore {
   select(source: SelectSource, slot: CompiledSlot, limitMs: number): Promise<RowSet>;
   /** Runs a COUNT query of committed data (kept in `slot` and limited like `select`). */
   count(build: () => Knex.QueryBuilder, slot: CompiledSlot, limitMs: number): Promise<number>;
-}
-
-/** The row store of an open database: prepared statements on SQLite, mysql2 prepared statements on MariaDB/MySQL. */
-export function openRowStore(db: Database, registry: Registry): RowStore {
-  return db.dialect === 'sqlite' ? new SqliteRowStore(db, registry) : new MysqlRowStore(db, registry);
 }

@@ -7,9 +7,9 @@
 // work when it is free, so a batch is what queued up while the lane was busy, and what came in during the rest of the
 // event-loop turn in which it ran out of works: one work when the service is quiet, many under load.
 import type { Knex } from 'knex';
-import { DEFAULT_TIMEOUTS } from './connect';
-import { command, execute, statementCall, type MysqlConnection } from './mysql-statements';
-import { boundConnection } from './mysql-transaction';
+import { DEFAULT_TIMEOUTS } from '../backend';
+import { command, execute, statementCall, type MysqlConnection } from './statements';
+import { boundConnection } from './transaction';
 
 /** Connections with a batch open at once (each runs its works one at a time). */
 export const GROUP_COMMIT_LANES = 2;
@@ -188,7 +188,7 @@ export class MysqlGroupCommit {
   /** Works run again alone because their batch was rolled back (for tests). */
   reruns = 0;
 
-  /** `knex` is the write pool's (Database.writeKnex): its sessions run with autocommit off. */
+  /** `knex` is the write pool's (MysqlDatabase.writeKnex): its sessions run with autocommit off. */
   constructor(
     private readonly knex: Knex,
     statementMs = DEFAULT_TIMEOUTS.statementMs,

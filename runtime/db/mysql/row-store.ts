@@ -3,8 +3,9 @@
 // transaction; writes run on the connection of the write transaction they belong to (inWriteTransaction's), so they
 // commit and roll back with it. Rows come back as value lists and are decoded by a per-DocType decoder with fixed keys.
 import type { Knex } from 'knex';
-import { DEFAULT_TIMEOUTS, type Database } from '../db/connect';
-import { deferInsert } from '../db/mysql-group-commit';
+import type { RowStore } from '../row-store';
+import type { MysqlDatabase } from './backend';
+import { deferInsert } from './group-commit';
 import {
   execute,
   mysqlConnection,
@@ -14,24 +15,25 @@ import {
   type MysqlChange,
   type MysqlConnection,
   type MysqlField,
-} from '../db/mysql-statements';
-import { flavour, isTimeLimitError, limitedSelect, queryTimeout } from '../db/slow-reads';
-import type { DocTypeMeta, FieldMeta } from '../meta/types';
-import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../query/run-query';
-import type { DocTypeBinding, Registry } from '../registry/registry';
-import { childRowChanges } from './child-row-changes';
-import { fieldLists, tableFields } from './field-lists';
-import type { RowStore } from './row-store';
+} from './statements';
+import { queryTimeout } from '../query-time';
+import { flavour, isTimeLimitError, limitedSelect } from './time-limit';
+import type { DocTypeMeta, FieldMeta } from '../../meta/types';
+import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../../query/run-query';
+import type { DocTypeBinding, Registry } from '../../registry/registry';
+import { childRowChanges } from '../../document/child-row-changes';
+import { fieldLists, tableFields } from '../../document/field-lists';
 import {
   CHILD_STANDARD,
   insertError,
   loadSingle,
+  nextSeriesValueWithKnex,
   PARENT_STANDARD,
   rowValues,
   type DocData,
   type Queryable,
-} from './store';
-import { decodeValue, encodeValue, formatDatetime } from './values';
+} from '../../document/store';
+import { decodeValue, encodeValue, formatDatetime } from '../../document/values';
 
 /** Rows per INSERT of `insertRows`. */
 const BATCH_SIZE = 100;
@@ -129,15 +131,15 @@ export class MysqlRowStore implements RowStore {
   private readonly statementMs: number;
 
   constructor(
-    private readonly db: Database,
+    private readonly db: MysqlDatabase,
     private readonly registry: Registry,
   ) {
-    this.statementMs = db.statementMs ?? DEFAULT_TIMEOUTS.statementMs;
+    this.statementMs = db.statementMs;
   }
 
   read(binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
     if (binding.meta.issingle) return loadSingle(this.db.knex, binding);
-    return onPooledConnection(this.db, (conn) => this.readOn(conn, binding, name, false));
+    return onPooledConnection(this.db.knex, (conn) => this.readOn(conn, binding, name, false));
   }
 
   async load(
@@ -201,7 +203,7 @@ export class MysqlRowStore implements RowStore {
     try {
       await this.insertRow(conn, trx, meta, data, PARENT_STANDARD);
     } catch (err) {
-      throw insertError(meta, data.name, err);
+      throw insertError(this.db, meta, data.name, err);
     }
     for (const { field, child } of tableFields(meta, this.registry)) {
       for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
@@ -323,7 +325,7 @@ export class MysqlRowStore implements RowStore {
     const run = async (conn: MysqlConnection) =>
       (await execute<unknown[][]>(conn, sql, [name], this.statementMs, true)).rows.length > 0;
     const conn = await mysqlConnection(trx);
-    return conn ? run(conn) : onPooledConnection(this.db, run);
+    return conn ? run(conn) : onPooledConnection(this.db.knex, run);
   }
 
   async takenByOther(
@@ -345,11 +347,29 @@ export class MysqlRowStore implements RowStore {
       (await execute<unknown[][]>(conn, sql, [mysqlValue(value), name], this.statementMs, true)).rows.length >
       0;
     const conn = await mysqlConnection(trx);
-    return conn ? run(conn) : onPooledConnection(this.db, run);
+    return conn ? run(conn) : onPooledConnection(this.db.knex, run);
   }
 
   async insertRows(trx: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
-    await trx.batchInsert(table, [...rows], BATCH_SIZE);
+    // One INSERT when the rows fit in one (a job item's outcome): batchInsert would wrap it in a savepoint.
+    if (rows.length <= BATCH_SIZE) await trx(table).insert([...rows]);
+    else await trx.batchInsert(table, [...rows], BATCH_SIZE);
+  }
+
+  async insertRowOnce(
+    trx: Knex,
+    table: string,
+    row: Record<string, unknown>,
+    key: readonly string[],
+  ): Promise<void> {
+    await trx(table)
+      .insert(row)
+      .onConflict([...key])
+      .ignore();
+  }
+
+  nextSeriesValue(trx: Knex, key: string): Promise<number> {
+    return nextSeriesValueWithKnex(trx, key);
   }
 
   async select(source: SelectSource, slot: CompiledSlot, limitMs: number): Promise<RowSet> {
@@ -379,7 +399,7 @@ export class MysqlRowStore implements RowStore {
     limitMs: number,
   ): Promise<{ rows: unknown[][]; fields: MysqlField[] | undefined }> {
     try {
-      return await onPooledConnection(this.db, (conn) =>
+      return await onPooledConnection(this.db.knex, (conn) =>
         execute<unknown[][]>(conn, sql, bindings.map(mysqlValue), this.statementMs, true),
       );
     } catch (err) {

@@ -1,14 +1,10 @@
 // A batch of write works in one MariaDB transaction, each in a savepoint of its own: what a bulk request's items share on
-// MariaDB (on SQLite the group commit does the same for every write of a turn, group-commit.ts). An item that throws is
+// MariaDB (on SQLite the group commit does the same for every write of a turn, sqlite/group-commit.ts). An item that throws is
 // rolled back to its savepoint alone; the others commit together, once, when the batch is closed and its last work has
 // ended. A work's promise settles after that commit, so nothing is reported done before it is durable.
 import type { Knex } from 'knex';
-import { BatchRolledBackError } from './group-commit';
-
-/** Where a write transaction joins a batch instead of opening its own (write-transaction.ts). */
-export interface WriteBatch {
-  run<T>(work: (q: Knex) => Promise<T>): Promise<T>;
-}
+import type { ClosableWriteBatch } from '../backend';
+import { BatchRolledBackError } from '../write-transaction';
 
 /** A work released into the open transaction, waiting for its commit. */
 interface Member {
@@ -23,7 +19,7 @@ interface Member {
  * BatchRolledBackError and the works still queued continue in a new transaction. A work arriving after the commit runs
  * in a transaction of its own.
  */
-export class SavepointBatch implements WriteBatch {
+export class SavepointBatch implements ClosableWriteBatch {
   private trx: Knex.Transaction | undefined;
   private members: Member[] = [];
   private queue: Promise<void> = Promise.resolve();

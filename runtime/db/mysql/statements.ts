@@ -4,7 +4,6 @@
 // (its acquire timeout, afterCreate session settings and outage handling stay), or are the connection of the write
 // transaction a call belongs to, so the statements commit and roll back with it.
 import type { Knex } from 'knex';
-import type { Database } from './connect';
 
 /** A mysql2 field (column definition) of a result, as far as the row stores read it. */
 export interface MysqlField {
@@ -124,10 +123,10 @@ export function command(conn: MysqlConnection, sql: string, statementMs: number)
 
 /** Runs `work` on a connection of knex's pool (reads of committed data: no transaction), released after. */
 export async function onPooledConnection<T>(
-  db: Database,
+  knex: Knex,
   work: (conn: MysqlConnection) => Promise<T>,
 ): Promise<T> {
-  const client = db.knex.client as Knex.Client;
+  const client = knex.client as Knex.Client;
   const conn = (await client.acquireConnection()) as MysqlConnection;
   try {
     return await work(conn);

@@ -112,6 +112,22 @@ export function insertRow(conn: BetterSqlite3.Database, table: string, row: Reco
   insertRows(conn, table, [row]);
 }
 
+/** Inserts one row unless a row with the same `key` columns exists (ON CONFLICT DO NOTHING). */
+export function insertRowOnce(
+  conn: BetterSqlite3.Database,
+  table: string,
+  row: Record<string, unknown>,
+  key: readonly string[],
+): void {
+  const columns = Object.keys(row);
+  const sql = cachedText(
+    `insert-once\u0000${table}\u0000${columns.join('\u0000')}\u0001${key.join('\u0000')}`,
+    () =>
+      `insert into ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')}) on conflict (${key.map(quoteIdent).join(', ')}) do nothing`,
+  );
+  prepared(conn, sql).run(boundValues(row, columns, []));
+}
+
 /** Updates the row(s) matching every `where` column; returns the number changed. */
 export function updateRows(
   conn: BetterSqlite3.Database,

@@ -1,51 +1,47 @@
 // The SQLite row store: cached better-sqlite3 prepared statements, on the read connection for committed data and on
-// the connection of the knex write transaction for everything inside one (so they commit and roll back with it).
+// the connection of the write transaction for everything inside one (so they commit and roll back with it).
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
-import type { Database } from '../db/connect';
+import { SYSTEM_TABLES } from '../migrate';
+import type { RowStore } from '../row-store';
+import type { SqliteDatabase } from './backend';
+import { countOnReader, selectOnReader, type SqliteReaders } from './list-reads';
 import {
   insertRow,
+  insertRowOnce,
   insertRows,
   prepared,
   quoteIdent,
   sqliteConnection,
   sqliteValue,
   updateRows,
-} from '../db/sqlite-statements';
-import type { DocTypeMeta } from '../meta/types';
-import {
-  countOnReader,
-  selectOnReader,
-  type CompiledSlot,
-  type RowSet,
-  type SelectSource,
-  type SqliteReaders,
-} from '../query/run-query';
-import type { DocTypeBinding, Registry } from '../registry/registry';
-import { childRowChanges } from './child-row-changes';
-import { fieldLists, tableFields } from './field-lists';
-import type { RowStore } from './row-store';
+} from './statements';
+import type { DocTypeMeta } from '../../meta/types';
+import type { CompiledSlot, RowSet, SelectSource } from '../../query/run-query';
+import type { DocTypeBinding, Registry } from '../../registry/registry';
+import { childRowChanges } from '../../document/child-row-changes';
+import { fieldLists, tableFields } from '../../document/field-lists';
 import {
   CHILD_STANDARD,
   decodeRow,
   insertError,
   loadSingle,
+  nextSeriesValueWithKnex,
   PARENT_STANDARD,
   rowValues,
   type DocData,
   type Queryable,
-} from './store';
-import { encodeValue } from './values';
+} from '../../document/store';
+import { encodeValue } from '../../document/values';
 
 /** Documents on SQLite; see RowStore. */
 export class SqliteRowStore implements RowStore {
   private readonly readConnection: () => BetterSqlite3.Database;
 
   constructor(
-    private readonly db: Database,
+    private readonly db: SqliteDatabase,
     private readonly registry: Registry,
   ) {
-    if (!db.readConnection) throw new Error('an SQLite database opens a read connection');
     this.readConnection = db.readConnection;
   }
 
@@ -67,7 +63,7 @@ export class SqliteRowStore implements RowStore {
     try {
       insertFullRow(conn, meta, data, PARENT_STANDARD);
     } catch (err) {
-      throw insertError(meta, data.name, err);
+      throw insertError(this.db, meta, data.name, err);
     }
     for (const { field, child } of tableFields(meta, this.registry)) {
       for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
@@ -128,6 +124,33 @@ export class SqliteRowStore implements RowStore {
 
   async insertRows(trx: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
     insertRows(await writeConnection(trx), table, rows);
+  }
+
+  async insertRowOnce(
+    trx: Knex,
+    table: string,
+    row: Record<string, unknown>,
+    key: readonly string[],
+  ): Promise<void> {
+    insertRowOnce(await writeConnection(trx), table, row, key);
+  }
+
+  /**
+   * One UPDATE ... RETURNING through a cached prepared statement: the knex UPDATE + SELECT cost ~190 us per number
+   * against ~10 us (5,000 numbers in one transaction, load average 16 on 2 cores), more than the rest of a bulk item's
+   * document path.
+   */
+  async nextSeriesValue(trx: Knex, key: string): Promise<number> {
+    const conn = await sqliteConnection(trx);
+    if (!conn) return nextSeriesValueWithKnex(trx, key);
+    const table = quoteIdent(SYSTEM_TABLES.series);
+    const row = prepared(
+      conn,
+      `UPDATE ${table} SET current = current + 1 WHERE name = ? RETURNING current`,
+    ).get(key) as { current: number } | undefined;
+    if (row) return Number(row.current);
+    prepared(conn, `INSERT INTO ${table} (name, current) VALUES (?, 1)`).run(key);
+    return 1;
   }
 
   select(source: SelectSource, slot: CompiledSlot, limitMs: number): Promise<RowSet> {

@@ -3,7 +3,7 @@
 // Every read sent here has a time limit (site config max_query_time); past it the read is answered with
 // QueryTimeoutError and its thread is terminated and replaced.
 import { Worker } from 'node:worker_threads';
-import { queryTimeout } from './slow-reads';
+import { queryTimeout } from '../query-time';
 
 /** What a reader thread answers: every row as a value list, the first column of every row, or that of the first row. */
 export type ReadMode = 'raw' | 'pluck' | 'value';

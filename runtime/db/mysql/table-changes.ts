@@ -3,7 +3,7 @@
 // whether a result it remembers is still current with one small read (result-cache.ts). It watches the mysql2
 // connections themselves, so every write is seen whatever sent it: row stores, bulk batches, jobs, scripts, raw knex.
 // After the commit, and before the writer hears of it, `committed` runs (local invalidation, the Redis notice).
-import { statementCall } from './mysql-statements';
+import { statementCall } from './statements';
 
 /** The table of change versions: one row per DocType table and shard. */
 export const CHANGE_TABLE = '__Change';

@@ -4,6 +4,7 @@
 // under load). Forty creates read in one poll now pay for one commit, and rows they share a page with are written once.
 import type BetterSqlite3 from 'better-sqlite3';
 import knexFactory, { type Knex } from 'knex';
+import { BatchRolledBackError } from '../write-transaction';
 
 /** What the read snapshots need to know of a connection's group commits. */
 export interface BatchClock {
@@ -81,13 +82,6 @@ interface Batch {
   members: Member[];
   /** The check phase of the turn it opened in has come: commit as soon as no work runs. */
   due: boolean;
-}
-
-/** Thrown to the works of a batch that SQLite rolled back as a whole (a failed statement can end the transaction). */
-export class BatchRolledBackError extends Error {
-  constructor(cause: unknown) {
-    super('The write transaction was rolled back', { cause });
-  }
 }
 
 /**

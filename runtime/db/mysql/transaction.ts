@@ -2,12 +2,11 @@
 // a new transactor per transaction (~45 us of CPU per create, more in garbage) before any SQL. Here a pooled mysql2
 // connection gets a knex bound to it once, for as long as it lives, and a transaction is the work's statements on that
 // connection (the row store's prepared statements and the work's knex queries), then COMMIT or ROLLBACK. The
-// connections are the write pool's (Database.writeKnex), whose sessions run with autocommit off: the work's first
+// connections are the write pool's (MysqlDatabase.writeKnex), whose sessions run with autocommit off: the work's first
 // statement opens the transaction, so no BEGIN round trip.
 import knexFactory, { type Knex } from 'knex';
-import type { Database } from './connect';
-import { DEFAULT_TIMEOUTS } from './connect';
-import { command, type MysqlConnection } from './mysql-statements';
+import type { MysqlDatabase } from './backend';
+import { command, type MysqlConnection } from './statements';
 
 /** The knex bound to one pooled connection, usable while a work holds the connection. */
 export interface BoundConnection {
@@ -43,7 +42,7 @@ export function boundConnection(knex: Knex, conn: MysqlConnection, statementMs: 
       return Promise.resolve();
     }
 
-    // Every statement gets db_statement_timeout, as on the site's knex (connect.ts, limitStatements).
+    // Every statement gets db_statement_timeout, as on the site's knex (backend.ts, limitStatements).
     _query(connection: MysqlConnection, obj: { sql?: string; options?: object }): Promise<unknown> {
       if (obj && typeof obj === 'object') obj.options = { timeout: statementMs, ...obj.options };
       return baseQuery.call(this, connection, obj).catch((err: unknown) => {
@@ -62,16 +61,14 @@ export function boundConnection(knex: Knex, conn: MysqlConnection, statementMs: 
 /**
  * Runs `work` in one transaction on a connection of the write pool: the work, COMMIT when it resolves and ROLLBACK when
  * it throws (the work's error is what the caller sees). A connection whose ROLLBACK or COMMIT fails is destroyed, so
- * the pool never hands out one with a transaction open. (Without a write pool, BEGIN opens the transaction.)
+ * the pool never hands out one with a transaction open.
  */
-export async function inMysqlTransaction<T>(db: Database, work: (q: Knex) => Promise<T>): Promise<T> {
-  const statementMs = db.statementMs ?? DEFAULT_TIMEOUTS.statementMs;
-  const knex = db.writeKnex ?? db.knex;
+export async function inMysqlTransaction<T>(db: MysqlDatabase, work: (q: Knex) => Promise<T>): Promise<T> {
+  const { statementMs, writeKnex: knex } = db;
   const client = knex.client as Knex.Client;
   const conn = (await client.acquireConnection()) as MysqlConnection;
   const connection = boundConnection(knex, conn, statementMs);
   try {
-    if (!db.writeKnex) await command(conn, 'BEGIN', statementMs);
     connection.active = true;
     let result: T;
     try {

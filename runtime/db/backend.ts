@@ -1,0 +1,126 @@
+// What the core asks of a database backend (one folder per backend under runtime/db/, named in backends.ts): open a
+// database from a DATABASE_URL, and of the open database its row store, write transactions, schema DDL and change
+// versions. The core never asks which backend it runs on; what only one engine can do is an optional member named
+// after what it does.
+import type { Knex } from 'knex';
+import type { SiteConfig } from '../config/config';
+import type { DocTypeMeta } from '../meta/types';
+import type { ResultCacheLimits } from '../query/result-cache';
+import type { Registry } from '../registry/registry';
+import type { DatabaseHealth } from './health';
+import type { RowStore } from './row-store';
+
+/** How long the database may keep a request waiting (site config db_*_timeout, ms). */
+export interface DatabaseTimeouts {
+  statementMs: number;
+  acquireMs: number;
+  busyMs: number;
+}
+
+/** How to open a database: its timeouts, and the site config keys a backend reads itself (its own tuning). */
+export interface DatabaseOptions extends DatabaseTimeouts {
+  site?: Readonly<Partial<SiteConfig>>;
+}
+
+/** The defaults of the site config keys. */
+export const DEFAULT_TIMEOUTS: DatabaseTimeouts = { statementMs: 8000, acquireMs: 5000, busyMs: 5000 };
+
+/** A database backend: a folder under runtime/db/ whose `backend.ts` exports one of these. */
+export interface Backend {
+  /** The backend's name, as the folder's (log lines, error messages). */
+  name: string;
+  /** DATABASE_URL prefixes it serves (`sqlite:`, `mysql://`). */
+  schemes: readonly string[];
+  /** Opens the database named by `url` (one of `schemes`). */
+  connect(url: string, options: DatabaseOptions): Database;
+}
+
+/** Where a write transaction joins a batch instead of opening its own (bulk items, write-transaction.ts). */
+export interface WriteBatch {
+  run<T>(work: (q: Knex) => Promise<T>): Promise<T>;
+}
+
+/** A batch bulk items share, committed once `close` has been called and its last work has ended. */
+export interface ClosableWriteBatch extends WriteBatch {
+  close(): Promise<void>;
+}
+
+/** How a backend runs bulk items' writes. */
+export interface BulkWrites {
+  /** How many items are started at once. */
+  window: number;
+  /**
+   * A batch the next `window` items share (one transaction, a savepoint per item); absent where the backend already
+   * commits concurrent writes together (SQLite's group commit).
+   */
+  openBatch?(): ClosableWriteBatch;
+}
+
+/**
+ * A counter of writes per table that every process on the database sees: each write bumps its tables' versions in its
+ * own transaction, so a result remembered with the versions it was read at is current while they have not moved.
+ */
+export interface ChangeCounter {
+  /** Runs after every commit that wrote `tables`, before the writer hears of it (one listener; the last one set). */
+  onCommit(listener: (tables: readonly string[]) => Promise<void> | void): void;
+  /** The versions of `tables` now (a table the counter does not know is missing from the map). */
+  read(tables: readonly string[]): Promise<Map<string, number>>;
+}
+
+/** The schema DDL of a backend: what migrate.ts cannot say through knex's schema builder alone. */
+export interface SchemaDialect {
+  /** Every table of the database, read at once. */
+  tables(knex: Knex): Promise<Set<string>>;
+  /** The index names of `table`. */
+  indexes(knex: Knex, table: string): Promise<Set<string>>;
+  /** What every CREATE TABLE of a DocType table adds (a character set). */
+  tableOptions(table: Knex.CreateTableBuilder): void;
+  /** Runs the CREATE TABLE statements `builders` (possibly all at once). */
+  createTables(knex: Knex, builders: Knex.SchemaBuilder[]): Promise<void>;
+  /**
+   * Runs a schema sync (`sync` with the knex to run it on): in one transaction where DDL is transactional, and then
+   * whatever the backend keeps per DocType table (the change counter's rows).
+   */
+  applySync(knex: Knex, doctypes: readonly DocTypeMeta[], sync: (knex: Knex) => Promise<void>): Promise<void>;
+}
+
+/** How a backend's driver reports the errors the core treats alike, whatever the database. */
+export interface DriverErrors {
+  /**
+   * The reason (a code) when the driver's error `err` (one error, not its `cause`) means the database is unavailable or
+   * too busy right now (503, retry); undefined otherwise.
+   */
+  unavailableReason(err: { code?: unknown; message?: unknown }): string | undefined;
+  /** Whether the driver's error `err` is a primary-key or unique-index clash. */
+  isDuplicateKey(err: { code?: unknown; errno?: unknown }): boolean;
+}
+
+/** An open database, as the core uses it. */
+export interface Database {
+  knex: Knex;
+  /** Outages as requests meet them: one log line per change, /api/ready's answer. */
+  health: DatabaseHealth;
+  /** How many list results may be remembered (site config result_cache_*; set when the site opens). */
+  resultCache?: ResultCacheLimits;
+  /** The schema DDL of the backend (migrate.ts). */
+  schema: SchemaDialect;
+  /** Its driver's errors: unavailable (503), duplicate key (409). */
+  errors: DriverErrors;
+  /** How bulk items' writes run. */
+  bulkWrites: BulkWrites;
+  /** The row store of this database for the DocTypes of `registry`. */
+  openRowStore(registry: Registry): RowStore;
+  /**
+   * Runs `work` in one write transaction (see write-transaction.ts): committed when it resolves, rolled back when it
+   * throws. `grouped`: the work only inserts new rows, and may share a transaction with other such works.
+   */
+  transaction<T>(work: (q: Knex) => Promise<T>, grouped: boolean): Promise<T>;
+  /**
+   * A value that moves whenever `table` may have changed (compare two readings for equality), read through `q` (inside
+   * a transaction, as its snapshot sees it).
+   */
+  changeVersion(q: Knex, table: string): Promise<string>;
+  /** The change counter, where the backend keeps one (results remembered across processes, query/result-cache.ts). */
+  changeCounter?: ChangeCounter;
+  close(): Promise<void>;
+}

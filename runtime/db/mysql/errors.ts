@@ -1,0 +1,36 @@
+// mysql2's errors the core treats alike on every backend: a database unavailable or too busy (503) and a duplicate key
+// (409).
+import type { DriverErrors } from '../backend';
+
+/** Codes of a server gone, frozen or overloaded. */
+const UNAVAILABLE_CODES = new Set([
+  // mysql2: the server went away, a statement passed db_statement_timeout, the pool's connection closed
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
+  'PROTOCOL_ENQUEUE_AFTER_QUIT',
+  // MariaDB: lock wait past innodb_lock_wait_timeout (db_busy_timeout), shutting down, too many connections,
+  // statement past max_statement_time, read-only
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CON_COUNT_ERROR',
+  'ER_TOO_MANY_USER_CONNECTIONS',
+  'ER_STATEMENT_TIMEOUT',
+  'ER_QUERY_INTERRUPTED',
+  'ER_OPTION_PREVENTS_STATEMENT',
+]);
+
+/** mysql2's errors without a code for a connection that closed under the request. */
+const CLOSED_MESSAGES = /Can't add new command when connection is in closed state|^Connection lost/;
+
+/** The errors of mysql2 (MariaDB and MySQL). */
+export const MYSQL_ERRORS: DriverErrors = {
+  unavailableReason({ code, message }) {
+    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return code;
+    if (typeof message === 'string' && CLOSED_MESSAGES.test(message)) return 'CONNECTION_CLOSED';
+    return undefined;
+  },
+  isDuplicateKey({ code, errno }) {
+    return code === 'ER_DUP_ENTRY' || errno === 1062;
+  },
+};
