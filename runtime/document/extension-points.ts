@@ -121,6 +121,8 @@ const KNOWN: ReadonlySet<string> = new Set(EXTENSION_POINTS);
 export class LifecycleExtensions {
   private readonly registrations: Registration[] = [];
   private readonly tables = new Map<string, ExtensionTable>();
+  /** afterTransaction handlers by the one DocType written (most transactions write one). */
+  private readonly settled = new Map<string, readonly ExtensionHandlers['afterTransaction'][]>();
 
   /** Registers `handler` at `point` for `doctype` (every DocType when not given); an unknown point throws. */
   on<P extends ExtensionPoint>(point: P, handler: ExtensionHandlers[P], doctype?: string): void {
@@ -131,6 +133,7 @@ export class LifecycleExtensions {
     if (typeof handler !== 'function') throw new TypeError(`The ${point} handler must be a function`);
     this.registrations.push({ point, doctype, handler });
     this.tables.clear();
+    this.settled.clear();
   }
 
   /** The handlers of every point that apply to `doctype`. */
@@ -141,7 +144,15 @@ export class LifecycleExtensions {
   }
 
   /** The afterTransaction handlers for the DocTypes `written`, each once, in registration order. */
-  afterTransaction(written: ReadonlySet<string>): ExtensionHandlers['afterTransaction'][] {
+  afterTransaction(written: ReadonlySet<string>): readonly ExtensionHandlers['afterTransaction'][] {
+    if (written.size !== 1) return this.settledFor(written);
+    const [doctype] = written as Set<string>;
+    let handlers = this.settled.get(doctype as string);
+    if (!handlers) this.settled.set(doctype as string, (handlers = this.settledFor(written)));
+    return handlers;
+  }
+
+  private settledFor(written: ReadonlySet<string>): ExtensionHandlers['afterTransaction'][] {
     const handlers = new Set<ExtensionHandlers['afterTransaction']>();
     for (const r of this.registrations)
       if (r.point === 'afterTransaction' && (r.doctype === undefined || written.has(r.doctype)))
