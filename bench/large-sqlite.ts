@@ -7,7 +7,7 @@
 // no remembered result answers them. GET one is loaded by autocannon (50 connections) pinned to its own core, as the
 // other lines of `npm run bench`; the count clients and the page walks are fetch calls from this process.
 // The service runs with node --single-threaded-gc when it is pinned to one core: V8's default GC helper threads (4) would
-// share that core with the event loop, and the event loop waits behind them at every scavenge (docs/large-sqlite-tail.md).
+// share that core with the event loop, and the event loop waits behind them at every scavenge (docs/performance.md).
 // Environment: BENCH_LARGE_ROWS (default 500000), BENCH_LARGE_SECONDS (per load phase, default 8), BENCH_LARGE_NODE_ARGS
 // (the service's node flags instead, space-separated; empty for V8's defaults), BENCH_SHIELD (bench/lib/procs.ts
 // shieldSelf: on a shared machine, as root, the service and load generator at a lower nice than other sessions).

@@ -23,7 +23,7 @@
 // the local MariaDB and the bench's other servers are idle (together under 3% of a core over 0.5 s, InnoDB's history
 // list at 0, no page flushed), at most BENCH_QUIET_MAX_S seconds (default 15), and each row's note says how long it
 // waited and how much CPU MariaDB and the other servers used while the line ran; MariaDB's work for other sessions on
-// the machine counts too. Measured 2026-11-25 (docs/mariadb-profile.md): MariaDB and the idle server are normally at
+// the machine counts too. Measured 2026-11-25 (docs/performance.md): MariaDB and the idle server are normally at
 // 0-1% during SQLite's lines, so the wait is a guard that usually costs 0.5 s per line, not a correction. A MariaDB core
 // line's note also gives the requests served per change-stamp read (svc_change_stamp_reads in /api/metrics).
 import { execFileSync } from 'node:child_process';

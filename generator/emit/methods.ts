@@ -38,8 +38,10 @@ export function emitMethods(ir: DocTypeIR, ctx: GeneratorContext): string {
   return [
     header('generator/emit/methods.ts', ir.loaded.file),
     '// @ts-nocheck: ajv standalone output is plain JavaScript.\n',
+    "import type { MethodEntry } from 'doctype-service/internal';\n",
     restyleAjvCode(code.endsWith('\n') ? code : `${code}\n`),
     `\n/** The whitelisted methods of ${ir.meta.name}: argument validators (coerce and strip in place) by kind and name. */\n`,
-    `export const methods = [\n${table}];\n`,
+    // Declared, not inferred: under @ts-nocheck `kind: 'function'` would widen to string, which MethodEntry refuses.
+    `export const methods: readonly MethodEntry[] = [\n${table}];\n`,
   ].join('');
 }

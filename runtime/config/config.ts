@@ -21,7 +21,6 @@ export interface SiteConfig {
   trusted_proxies: string[];
   /** Send the responses finished in one event-loop turn together (see middleware/write-coalescing.ts). */
   coalesce_writes: boolean;
-  encryption_key?: string;
   /** The site's base URL (`https://id.example.com`): the OpenID issuer; without it the request's host is used. */
   host_name?: string;
   /** Seconds an issued OAuth access token lives (default 3600). */

@@ -1,5 +1,6 @@
 // Serves the generated OpenAPI documents (rows `/api/openapi.json`, `/api/v1/openapi.json`, `/api/v2/openapi.json`):
-// minified, compressed with br or gzip as the client accepts, with an ETag (304 on If-None-Match) and Cache-Control.
+// minified and without the generated file's header, compressed with br or gzip as the client accepts, with an ETag
+// (304 on If-None-Match) and Cache-Control.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DoesNotExistError } from '../errors/errors';
@@ -9,6 +10,9 @@ import { withApiScripts } from '../scripts/openapi-scripts';
 
 /** Bodies remembered: the two documents, each with and without the API scripts of a moment. */
 const MAX_VARIANTS = 8;
+
+/** The generated file's header (generator/emit/openapi.ts), meant for the repository's readers, not API users. */
+const GENERATED_MARKER = 'x-generated';
 
 /** Clients may keep the document but must ask again (answered 304 while the ETag still matches). */
 const CACHE_CONTROL = 'no-cache';
@@ -21,7 +25,9 @@ export function createOpenApiHandler(generatedDir: string): (ctx: AppContext) =>
   function variantOf(text: string): CompressedBody {
     let found = variants.get(text);
     if (!found) {
-      found = compressedBody(Buffer.from(JSON.stringify(JSON.parse(text))));
+      const served = JSON.parse(text) as Record<string, unknown>;
+      delete served[GENERATED_MARKER];
+      found = compressedBody(Buffer.from(JSON.stringify(served)));
       if (variants.size >= MAX_VARIANTS) variants.delete(variants.keys().next().value as string);
       variants.set(text, found);
     }

@@ -6,7 +6,7 @@
 // well (an exception, a limit, a host call, a result too large) is void: the caller runs the script in a worker, which
 // gives the outcome, and the script goes to the workers from then on. SCRIPT_INLINE=0 sends every script to the workers.
 // A good run's result depends on the script and its input alone, so a repeated input is answered from the result
-// remembered for it, without a run (remember; docs/server-scripts-profile.md).
+// remembered for it, without a run (remember; docs/performance.md, Server Scripts).
 import { DEFAULT_LIMITS, type Reported, type ScriptLimits } from './sandbox-pool';
 import { WORKER_SOURCE } from './sandbox-worker-source';
 import { docMembers, isStraightLine } from './straight-line';

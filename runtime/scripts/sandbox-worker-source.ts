@@ -580,7 +580,7 @@ const ACCESSORS_ALLOWED = ['description', 'size', 'source', 'flags', 'global', '
 // The calls go to the module's exports directly, not through quickjs-emscripten's handles: nothing made here is freed
 // (the next call copies the image back over it, as it does the handles of any job), and the wrappers' bookkeeping (a
 // lifetime object per value, a scope, the pointer array) cost more than the script. The input's texts are written into
-// memory from malloc, NUL-terminated (JSON text holds no raw NUL). In the run loop (docs/server-scripts-profile.md), the
+// memory from malloc, NUL-terminated (JSON text holds no raw NUL). In the run loop (docs/performance.md), the
 // host's prepare and encode made a run 20-25% cheaper than the guest's (12 against 15.6 us; 15.4 against 20.1 with 4 MB
 // of memory touched between runs).
 /** A Buffer over the module's memory: texts are written through it (no view per text); renewed when the memory grows. */
