@@ -1,19 +1,16 @@
 // Opening a site: connect, sync the schema, and on first start create the roles and the Administrator.
 import { runsJobWorker, siteJobQueue } from './jobs/site-queue';
 import './jobs/bulk-job';
-import { startScheduler, stopScheduler } from './scripts/script-scheduler';
+import { startScheduler } from './scripts/script-scheduler';
 import { hashPassword, readAuth, writeAuth } from './auth/passwords';
-import { listenForAuthChanges, stopAuthBroadcast } from './auth/auth-broadcast';
-import { closeSiteRedis } from './redis/site-redis';
+import { listenForAuthChanges } from './auth/auth-broadcast';
 import type { ServiceConfig } from './config/config';
 import { connect } from './db/connect';
 import { migrate } from './db/migrate';
-import { closeRateLimits } from './methods/rate-limit';
 import { ensureSigningKey } from './oauth/signing-keys';
-import { shrinkSandboxPool } from './scripts/sandbox-pool';
-import { closeServerScripts } from './scripts/script-store';
-import { flushRequestLog } from './middleware/request-log';
-import { closeResultCache, openResultCache, resultCacheLimits } from './query/result-cache';
+import { installFeatures } from './features';
+import { openResultCache, resultCacheLimits } from './query/result-cache';
+import { SitePlugins } from './site';
 import { ensureFileFolders } from './files/file-rules';
 import { now } from './document/values';
 import type { Registry } from './registry/registry';
@@ -114,7 +111,16 @@ export async function openSite(
     busyMs: conf.db_busy_timeout,
     site: conf,
   });
-  const site: Site = { db, registry, rows: db.openRowStore(registry), config };
+  const site: Site = {
+    db,
+    registry,
+    rows: db.openRowStore(registry),
+    config,
+    plugins: new SitePlugins(),
+  };
+  // Installed first, closed last: every other plugin may still write while it closes.
+  site.plugins.onClose('database', () => db.close());
+  installFeatures(site);
   db.resultCache = resultCacheLimits(site);
   site.jobs = siteJobQueue(site);
   const { changed } = await migrate(
@@ -128,24 +134,22 @@ export async function openSite(
   if (created) await ensureSigningKey(site);
   listenForAuthChanges(site);
   openResultCache(site);
+  // Closed before every plugin a job may use; the scheduler (which queues jobs) first of all.
+  const jobs = site.jobs;
+  site.plugins.onClose('job worker', () => jobs.close());
   if (runsJobWorker(config)) {
-    site.jobs.start();
+    jobs.start();
     startScheduler(site);
   }
   // The same object the job worker holds: per-site state (Redis connections, script caches) is keyed by it.
   return Object.assign(site, { created, migrated: changed });
 }
 
-/** Closes a site: stops its job worker, writes the pending request-log rows, closes its Redis connections, then the database. */
+/**
+ * Closes a site: its plugins in reverse order of installation (the scheduler and job worker first, then what features
+ * hold: request log rows written, subscriptions and Redis closed; the database last). A failing one does not stop the
+ * others; its error is thrown once all have run.
+ */
 export async function closeSite(site: Site): Promise<void> {
-  stopScheduler(site);
-  await site.jobs?.close();
-  await flushRequestLog(site).catch(() => undefined);
-  await closeRateLimits(site);
-  await closeServerScripts(site);
-  await stopAuthBroadcast(site);
-  await closeResultCache(site);
-  await shrinkSandboxPool();
-  await closeSiteRedis(site);
-  await site.db.close();
+  await site.plugins.close(site);
 }

@@ -3,10 +3,16 @@
 import { RedisSubscription } from '../redis/redis-subscription';
 import { siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 import { forgetBearerTokens } from './bearer-tokens';
 import { forgetUsers } from './users';
 
-const subscribers = new WeakMap<Site, RedisSubscription>();
+/** The site's subscription to other processes' notices (with REDIS_URL), closed when the site closes. */
+export const AUTH_BROADCAST = new SitePlugin<{ sub?: RedisSubscription }>(
+  'auth broadcast',
+  () => ({}),
+  (state) => state.sub?.close(),
+);
 
 function channelOf(prefix: string): string {
   return `${prefix}auth-changed`;
@@ -20,15 +26,15 @@ function forgetHere(): void {
 
 /** Listens for other processes' notices (once per site; a no-op without REDIS_URL). Called when the site opens. */
 export function listenForAuthChanges(site: Site): void {
-  if (subscribers.has(site)) return;
+  const state = AUTH_BROADCAST.of(site);
+  if (state.sub) return;
   const shared = siteRedis(site);
   if (!shared) return;
   // Live again after an outage: a notice may have been missed, so this process forgets too.
-  const sub = new RedisSubscription(shared.redis, channelOf(shared.prefix), {
+  state.sub = new RedisSubscription(shared.redis, channelOf(shared.prefix), {
     message: forgetHere,
     live: forgetHere,
   });
-  subscribers.set(site, sub);
 }
 
 /**
@@ -39,11 +45,4 @@ export async function authChanged(site: Site): Promise<void> {
   forgetHere();
   const shared = siteRedis(site);
   if (shared) await shared.redis.publish(channelOf(shared.prefix), 'changed').catch(() => undefined);
-}
-
-/** Stops listening (the site closes). */
-export async function stopAuthBroadcast(site: Site): Promise<void> {
-  const sub = subscribers.get(site);
-  subscribers.delete(site);
-  sub?.close();
 }

@@ -1,6 +1,7 @@
 // OAuth bearer tokens: `OAuth Bearer Token` rows (user, space-delimited scopes, expiry, status), cached briefly.
 import { createHash } from 'node:crypto';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 import { parseScopes } from './scopes';
 import { mayActAs } from './users';
 
@@ -17,10 +18,20 @@ interface TokenEntry extends BearerGrant {
 
 const TTL_MS = 5_000;
 const MAX_ENTRIES = 10_000;
-const cache = new WeakMap<Site, Map<string, { entry: TokenEntry | undefined; at: number }>>();
 /** Bumped by forgetBearerTokens; a site's cache built under an older generation starts over. */
 let tokenGeneration = 0;
-const generations = new WeakMap<Site, number>();
+
+/** A site's token cache and the generation it was built under. */
+interface TokenCache {
+  entries: Map<string, { entry: TokenEntry | undefined; at: number }>;
+  generation: number;
+}
+
+/** The site's token cache (read by every bearer-token request). */
+const TOKEN_CACHE = new SitePlugin<TokenCache>('bearer tokens', () => ({
+  entries: new Map(),
+  generation: tokenGeneration,
+}));
 
 /** Drops cached tokens (after a write to OAuth Bearer Token: a revoked token stops working at once in this process). */
 export function forgetBearerTokens(): void {
@@ -71,13 +82,12 @@ async function fetchToken(site: Site, token: string): Promise<TokenEntry | undef
 
 /** The site's token cache, started over when forgetBearerTokens has run since it was built or when it is full. */
 function entriesOf(site: Site): Map<string, { entry: TokenEntry | undefined; at: number }> {
-  let entries = cache.get(site);
-  if (!entries || generations.get(site) !== tokenGeneration || entries.size >= MAX_ENTRIES) {
-    entries = new Map();
-    cache.set(site, entries);
-    generations.set(site, tokenGeneration);
+  const cache = TOKEN_CACHE.of(site);
+  if (cache.generation !== tokenGeneration || cache.entries.size >= MAX_ENTRIES) {
+    cache.entries = new Map();
+    cache.generation = tokenGeneration;
   }
-  return entries;
+  return cache.entries;
 }
 
 /** The grant an entry gives now: none for an unknown, revoked or expired token. */

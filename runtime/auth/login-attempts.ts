@@ -3,6 +3,7 @@
 import { TooManyRequestsError } from '../errors/errors';
 import { redisCall, siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 
 /** The lockout settings: failures allowed in a row, and how long a lock lasts. */
 export interface LockoutPolicy {
@@ -17,7 +18,8 @@ interface Counter {
 }
 
 const MAX_COUNTERS = 100_000;
-const counters = new WeakMap<Site, Map<string, Counter>>();
+/** The site's failed-login counters in this process (without REDIS_URL). */
+const COUNTERS = new SitePlugin<Map<string, Counter>>('login attempts', () => new Map());
 
 /** Reads System Settings `allow_consecutive_login_attempts` (default 10) and `allow_login_after_fail` (default 60 s). */
 export function lockoutPolicy(settings: Record<string, unknown>): LockoutPolicy {
@@ -30,9 +32,7 @@ export function lockoutPolicy(settings: Record<string, unknown>): LockoutPolicy 
 }
 
 function countersOf(site: Site): Map<string, Counter> {
-  let map = counters.get(site);
-  if (!map) counters.set(site, (map = new Map()));
-  return map;
+  return COUNTERS.of(site);
 }
 
 /** The keys a login attempt counts against: the user name as typed (known or not) and the client IP. */

@@ -6,6 +6,7 @@ import { now } from '../document/values';
 import type { SessionData } from '../http/state';
 import { closeSiteRedis, redisCall, siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 
 interface SessionStore {
   memory: Map<string, { session: SessionData; at: number }>;
@@ -23,21 +24,20 @@ const LOCAL_MEMORY_TTL_MS = 30_000;
 const MAX_MEMORY_ENTRIES = 100_000;
 /** Session ids are 28 random bytes in hex; anything else is unknown without a lookup. */
 const SID = /^[0-9a-f]{56}$/;
-const stores = new WeakMap<Site, SessionStore>();
+/** The site's session store: the memory in front of Redis (or the Sessions table). */
+const SESSION_STORES = new SitePlugin<SessionStore>('sessions', (site) => {
+  const shared = siteRedis(site);
+  const store: SessionStore = {
+    memory: new Map(),
+    memoryTtl: shared ? SHARED_MEMORY_TTL_MS : LOCAL_MEMORY_TTL_MS,
+    prefix: `${shared?.prefix ?? ''}sid:`,
+  };
+  if (shared) store.redis = shared.redis;
+  return store;
+});
 
 function storeOf(site: Site): SessionStore {
-  let store = stores.get(site);
-  if (!store) {
-    const shared = siteRedis(site);
-    store = {
-      memory: new Map(),
-      memoryTtl: shared ? SHARED_MEMORY_TTL_MS : LOCAL_MEMORY_TTL_MS,
-      prefix: `${shared?.prefix ?? ''}sid:`,
-    };
-    if (shared) store.redis = shared.redis;
-    stores.set(site, store);
-  }
-  return store;
+  return SESSION_STORES.of(site);
 }
 
 function remember(store: SessionStore, session: SessionData): void {
@@ -174,6 +174,6 @@ export async function endUserSessions(site: Site, user: string): Promise<void> {
 
 /** Closes the site's Redis connection, if any (tests and shutdown). */
 export async function closeSessionStore(site: Site): Promise<void> {
-  stores.delete(site);
+  site.plugins.forget(SESSION_STORES);
   await closeSiteRedis(site);
 }

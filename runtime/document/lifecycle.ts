@@ -11,12 +11,17 @@ import {
 } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import type { FieldMeta } from '../meta/types';
-import { endUserSessions } from '../auth/sessions';
-import { assertDeletePermission, assertSavePermission } from '../permissions/save-permission';
-import { forgetUserPermissions, loadUserPermissions } from '../permissions/user-permissions';
 import type { DocTypeBinding } from '../registry/registry';
 import type { SessionUser, Site } from '../site';
 import { Document, attachSession } from './document';
+import {
+  lifecycleOf,
+  runHandlers,
+  type DeleteOperation,
+  type ExtensionTable,
+  type SaveOperation,
+  type WritingSave,
+} from './extension-points';
 import { AFTER_WRITE, BEFORE_WRITE, runHook, type HookName, type SaveAction } from './hooks';
 import { amendedName } from './amend';
 import { copyValue } from './copy-value';
@@ -31,23 +36,9 @@ import {
 import { checkDataOptions } from './data-options';
 import { fieldLists, tableFields } from './field-lists';
 import { checkName, defaultNamingSeries, hashName, makeName } from './naming';
-import { forgetCredentials, isNewSecret, storePasswordFields } from './passwords';
 import type { DocumentSession } from './session';
 import { writeSingle, type DocData } from './store';
 import { formatDatetime, now } from './values';
-import { checkServerScript } from '../scripts/check-script';
-import { mayRunEventScripts, runEventScripts } from '../scripts/doc-events';
-import { serverScriptsChanged } from '../scripts/script-store';
-import {
-  afterDelete,
-  checkAttachValues,
-  checkFileDelete,
-  checkFileSave,
-  folderNameOf,
-} from '../files/file-rules';
-import { OAUTH_CLIENT, revokeClientGrants, revokeUserTokens } from '../oauth/document-revocation';
-import { guardGrantRowWrite } from '../oauth/grant-rows';
-import { authChanged } from '../auth/auth-broadcast';
 
 /**
  * A copy of document data that takes new properties cheaply. V8 gives a `{ ...spread }` copy a map that each added
@@ -58,9 +49,6 @@ import { authChanged } from '../auth/auth-broadcast';
 function copyData(data: object): DocData {
   return Object.assign({}, data) as DocData;
 }
-
-/** DocTypes whose writes change what authentication reads (authChanged after the commit). */
-const AUTH_DOCTYPES = ['User', 'Has Role', 'OAuth Bearer Token'];
 
 /** Per-document state the lifecycle keeps outside the document's own properties. */
 interface DocState {
@@ -82,10 +70,10 @@ export class DocumentTransaction implements DocumentSession {
   ignorePermissions = false;
   /** The batch whose transaction this one is a savepoint of (bulk items on MariaDB), if any. */
   batch?: WriteBatch;
-  /** DocTypes written in this transaction: their caches are dropped again after the commit. */
+  /** DocTypes written in this transaction: the afterTransaction handlers registered for them run at its end. */
   private readonly written = new Set<string>();
-  /** Users whose password this transaction changed: their sessions end after the commit. */
-  private readonly passwordChanged = new Set<string>();
+  /** The documents written in this transaction, for the afterCommit handlers (those with none are not kept). */
+  private writes: (WritingSave | DeleteOperation)[] = [];
   private readonly states = new WeakMap<Document, DocState>();
   /** Counts the transactions this request ran; the current one's number while `trx` is open. */
   private runs = 0;
@@ -104,6 +92,7 @@ export class DocumentTransaction implements DocumentSession {
   async run<T>(work: () => Promise<T>, grouped = false, restore?: () => void): Promise<T> {
     if (this.trx) return work();
     this.committed = [];
+    this.writes = [];
     // A grouped work may run twice on MariaDB (its batch rolled back, it runs again alone): each run starts from what
     // the request had before the first, as the rolled-back transaction does (`restore` puts back what `work` changes).
     const messages = this.messages.length;
@@ -115,7 +104,7 @@ export class DocumentTransaction implements DocumentSession {
         async (trx) => {
           if (attempts++ > 0) {
             this.committed = [];
-            this.passwordChanged.clear();
+            this.writes = [];
             this.messages.length = messages;
             restore?.();
           }
@@ -130,16 +119,20 @@ export class DocumentTransaction implements DocumentSession {
         this.batch,
         grouped,
       );
-      // A new password ends every session of its user (a stolen session dies with the old password).
-      for (const user of this.passwordChanged) await endUserSessions(this.site, user);
+      const writes = this.writes;
+      this.writes = [];
+      for (const op of writes) {
+        const pending = runHandlers(this.extensions(op.binding).afterCommit, op, undefined);
+        if (pending) await pending;
+      }
     } finally {
-      this.passwordChanged.clear();
-      // Again after the commit: a request that read the old rows in between must not keep them cached.
-      for (const doctype of this.written) forgetCredentials(doctype);
-      if (this.written.has('User Permission')) forgetUserPermissions();
-      if (this.written.has('Server Script')) await serverScriptsChanged(this.site);
-      if (AUTH_DOCTYPES.some((doctype) => this.written.has(doctype))) await authChanged(this.site);
-      this.written.clear();
+      this.writes = [];
+      // Committed or not: a request that read the rows in between must not keep them cached.
+      if (this.written.size) {
+        const written = new Set(this.written);
+        this.written.clear();
+        for (const handler of lifecycleOf(this.site).afterTransaction(written)) await handler(this, written);
+      }
     }
     // Reached only after the commit: a rollback threw above (and the next run starts with a fresh list).
     const tasks = this.committed;
@@ -148,9 +141,22 @@ export class DocumentTransaction implements DocumentSession {
     return result;
   }
 
-  /** Runs `task` after the current transaction commits (never when it rolls back). */
+  /**
+   * Runs `task` after the current transaction commits (never when it rolls back), after the afterCommit handlers; a
+   * failing task is ignored (the removal of a deleted file's bytes).
+   */
   afterCommit(task: () => Promise<void>): void {
     this.committed.push(task);
+  }
+
+  /** Notes that this transaction wrote rows of `doctype` (beside its documents): its afterTransaction handlers run. */
+  markWritten(doctype: string): void {
+    this.written.add(doctype);
+  }
+
+  /** The extension handlers that apply to the DocType of `binding` (runtime/features.ts registers them). */
+  private extensions(binding: DocTypeBinding): ExtensionTable {
+    return lifecycleOf(this.site).of(binding.meta.name);
   }
 
   private binding(doctype: string): DocTypeBinding {
@@ -259,18 +265,29 @@ export class DocumentTransaction implements DocumentSession {
       }
       const action = this.saveAction(binding, Number(stored?.docstatus ?? 0), docstatus, state.isNew);
       if (action === 'update_after_submit' && stored) this.checkUpdateAfterSubmit(binding, doc, stored);
-      if (!this.ignorePermissions)
-        await assertSavePermission(trx, this.site, this.user, binding, this.data(doc), stored, action);
-      if (binding.meta.name === 'File') await checkFileSave(this, doc, stored);
-      guardGrantRowWrite(this.ignorePermissions ? undefined : this.user, binding.meta.name, doc, stored);
+      const points = this.extensions(binding);
+      const op: SaveOperation = {
+        kind: 'save',
+        tx: this,
+        trx,
+        binding,
+        doc,
+        action,
+        isNew: state.isNew,
+        stored,
+      };
+      let pending: Promise<void> | undefined;
+      if (!this.ignorePermissions && (pending = runHandlers(points.authorizeSave, op, undefined)))
+        await pending;
+      if ((pending = runHandlers(points.beforeSave, op, undefined))) await pending;
       if (state.isNew) {
-        const beforeInsert = this.hook(binding, doc, 'before_insert');
-        if (beforeInsert) await beforeInsert;
+        if ((pending = this.hook(points, op, 'before_insert'))) await pending;
         await runHook(doc, 'before_naming');
         // As Frappe's set_name_by_naming_series: the series used is also stored in the (usually mandatory) field.
         if (binding.meta.naming.kind === 'naming_series' && !doc.naming_series)
           doc.naming_series = defaultNamingSeries(binding.meta);
-        doc.name = await this.newName(binding, doc, state.clientName);
+        if ((pending = runHandlers(points.chooseName, op, undefined))) await pending;
+        doc.name = op.name ?? (await this.newName(binding, doc, state.clientName));
         doc.owner = this.user.name;
         doc.creation = stamp;
         doc.idx = Number(doc.idx ?? 0);
@@ -283,19 +300,12 @@ export class DocumentTransaction implements DocumentSession {
       doc.modified_by = this.user.name;
       doc.docstatus = docstatus as 0 | 1 | 2;
       this.prepareChildren(binding, doc, stamp);
-      for (const hook of BEFORE_WRITE[action]) {
-        const pending = this.hook(binding, doc, hook);
-        if (pending) await pending;
-      }
+      for (const hook of BEFORE_WRITE[action]) if ((pending = this.hook(points, op, hook))) await pending;
       const data = this.data(doc);
-      if (binding.meta.name === 'Server Script' && action !== 'cancel')
-        await checkServerScript(
-          this.ignorePermissions ? undefined : this.user,
-          registry,
-          data,
-          this.site.config.site.time_zone || 'UTC',
-        );
+      const writing = op as WritingSave;
+      writing.data = data;
       if (action !== 'cancel') {
+        if ((pending = runHandlers(points.validateSave, writing, undefined))) await pending;
         normalizeValues(binding.meta, data);
         for (const { field, child } of tableFields(binding.meta, registry))
           for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
@@ -305,11 +315,8 @@ export class DocumentTransaction implements DocumentSession {
         for (const { field, child } of tableFields(binding.meta, registry))
           for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
             checkDataOptions(fieldLists(child.meta).dataOptions, row, doc.owner);
-        const userPermissions = this.ignorePermissions
-          ? undefined
-          : await loadUserPermissions(this.site, this.user.name, trx);
-        await checkLinks(this.site.rows, trx, binding, registry, data, userPermissions);
-        await checkAttachValues(this, binding, data, stored);
+        await checkLinks(this.site.rows, trx, binding, registry, data, op.linkRestriction);
+        if ((pending = runHandlers(points.checkValues, writing, undefined))) await pending;
         await checkUnique(this.site.rows, trx, binding, data);
       }
       // The response shows what the row holds: unset fields as their column default (both versions agree with a later GET).
@@ -317,33 +324,18 @@ export class DocumentTransaction implements DocumentSession {
       for (const { field, child } of tableFields(binding.meta, registry))
         for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
           fillStoredValues(child.meta, row);
-      if (!state.isNew && binding.meta.name === 'User' && isNewSecret(data.new_password))
-        this.passwordChanged.add(String(data.name));
-      await storePasswordFields(trx, binding, data);
+      if ((pending = runHandlers(points.beforeWrite, writing, undefined))) await pending;
       if (binding.meta.issingle) await writeSingle(trx, binding, data);
       else if (state.isNew) await this.site.rows.insert(trx, binding, data);
       else await this.site.rows.update(trx, binding, data, stored as DocData);
-      // A disabled user's OAuth tokens are revoked with the change (enabling the user again does not revive them), and
-      // so are they with a new password, as its sessions end.
-      if (
-        binding.meta.name === 'User' &&
-        !state.isNew &&
-        (Number(data.enabled) === 0 || this.passwordChanged.has(String(data.name))) &&
-        registry.get('OAuth Bearer Token')
-      ) {
-        await revokeUserTokens(trx, String(data.name));
-        this.written.add('OAuth Bearer Token');
-      }
+      if ((pending = runHandlers(points.afterWrite, writing, undefined))) await pending;
       Object.assign(doc, data);
       state.isNew = false;
       state.stored = copyValue(data);
       state.lockedIn = this.runs;
-      for (const hook of AFTER_WRITE[action]) {
-        const pending = this.hook(binding, doc, hook);
-        if (pending) await pending;
-      }
-      forgetCredentials(binding.meta.name);
+      for (const hook of AFTER_WRITE[action]) if ((pending = this.hook(points, op, hook))) await pending;
       this.written.add(binding.meta.name);
+      if (points.afterCommit.length) this.writes.push(writing);
     };
     await this.run(write, inserting, restore);
   }
@@ -360,19 +352,26 @@ export class DocumentTransaction implements DocumentSession {
   }
 
   /**
-   * Runs the controller's `hook`, then the DocType Event scripts of that moment (Frappe's order). Undefined when there
-   * is neither: a create passes six hooks, and most DocTypes define none of them, so no promise is made for those.
+   * Runs the controller's `hook`, then the docEvent handlers (Server Scripts' DocType Events: Frappe's order). Undefined
+   * when neither had to wait: a create passes six hooks, and most DocTypes define none of them, so no promise is made.
    */
-  private hook(binding: DocTypeBinding, doc: Document, hook: HookName): Promise<void> | undefined {
-    if (typeof doc[hook] === 'function') return this.hookAndScripts(binding, doc, hook);
-    // No controller hook: the scripts alone, without a promise when they all run inline.
-    return mayRunEventScripts(this, binding, hook) ? runEventScripts(this, binding, doc, hook) : undefined;
+  private hook(
+    points: ExtensionTable,
+    op: SaveOperation | DeleteOperation,
+    hook: HookName,
+  ): Promise<void> | undefined {
+    if (typeof op.doc[hook] === 'function') return this.hookAndEvents(points, op, hook);
+    return runHandlers(points.docEvent, op, hook);
   }
 
-  private async hookAndScripts(binding: DocTypeBinding, doc: Document, hook: HookName): Promise<void> {
-    await runHook(doc, hook);
-    const scripts = runEventScripts(this, binding, doc, hook);
-    if (scripts) await scripts;
+  private async hookAndEvents(
+    points: ExtensionTable,
+    op: SaveOperation | DeleteOperation,
+    hook: HookName,
+  ): Promise<void> {
+    await runHook(op.doc, hook);
+    const events = runHandlers(points.docEvent, op, hook);
+    if (events) await events;
   }
 
   /** The client's name when it may choose one, else the controller's `autoname`, else the DocType's naming rule. */
@@ -382,9 +381,6 @@ export class DocumentTransaction implements DocumentSession {
     clientName: string | undefined,
   ): Promise<string> {
     const trx = this.trx as Knex;
-    // A folder is named by its path (Home/Reports), as in Frappe; the client's name is not used.
-    const folder = binding.meta.name === 'File' ? folderNameOf(this.data(doc)) : undefined;
-    if (folder !== undefined) return folder;
     if (binding.fieldMap.has('amended_from') && typeof doc.amended_from === 'string' && doc.amended_from) {
       return amendedName(trx, binding, doc.amended_from);
     }
@@ -468,32 +464,30 @@ export class DocumentTransaction implements DocumentSession {
   async delete(doc: Document): Promise<void> {
     await this.run(async () => {
       const state = this.state(doc);
-      if (state.isNew) throw new DoesNotExistError(`${state.binding.meta.name} is not saved`);
-      if (state.binding.meta.issingle)
-        throw new PermissionError(`${state.binding.meta.name} cannot be deleted`);
-      if (!this.ignorePermissions)
-        await assertDeletePermission(
-          this.trx as Knex,
-          this.site,
-          this.user,
-          state.binding,
-          state.stored ?? this.data(doc),
-        );
+      const { binding } = state;
+      if (state.isNew) throw new DoesNotExistError(`${binding.meta.name} is not saved`);
+      if (binding.meta.issingle) throw new PermissionError(`${binding.meta.name} cannot be deleted`);
+      const points = this.extensions(binding);
+      const op: DeleteOperation = {
+        kind: 'delete',
+        tx: this,
+        trx: this.trx as Knex,
+        binding,
+        doc,
+        stored: state.stored ?? this.data(doc),
+      };
+      let pending: Promise<void> | undefined;
+      if (!this.ignorePermissions && (pending = runHandlers(points.authorizeDelete, op, undefined)))
+        await pending;
       if (Number(doc.docstatus) === 1)
         throw new ValidationError('Submitted Record cannot be deleted. You must Cancel it first.');
-      const onTrash = this.hook(state.binding, doc, 'on_trash');
-      if (onTrash) await onTrash;
-      if (state.binding.meta.name === 'File') await checkFileDelete(this, state.stored ?? this.data(doc));
-      await this.site.rows.delete(this.trx as Knex, state.binding, doc.name);
-      await afterDelete(this, state.binding, doc);
-      if (state.binding.meta.name === OAUTH_CLIENT && this.site.registry.get('OAuth Bearer Token')) {
-        await revokeClientGrants(this.trx as Knex, doc.name);
-        this.written.add('OAuth Bearer Token');
-      }
-      const afterDeleteHook = this.hook(state.binding, doc, 'after_delete');
-      if (afterDeleteHook) await afterDeleteHook;
-      forgetCredentials(state.binding.meta.name);
-      this.written.add(state.binding.meta.name);
+      if ((pending = this.hook(points, op, 'on_trash'))) await pending;
+      if ((pending = runHandlers(points.beforeDelete, op, undefined))) await pending;
+      await this.site.rows.delete(this.trx as Knex, binding, doc.name);
+      if ((pending = runHandlers(points.afterDelete, op, undefined))) await pending;
+      if ((pending = this.hook(points, op, 'after_delete'))) await pending;
+      this.written.add(binding.meta.name);
+      if (points.afterCommit.length) this.writes.push(op);
     });
   }
 }

@@ -1,21 +1,24 @@
 // A site's file store (configured by FILES_PATH, `./data` by default) and the per-content lock that lets uploads of the
 // same content in this process share one File URL (across processes, the store itself keeps the content once).
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 import { LocalDiskStorage } from './local-storage';
 import type { FileStorage } from './storage';
 
-const stores = new WeakMap<Site, FileStorage>();
+/** The site's storage backend. */
+const STORAGE = new SitePlugin<FileStorage>(
+  'file storage',
+  (site) => new LocalDiskStorage(site.config.filesPath ?? './data'),
+);
 
 /** The storage backend of `site` (created on first use). */
 export function siteStorage(site: Site): FileStorage {
-  let store = stores.get(site);
-  if (!store) stores.set(site, (store = new LocalDiskStorage(site.config.filesPath ?? './data')));
-  return store;
+  return STORAGE.of(site);
 }
 
 /** Replaces the storage backend of `site` (another backend, or a test double). */
 export function setSiteStorage(site: Site, store: FileStorage): void {
-  stores.set(site, store);
+  STORAGE.set(site, store);
 }
 
 const locks = new Map<string, Promise<void>>();

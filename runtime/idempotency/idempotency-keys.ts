@@ -12,6 +12,7 @@ import { inWriteTransaction } from '../db/write-transaction';
 import { BadRequestError, IdempotencyKeyReusedError } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 import { isDuplicateKeyError } from '../document/store';
 
 /** The request header. */
@@ -144,13 +145,15 @@ export async function storeAnswer(
     .update({ status, body: JSON.stringify(body) });
 }
 
-const lastPurge = new WeakMap<Site, number>();
+/** When this process last purged the site's expired keys. */
+const PURGES = new SitePlugin<{ last: number }>('idempotency purge', () => ({ last: 0 }));
 
 /** Deletes the site's expired keys, at most once a minute; never fails the request. */
 export function purgeExpiredKeys(site: Site): void {
   const now = Date.now();
-  if (now - (lastPurge.get(site) ?? 0) < PURGE_EVERY_MS) return;
-  lastPurge.set(site, now);
+  const purges = PURGES.of(site);
+  if (now - purges.last < PURGE_EVERY_MS) return;
+  purges.last = now;
   void inWriteTransaction(site.db, (q) =>
     q(SYSTEM_TABLES.idempotency)
       .where('created_at', '<', now - KEY_LIFETIME_MS)

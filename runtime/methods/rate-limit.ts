@@ -12,6 +12,7 @@ import type { AppContext } from '../http/state';
 import type { RedisBreaker } from '../redis/redis-breaker';
 import { siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 
 /** A method's limit: at most `limit` calls per `seconds`. */
 export interface RateLimit {
@@ -27,7 +28,20 @@ interface SiteLimiters {
   byBucket: Map<string, { shared?: RateLimiterAbstract; memory: RateLimiterAbstract }>;
 }
 
-const perSite = new WeakMap<Site, SiteLimiters>();
+/** The site's limiters (the Redis connection they use is the site's, closed with it). */
+export const RATE_LIMITS = new SitePlugin<SiteLimiters>('rate limits', (site) => {
+  const entry: SiteLimiters = {
+    byBucket: new Map(),
+    prefix: `svc-rl:${createHash('sha256').update(site.config.databaseUrl).digest('hex').slice(0, 16)}:`,
+  };
+  // The site's Redis connection (sessions share it): its breaker says when to count in memory without asking.
+  const shared = siteRedis(site);
+  if (shared) {
+    entry.redis = shared.redis;
+    entry.breaker = shared.breaker;
+  }
+  return entry;
+});
 
 /** rate-limiter-flexible, loaded when first needed. */
 function flexible(): typeof Flexible {
@@ -35,21 +49,7 @@ function flexible(): typeof Flexible {
 }
 
 function limitersOf(site: Site): SiteLimiters {
-  let entry = perSite.get(site);
-  if (!entry) {
-    entry = {
-      byBucket: new Map(),
-      prefix: `svc-rl:${createHash('sha256').update(site.config.databaseUrl).digest('hex').slice(0, 16)}:`,
-    };
-    // The site's Redis connection (sessions share it): its breaker says when to count in memory without asking.
-    const shared = siteRedis(site);
-    if (shared) {
-      entry.redis = shared.redis;
-      entry.breaker = shared.breaker;
-    }
-    perSite.set(site, entry);
-  }
-  return entry;
+  return RATE_LIMITS.of(site);
 }
 
 function limiterFor(site: Site, path: string, limit: RateLimit): RateLimiterAbstract {
@@ -97,8 +97,8 @@ export async function consumeRateLimit(ctx: AppContext, path: string, limit: Rat
   }
 }
 
-/** Forgets the site's limiters (tests and shutdown); the Redis connection is the site's, closed with it. */
+/** Forgets the site's limiters (tests); the Redis connection is the site's, closed with it. */
 export function closeRateLimits(site: Site): Promise<void> {
-  perSite.delete(site);
+  site.plugins.forget(RATE_LIMITS);
   return Promise.resolve();
 }

@@ -7,6 +7,7 @@ import { siteRedis } from '../redis/site-redis';
 import { changeStampsOf } from '../query/result-cache';
 import { RequestTally } from './request-tally';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 
 /** The metrics one site updates as it serves. */
 export interface SiteMetrics {
@@ -25,7 +26,6 @@ interface PoolCounts {
   numPendingAcquires(): number;
 }
 
-const bySite = new WeakMap<Site, SiteMetrics>();
 let processRegistry: Registry | undefined;
 
 /** The process's registry of default metrics, made once: its collectors (GC observer, event-loop monitor) are global. */
@@ -102,17 +102,18 @@ function addStateGauges(site: Site, registry: Registry): void {
   });
 }
 
+/** The site's metrics registry and request tally. */
+const METRICS = new SitePlugin<SiteMetrics>('metrics', (site) => {
+  const registry = new Registry();
+  const metrics = { registry, requests: new RequestTally(LATENCY_BUCKETS) };
+  metrics.requests.register(registry);
+  addStateGauges(site, registry);
+  return metrics;
+});
+
 /** The site's metrics (made on first use). */
 export function siteMetrics(site: Site): SiteMetrics {
-  let metrics = bySite.get(site);
-  if (!metrics) {
-    const registry = new Registry();
-    metrics = { registry, requests: new RequestTally(LATENCY_BUCKETS) };
-    metrics.requests.register(registry);
-    addStateGauges(site, registry);
-    bySite.set(site, metrics);
-  }
-  return metrics;
+  return METRICS.of(site);
 }
 
 /** The exposition text of the site's and the process's metrics. */

@@ -8,6 +8,7 @@ import { inWriteTransaction } from '../db/write-transaction';
 import { now } from '../document/values';
 import type { AppContext } from '../http/state';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 
 const LOG_DOCTYPE = 'API Request Log';
 /** A batch is written when it reaches this size, or after FLUSH_MS. */
@@ -25,12 +26,15 @@ interface LogQueue {
   preparing: Set<Promise<void>>;
 }
 
-const queues = new WeakMap<Site, LogQueue>();
+/** The site's queue of log rows, written out when the site closes. */
+export const REQUEST_LOG = new SitePlugin<LogQueue>(
+  'request log',
+  () => ({ rows: [], writing: Promise.resolve(), preparing: new Set() }),
+  (queue, site) => flush(site, queue).catch(() => undefined),
+);
 
 function queueOf(site: Site): LogQueue {
-  let queue = queues.get(site);
-  if (!queue) queues.set(site, (queue = { rows: [], writing: Promise.resolve(), preparing: new Set() }));
-  return queue;
+  return REQUEST_LOG.of(site);
 }
 
 /** One transaction per batch, inserted by the row store (rows share their columns). */
@@ -52,8 +56,11 @@ function write(site: Site, queue: LogQueue): Promise<void> {
 
 /** Writes every queued log row of the site now (tests, shutdown). */
 export async function flushRequestLog(site: Site): Promise<void> {
-  const queue = queues.get(site);
-  if (!queue) return;
+  const queue = REQUEST_LOG.peek(site);
+  if (queue) await flush(site, queue);
+}
+
+async function flush(site: Site, queue: LogQueue): Promise<void> {
   await Promise.all(queue.preparing);
   await write(site, queue);
 }

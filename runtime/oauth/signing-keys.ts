@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { jose, type CryptoKey, type JWK } from './jose';
 import { SYSTEM_TABLES } from '../db/migrate';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 
 /** The key ID tokens are signed with: its id, private key, and the public JWK published. */
 export interface SigningKey {
@@ -18,7 +19,11 @@ interface KeyRow {
   public_jwk: string;
 }
 
-const loaded = new WeakMap<Site, Promise<{ signing: SigningKey; published: JWK[] }>>();
+/** The site's keys as loaded in this process (a failed load is tried again at the next use). */
+const KEYS = new SitePlugin<{ keys?: Promise<{ signing: SigningKey; published: JWK[] }> }>(
+  'oauth signing keys',
+  () => ({}),
+);
 
 async function readKeys(site: Site): Promise<KeyRow[]> {
   return (await site.db
@@ -61,13 +66,15 @@ async function loadKeys(site: Site): Promise<{ signing: SigningKey; published: J
 
 /** Loads (once per process) the site's keys, making the first pair when there is none. */
 function siteKeys(site: Site): Promise<{ signing: SigningKey; published: JWK[] }> {
-  let keys = loaded.get(site);
-  if (!keys) {
-    keys = loadKeys(site);
-    loaded.set(site, keys);
-    keys.catch(() => loaded.delete(site));
+  const state = KEYS.of(site);
+  if (!state.keys) {
+    const keys = loadKeys(site);
+    state.keys = keys;
+    keys.catch(() => {
+      if (state.keys === keys) state.keys = undefined;
+    });
   }
-  return keys;
+  return state.keys;
 }
 
 /** The key ID tokens are signed with. */

@@ -2,6 +2,7 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { AppContext } from '../http/state';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 import { CodeGrant } from './code-grant';
 import { signIdToken } from './id-token';
 import { issuerOf } from './issuer';
@@ -12,28 +13,26 @@ import { oauthLifetimes } from './oauth-config';
 import { createOAuthModel } from './oauth-model';
 import { runOAuth } from './oauth-request';
 
-const servers = new WeakMap<Site, OAuth2Server>();
-
 /** The site's protocol server: its model and the lifetimes from site config. */
+const SERVERS = new SitePlugin<OAuth2Server>('oauth server', (site) => {
+  const lifetimes = oauthLifetimes(site.config.site);
+  return new OAuth2Server({
+    model: createOAuthModel(site),
+    accessTokenLifetime: lifetimes.accessToken,
+    refreshTokenLifetime: lifetimes.refreshToken,
+    authorizationCodeLifetime: lifetimes.authorizationCode,
+    // A public client refreshes with its client_id alone; confidential clients are held to their secret by the model.
+    requireClientAuthentication: { refresh_token: false },
+    alwaysIssueNewRefreshToken: true,
+    // PKCE protects the code; state stays the client's choice (echoed when sent).
+    allowEmptyState: true,
+    extendedGrantTypes: { authorization_code: CodeGrant },
+  });
+});
+
+/** The site's protocol server (made on first use). */
 export function oauthServer(site: Site): OAuth2Server {
-  let server = servers.get(site);
-  if (!server) {
-    const lifetimes = oauthLifetimes(site.config.site);
-    server = new OAuth2Server({
-      model: createOAuthModel(site),
-      accessTokenLifetime: lifetimes.accessToken,
-      refreshTokenLifetime: lifetimes.refreshToken,
-      authorizationCodeLifetime: lifetimes.authorizationCode,
-      // A public client refreshes with its client_id alone; confidential clients are held to their secret by the model.
-      requireClientAuthentication: { refresh_token: false },
-      alwaysIssueNewRefreshToken: true,
-      // PKCE protects the code; state stays the client's choice (echoed when sent).
-      allowEmptyState: true,
-      extendedGrantTypes: { authorization_code: CodeGrant },
-    });
-    servers.set(site, server);
-  }
-  return server;
+  return SERVERS.of(site);
 }
 
 /**

@@ -4,12 +4,11 @@ import type { DocTypeMeta, Right } from '../meta/types';
 import { and, cond, type FilterNode } from '../query/filter-tree';
 import type { Site, SessionUser } from '../site';
 import { ADMINISTRATOR } from '../site';
-import { controllerRestriction } from './controller-permission';
 import { assertDocTypePermission } from './doctype-permission';
 import { rightsFor } from './doctype-rights';
 import { canReadField } from './field-levels';
+import { collectListRestrictions } from './list-restrictions';
 import { loadUserPermissions } from './user-permissions';
-import { scriptRestriction } from '../scripts/permission-query';
 
 /** The access a user has to one DocType for one right. */
 export interface QueryAccess {
@@ -28,8 +27,8 @@ const ADMIN_ACCESS: QueryAccess = {
 /**
  * Decides the access of `user` to `meta` for `right` (default `read`): throws 401/403 when the user may not use the
  * DocType at all, otherwise returns the fields the user may read and the rows the user may reach: the owner's own
- * rows under an if_owner right, the user's User Permissions, the controller's `permissionQuery` and the Permission Query server scripts, all
- * ANDed.
+ * rows under an if_owner right, the user's User Permissions, and the list restriction providers (the controller's
+ * `permissionQuery`, the Permission Query server scripts: runtime/features.ts), all ANDed.
  */
 export async function queryAccess(
   site: Site,
@@ -45,10 +44,7 @@ export async function queryAccess(
   const fromUserPermissions = (await loadUserPermissions(site, user.name)).restriction(meta);
   if (fromUserPermissions) parts.push(fromUserPermissions);
   const binding = site.registry.get(meta.name);
-  const fromController = binding ? controllerRestriction(binding, user) : undefined;
-  if (fromController) parts.push(fromController);
-  const fromScripts = binding ? await scriptRestriction(site, user, binding) : undefined;
-  if (fromScripts) parts.push(fromScripts);
+  if (binding) await collectListRestrictions(site, user, binding, parts);
   const access: QueryAccess = { canReadField: (m, fieldname) => canReadField(rights, m, fieldname) };
   if (parts.length) access.restriction = parts.length === 1 ? (parts[0] as FilterNode) : and(...parts);
   return access;

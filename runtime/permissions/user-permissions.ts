@@ -5,6 +5,7 @@ import type { DocTypeMeta } from '../meta/types';
 import { and, cond, or, type FilterNode } from '../query/filter-tree';
 import type { Registry } from '../registry/registry';
 import { ADMINISTRATOR, type Site } from '../site';
+import { SitePlugin } from '../site';
 
 interface Row {
   allow: string;
@@ -98,10 +99,14 @@ export class UserPermissions {
 
 const NONE = new UserPermissions([]);
 const TTL_MS = 5_000;
-const caches = new WeakMap<object, Map<string, { perms: UserPermissions; at: number }>>();
 /** Bumped by every forget: caches of an older generation are dropped on their next use. */
 let generation = 0;
-const generations = new WeakMap<object, number>();
+
+/** The site's User Permissions by user, and the generation they were read under (read by every list and write). */
+const CACHES = new SitePlugin<{
+  users: Map<string, { perms: UserPermissions; at: number }>;
+  generation: number;
+}>('user permissions', () => ({ users: new Map(), generation }));
 
 /** Drops cached User Permissions (after a User Permission is written or deleted). */
 export function forgetUserPermissions(): void {
@@ -118,11 +123,12 @@ export async function loadUserPermissions(
   q: Queryable = site.db.knex,
 ): Promise<UserPermissions> {
   if (user === ADMINISTRATOR || user === 'Guest' || !site.registry.get('User Permission')) return NONE;
-  let cache = caches.get(site.db);
-  if (!cache || generations.get(site.db) !== generation) {
-    caches.set(site.db, (cache = new Map()));
-    generations.set(site.db, generation);
+  const state = CACHES.of(site);
+  if (state.generation !== generation) {
+    state.users = new Map();
+    state.generation = generation;
   }
+  const cache = state.users;
   const hit = cache.get(user);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.perms;
   const readIn = generation;

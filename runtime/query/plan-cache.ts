@@ -5,10 +5,12 @@ import { today } from '../document/values';
 import type { QueryAccess } from '../permissions/query-access';
 import type { Caller } from '../document/caller';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 
 const MAX_ENTRIES = 500;
 const MAX_KEY = 8192;
-const caches = new WeakMap<Site, Map<string, unknown>>();
+/** The site's plans by key (read by every list request). */
+const PLANS = new SitePlugin<Map<string, unknown>>('list plans', () => new Map());
 
 /** A role set's part of a key, made once per set (a session's roles are one set, used by each of its requests). */
 const roleKeys = new WeakMap<ReadonlySet<string>, string>();
@@ -40,8 +42,7 @@ export async function cachedPlan<T>(
   keep: (value: T) => boolean = () => true,
 ): Promise<T> {
   if (key === undefined) return make();
-  let cache = caches.get(site);
-  if (!cache) caches.set(site, (cache = new Map()));
+  const cache = PLANS.of(site);
   const hit = cache.get(key) as T | undefined;
   if (hit !== undefined) return hit;
   const value = await make();

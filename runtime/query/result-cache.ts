@@ -12,6 +12,7 @@ import { copyValue } from '../document/copy-value';
 import type { DocData } from '../document/store';
 import type { DocTypeBinding, Registry } from '../registry/registry';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 import {
   isCurrent,
   openChangeStamps,
@@ -240,7 +241,11 @@ function sameTables(a: readonly string[], b: readonly string[]): boolean {
 }
 
 /** A site's remembered pages and counts, and its remembered documents apart (GETs of many documents evict no page). */
-const caches = new WeakMap<Site, { cache?: ResultCache; documents?: ResultCache; stamps?: ChangeStamps }>();
+interface SiteResults {
+  cache?: ResultCache;
+  documents?: ResultCache;
+  stamps?: ChangeStamps;
+}
 
 /** The site config's limits (defaults: 1000 results, 4 MB), for pages and counts, and again for documents. */
 export function resultCacheLimits(site: Site): ResultCacheLimits {
@@ -252,13 +257,13 @@ export function resultCacheLimits(site: Site): ResultCacheLimits {
 }
 
 /**
- * Opens a MariaDB site's remembered results (once; the site opens). The change notices are published after every
- * commit even with remembering off here: the other processes may remember.
+ * A MariaDB site's remembered results, opened with the site. The change notices are published after every commit even
+ * with remembering off here: the other processes may remember. Closing stops the change notices.
  */
-export function openResultCache(site: Site): ResultCache | undefined {
-  let state = caches.get(site);
-  if (!state) {
-    state = {};
+export const RESULT_CACHE = new SitePlugin<SiteResults>(
+  'result cache',
+  (site) => {
+    const state: SiteResults = {};
     const counter = site.db.changeCounter;
     if (counter) {
       const limits = resultCacheLimits(site);
@@ -268,32 +273,27 @@ export function openResultCache(site: Site): ResultCache | undefined {
         state.documents = new ResultCache(state.stamps, limits);
       }
     }
-    caches.set(site, state);
-  }
-  return state.cache;
+    return state;
+  },
+  (state) => state.stamps?.close(),
+);
+
+/** Opens the site's remembered results (once; the site opens). */
+export function openResultCache(site: Site): ResultCache | undefined {
+  return RESULT_CACHE.of(site).cache;
 }
 
 /** The site's remembered results (MariaDB; SQLite's are its row store's), or undefined with remembering off. */
 export function resultCacheOf(site: Site): ResultCache | undefined {
-  const state = caches.get(site);
-  return state ? state.cache : openResultCache(site);
+  return RESULT_CACHE.of(site).cache;
 }
 
 /** The site's remembered documents (MariaDB), or undefined with remembering off. */
 export function documentCacheOf(site: Site): ResultCache | undefined {
-  const state = caches.get(site);
-  if (!state) openResultCache(site);
-  return caches.get(site)?.documents;
+  return RESULT_CACHE.of(site).documents;
 }
 
 /** The site's change stamps (MariaDB), once its remembered results are open. */
 export function changeStampsOf(site: Site): ChangeStamps | undefined {
-  return caches.get(site)?.stamps;
-}
-
-/** Closes the site's remembered results and change notices (the site closes). */
-export async function closeResultCache(site: Site): Promise<void> {
-  const state = caches.get(site);
-  caches.delete(site);
-  await state?.stamps?.close();
+  return RESULT_CACHE.peek(site)?.stamps;
 }

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
 import { logger } from '../log/logger';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 import { RedisBreaker } from './redis-breaker';
 
 /** A site's Redis connection and the prefix of every key it writes (`svc:<hash of DATABASE_URL>:`). */
@@ -17,33 +18,40 @@ export interface SiteRedis {
 const COMMAND_TIMEOUT_MS = 1000;
 const CONNECT_TIMEOUT_MS = 2000;
 
-const connections = new WeakMap<Site, SiteRedis>();
 const breakers = new WeakMap<Redis, RedisBreaker>();
+
+/** Opens the connection of a site with REDIS_URL set. */
+function connect(site: Site): SiteRedis {
+  // ioredis is loaded only by a process that uses Redis (it costs several MB of memory).
+  const RedisClient = require('ioredis') as typeof Redis;
+  const redis = new RedisClient(site.config.redisUrl as string, {
+    maxRetriesPerRequest: 1,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+  });
+  const breaker = new RedisBreaker('sessions, lockouts, rate limits', logger);
+  breaker.watch(redis);
+  breakers.set(redis, breaker);
+  return {
+    redis,
+    breaker,
+    prefix: `svc:${createHash('sha256').update(site.config.databaseUrl).digest('hex').slice(0, 16)}:`,
+  };
+}
+
+/** Quits the connection; its own closing is not an outage. */
+async function disconnect(entry: SiteRedis): Promise<void> {
+  entry.redis.removeAllListeners('close');
+  entry.redis.removeAllListeners('ready');
+  await entry.redis.quit().catch(() => entry.redis.disconnect());
+}
+
+/** The site's Redis connection (sites with REDIS_URL only). */
+export const SITE_REDIS = new SitePlugin<SiteRedis>('redis', connect, disconnect);
 
 /** The site's Redis, or undefined without REDIS_URL. Processes serving the same database share the key space. */
 export function siteRedis(site: Site): SiteRedis | undefined {
-  const url = site.config.redisUrl;
-  if (!url) return undefined;
-  let entry = connections.get(site);
-  if (!entry) {
-    // ioredis is loaded only by a process that uses Redis (it costs several MB of memory).
-    const RedisClient = require('ioredis') as typeof Redis;
-    const redis = new RedisClient(url, {
-      maxRetriesPerRequest: 1,
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      connectTimeout: CONNECT_TIMEOUT_MS,
-    });
-    const breaker = new RedisBreaker('sessions, lockouts, rate limits', logger);
-    breaker.watch(redis);
-    breakers.set(redis, breaker);
-    entry = {
-      redis,
-      breaker,
-      prefix: `svc:${createHash('sha256').update(site.config.databaseUrl).digest('hex').slice(0, 16)}:`,
-    };
-    connections.set(site, entry);
-  }
-  return entry;
+  return site.config.redisUrl ? SITE_REDIS.of(site) : undefined;
 }
 
 /** Runs a Redis command through the connection's breaker; a failure (or an open breaker) is 503 ServiceUnavailableError. */
@@ -79,10 +87,7 @@ export async function checkRedisAtStart(site: Site): Promise<boolean> {
 
 /** Closes the site's Redis connection, if any (tests and shutdown); its own closing is not an outage. */
 export async function closeSiteRedis(site: Site): Promise<void> {
-  const entry = connections.get(site);
-  connections.delete(site);
-  if (!entry) return;
-  entry.redis.removeAllListeners('close');
-  entry.redis.removeAllListeners('ready');
-  await entry.redis.quit().catch(() => entry.redis.disconnect());
+  const entry = SITE_REDIS.peek(site);
+  site.plugins.forget(SITE_REDIS);
+  if (entry) await disconnect(entry);
 }

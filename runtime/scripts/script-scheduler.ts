@@ -14,6 +14,7 @@ import { registerJobKind, type JobRun } from '../jobs/job-queue';
 import { loadUser } from '../auth/users';
 import { AuthenticationError } from '../errors/errors';
 import type { SessionUser, Site } from '../site';
+import { SitePlugin } from '../site';
 import { runScript } from './run-script';
 import { DEFAULT_SCHEDULER_INTERVAL, cronOf, latestOccurrence } from './script-schedule';
 import { freshScriptIndex, type ServerScript } from './script-store';
@@ -110,22 +111,21 @@ export async function tickScheduler(site: Site, now = Date.now()): Promise<strin
   return queued;
 }
 
-const timers = new WeakMap<Site, NodeJS.Timeout>();
+/** The site's scheduler in this process: its timer, stopped when the site closes. */
+export const SCHEDULER = new SitePlugin<{ timer?: NodeJS.Timeout }>(
+  'scheduler',
+  () => ({}),
+  (state) => clearInterval(state.timer),
+);
 
 /** Starts the site's scheduler in this process (a tick now, then once a minute); a tick that fails is retried next time. */
 export function startScheduler(site: Site): void {
-  if (timers.has(site)) return;
+  const state = SCHEDULER.of(site);
+  if (state.timer) return;
   const tick = () => void tickScheduler(site).catch(() => undefined);
-  const timer = setInterval(tick, TICK_MS);
-  timer.unref();
-  timers.set(site, timer);
+  state.timer = setInterval(tick, TICK_MS);
+  state.timer.unref();
   tick();
-}
-
-/** Stops the site's scheduler in this process. */
-export function stopScheduler(site: Site): void {
-  clearInterval(timers.get(site));
-  timers.delete(site);
 }
 
 /** The user a scheduled script runs as now: its last saver, enabled, with the roles it has now. */

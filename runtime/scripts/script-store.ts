@@ -6,6 +6,7 @@
 // and swapped in only when they differ). A change another process committed is in effect here within CHECK_MS plus two reads.
 import type { Knex } from 'knex';
 import type { Site } from '../site';
+import { SitePlugin } from '../site';
 import { RedisSubscription } from '../redis/redis-subscription';
 import { siteRedis } from '../redis/site-redis';
 import { inlineWarm, preloadInline } from './inline-sandbox';
@@ -49,7 +50,8 @@ interface SiteScripts {
   loaded?: ScriptIndex;
   /** Bumped on every drop: a load that began before it is not kept. */
   generation: number;
-  subscribed?: boolean;
+  /** With REDIS_URL: the subscription to the site's change notices. */
+  subscription?: RedisSubscription;
   /** Without REDIS_URL: the database's version read just before `loaded` was read, and the fingerprint of its rows. */
   version?: string;
   fingerprint?: string;
@@ -68,12 +70,18 @@ export const CHECK_MS = 1000;
 /** How long saving a Server Script waits at most for the inline program's warm-up (after its load). */
 const INLINE_WARM_WAIT_MS = 3000;
 
-const perSite = new WeakMap<Site, SiteScripts>();
+/** The site's scripts: the cached index, and how this process learns of changes (a subscription or a timer). */
+export const SITE_SCRIPTS = new SitePlugin<SiteScripts>(
+  'server scripts',
+  () => ({ generation: 0 }),
+  (state) => {
+    if (state.timer) clearInterval(state.timer);
+    state.subscription?.close();
+  },
+);
 
 function stateOf(site: Site): SiteScripts {
-  let state = perSite.get(site);
-  if (!state) perSite.set(site, (state = { generation: 0 }));
-  return state;
+  return SITE_SCRIPTS.of(site);
 }
 
 const EVENT_KEY = (doctype: string, event: string) => `${doctype}|${event}`;
@@ -175,19 +183,15 @@ function channelOf(prefix: string): string {
 
 /** Subscribes this process to the site's change notices (once, with REDIS_URL). */
 function subscribe(site: Site, state: SiteScripts): void {
-  if (state.subscribed) return;
+  if (state.subscription) return;
   const shared = siteRedis(site);
   if (!shared) return;
-  state.subscribed = true;
   // Live again after an outage: a notice may have been missed, so the scripts are read again.
-  const sub = new RedisSubscription(shared.redis, channelOf(shared.prefix), {
+  state.subscription = new RedisSubscription(shared.redis, channelOf(shared.prefix), {
     message: () => drop(site),
     live: () => drop(site),
   });
-  subscribers.set(site, sub);
 }
-
-const subscribers = new WeakMap<Site, RedisSubscription>();
 
 function drop(site: Site): void {
   const state = stateOf(site);
@@ -210,7 +214,8 @@ function watch(site: Site, state: SiteScripts): void {
  * change made meanwhile by this process, which drops them, wins). Requests keep the loaded scripts until then.
  */
 async function check(site: Site, state: SiteScripts): Promise<void> {
-  if (state.checking || !state.loaded || state.version === undefined || perSite.get(site) !== state) return;
+  if (state.checking || !state.loaded || state.version === undefined || SITE_SCRIPTS.peek(site) !== state)
+    return;
   state.checking = true;
   try {
     const generation = state.generation;
@@ -269,7 +274,7 @@ export function scriptIndex(site: Site, q?: Knex): Promise<ScriptIndex> {
 
 /** The site's enabled scripts when they are loaded and current, else undefined (then use scriptIndex). */
 export function loadedScriptIndex(site: Site): ScriptIndex | undefined {
-  return perSite.get(site)?.loaded;
+  return SITE_SCRIPTS.peek(site)?.loaded;
 }
 
 /**
@@ -288,14 +293,4 @@ export async function serverScriptsChanged(site: Site): Promise<void> {
   if (site.config.site.server_script_enabled !== false) await inlineWarm(INLINE_WARM_WAIT_MS);
   const shared = siteRedis(site);
   if (shared) await shared.redis.publish(channelOf(shared.prefix), 'changed').catch(() => undefined);
-}
-
-/** Closes the site's change subscription (shutdown, tests). */
-export async function closeServerScripts(site: Site): Promise<void> {
-  const sub = subscribers.get(site);
-  subscribers.delete(site);
-  const state = perSite.get(site);
-  if (state?.timer) clearInterval(state.timer);
-  perSite.delete(site);
-  sub?.close();
 }

@@ -32,7 +32,7 @@ export const LAYERS: readonly Layer[] = [
     ],
   },
   { name: 'http', units: ['middleware', 'routes'] },
-  { name: 'composition', units: ['bootstrap', 'app', 'cli', 'internal', 'index'] },
+  { name: 'composition', units: ['features', 'bootstrap', 'app', 'cli', 'internal', 'index'] },
 ];
 
 /**

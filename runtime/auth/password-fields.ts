@@ -1,10 +1,9 @@
 // Password fields never stay in the document table: User passwords become scrypt hashes, API secrets digests, in `__Auth`.
 import type { Knex } from 'knex';
-import { forgetAuthCaches } from '../auth/auth-caches';
-import { digestSecret, hashPassword, writeAuth } from '../auth/passwords';
+import { fieldLists } from '../document/field-lists';
+import type { DocData } from '../document/store';
 import type { DocTypeBinding } from '../registry/registry';
-import { fieldLists } from './field-lists';
-import type { DocData } from './store';
+import { digestSecret, hashPassword, writeAuth } from './passwords';
 
 const MASK = '*****';
 
@@ -33,9 +32,4 @@ export async function storePasswordFields(trx: Knex, binding: DocTypeBinding, da
       data[field.fieldname] = MASK;
     }
   }
-}
-
-/** Drops authentication caches after a write to a DocType they are built from. */
-export function forgetCredentials(doctype: string): void {
-  forgetAuthCaches(doctype);
 }

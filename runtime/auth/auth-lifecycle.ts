@@ -1,0 +1,64 @@
+// What authentication adds to the document lifecycle: Password fields stored in `__Auth`, the sessions of a user whose
+// password changed ended after the commit, credential caches dropped after writes, and other processes told.
+import type { SaveOperation } from '../document/extension-points';
+import { fieldLists } from '../document/field-lists';
+import type { DocumentTransaction } from '../document/lifecycle';
+import { lifecycleOf } from '../document/extension-points';
+import type { Site } from '../site';
+import { authChanged } from './auth-broadcast';
+import { forgetAuthCaches } from './auth-caches';
+import { isNewSecret, storePasswordFields } from './password-fields';
+import { endUserSessions } from './sessions';
+
+/** DocTypes whose writes change what authentication reads (every process is told after the transaction). */
+const AUTH_DOCTYPES = ['User', 'Has Role', 'OAuth Bearer Token'];
+
+/** Saves of a User that set a new password: its sessions end after the commit. */
+const passwordChanged = new WeakSet<SaveOperation>();
+
+/** True when this save of a User sets a new password (known from beforeWrite on). */
+export function setsNewPassword(op: SaveOperation): boolean {
+  return passwordChanged.has(op);
+}
+
+/** Tells every process that users or tokens changed (one notice per transaction, whichever of them it wrote). */
+function broadcast(tx: DocumentTransaction): Promise<void> {
+  return authChanged(tx.site);
+}
+
+/** Registers authentication's handlers for the site's DocTypes. */
+export function registerAuth(site: Site): void {
+  const { registry } = site;
+  const extensions = lifecycleOf(site);
+  // Before the Password fields are moved out (new_password is emptied there).
+  extensions.on(
+    'beforeWrite',
+    (op) => {
+      if (!op.isNew && isNewSecret(op.data.new_password)) passwordChanged.add(op);
+    },
+    'User',
+  );
+  for (const binding of registry.all())
+    if (fieldLists(binding.meta).passwords.length)
+      extensions.on(
+        'beforeWrite',
+        (op) => storePasswordFields(op.trx, op.binding, op.data),
+        binding.meta.name,
+      );
+  // A new password ends every session of its user (a stolen session dies with the old password).
+  extensions.on(
+    'afterCommit',
+    (op) =>
+      op.kind === 'save' && passwordChanged.has(op)
+        ? endUserSessions(op.tx.site, String(op.data.name))
+        : undefined,
+    'User',
+  );
+  // Any DocType may serve as a custom API key source: its cache goes with every write, and again at the end.
+  extensions.on('afterWrite', (op) => forgetAuthCaches(op.binding.meta.name));
+  extensions.on('afterDelete', (op) => forgetAuthCaches(op.binding.meta.name));
+  extensions.on('afterTransaction', (_tx, written) => {
+    for (const doctype of written) forgetAuthCaches(doctype);
+  });
+  for (const doctype of AUTH_DOCTYPES) extensions.on('afterTransaction', broadcast, doctype);
+}

@@ -1,0 +1,32 @@
+// The composition root of a site's features: their per-site state in teardown order (the reverse of installation),
+// and their handlers in the document lifecycle's extension points (run in registration order; docs/lifecycle.md).
+import { AUTH_BROADCAST } from './auth/auth-broadcast';
+import { registerAuth } from './auth/auth-lifecycle';
+import { SITE_REDIS } from './redis/site-redis';
+import { registerFiles } from './files/file-lifecycle';
+import { RATE_LIMITS } from './methods/rate-limit';
+import { REQUEST_LOG } from './middleware/request-log';
+import { registerOAuth } from './oauth/oauth-lifecycle';
+import { registerPermissions } from './permissions/permission-lifecycle';
+import { RESULT_CACHE } from './query/result-cache';
+import { shrinkSandboxPool } from './scripts/sandbox-pool';
+import { registerServerScripts } from './scripts/script-lifecycle';
+import { SITE_SCRIPTS } from './scripts/script-store';
+import type { Site } from './site';
+
+/**
+ * Installs the features into a site that has just been opened (after its database's teardown, before its job
+ * worker's). State a feature makes on first use without being listed here closes before all of these.
+ */
+export function installFeatures(site: Site): void {
+  // Redis outlives everything that subscribes or counts through it.
+  site.plugins.install(SITE_REDIS);
+  // Process-wide: idle sandbox workers go when a site closes (the next script run starts one again).
+  site.plugins.onClose('sandbox pool', shrinkSandboxPool);
+  site.plugins.install(RESULT_CACHE, AUTH_BROADCAST, SITE_SCRIPTS, RATE_LIMITS, REQUEST_LOG);
+  registerPermissions(site);
+  registerFiles(site);
+  registerServerScripts(site);
+  registerAuth(site);
+  registerOAuth(site);
+}
