@@ -28,13 +28,8 @@ import { sandboxWorkerProgram } from './worker-bundle';
 /** Answers one host call: resolves with the JSON-able value, or rejects with the error the guest should see. */
 export type HostHandler = (name: string, args: unknown[]) => Promise<unknown>;
 
-interface Job {
-  id: number;
-  kind: 'run' | 'compile';
-  source: string;
-  filename: string;
-  input: string;
-  limits: ScriptLimits;
+/** A job in the pool: what the worker receives, and how the pool answers its host calls and its caller. */
+interface Job extends WorkerJob {
   host?: HostHandler;
   /** Turns a rejected host call into the reply the guest sees. */
   hostError?: (err: unknown) => HostReply;
