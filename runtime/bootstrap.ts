@@ -12,7 +12,7 @@ import { installFeatures } from './features';
 import { openResultCache, resultCacheLimits } from './query/result-cache';
 import { SitePlugins } from './site';
 import { ensureFileFolders } from './files/file-rules';
-import { now } from './document/values';
+import { now } from './db/stored-values';
 import type { Registry } from './registry/registry';
 import { ADMINISTRATOR, type Site } from './site';
 

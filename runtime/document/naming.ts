@@ -5,8 +5,8 @@ import type { RowStore } from '../db/row-store';
 import { InvalidNameError, MandatoryError, ValidationError } from '../errors/errors';
 import { assertNever } from '../meta/field-types';
 import type { DocTypeMeta } from '../meta/types';
-import type { DocData } from './store';
-import { now } from './values';
+import type { DocData } from '../db/row-store';
+import { now } from '../db/stored-values';
 
 function datePart(token: string, stamp: string): string | undefined {
   const [y, m, d] = [stamp.slice(0, 4), stamp.slice(5, 7), stamp.slice(8, 10)];

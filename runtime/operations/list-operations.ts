@@ -1,6 +1,6 @@
 // List-shaped operations: a page of documents and the count of a filter, both through the one query engine, with the
 // reader's access (readable fields, row restriction) applied to every part of the query.
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { DataError } from '../errors/errors';
 import { childQueryAccess, parentFor } from '../permissions/child-access';
 import { queryAccess } from '../permissions/query-access';
@@ -18,7 +18,8 @@ import type { FilterNode } from '../query/filter-tree';
 import { makeCursor } from '../query/cursor';
 import { parseListRequest, parseWhere, type ListRequest } from './list-plan';
 import { cachedPlan, planKey } from '../query/plan-cache';
-import { runCount, runSelect, type CompiledSlot } from '../query/run-query';
+import type { CompiledSlot } from '../db/compiled-query';
+import { runCount, runSelect } from '../query/run-query';
 import type { Caller } from '../document/caller';
 import { bindingFor } from './doctype-binding';
 

@@ -1,6 +1,7 @@
 // Link expansion: Link (and Dynamic Link) values replaced by the linked documents, each read through the reader's
 // access to the target DocType (unreadable DocTypes, rows or fields stay hidden: the value stays the plain name).
-import { decodeRow, type DocData } from '../document/store';
+import { decodeRow } from '../db/document-rows';
+import { type DocData } from '../db/row-store';
 import { AppError } from '../errors/errors';
 import { isTableType } from '../meta/field-types';
 import { queryAccess } from '../permissions/query-access';

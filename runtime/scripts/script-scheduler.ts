@@ -9,7 +9,7 @@
 import type { Knex } from 'knex';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { inWriteTransaction } from '../db/write-transaction';
-import { isDuplicateKeyError } from '../document/store';
+import { isDuplicateKeyError } from '../db/document-rows';
 import { registerJobKind, type JobRun } from '../jobs/job-queue';
 import { loadUser } from '../auth/users';
 import { AuthenticationError } from '../errors/errors';

@@ -19,10 +19,10 @@ import {
 import { queryTimeout } from '../query-time';
 import { flavour, isTimeLimitError, limitedSelect } from './time-limit';
 import type { DocTypeMeta, FieldMeta } from '../../meta/types';
-import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../../query/run-query';
+import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../compiled-query';
 import type { DocTypeBinding, Registry } from '../../registry/registry';
-import { childRowChanges } from '../../document/child-row-changes';
-import { fieldLists, tableFields } from '../../document/field-lists';
+import { childRowChanges } from '../child-row-changes';
+import { fieldLists, tableFields } from '../../registry/field-lists';
 import {
   CHILD_STANDARD,
   insertError,
@@ -30,10 +30,9 @@ import {
   nextSeriesValueWithKnex,
   PARENT_STANDARD,
   rowValues,
-  type DocData,
-  type Queryable,
-} from '../../document/store';
-import { decodeValue, encodeValue, formatDatetime } from '../../document/values';
+} from '../document-rows';
+import { type DocData, type Queryable } from '../row-store';
+import { decodeValue, encodeValue, formatDatetime } from '../stored-values';
 
 /** Rows per INSERT of `insertRows`. */
 const BATCH_SIZE = 100;
@@ -50,7 +49,7 @@ interface RowDecoder {
 const datetime = (value: unknown) => (typeof value === 'string' ? formatDatetime(value) : value);
 const integer = (value: unknown) => Number(value);
 
-/** What decodeRow (store.ts) does to one column of `meta`'s table, as a function chosen once. */
+/** What decodeRow (document-rows.ts) does to one column of `meta`'s table, as a function chosen once. */
 function columnDecode(meta: DocTypeMeta, name: string): ColumnDecode {
   const field: FieldMeta | undefined = meta.fields.find((f) => f.fieldname === name);
   const standard: ColumnDecode =
