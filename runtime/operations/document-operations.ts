@@ -13,6 +13,7 @@ import { frappeMeta } from '../meta/frappe-meta';
 import { assertDocumentPermission } from '../permissions/document-permission';
 import { assertDocTypePermission, hasDocTypePermission, refusal } from '../permissions/doctype-permission';
 import { readableDoc } from '../permissions/field-levels';
+import { readAccessTo } from '../permissions/query-access';
 import { expandLinks } from '../query/expand-links';
 import type { DocTypeBinding, V2Operation } from '../registry/registry';
 import type { Caller } from '../document/caller';
@@ -81,7 +82,10 @@ export async function getDocument(
   await assertDocumentPermission(caller, binding, data, 'read');
   const doc = readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, data, caller.version));
   if (options.expandLinks)
-    await expandLinks(caller.site, caller.user, binding, [doc], { nested: true, version: caller.version });
+    await expandLinks(caller.site, readAccessTo(caller.site, caller.user), binding, [doc], {
+      nested: true,
+      version: caller.version,
+    });
   return doc;
 }
 

@@ -2,7 +2,7 @@
 // the reader (name, roles, row restriction), the day (timespans) and the request's parameters. A hit skips parsing,
 // metadata checks and knex compilation; results are always read fresh.
 import { today } from '../db/stored-values';
-import type { QueryAccess } from '../permissions/query-access';
+import type { QueryAccess } from './reader-access';
 import type { Caller } from '../document/caller';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';

@@ -12,6 +12,7 @@ import { asyncThreshold } from '../jobs/threshold';
 import { runBulk, type BulkItem, type BulkKind } from '../operations/bulk-operations';
 import { respond } from './resource-handlers';
 import type { RouteParams, RouteRow } from './route-table';
+import { jobQueueOf } from '../jobs/job-queue';
 
 /** The request body's `key` as a list: absent gives `fallback` (or a 400 when there is none), anything else a 400. */
 function listOf(ctx: AppContext, key: string, fallback?: unknown[]): unknown[] {
@@ -31,7 +32,7 @@ async function answer(
   doctype?: string,
 ): Promise<void> {
   const caller = callerOf(ctx);
-  const jobs = caller.site.jobs;
+  const jobs = jobQueueOf(caller.site);
   if (jobs && items.length > asyncThreshold(caller.site.config.site, doctype)) {
     const payload: BulkJobPayload = { kind, across, items };
     const jobId = await jobs.enqueue(BULK_JOB, caller.user.name, payload, items.length);

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { DB_KIND, createTestSite, createUser } from '../helpers/test-site';
 import { expectEachOnce, itemRows, jobEnd, startSvc, until, type SvcChild } from './svc-child';
+import { jobQueueOf } from '../../runtime/jobs/job-queue';
 
 jest.setTimeout(240_000);
 
@@ -41,7 +42,7 @@ test('kill -9 of a svc worker mid-job: the job is handed out again and every ite
     expect([running.status, running.progress]).toEqual(['running', { done: atKill, total: N }]);
 
     // This process's worker: BullMQ's stalled check hands it the dead worker's job once the lock has run out.
-    t.site.jobs?.start();
+    jobQueueOf(t.site)?.start();
     await expectEachOnce(t, await jobEnd(t, id, u), 'bcrash-', N);
   } finally {
     await t.close();

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { DB_KIND, createTestSite, createUser, type TestSite } from '../helpers/test-site';
+import { jobQueueOf } from '../../runtime/jobs/job-queue';
 
 let t: TestSite;
 let u1: string;
@@ -56,7 +57,7 @@ test('kill -9 of the worker mid-job: the job resumes elsewhere and every item ha
   expect(job.body.data.progress).toEqual({ done: atKill, total: N });
 
   // This process's worker takes the job over once the dead worker's lease has run out.
-  t.site.jobs?.start();
+  jobQueueOf(t.site)?.start();
   let status: any;
   await until(async () => {
     status = (await t.http.get(`/api/v2/job/${id}`).set('Authorization', u1)).body.data;
