@@ -10,8 +10,7 @@ import { isTableType } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { BodyValidator, DocTypeBinding, Registry } from '../registry/registry';
 import { fieldLists, tableFields } from '../registry/field-lists';
-import type { RowStore } from '../db/row-store';
-import type { DocData, Queryable } from '../db/row-store';
+import type { DocData, Queryable, RowStore } from '../db/row-store';
 import { normalizeValue } from './values';
 import { resolveDefault } from '../db/field-defaults';
 

@@ -11,7 +11,7 @@ import { BULK_JOB, type BulkJobPayload } from '../jobs/bulk-job';
 import { asyncThreshold } from '../jobs/threshold';
 import { runBulk, type BulkItem, type BulkKind } from '../operations/bulk-operations';
 import { respond } from './resource-handlers';
-import type { RouteParams, RouteRow } from './route-table';
+import type { RouteParams, RouteRow } from '../http/route-row';
 import { jobQueueOf } from '../jobs/job-queue';
 
 /** The request body's `key` as a list: absent gives `fallback` (or a 400 when there is none), anything else a 400. */

@@ -6,7 +6,7 @@ import type { AppContext } from '../http/state';
 import { jobQueueOf, type JobView } from '../jobs/job-queue';
 import { refusal } from '../permissions/doctype-permission';
 import { respond } from './resource-handlers';
-import type { RouteParams, RouteRow } from './route-table';
+import type { RouteParams, RouteRow } from '../http/route-row';
 
 /** Answers a job's status. */
 export async function jobStatus(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {

@@ -3,7 +3,7 @@
 // transaction; writes run on the connection of the write transaction they belong to (inWriteTransaction's), so they
 // commit and roll back with it. Rows come back as value lists and are decoded by a per-DocType decoder with fixed keys.
 import type { Knex } from 'knex';
-import type { RowStore } from '../row-store';
+import { type DocData, type Queryable, type RowStore } from '../row-store';
 import type { MysqlDatabase } from './backend';
 import { deferInsert } from './group-commit';
 import {
@@ -31,7 +31,6 @@ import {
   PARENT_STANDARD,
   rowValues,
 } from '../document-rows';
-import { type DocData, type Queryable } from '../row-store';
 import { decodeValue, encodeValue, formatDatetime } from '../stored-values';
 
 /** Rows per INSERT of `insertRows`. */

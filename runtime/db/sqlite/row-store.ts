@@ -3,7 +3,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { SYSTEM_TABLES } from '../migrate';
-import type { RowStore } from '../row-store';
+import { type DocData, type Queryable, type RowStore } from '../row-store';
 import type { SqliteDatabase } from './backend';
 import { countOnReader, selectOnReader, type SqliteReaders } from './list-reads';
 import {
@@ -30,7 +30,6 @@ import {
   PARENT_STANDARD,
   rowValues,
 } from '../document-rows';
-import { type DocData, type Queryable } from '../row-store';
 import { encodeValue } from '../stored-values';
 
 /** Documents on SQLite; see RowStore. */
