@@ -46,6 +46,8 @@ function recordDeletion(op: DeleteOperation): Promise<void> {
     deleted_name: String(op.stored.name),
     data: JSON.stringify(deletedData(op)),
     restored: 0,
+    // Every column given: the row store's one prepared statement per DocType (a missing column costs a statement text).
+    new_name: null,
   });
 }
 
