@@ -102,3 +102,27 @@ test('a user who may not read the document gets the answer a GET gets; missing a
     (await t.http.get('/api/method/frappe.desk.form.load.get_docinfo?doctype=Tracked Ledger')).status,
   ).toBe(401);
 });
+
+test('hostile or unknown arguments: an unknown DocType is 404, an over-long name 400, a list for a name 400', async () => {
+  const ask = (query: Record<string, unknown>) =>
+    t.http.get('/api/method/frappe.desk.form.load.get_docinfo').query(query).set(admin());
+  expect((await ask({ doctype: 'No Such DocType', name: 'x' })).status).toBe(404);
+  const long = await ask({ doctype: 'Tracked Ledger', name: 'x'.repeat(141) });
+  expect(long.status).toBe(400);
+  expect(long.body.exc_type).toBe('InvalidNameError');
+  const list = await t.http
+    .post('/api/method/frappe.desk.form.load.get_docinfo')
+    .set(admin())
+    .send({ doctype: 'Tracked Ledger', name: ['a', 'b'] });
+  expect(list.status).toBe(400);
+  // restore is Deleted Document's method only
+  const doc = await createLedger(t);
+  expect(
+    (
+      await t.http
+        .post(`${path(doc.name)}/method/restore`)
+        .set(admin())
+        .send({})
+    ).status,
+  ).toBe(404);
+});

@@ -252,3 +252,11 @@ test('Versions are read through the REST API by System Manager only', async () =
   const res = await t.http.get('/api/resource/Version').set('Authorization', clerk);
   expect(res.status).toBe(403);
 });
+
+test('a Single (System Settings) keeps its versions under its own name', async () => {
+  const path1 = '/api/v2/document/System Settings/System Settings';
+  expect((await t.http.put(path1).set(admin()).send({ session_expiry: '12:00' })).status).toBe(200);
+  expect((await t.http.put(path1).set(admin()).send({ session_expiry: '13:00' })).status).toBe(200);
+  const versions = await versionsOf(t, 'System Settings', 'System Settings');
+  expect(versions.at(-1)?.diff.changed).toEqual([['session_expiry', '12:00', '13:00']]);
+});
