@@ -210,3 +210,19 @@ test('a Deleted Document is read by System Manager through the REST API, and del
   );
   expect(await t.site.db.knex('tabDeleted Document').where({ deleted_name: deleted.name })).toEqual([]);
 });
+
+test('a bulk_delete whose one item fails keeps the copies of the others and none of the failed one', async () => {
+  const good = await createLedger(t);
+  const bad = await createLedger(t, { title: 'fail after delete' });
+  const good2 = await createLedger(t);
+  const res = await t.http
+    .post('/api/v2/document/Tracked Ledger/bulk_delete')
+    .set(admin())
+    .send({ names: [good.name, bad.name, good2.name] });
+  expect(res.status).toBe(200);
+  expect(res.body.data.deleted).toEqual([good.name, good2.name]);
+  expect(await deletedOf(t, good.name)).toHaveLength(1);
+  expect(await deletedOf(t, good2.name)).toHaveLength(1);
+  expect(await deletedOf(t, bad.name)).toEqual([]);
+  expect(await stored(bad.name)).toBeDefined();
+});

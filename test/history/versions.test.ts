@@ -260,3 +260,21 @@ test('a Single (System Settings) keeps its versions under its own name', async (
   const versions = await versionsOf(t, 'System Settings', 'System Settings');
   expect(versions.at(-1)?.diff.changed).toEqual([['session_expiry', '12:00', '13:00']]);
 });
+
+test('a bulk_update whose one item fails writes the Versions of the others and none for the failed one', async () => {
+  const a = await createLedger(t);
+  const b = await createLedger(t);
+  const res = await t.http
+    .post('/api/v2/document/Tracked Ledger/bulk_update')
+    .set(admin())
+    .send({
+      docs: [
+        { name: a.name, title: 'a2' },
+        { name: b.name, title: 'fail after write' },
+      ],
+    });
+  expect(res.status).toBe(200);
+  expect(res.body.data.updated).toEqual([a.name]);
+  expect((await versionsOf(t, a.name)).map((v) => v.diff.changed)).toEqual([[['title', 'first', 'a2']]]);
+  expect(await versionsOf(t, b.name)).toEqual([]);
+});
