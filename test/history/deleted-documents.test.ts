@@ -226,3 +226,26 @@ test('a bulk_delete whose one item fails keeps the copies of the others and none
   expect(await deletedOf(t, bad.name)).toEqual([]);
   expect(await stored(bad.name)).toBeDefined();
 });
+
+test("Frappe's module function restore (name) and run_doc_method restore as the document method does", async () => {
+  const one = await createLedger(t);
+  const two = await createLedger(t);
+  await t.http.delete(path(one.name)).set(admin());
+  await t.http.delete(path(two.name)).set(admin());
+  const [first] = (await deletedOf(t, one.name)) as [any];
+  const [second] = (await deletedOf(t, two.name)) as [any];
+  const byFunction = await t.http
+    .post('/api/method/frappe.core.doctype.deleted_document.deleted_document.restore')
+    .set(admin())
+    .send({ name: first.name });
+  expect(byFunction.status).toBe(200);
+  const byRunDocMethod = await t.http
+    .post('/api/method/run_doc_method')
+    .set(admin())
+    .send({ method: 'restore', dt: 'Deleted Document', dn: second.name });
+  expect(byRunDocMethod.status).toBe(200);
+  expect(await stored(one.name)).toBeDefined();
+  expect(await stored(two.name)).toBeDefined();
+  expect(await deletedOf(t, one.name)).toMatchObject([{ restored: 1, new_name: one.name }]);
+  expect(await deletedOf(t, two.name)).toMatchObject([{ restored: 1, new_name: two.name }]);
+});
