@@ -24,6 +24,8 @@ export const SYSTEM_TABLES = {
   idempotency: '__Idempotency',
   /** The site's OpenID signing keys (runtime/oauth/signing-keys.ts): private and public JWK per key id. */
   oauthKeys: '__OAuthKey',
+  /** The site's document event log (runtime/events): one row per committed write, ids increasing, kept for a time. */
+  events: '__Event',
 } as const;
 
 /** A column as this service defines it. */
@@ -277,6 +279,16 @@ async function ensureSystemTables(knex: Knex): Promise<void> {
     t.integer('idx').notNullable();
     t.text('outcome').notNullable();
     t.primary(['job', 'idx']);
+  });
+  await create(SYSTEM_TABLES.events, (t) => {
+    t.bigIncrements('id');
+    t.string('doctype', 140).notNullable();
+    t.string('docname', 140).notNullable();
+    t.string('action', 24).notNullable();
+    t.string('modified', 32).nullable();
+    t.string('user', 140).notNullable();
+    t.string('owner', 140).nullable();
+    t.bigInteger('created_at').notNullable().index(indexName(SYSTEM_TABLES.events, 'created_at'));
   });
   await create(SYSTEM_TABLES.scheduledRuns, (t) => {
     t.string('script', 140).notNullable();
