@@ -1,6 +1,9 @@
 // The event log: one row per committed insert, save, submit, cancel and delete, written in the document's own
 // transaction (a write that rolls back leaves none), bulk requests and bulk jobs included (one per document), ids
 // increasing; events past event_retention_hours are pruned.
+import request from 'supertest';
+import { createApp } from '../../runtime/app';
+import { closeSite, openSite } from '../../runtime/bootstrap';
 import { SYSTEM_TABLES } from '../../runtime/db/migrate';
 import { pruneEvents } from '../../runtime/events/event-log';
 import { fixtureRegistry } from '../helpers/fixture-registry';
@@ -92,16 +95,46 @@ test('a bulk insert writes one event per document; so does a bulk job', async ()
   expect(rows.every((r) => r.action === 'insert' && r.doctype === 'ToDo')).toBe(true);
 });
 
-test('events older than event_retention_hours are pruned; newer ones stay', async () => {
+test('events older than event_retention_hours are pruned, never the newest; newer ones stay', async () => {
   const from = await lastId();
   expect((await send('post', '/api/v2/document/ToDo', { description: 'old' })).status).toBe(201);
   expect((await send('post', '/api/v2/document/ToDo', { description: 'new' })).status).toBe(201);
   const [old, young] = await events(from);
   const hour = 3_600_000;
-  await t.site.db
-    .knex(SYSTEM_TABLES.events)
-    .where('id', old!.id)
+  const table = () => t.site.db.knex(SYSTEM_TABLES.events);
+  await table()
+    .where('id', '<=', old!.id)
     .update({ created_at: Date.now() - 25 * hour });
-  expect(await pruneEvents(t.site)).toBeGreaterThanOrEqual(1);
-  expect((await events(from)).map((r) => r.id)).toEqual([young!.id]);
+  const stale = (await events()).filter((r) => Number(r.id) <= Number(old!.id)).length;
+  expect(await pruneEvents(t.site)).toBe(stale);
+  expect((await events()).map((r) => r.id)).toEqual([young!.id]);
+  // Everything past the retention: the newest stays, so the next id is still larger than every id given out.
+  await table().update({ created_at: Date.now() - 25 * hour });
+  expect(await pruneEvents(t.site)).toBe(0);
+  expect((await events()).map((r) => r.id)).toEqual([young!.id]);
+  const next = await send('post', '/api/v2/document/ToDo', { description: 'next' });
+  expect(next.status).toBe(201);
+  expect(Number((await events(Number(young!.id)))[0]!.id)).toBeGreaterThan(Number(young!.id));
+});
+
+test('the first write of a process prunes what is past the retention', async () => {
+  const all = await events();
+  await t.site.db.knex(SYSTEM_TABLES.events).update({ created_at: Date.now() - 25 * 3_600_000 });
+  const other = await openSite({ ...t.site.config }, t.site.registry);
+  try {
+    const res = await request(createApp(other, { authHooks: [] }).callback())
+      .post('/api/v2/document/ToDo')
+      .set('Authorization', t.adminToken)
+      .send({ description: 'prunes' });
+    expect(res.status).toBe(201);
+    for (const end = Date.now() + 5000; Date.now() < end;) {
+      if ((await events()).length === 1) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const left = await events();
+    expect(left).toHaveLength(1);
+    expect(Number(left[0]!.id)).toBeGreaterThan(Number(all[all.length - 1]!.id));
+  } finally {
+    await closeSite(other);
+  }
 });
