@@ -4,6 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SYSTEM_TABLES } from '../../runtime/db/migrate';
+import { DocumentTransaction } from '../../runtime/document/lifecycle';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 import { SseClient } from './sse-client';
 
@@ -182,4 +183,30 @@ test('refused requests answer JSON errors and open no stream', async () => {
     expect(c.headers['content-type']).toMatch(/json/);
     expect(JSON.parse(c.body).exc_type ?? JSON.parse(c.body).errors?.[0]?.type).toBe(excType);
   }
+});
+
+test('a transaction still open when a later one commits: both arrive, in id order, once', async () => {
+  const c = await stream('/api/v2/events?doctype=ToDo', { Authorization: t.adminToken });
+  await c.until((x) => x.comments > 0);
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const tx = new DocumentTransaction(t.site, { name: 'Administrator', roles: new Set(['Administrator']) });
+  let slowName = '';
+  const slow = tx.run(async () => {
+    const doc = tx.newDoc('ToDo', { description: 'slow' });
+    await doc.insert();
+    slowName = String(doc.name);
+    await gate;
+  });
+  // The slow write has its event id; the next create takes a later one and commits first (MariaDB).
+  while (!slowName) await new Promise((resolve) => setTimeout(resolve, 10));
+  const fast = create(t.adminToken, 'fast');
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  release();
+  await slow;
+  const fastName = await fast;
+  await c.until((x) => x.messages.length === 2);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(names(c)).toEqual([slowName, fastName]);
+  expect(ids(c)[0]).toBeLessThan(ids(c)[1] as number);
 });
