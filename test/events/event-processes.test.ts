@@ -129,3 +129,31 @@ test('with REDIS_URL, a change committed on process A reaches a socket of proces
   const delays = got.map((e, i) => e.at - (committed[i] as number)).sort((x, y) => x - y);
   expect(delays[2]).toBeLessThan(400);
 });
+
+test('SIGTERM with an open SSE stream and socket: both are ended and the server exits well before shutdown_timeout', async () => {
+  const port = BASE_PORT + 3;
+  const child = await serve(port);
+  const c = await SseClient.open(port, '/api/v2/events?doctype=ToDo', { Authorization: t.adminToken });
+  clients.push(c);
+  await c.until((x) => x.comments > 0);
+  const socket: Socket = connect(`http://127.0.0.1:${port}`, {
+    transports: ['websocket'],
+    extraHeaders: { Authorization: t.adminToken },
+    reconnection: false,
+  });
+  clients.push({ close: () => socket.disconnect() });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('connect_error', reject);
+  });
+  expect(await socket.emitWithAck('doctype_subscribe', 'ToDo')).toEqual({ ok: true });
+  const disconnected = new Promise<void>((resolve) => socket.once('disconnect', () => resolve()));
+  const started = Date.now();
+  child.proc.kill('SIGTERM');
+  const exit = await child.exited;
+  await disconnected;
+  await c.until((x) => x.ended);
+  expect(exit.code).toBe(0);
+  // shutdown_timeout is 10 s: the open stream and socket did not hold the server until then.
+  expect(exit.at - started).toBeLessThan(5000);
+});
