@@ -7,7 +7,7 @@
 // again for every event (socket-rooms.ts).
 import type http from 'node:http';
 import type { IncomingMessage } from 'node:http';
-import { Server } from 'socket.io';
+import type { Server } from 'socket.io';
 import { AppError } from '../errors/errors';
 import { onShutdown } from '../lifecycle/shutdown-hooks';
 import { hasDocumentPermission } from '../permissions/document-permission';
@@ -55,7 +55,9 @@ export function attachSocketServer(
   site: Site,
   authenticate: HandshakeAuth,
 ): RealtimeServer {
-  const io = new Server(server, { path: '/socket.io', serveClient: false, maxHttpBufferSize: 100_000 });
+  // Loaded by a process that serves sockets only (`svc worker`, the CLI and most tests never do).
+  const { Server: SocketServer } = require('socket.io') as typeof import('socket.io');
+  const io = new SocketServer(server, { path: '/socket.io', serveClient: false, maxHttpBufferSize: 100_000 });
   const rooms = new SocketRooms(site);
   const tasks = new TaskWatch(site, rooms);
   const realtime = new SocketHandlers(site, rooms, tasks);
