@@ -7,6 +7,8 @@ import { trackRequest } from './jobs/pacing';
 import { versionOf, type AppContext } from './http/state';
 import { describeError } from './errors/log-error';
 import { loadAuthHooks, type AuthHook } from './auth/auth-hooks';
+import { fromSameSite } from './auth/login-origin';
+import { CSRFTokenError } from './errors/errors';
 import { createAuthenticate } from './middleware/authenticate';
 import { createBodyParser } from './middleware/body-parser';
 import { UPLOAD_FORM_ROOM } from './files/upload-file';
@@ -134,6 +136,8 @@ export function attachRealtime(
     state.user = GUEST;
     state.auth = 'guest';
     state.messages = [];
+    // A page of another site must not open a socket with the user's cookie (cross-site WebSocket hijacking).
+    if (!fromSameSite(ctx)) throw new CSRFTokenError('Connection refused: the page is on another site');
     await authenticate(ctx, () => Promise.resolve());
     return state.user;
   });

@@ -100,6 +100,20 @@ test('handshake: token, Basic and sid cookie authenticate; none is Guest; bad cr
   await expect(open(auth('Bearer not-a-token'))).rejects.toThrow(/bearer/i);
 });
 
+test('a handshake from a page of another site is refused; the own origin and allowed_referrers pass', async () => {
+  const host = new URL(base).host;
+  await expect(open({ Origin: 'https://evil.example' })).rejects.toThrow(/another site/);
+  await expect(open({ ...auth(u1), Origin: 'null' })).rejects.toThrow(/another site/);
+  const own = await open({ ...auth(u1), Origin: `http://${host}` });
+  expect(own.connected).toBe(true);
+  t.site.config.site.allowed_referrers = ['https://app.example'];
+  try {
+    expect((await open({ Origin: 'https://app.example' })).connected).toBe(true);
+  } finally {
+    t.site.config.site.allowed_referrers = [];
+  }
+});
+
 test('namespaces: / and /<site_name> (the Host without its port) serve; another name is refused', async () => {
   const named = await open(auth(t.adminToken), '/127.0.0.1');
   const updates = collect(named, 'doc_update');
