@@ -96,6 +96,8 @@ export interface SiteConfig {
   job_lease_seconds: number;
   /** How long finished and failed jobs (and their status) are kept. */
   job_retention_seconds: number;
+  /** `svc serve` migrates the schema at start; false: it refuses to start while a change is pending. */
+  auto_migrate: boolean;
 }
 
 /** Everything the service reads from its environment. */
@@ -148,6 +150,7 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   job_poll_ms: 1000,
   job_lease_seconds: 30,
   job_retention_seconds: 7 * 24 * 3600,
+  auto_migrate: true,
 };
 
 /** Reads a site config file; a missing optional file gives the defaults. */
