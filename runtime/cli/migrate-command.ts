@@ -1,6 +1,6 @@
 // `svc migrate [--dry-run] [--json] [--history] [--drop-removed]`: the plan of the schema sync, applied or only shown,
 // and the history of applied changes. Exit status: 0, 1 when a change is refused, 2 for a usage error.
-import { openSite } from '../bootstrap';
+import { closeSite, openSite } from '../bootstrap';
 import { loadConfig } from '../config/config';
 import { connect } from '../db/connect';
 import { isPending, migrate, migrationHistory } from '../db/migrate';
@@ -76,10 +76,11 @@ export async function migrateCommand(argv: string[]): Promise<number> {
       .filter((c) => c.kind !== 'create_table' || has('--dry-run'))
       .sort(REMOVED_FIRST);
     if (has('--json')) console.log(JSON.stringify(shown.map(planJson), null, 2));
-    else if (!shown.length) console.log(has('--dry-run') ? 'nothing to change' : 'schema is up to date');
+    else if (!shown.length && !result.changed.length)
+      console.log(has('--dry-run') ? 'nothing to change' : 'schema is up to date');
     else for (const change of shown) console.log(planLine(change));
-    const created = result.plan.filter((c) => c.kind === 'create_table' && !c.refusal).length;
-    if (created && !has('--dry-run') && !has('--json')) console.log(`created ${created} tables`);
+    if (result.changed.length && !has('--json'))
+      console.log(`migrated ${result.changed.length} DocTypes: ${result.changed.join(', ')}`);
     if (result.refused.length) {
       for (const change of result.refused) console.error(change.refusal);
       code = 1;
@@ -96,7 +97,7 @@ export async function migrateCommand(argv: string[]): Promise<number> {
       { ...config, site: { ...site, auto_migrate: true, job_worker: false } },
       await loadRegistry(),
     );
-    await opened.plugins.close(opened);
+    await closeSite(opened);
   }
   return code;
 }
