@@ -29,13 +29,28 @@ async function runCheck(
   switch (check.kind) {
     case 'inexact': {
       const condition = dialect.inexactValues(knex, check.column, check.from, check.to);
-      if (!condition) return {};
-      const query = knex(table).whereNotNull(check.column);
-      if (typeFamily(check.from).family === 'text') query.andWhere(check.column, '<>', '');
-      if (condition !== 'all') query.andWhereRaw(condition.sql, condition.bindings);
-      const n = await count(query);
+      const text = typeFamily(check.from).family === 'text';
+      if (!condition && !check.emptyToNull) return {};
+      // One scan counts both the values that would not convert and the empty ones.
+      const c = knex.raw('??', [check.column]).toQuery();
+      const bad = !condition
+        ? { sql: '0 = 1', bindings: [] as readonly (string | number)[] }
+        : condition === 'all'
+          ? { sql: text ? `${c} <> ''` : '1 = 1', bindings: [] as readonly (string | number)[] }
+          : { sql: text ? `${c} <> '' and (${condition.sql})` : condition.sql, bindings: condition.bindings };
+      const counts = (await knex(table)
+        .whereNotNull(check.column)
+        .select(
+          knex.raw(`coalesce(sum(case when ${bad.sql} then 1 else 0 end), 0) as bad`, bad.bindings),
+          knex.raw(text ? `coalesce(sum(case when ${c} = '' then 1 else 0 end), 0) as empty` : '0 as empty'),
+        )
+        .first()) as { bad: number | string; empty: number | string } | undefined;
+      const n = Number(counts?.bad ?? 0);
+      if (check.emptyToNull && !Number(counts?.empty ?? 0))
+        change.statements = change.statements.filter((s) => s !== check.emptyToNull);
       if (!n) return {};
-      const names = (await query.clone().select('name').orderBy('name').limit(SAMPLE)) as { name: string }[];
+      const query = knex(table).whereNotNull(check.column).andWhereRaw(bad.sql, bad.bindings);
+      const names = (await query.select('name').orderBy('name').limit(SAMPLE)) as { name: string }[];
       const target = dialect.columnType(check.to);
       return {
         refusal: `${doctype}: cannot change ${check.column} from ${check.from} to ${target}: ${n} row${n === 1 ? '' : 's'} hold${n === 1 ? 's' : ''} a value that would not convert exactly (${quoted(names.map((r) => r.name))})`,

@@ -31,7 +31,7 @@ export type ChangeKind =
 /** A query a change needs answered before it runs: a refusal or a warning. */
 export type ChangeCheck =
   /** Rows whose value would not convert exactly refuse the change. */
-  | { kind: 'inexact'; column: string; from: string; to: ColumnTarget }
+  | { kind: 'inexact'; column: string; from: string; to: ColumnTarget; emptyToNull?: string }
   /** Values held by more than one row refuse a unique index. */
   | { kind: 'duplicates'; column: string }
   /** Any row refuses the change (naming changed to autoincrement). */
@@ -187,7 +187,13 @@ export function planDocType(
     for (const spec of converted) {
       const from = live.columns.get(spec.name)!;
       const to: ColumnTarget = { kind: spec.kind!, length: spec.length };
-      checks.push({ kind: 'inexact', column: spec.name, from, to });
+      const check: Extract<ChangeCheck, { kind: 'inexact' }> = {
+        kind: 'inexact',
+        column: spec.name,
+        from,
+        to,
+      };
+      checks.push(check);
       // Empty text holds no number, date or time: it becomes NULL (Check: 0) before the column changes.
       if (
         typeFamily(from).family === 'text' &&
@@ -196,11 +202,12 @@ export function planDocType(
         to.kind !== 'longtext' &&
         to.kind !== 'json'
       )
+        // The checks count the empty values in the same scan and drop this statement when there are none.
         statements.push(
-          knex(table)
+          (check.emptyToNull = knex(table)
             .update({ [spec.name]: null })
             .where(spec.name, '')
-            .toQuery(),
+            .toQuery()),
         );
       if (to.kind === 'check')
         statements.push(

@@ -184,6 +184,10 @@ test('a dry run plans every kind of change and changes nothing', async () => {
     ['add_column', 'add_index', 'change_type', 'create_table', 'drop_column'].sort(),
   );
   expect(dry.plan.every((c) => c.statements.length > 0)).toBe(true);
+  // No empty qty: no UPDATE before the conversion.
+  expect(dry.plan.find((c) => c.kind === 'change_type')!.statements.some((s) => /^update/i.test(s))).toBe(
+    false,
+  );
   expect(await snapshot()).toEqual(before);
   const history = await m.knex('__SchemaMigration').count({ n: '*' });
   const applied = await migrate(m.db, [next], { dropRemoved: true });
