@@ -1,6 +1,7 @@
 // Type and length changes on a table holding documents: converted in place (SQLite: table rebuild; MariaDB: MODIFY),
 // or refused with SchemaConflictError naming the field, the row count and documents, the table untouched.
 import { migrate } from '../../runtime/db/migrate';
+import { indexName } from '../../runtime/db/table-columns';
 import { insertDocs, metaOf, openMigrateDb, rowsOf, type MigrateDb } from './migrate-db';
 
 let m: MigrateDb;
@@ -134,5 +135,26 @@ test('Data → Text takes long values; a shorter length refuses values that do n
     .update({ note: 'y'.repeat(500) });
   expect((await rowsOf(m.knex, 'tabMig Item', ['note'])).map((r) => String(r.note).length)).toEqual([
     100, 500,
+  ]);
+});
+
+test('a unique index survives the conversion and still refuses a repeated value', async () => {
+  const fields = (qty: string) => [
+    { fieldname: 'code', fieldtype: 'Data', unique: 1 },
+    { fieldname: 'qty', fieldtype: qty },
+  ];
+  await migrate(m.db, [item(fields('Data'))]);
+  await insertDocs(m.knex, 'tabMig Item', [
+    { name: 'A', code: 'S1', qty: '1' },
+    { name: 'B', code: 'S2', qty: '2' },
+  ]);
+  expect((await migrate(m.db, [item(fields('Int'))])).refused).toEqual([]);
+  expect(
+    (await m.db.schema.indexes(m.knex, 'tabMig Item')).get(indexName('tabMig Item', 'code'))?.unique,
+  ).toBe(true);
+  await expect(insertDocs(m.knex, 'tabMig Item', [{ name: 'C', code: 'S1', qty: 3 }])).rejects.toThrow();
+  expect(await rowsOf(m.knex, 'tabMig Item', ['code', 'qty'])).toEqual([
+    { name: 'A', code: 'S1', qty: 1 },
+    { name: 'B', code: 'S2', qty: 2 },
   ]);
 });

@@ -128,8 +128,20 @@ export const SQLITE_SCHEMA: SchemaDialect = {
     );
     const columns = [...specs.map((s) => s.name), ...kept.keys()];
     const list = columns.map(() => '??').join(', ');
+    // The indexes move to the new table before it is filled (SQLite index names are global: the old ones go first).
+    // Filled in key order, each index grows by appends; built after the fill, each would sort the whole table again.
+    const on = new RegExp(` on [\`"]${table.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\`"]`, 'i');
+    const moved = [...indexes].flatMap(([name, index]) => (index.sql ? [{ name, sql: index.sql }] : []));
+    const early = moved.every((i) => on.test(i.sql));
+    const target = knex.raw('??', [rebuilt]).toQuery();
     return [
       ...(create.toSQL() as { sql: string }[]).map((s) => s.sql),
+      ...(early
+        ? [
+            ...moved.map((i) => knex.raw('drop index ??', [i.name]).toQuery()),
+            ...moved.map((i) => i.sql.replace(on, ` on ${target}`)),
+          ]
+        : []),
       knex
         .raw(`insert into ?? (${list}) select ${list} from ?? order by ??`, [
           rebuilt,
@@ -141,7 +153,7 @@ export const SQLITE_SCHEMA: SchemaDialect = {
         .toQuery(),
       knex.raw('drop table ??', [table]).toQuery(),
       knex.raw('alter table ?? rename to ??', [rebuilt, table]).toQuery(),
-      ...[...indexes.values()].flatMap((index) => (index.sql ? [index.sql] : [])),
+      ...(early ? [] : moved.map((i) => i.sql)),
     ];
   },
 
