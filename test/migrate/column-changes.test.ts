@@ -79,7 +79,13 @@ test('unique added over duplicates is refused naming the values; without them th
   const made = await migrate(m.db, [thing([{ ...CODE, unique: 1 }])]);
   expect(made.refused).toEqual([]);
   expect((await m.db.schema.indexes(m.knex, TABLE)).get(indexName(TABLE, 'code'))?.unique).toBe(true);
-  await expect(insertDocs(m.knex, TABLE, [{ name: 'F', code: 'S1' }])).rejects.toThrow();
+  // The driver's error may come from another realm (jest): compared by its message, not by class.
+  expect(
+    await insertDocs(m.knex, TABLE, [{ name: 'F', code: 'S1' }]).then(
+      () => 'stored',
+      (e: { message?: string }) => String(e.message),
+    ),
+  ).toMatch(/UNIQUE|Duplicate/i);
 });
 
 test('unique or search_index removed drops the index: a repeated value is stored again', async () => {

@@ -152,7 +152,13 @@ test('a unique index survives the conversion and still refuses a repeated value'
   expect(
     (await m.db.schema.indexes(m.knex, 'tabMig Item')).get(indexName('tabMig Item', 'code'))?.unique,
   ).toBe(true);
-  await expect(insertDocs(m.knex, 'tabMig Item', [{ name: 'C', code: 'S1', qty: 3 }])).rejects.toThrow();
+  // The driver's error may come from another realm (jest): compared by its message, not by class.
+  expect(
+    await insertDocs(m.knex, 'tabMig Item', [{ name: 'C', code: 'S1', qty: 3 }]).then(
+      () => 'stored',
+      (e: { message?: string }) => String(e.message),
+    ),
+  ).toMatch(/UNIQUE|Duplicate/i);
   expect(await rowsOf(m.knex, 'tabMig Item', ['code', 'qty'])).toEqual([
     { name: 'A', code: 'S1', qty: 1 },
     { name: 'B', code: 'S2', qty: 2 },
