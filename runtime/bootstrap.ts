@@ -7,7 +7,8 @@ import { hashPassword, readAuth, writeAuth } from './auth/passwords';
 import { listenForAuthChanges } from './auth/auth-broadcast';
 import type { ServiceConfig } from './config/config';
 import { connect } from './db/connect';
-import { migrate } from './db/migrate';
+import { isPending, migrate, type MigrateOptions } from './db/migrate';
+import { SchemaConflictError, SchemaPendingError } from './errors/errors';
 import { ensureSigningKey } from './oauth/signing-keys';
 import { installFeatures } from './features';
 import { openResultCache, resultCacheLimits } from './query/result-cache';
@@ -100,10 +101,33 @@ async function ensureAdministrator(site: Site): Promise<boolean> {
   return true;
 }
 
-/** Opens the site's database and syncs it; creates roles and Administrator when missing. */
+/**
+ * Migrates the schema at start (site config auto_migrate), or with auto_migrate false refuses to go on while a change
+ * is pending; a refused change stops the start. Both throw with the reason on one line.
+ */
+async function migrateAtStart(site: Site, options: MigrateOptions): Promise<string[]> {
+  const metas = site.registry.all().map((b) => b.meta);
+  if (!site.config.site.auto_migrate) {
+    const pending = (await migrate(site.db, metas, { ...options, dryRun: true })).plan.filter(isPending);
+    if (pending.length)
+      throw new SchemaPendingError(
+        `${pending.length} schema change${pending.length === 1 ? ' is' : 's are'} pending (${[...new Set(pending.map((c) => c.doctype))].slice(0, 5).join(', ')}) and auto_migrate is false: run \`svc migrate\``,
+      );
+    return [];
+  }
+  const { changed, refused } = await migrate(site.db, metas, options);
+  if (refused.length) throw new SchemaConflictError(refused.map((c) => c.refusal).join('; '));
+  return changed;
+}
+
+/**
+ * Opens the site's database and syncs it (`migration`: the phases around the sync, patches); creates roles and
+ * Administrator when missing.
+ */
 export async function openSite(
   config: ServiceConfig,
   registry: Registry,
+  migration: MigrateOptions = {},
 ): Promise<Site & { created: boolean; migrated: string[] }> {
   const { site: conf } = config;
   const db = connect(config.databaseUrl, {
@@ -125,10 +149,13 @@ export async function openSite(
   db.resultCache = resultCacheLimits(site);
   const jobs = siteJobQueue(site);
   setJobQueue(site, jobs);
-  const { changed } = await migrate(
-    db,
-    registry.all().map((b) => b.meta),
-  );
+  let changed: string[];
+  try {
+    changed = await migrateAtStart(site, migration);
+  } catch (err) {
+    await site.plugins.close(site).catch(() => undefined);
+    throw err;
+  }
   await ensureRoles(site);
   const created = await ensureAdministrator(site);
   await ensureFileFolders(site);

@@ -88,6 +88,12 @@ export const ServiceUnavailableError = errorClass('ServiceUnavailableError', Api
 /** exc_type QueryTimeoutError (HTTP 503). */
 export const QueryTimeoutError = errorClass('QueryTimeoutError', ApiError);
 
+/** exc_type SchemaConflictError (HTTP 409). */
+export const SchemaConflictError = errorClass('SchemaConflictError', ApiError);
+
+/** exc_type SchemaPendingError (HTTP 503). */
+export const SchemaPendingError = errorClass('SchemaPendingError', ApiError);
+
 /** exc_type ServerScriptError (HTTP 500). */
 export const ServerScriptError = errorClass('ServerScriptError', ApiError);
 
@@ -128,6 +134,8 @@ export const ERROR_CLASSES: ErrorClasses = {
   InternalServerError,
   ServiceUnavailableError,
   QueryTimeoutError,
+  SchemaConflictError,
+  SchemaPendingError,
   ServerScriptError,
   ServerScriptNotEnabled,
   OAuthError,

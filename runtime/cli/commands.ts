@@ -9,6 +9,7 @@ import { jobBackend } from '../jobs/site-queue';
 import { addUser, generateKeysFor, setPassword } from './user-commands';
 import { doctypesDir, generatedDir } from './layout';
 import { loadRegistry } from './load-registry';
+import { MIGRATE_HELP, migrateCommand } from './migrate-command';
 import { loadAuthHooks } from '../auth/auth-hooks';
 import { scriptIndex } from '../scripts/script-store';
 
@@ -19,19 +20,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
     run: (argv) =>
       (require('../../generator/cli') as typeof import('../../generator/cli')).generateCommand(argv),
   },
-  migrate: {
-    help: 'Usage: svc migrate\n\nSyncs the database (DATABASE_URL) to the generated DocTypes: creates missing tables, adds missing\ncolumns and indexes, never drops anything. Running it twice is a no-op.',
-    run: async () => {
-      const site = await openSite(loadConfig(), await loadRegistry());
-      console.log(
-        site.migrated.length
-          ? `migrated ${site.migrated.length} DocTypes: ${site.migrated.join(', ')}`
-          : 'schema is up to date',
-      );
-      await site.db.close();
-      return 0;
-    },
-  },
+  migrate: { help: MIGRATE_HELP, run: migrateCommand },
   serve: {
     help: 'Usage: svc serve [--with-worker]\n\nMigrates, creates the site on first start, and serves the API on HOST:PORT (default 127.0.0.1:8000).\nBackground jobs run in this process with the embedded backend (site config job_worker: false turns that off);\nwith REDIS_URL (BullMQ) they run in `svc worker` processes, or here too with --with-worker (or job_worker: true).',
     run: async (argv) => {

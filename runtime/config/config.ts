@@ -102,6 +102,8 @@ export interface SiteConfig {
   event_retention_hours: number;
   /** The site's name: the socket.io namespace `/<site_name>` (default: the Host header without its port). */
   site_name?: string;
+  /** `svc serve` migrates the schema at start; false: it refuses to start while a change is pending. */
+  auto_migrate: boolean;
 }
 
 /** Everything the service reads from its environment. */
@@ -156,6 +158,7 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   job_lease_seconds: 30,
   job_retention_seconds: 7 * 24 * 3600,
   event_retention_hours: 24,
+  auto_migrate: true,
 };
 
 /** Reads a site config file; a missing optional file gives the defaults. */

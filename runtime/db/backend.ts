@@ -4,10 +4,12 @@
 // after what it does.
 import type { Knex } from 'knex';
 import type { SiteConfig } from '../config/config';
+import type { ColumnKind } from '../meta/field-types';
 import type { DocTypeMeta } from '../meta/types';
 import type { Registry } from '../registry/registry';
 import type { DatabaseHealth } from './health';
 import type { RowStore } from './row-store';
+import type { ColumnSpec } from './table-columns';
 
 /** How long the database may keep a request waiting (site config db_*_timeout, ms). */
 export interface DatabaseTimeouts {
@@ -66,12 +68,61 @@ export interface ChangeCounter {
   read(tables: readonly string[]): Promise<Map<string, number>>;
 }
 
-/** The schema DDL of a backend: what migrate.ts cannot say through knex's schema builder alone. */
+/** An index of a live table. */
+export interface LiveIndex {
+  unique: boolean;
+  /** The statement that creates it again, where the backend keeps one (SQLite's table rebuild). */
+  sql?: string;
+}
+
+/** A column type a migration converts to: the column kind of a field type, and the varchar length. */
+export interface ColumnTarget {
+  kind: ColumnKind;
+  length?: number;
+}
+
+/** What a type change of one table rewrites: every column the table keeps, and the names of those it converts. */
+export interface TypeChange {
+  table: string;
+  /** The DocType's columns (table-columns.ts). */
+  specs: ColumnSpec[];
+  /** Columns the table holds that no field defines any more (kept): name → live type. */
+  kept: Map<string, string>;
+  /** The fields whose column type changes. */
+  changed: string[];
+  /** The table's indexes now. */
+  indexes: Map<string, LiveIndex>;
+}
+
+/**
+ * The schema DDL of a backend: what migrate.ts and the migration planner cannot say through knex's schema builder
+ * alone. Every statement is returned as SQL text (the plan shows it), built with the backend's identifier quoting.
+ */
 export interface SchemaDialect {
   /** Every table of the database, read at once. */
   tables(knex: Knex): Promise<Set<string>>;
-  /** The index names of `table`. */
-  indexes(knex: Knex, table: string): Promise<Set<string>>;
+  /** The indexes of `table` by name. */
+  indexes(knex: Knex, table: string): Promise<Map<string, LiveIndex>>;
+  /** The columns of `table`: name → type, as `columnType` names types. */
+  columns(knex: Knex, table: string): Promise<Map<string, string>>;
+  /** The type `columns` reports for a column made for `target`. */
+  columnType(target: ColumnTarget): string;
+  /**
+   * A condition (SQL with bindings, for a WHERE clause) true for the rows whose `column` (of live type `from`) would not
+   * convert exactly to `to`: 'all' when no non-empty value converts, undefined when every value does.
+   */
+  inexactValues(
+    knex: Knex,
+    column: string,
+    from: string,
+    to: ColumnTarget,
+  ): { sql: string; bindings: readonly (string | number)[] } | 'all' | undefined;
+  /** The statements that convert the columns of a type change, keeping every row, column and index. */
+  changeColumnTypes(knex: Knex, change: TypeChange): string[];
+  /** The statement that adds an index (online where the backend can). */
+  addIndex(knex: Knex, table: string, index: string, column: string, unique: boolean): string;
+  /** The statement that drops an index. */
+  dropIndex(knex: Knex, table: string, index: string): string;
   /** What every CREATE TABLE of a DocType table adds (a character set). */
   tableOptions(table: Knex.CreateTableBuilder): void;
   /**
@@ -82,10 +133,16 @@ export interface SchemaDialect {
   /** Runs the CREATE TABLE statements `builders` (possibly all at once). */
   createTables(knex: Knex, builders: Knex.SchemaBuilder[]): Promise<void>;
   /**
-   * Runs a schema sync (`sync` with the knex to run it on): in one transaction where DDL is transactional, and then
-   * whatever the backend keeps per DocType table (the change counter's rows).
+   * Runs a migration (`work` with the knex to run it on) holding the database's migration lock, so that processes
+   * starting together migrate one at a time (SQLite: its write lock, one transaction; MariaDB: GET_LOCK); then whatever
+   * the backend keeps per DocType table (the change counter's rows).
    */
-  applySync(knex: Knex, doctypes: readonly DocTypeMeta[], sync: (knex: Knex) => Promise<void>): Promise<void>;
+  applySync(knex: Knex, doctypes: readonly DocTypeMeta[], work: (knex: Knex) => Promise<void>): Promise<void>;
+  /**
+   * Runs the statements of one DocType all or nothing where DDL is transactional (SQLite: a savepoint); where it is not
+   * (MariaDB), the refusal checks that ran before are what keeps a DocType whole.
+   */
+  atomically(knex: Knex, work: () => Promise<void>): Promise<void>;
 }
 
 /** How a backend's driver reports the errors the core treats alike, whatever the database. */

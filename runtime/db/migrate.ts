@@ -1,347 +1,281 @@
-// Schema sync: tables `tab<DocType>` with Frappe's standard columns, additive only, a no-op when nothing changed. The
-// columns are knex's schema builder's (each backend's knex dialect picks the column types); what differs beyond that
-// (catalogue reads, table options, how statements run) is the backend's SchemaDialect (Database.schema).
+// Schema migration: plan (migration-plan.ts), check (migration-checks.ts), apply. A run holds the database's migration
+// lock (processes starting together migrate one at a time) and goes through three phases: the steps before the schema
+// sync (patches), the sync, the steps after it. The sync plans only the DocTypes whose recorded hash moved (start-up
+// with nothing pending reads one table), unless asked for a full plan (`svc migrate`); a DocType with a refused change
+// changes nothing, the others proceed. Each applied change is one JSON log line and one row of the history table.
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { FIELD_TYPE_INFO, assertNever, storesValue } from '../meta/field-types';
-import type { DocTypeMeta, FieldMeta } from '../meta/types';
+import { logger } from '../log/logger';
+import type { DocTypeMeta } from '../meta/types';
 import type { Database, SchemaDialect } from './backend';
+import { checkPlan } from './migration-checks';
+import {
+  orphanTable,
+  planDocType,
+  shapeOf,
+  type PlanOptions,
+  type RecordedShape,
+  type SchemaChange,
+} from './migration-plan';
+import { ensureSystemTables, SYSTEM_TABLES } from './system-tables';
+import { columnSpecs, createTable } from './table-columns';
 
-/** Tables the service keeps besides DocType tables. */
-export const SYSTEM_TABLES = {
-  singles: 'tabSingles',
-  series: 'tabSeries',
-  auth: '__Auth',
-  sessions: 'tabSessions',
-  schema: '__DocTypeSchema',
-  /** Background jobs (runtime/jobs): one row per job. */
-  jobs: '__Job',
-  /** One row per finished item of a running job, written in the transaction of the item's own write. */
-  jobItems: '__JobItem',
-  /** The latest claimed occurrence of each Scheduler Event script: one process runs an occurrence, the others skip it. */
-  scheduledRuns: '__ScheduledRun',
-  /** Idempotency-Key records of document creates (runtime/idempotency), kept 24 hours. */
-  idempotency: '__Idempotency',
-  /** The site's OpenID signing keys (runtime/oauth/signing-keys.ts): private and public JWK per key id. */
-  oauthKeys: '__OAuthKey',
-  /** The site's document event log (runtime/events): one row per committed write, ids increasing, kept for a time. */
-  events: '__Event',
-} as const;
+export { SYSTEM_TABLES } from './system-tables';
+export { indexName } from './table-columns';
 
-/** A column as this service defines it. */
-interface ColumnSpec {
-  name: string;
-  add: (table: Knex.CreateTableBuilder) => void;
-  /** Index kind, if the column is indexed. */
-  index?: 'unique' | 'plain';
+/** A step of a migration run before or after the schema sync (patches), on the knex the run holds. */
+export type MigrationStep = (knex: Knex) => Promise<void>;
+
+/** The steps around the schema sync. */
+export interface MigrationPhases {
+  beforeSync?: readonly MigrationStep[];
+  afterSync?: readonly MigrationStep[];
 }
 
-function fieldColumn(field: FieldMeta): ColumnSpec['add'] {
-  const info = FIELD_TYPE_INFO[field.fieldtype];
-  const name = field.fieldname;
-  return (t) => {
-    switch (info.column) {
-      case 'varchar':
-        t.string(name, field.length ?? 140).nullable();
-        return;
-      case 'text':
-        t.text(name).nullable();
-        return;
-      case 'longtext':
-        t.text(name, 'longtext').nullable();
-        return;
-      case 'int':
-        t.integer(name).nullable().defaultTo(0);
-        return;
-      case 'bigint':
-        t.bigInteger(name).nullable().defaultTo(0);
-        return;
-      case 'decimal':
-        t.decimal(name, 21, 9).nullable().defaultTo(0);
-        return;
-      case 'rating':
-        t.decimal(name, 3, 2).nullable();
-        return;
-      case 'check':
-        t.tinyint(name).notNullable().defaultTo(0);
-        return;
-      case 'date':
-        t.date(name).nullable();
-        return;
-      case 'datetime':
-        t.datetime(name, { precision: 6 }).nullable();
-        return;
-      case 'time':
-        t.specificType(name, 'time(6)').nullable();
-        return;
-      case 'json':
-        t.text(name, 'longtext').nullable();
-        return;
-      case 'table':
-      case 'none':
-        return;
-      default:
-        assertNever(info.column);
-    }
-  };
+/** How to migrate. */
+export interface MigrateOptions extends PlanOptions {
+  /** Plan and check only: nothing is written, no lock is taken. */
+  dryRun?: boolean;
+  /** Plan every DocType (and orphan tables), not only those whose schema hash moved. */
+  full?: boolean;
+  phases?: MigrationPhases;
 }
 
-/** Column kinds an index can cover without a prefix length (MariaDB cannot index TEXT whole). */
-const SORT_INDEXABLE: ReadonlySet<string> = new Set([
-  'varchar',
-  'int',
-  'bigint',
-  'decimal',
-  'rating',
-  'check',
-  'date',
-  'datetime',
-  'time',
-]);
-
-/** The columns of a DocType's table, standard ones first. */
-export function columnSpecs(meta: DocTypeMeta): ColumnSpec[] {
-  const columns: ColumnSpec[] = [
-    { name: 'name', add: (t) => t.string('name', 140).primary() },
-    {
-      name: 'creation',
-      add: (t) => t.datetime('creation', { precision: 6 }).nullable(),
-      index: meta.istable ? undefined : 'plain',
-    },
-    {
-      name: 'modified',
-      add: (t) => t.datetime('modified', { precision: 6 }).nullable(),
-      index: meta.istable ? undefined : 'plain',
-    },
-    { name: 'modified_by', add: (t) => t.string('modified_by', 140).nullable() },
-    { name: 'owner', add: (t) => t.string('owner', 140).nullable() },
-    { name: 'docstatus', add: (t) => t.integer('docstatus').notNullable().defaultTo(0) },
-    { name: 'idx', add: (t) => t.integer('idx').notNullable().defaultTo(0) },
-  ];
-  if (meta.istable) {
-    columns.push(
-      { name: 'parent', add: (t) => t.string('parent', 140).nullable(), index: 'plain' },
-      { name: 'parentfield', add: (t) => t.string('parentfield', 140).nullable() },
-      { name: 'parenttype', add: (t) => t.string('parenttype', 140).nullable() },
-    );
-  }
-  // As Frappe: a field is indexed when its definition asks (search_index), not for being a Link. Indexing every Link
-  // made each insert of a Link-rich DocType update dozens of B-trees (ToDo: 8 instead of 4, about a fifth of a
-  // create's cost); a DocType filtered by a Link sets search_index on it. The cap keeps MariaDB under its 64 indexes.
-  let searchIndexes = 0;
-  for (const field of meta.fields) {
-    if (!storesValue(field.fieldtype)) continue;
-    const indexable = FIELD_TYPE_INFO[field.fieldtype].column === 'varchar';
-    let index: ColumnSpec['index'];
-    if (field.unique && indexable) index = 'unique';
-    // The default list order (sort_field) is read on every list without order_by: index it when its column can be.
-    else if (
-      field.fieldname === meta.sortField &&
-      !meta.istable &&
-      SORT_INDEXABLE.has(FIELD_TYPE_INFO[field.fieldtype].column)
-    )
-      index = 'plain';
-    else if (indexable && field.searchIndex && searchIndexes < 40) {
-      index = 'plain';
-      searchIndexes++;
-    }
-    columns.push({ name: field.fieldname, add: fieldColumn(field), ...(index ? { index } : {}) });
-  }
-  return columns;
-}
-
-/** An index name unique across the database (SQLite index names are global) and within 64 characters. */
-export function indexName(table: string, column: string): string {
-  const plain = `idx_${table}_${column}`.replace(/[^A-Za-z0-9_]/g, '_');
-  if (plain.length <= 60) return plain;
-  return `${plain.slice(0, 48)}_${createHash('sha1').update(plain).digest('hex').slice(0, 10)}`;
-}
-
-function schemaHash(meta: DocTypeMeta, specs: ColumnSpec[]): string {
-  const spec = specs.map((c) => `${c.name}:${c.index ?? ''}`);
-  const types = meta.fields.map((f) => `${f.fieldname}:${f.fieldtype}:${f.length ?? ''}`);
-  return createHash('sha1')
-    .update(JSON.stringify([meta.tableName, spec, types]))
-    .digest('hex');
-}
-
-async function existingColumns(knex: Knex, table: string): Promise<Set<string>> {
-  const info = await knex(table).columnInfo();
-  return new Set(Object.keys(info));
-}
-
-/** The CREATE TABLE (and CREATE INDEX) statements of a DocType's table. */
-function createTable(
-  knex: Knex,
-  dialect: SchemaDialect,
-  table: string,
-  specs: ColumnSpec[],
-): Knex.SchemaBuilder {
-  return knex.schema.createTable(table, (t) => {
-    for (const spec of specs) spec.add(t);
-    for (const spec of specs) {
-      if (spec.index === 'unique') t.unique([spec.name], { indexName: indexName(table, spec.name) });
-      else if (spec.index === 'plain') t.index([spec.name], indexName(table, spec.name));
-    }
-    dialect.tableOptions(t);
-  });
-}
-
-/** Adds the columns and indexes an existing table is missing. */
-async function alterTable(
-  knex: Knex,
-  dialect: SchemaDialect,
-  table: string,
-  specs: ColumnSpec[],
-): Promise<void> {
-  const have = await existingColumns(knex, table);
-  const missing = specs.filter((s) => !have.has(s.name));
-  if (missing.length) {
-    await knex.schema.alterTable(table, (t) => {
-      for (const spec of missing) spec.add(t);
-    });
-  }
-  // Indexes a newer definition adds to existing columns (sort_field, search_index) are created too; none is dropped.
-  const indexes = await dialect.indexes(knex, table);
-  for (const spec of specs) {
-    if (!spec.index || indexes.has(indexName(table, spec.name))) continue;
-    await knex.schema.alterTable(table, (t) => {
-      if (spec.index === 'unique') t.unique([spec.name], { indexName: indexName(table, spec.name) });
-      else t.index([spec.name], indexName(table, spec.name));
-    });
-  }
-}
-
-async function ensureSystemTables(knex: Knex, dialect: SchemaDialect): Promise<void> {
-  const create = async (name: string, build: (t: Knex.CreateTableBuilder) => void) => {
-    if (!(await knex.schema.hasTable(name))) await knex.schema.createTable(name, build);
-  };
-  await create(SYSTEM_TABLES.schema, (t) => {
-    t.string('doctype', 140).primary();
-    t.string('hash', 64).notNullable();
-  });
-  await create(SYSTEM_TABLES.singles, (t) => {
-    t.string('doctype', 140).notNullable();
-    t.string('field', 140).notNullable();
-    t.text('value', 'longtext').nullable();
-    t.primary(['doctype', 'field']);
-  });
-  await create(SYSTEM_TABLES.series, (t) => {
-    t.string('name', 140).primary();
-    t.integer('current').notNullable().defaultTo(0);
-  });
-  await create(SYSTEM_TABLES.auth, (t) => {
-    t.string('doctype', 140).notNullable();
-    t.string('name', 140).notNullable();
-    t.string('fieldname', 140).notNullable();
-    t.text('password').notNullable();
-    t.primary(['doctype', 'name', 'fieldname']);
-  });
-  await create(SYSTEM_TABLES.sessions, (t) => {
-    t.string('sid', 140).primary();
-    t.string('user', 140).notNullable().index(indexName(SYSTEM_TABLES.sessions, 'user'));
-    t.text('sessiondata').notNullable();
-    t.string('ipaddress', 64).nullable();
-    t.datetime('lastupdate', { precision: 6 }).notNullable();
-  });
-  await create(SYSTEM_TABLES.idempotency, (t) => {
-    t.string('id', 64).primary();
-    t.string('fingerprint', 64).notNullable();
-    t.string('doctype', 140).notNullable();
-    t.string('docname', 140).notNullable();
-    t.integer('status').nullable();
-    t.text('body', 'longtext').nullable();
-    t.bigInteger('created_at').notNullable().index(indexName(SYSTEM_TABLES.idempotency, 'created_at'));
-  });
-  await create(SYSTEM_TABLES.jobs, (t) => {
-    t.string('name', 64).primary();
-    t.string('kind', 140).notNullable();
-    t.string('user', 140).notNullable();
-    t.string('status', 16).notNullable().index(indexName(SYSTEM_TABLES.jobs, 'status'));
-    t.text('payload', 'longtext').notNullable();
-    t.integer('total').notNullable().defaultTo(0);
-    t.text('result', 'longtext').nullable();
-    t.text('error').nullable();
-    t.string('worker', 140).nullable();
-    t.bigInteger('lease_until').notNullable().defaultTo(0);
-    t.integer('attempts').notNullable().defaultTo(0);
-    t.bigInteger('created_at').notNullable();
-    t.bigInteger('finished_at').nullable();
-  });
-  await create(SYSTEM_TABLES.oauthKeys, (t) => {
-    t.string('kid', 64).primary();
-    t.text('private_jwk').notNullable();
-    t.text('public_jwk').notNullable();
-    t.bigInteger('created_at').notNullable();
-  });
-  await create(SYSTEM_TABLES.jobItems, (t) => {
-    t.string('job', 64).notNullable();
-    t.integer('idx').notNullable();
-    t.text('outcome').notNullable();
-    t.primary(['job', 'idx']);
-  });
-  await create(SYSTEM_TABLES.events, (t) => {
-    dialect.sequenceKey(t, 'id');
-    t.string('doctype', 140).notNullable();
-    t.string('docname', 140).notNullable();
-    t.string('action', 24).notNullable();
-    t.string('modified', 32).nullable();
-    t.string('user', 140).notNullable();
-    t.string('owner', 140).nullable();
-    // No index: pruning finds its cut by the id (the key), as the times grow with it.
-    t.bigInteger('created_at').notNullable();
-  });
-  await create(SYSTEM_TABLES.scheduledRuns, (t) => {
-    t.string('script', 140).notNullable();
-    t.bigInteger('occurrence').notNullable();
-    t.bigInteger('claimed_at').notNullable();
-    t.primary(['script', 'occurrence']);
-  });
-}
-
-/** Schema hash rows per INSERT (two bindings each: under the 999 bound parameters older SQLite builds allow). */
-const HASH_ROWS_PER_INSERT = 400;
-
-/** Result of a schema sync. */
+/** Result of a migration. */
 export interface MigrateResult {
   /** DocTypes whose table was created or altered. */
   changed: string[];
+  /** Every change planned, refused ones included (with their refusal). */
+  plan: SchemaChange[];
+  /** The refused changes. */
+  refused: SchemaChange[];
 }
 
-/** Syncs the database schema to the DocTypes. Additive: never drops a table or a column. */
-export async function migrate(db: Database, doctypes: DocTypeMeta[]): Promise<MigrateResult> {
-  await ensureSystemTables(db.knex, db.schema);
-  const known = new Map<string, string>(
-    (await db.knex(SYSTEM_TABLES.schema).select('doctype', 'hash')).map(
-      (r: { doctype: string; hash: string }) => [r.doctype, r.hash],
-    ),
+/** Whether a change of a plan would do something (a statement, or a refusal to say). */
+export function isPending(change: SchemaChange): boolean {
+  return change.statements.length > 0 || change.refusal !== undefined;
+}
+
+/** Client-side limit of a migration statement (a type change copies the table; requests keep their own limit). */
+const STATEMENT_MS = 6 * 3600_000;
+/** Schema hash rows per INSERT (three bindings each: under the 999 bound parameters older SQLite builds allow). */
+const HASH_ROWS_PER_INSERT = 300;
+/** Tables named `tab…` that are the service's own, not a DocType's. */
+const OWN_TABLES: ReadonlySet<string> = new Set([
+  SYSTEM_TABLES.singles,
+  SYSTEM_TABLES.series,
+  SYSTEM_TABLES.sessions,
+]);
+
+function schemaHash(meta: DocTypeMeta): string {
+  const spec = columnSpecs(meta).map((c) => `${c.name}:${c.index ?? ''}`);
+  const types = meta.fields.map((f) => `${f.fieldname}:${f.fieldtype}:${f.length ?? ''}:${f.default ?? ''}`);
+  return createHash('sha1')
+    .update(JSON.stringify([meta.tableName, spec, types, shapeOf(meta)]))
+    .digest('hex');
+}
+
+interface Recorded {
+  hash: string;
+  shape?: RecordedShape;
+}
+
+async function readRecorded(
+  knex: Knex,
+  dialect: SchemaDialect,
+  dryRun: boolean,
+): Promise<Map<string, Recorded>> {
+  if (dryRun && !(await dialect.tables(knex)).has(SYSTEM_TABLES.schema)) return new Map();
+  const columns = dryRun ? await dialect.columns(knex, SYSTEM_TABLES.schema) : undefined;
+  const rows = (await knex(SYSTEM_TABLES.schema).select(
+    columns && !columns.has('shape') ? ['doctype', 'hash'] : ['doctype', 'hash', 'shape'],
+  )) as { doctype: string; hash: string; shape?: string | null }[];
+  return new Map(
+    rows.map((r) => [
+      r.doctype,
+      { hash: r.hash, ...(r.shape ? { shape: JSON.parse(r.shape) as RecordedShape } : {}) },
+    ]),
   );
-  const changed: string[] = [];
-  const dialect = db.schema;
-  const sync = async (knex: Knex) => {
-    let tables: Set<string> | undefined;
-    const creates: Knex.SchemaBuilder[] = [];
-    const hashes: { doctype: string; hash: string }[] = [];
-    for (const meta of doctypes) {
-      if (meta.issingle || meta.isVirtual) continue;
-      const specs = columnSpecs(meta);
-      const hash = schemaHash(meta, specs);
-      if (known.get(meta.name) === hash) continue;
-      tables ??= await dialect.tables(knex);
-      if (tables.has(meta.tableName)) await alterTable(knex, dialect, meta.tableName, specs);
-      else creates.push(createTable(knex, dialect, meta.tableName, specs));
-      hashes.push({ doctype: meta.name, hash });
-      changed.push(meta.name);
-    }
-    await dialect.createTables(knex, creates);
-    // Recorded once the tables exist: where DDL is not transactional (MariaDB), a run that fails records no hash, and
-    // the next run finds the tables it did create and completes them.
-    const added = hashes.filter((h) => !known.has(h.doctype));
-    for (const { doctype, hash } of hashes)
-      if (known.has(doctype)) await knex(SYSTEM_TABLES.schema).where({ doctype }).update({ hash });
-    for (let i = 0; i < added.length; i += HASH_ROWS_PER_INSERT)
-      await knex(SYSTEM_TABLES.schema).insert(added.slice(i, i + HASH_ROWS_PER_INSERT));
+}
+
+/** Plans and checks the DocTypes that need it. */
+async function planAll(
+  knex: Knex,
+  dialect: SchemaDialect,
+  doctypes: readonly DocTypeMeta[],
+  recorded: Map<string, Recorded>,
+  options: MigrateOptions,
+): Promise<{ plan: SchemaChange[]; planned: DocTypeMeta[] }> {
+  const stored = doctypes.filter((m) => !m.issingle && !m.isVirtual);
+  const planned = stored.filter((m) => options.full || recorded.get(m.name)?.hash !== schemaHash(m));
+  if (!planned.length) return { plan: [], planned };
+  const tables = await dialect.tables(knex);
+  const plan: SchemaChange[] = [];
+  for (const meta of planned) {
+    const exists = tables.has(meta.tableName);
+    const live = exists
+      ? {
+          columns: await dialect.columns(knex, meta.tableName),
+          indexes: await dialect.indexes(knex, meta.tableName),
+        }
+      : undefined;
+    plan.push(...planDocType(knex, dialect, meta, live, recorded.get(meta.name)?.shape, options));
+  }
+  const owned = new Set(doctypes.map((m) => m.tableName));
+  for (const table of [...tables].sort())
+    if (table.startsWith('tab') && !owned.has(table) && !OWN_TABLES.has(table)) plan.push(orphanTable(table));
+  return { plan: await checkPlan(knex, dialect, plan), planned };
+}
+
+/** Logs and records one applied change. */
+function historyRow(change: SchemaChange, ms: number, appliedAt: string) {
+  return {
+    doctype: change.doctype,
+    kind: change.kind,
+    field: change.field ?? null,
+    detail: change.detail,
+    statements: JSON.stringify(change.statements),
+    warnings: change.warnings.length ? JSON.stringify(change.warnings) : null,
+    applied_at: appliedAt,
+    ms,
   };
-  await dialect.applySync(db.knex, doctypes, sync);
-  return { changed };
+}
+
+/** Applies the plan: new tables at once, then each altered DocType all or nothing; records hashes and history. */
+async function applyPlan(
+  knex: Knex,
+  dialect: SchemaDialect,
+  plan: SchemaChange[],
+  planned: DocTypeMeta[],
+  recorded: Map<string, Recorded>,
+): Promise<{ changed: string[]; refused: SchemaChange[] }> {
+  const byDocType = new Map<string, SchemaChange[]>();
+  for (const change of plan) {
+    if (change.kind === 'orphan_table') continue;
+    const list = byDocType.get(change.doctype) ?? [];
+    list.push(change);
+    byDocType.set(change.doctype, list);
+  }
+  const refused = plan.filter((c) => c.refusal !== undefined);
+  const blocked = new Set(refused.map((c) => c.doctype));
+  const changed: string[] = [];
+  const history: ReturnType<typeof historyRow>[] = [];
+  const log = logger();
+  // A fresh site logs its tables in one line; an existing one logs each change.
+  const fresh = recorded.size === 0;
+
+  const creates = planned.filter((m) => byDocType.get(m.name)?.[0]?.kind === 'create_table');
+  const started = Date.now();
+  await dialect.createTables(
+    knex,
+    creates.map((m) => createTable(knex, m.tableName, columnSpecs(m), (t) => dialect.tableOptions(t))),
+  );
+  const stamp = new Date().toISOString();
+  for (const meta of creates) {
+    const change = byDocType.get(meta.name)![0]!;
+    history.push(historyRow(change, 0, stamp));
+    if (!fresh)
+      log.info(
+        { event: 'schema_migrated', doctype: meta.name, change: change.kind },
+        `created ${meta.tableName}`,
+      );
+    changed.push(meta.name);
+  }
+  if (fresh && creates.length)
+    log.info(
+      { event: 'schema_created', tables: creates.length, ms: Date.now() - started },
+      'created the tables',
+    );
+
+  for (const meta of planned) {
+    const changes = byDocType.get(meta.name) ?? [];
+    if (blocked.has(meta.name) || changes[0]?.kind === 'create_table') continue;
+    const applied: { change: SchemaChange; ms: number }[] = [];
+    try {
+      await dialect.atomically(knex, async () => {
+        for (const change of changes) {
+          const at = Date.now();
+          for (const sql of change.statements) await knex.raw(sql).options({ timeout: STATEMENT_MS });
+          applied.push({ change, ms: Date.now() - at });
+        }
+      });
+    } catch (err) {
+      // A statement the checks did not foresee failed: the DocType is refused (on SQLite nothing of it changed).
+      const failed = changes[applied.length] ?? changes[0]!;
+      failed.refusal = `${meta.name}: ${failed.kind} failed: ${String((err as Error).message ?? err).split('\n')[0]}`;
+      refused.push(failed);
+      blocked.add(meta.name);
+      continue;
+    }
+    const at = new Date().toISOString();
+    for (const { change, ms } of applied) {
+      if (change.kind === 'removed_field') continue;
+      history.push(historyRow(change, ms, at));
+      log.info(
+        {
+          event: 'schema_migrated',
+          doctype: change.doctype,
+          change: change.kind,
+          ...(change.field ? { field: change.field } : {}),
+          detail: change.detail,
+          statements: change.statements,
+          ...(change.warnings.length ? { warnings: change.warnings } : {}),
+          ms,
+        },
+        `${change.doctype}: ${change.kind} ${change.detail}`,
+      );
+    }
+    if (applied.some((a) => a.change.statements.length)) changed.push(meta.name);
+  }
+
+  for (let i = 0; i < history.length; i += 100)
+    await knex(SYSTEM_TABLES.migrations).insert(history.slice(i, i + 100));
+  // Recorded once the tables are as planned: where DDL is not transactional (MariaDB), a run that failed records no
+  // hash, and the next run plans that DocType again.
+  const rows = planned
+    .filter((m) => !blocked.has(m.name))
+    .map((m) => ({ doctype: m.name, hash: schemaHash(m), shape: JSON.stringify(shapeOf(m)) }));
+  const updates = rows.filter((r) => recorded.has(r.doctype));
+  const inserts = rows.filter((r) => !recorded.has(r.doctype));
+  for (const row of updates)
+    await knex(SYSTEM_TABLES.schema)
+      .where({ doctype: row.doctype })
+      .update({ hash: row.hash, shape: row.shape });
+  for (let i = 0; i < inserts.length; i += HASH_ROWS_PER_INSERT)
+    await knex(SYSTEM_TABLES.schema).insert(inserts.slice(i, i + HASH_ROWS_PER_INSERT));
+  return { changed, refused };
+}
+
+/**
+ * Syncs the database schema to the DocTypes (or, with `dryRun`, only says what it would do). Never drops a table; drops
+ * a column only with `dropRemoved`. Refused changes are returned, not thrown: the caller decides what they stop.
+ */
+export async function migrate(
+  db: Database,
+  doctypes: readonly DocTypeMeta[],
+  options: MigrateOptions = {},
+): Promise<MigrateResult> {
+  const dialect = db.schema;
+  if (options.dryRun) {
+    const recorded = await readRecorded(db.knex, dialect, true);
+    const { plan } = await planAll(db.knex, dialect, doctypes, recorded, options);
+    return { changed: [], plan, refused: plan.filter((c) => c.refusal !== undefined) };
+  }
+  let result: MigrateResult = { changed: [], plan: [], refused: [] };
+  await dialect.applySync(db.knex, doctypes, async (knex) => {
+    await ensureSystemTables(knex, dialect);
+    for (const step of options.phases?.beforeSync ?? []) await step(knex);
+    const recorded = await readRecorded(knex, dialect, false);
+    const { plan, planned } = await planAll(knex, dialect, doctypes, recorded, options);
+    const { changed, refused } = await applyPlan(knex, dialect, plan, planned, recorded);
+    result = { changed, plan, refused };
+    for (const step of options.phases?.afterSync ?? []) await step(knex);
+  });
+  return result;
+}
+
+/** The applied changes, oldest first (`svc migrate --history`). */
+export async function migrationHistory(db: Database): Promise<Record<string, unknown>[]> {
+  if (!(await db.schema.tables(db.knex)).has(SYSTEM_TABLES.migrations)) return [];
+  return (await db.knex(SYSTEM_TABLES.migrations).select().orderBy('id')) as Record<string, unknown>[];
 }

@@ -91,6 +91,13 @@ export class ServiceUnavailableError extends define('ServiceUnavailableError', 5
  * sent again unchanged it would most likely take as long (narrow the filters, or page with `cursor`).
  */
 export class QueryTimeoutError extends define('QueryTimeoutError', 503) {}
+/**
+ * A schema change the database cannot take as it is (values that would not convert, duplicates under a new unique
+ * index, rows under a naming change): `svc migrate` and `svc serve` stop, naming the field, the rows and the values.
+ */
+export class SchemaConflictError extends define('SchemaConflictError', 409) {}
+/** Schema changes are pending and site config `auto_migrate` is false: `svc serve` refuses to start. */
+export class SchemaPendingError extends define('SchemaPendingError', 503) {}
 /** A server script failed: a script error, its time, memory, stack or result limit, or an escape it attempted. */
 export class ServerScriptError extends define('ServerScriptError', 500) {}
 /** Server scripts are switched off (site config `server_script_enabled: false`). */
@@ -146,6 +153,8 @@ export const ERROR_CLASSES = {
   InternalServerError,
   ServiceUnavailableError,
   QueryTimeoutError,
+  SchemaConflictError,
+  SchemaPendingError,
   ServerScriptError,
   ServerScriptNotEnabled,
   OAuthError,

@@ -92,7 +92,7 @@ test('the rule refuses a core module, a sibling backend and the table reaching p
 
 test('outside the backend folders no module asks which database it runs on', () => {
   const asks =
-    /\.dialect\b|\bkind\s*===?\s*'(?:sqlite|mysql|mariadb|postgres)'|===?\s*'(?:sqlite|mysql|mariadb)'|instanceof\s+(?:Sqlite|Mysql)\w*/;
+    /(?<!\.)\.dialect\b|\bkind\s*===?\s*'(?:sqlite|mysql|mariadb|postgres)'|===?\s*'(?:sqlite|mysql|mariadb)'|instanceof\s+(?:Sqlite|Mysql)\w*/;
   const found = sources(RUNTIME)
     .filter((file) => !folderOf(file))
     .flatMap((file) =>

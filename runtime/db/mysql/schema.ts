@@ -1,8 +1,12 @@
 // MariaDB/MySQL's schema DDL for migrate.ts: catalogue reads from information_schema, utf8mb4 tables, each DDL statement
-// on its own (MariaDB commits each implicitly), and the change counter's rows of every DocType table.
+// on its own (MariaDB commits each implicitly), type changes as ALTER TABLE … MODIFY (the server converts the values),
+// indexes added online (ALGORITHM=INPLACE, LOCK=NONE: reads and writes go on while InnoDB builds them), a migration
+// under GET_LOCK (per database: processes starting together migrate one at a time), and the change counter's rows.
 import type { Knex } from 'knex';
 import type { DocTypeMeta } from '../../meta/types';
-import type { SchemaDialect } from '../backend';
+import { assertNever } from '../../meta/field-types';
+import type { ColumnTarget, LiveIndex, SchemaDialect } from '../backend';
+import { DECIMAL_LIMITS, INTEGER_RANGE, kindFamily, typeFamily } from '../type-families';
 import { CHANGE_SHARDS, CHANGE_TABLE } from './table-changes';
 
 /** Change rows per INSERT (three bindings each). */
@@ -33,6 +37,58 @@ async function ensureChangeRows(knex: Knex, doctypes: readonly DocTypeMeta[]): P
       .ignore();
 }
 
+/** How long a migration waits for another process's lock, in seconds. */
+const LOCK_WAIT_S = 600;
+
+/** The type information_schema reports (display widths dropped: MariaDB says `int(11)`, MySQL 8 `int`). */
+function mysqlType({ kind, length }: ColumnTarget): string {
+  switch (kind) {
+    case 'varchar':
+      return `varchar(${length ?? 140})`;
+    case 'text':
+      return 'text';
+    case 'longtext':
+    case 'json':
+      return 'longtext';
+    case 'int':
+      return 'int';
+    case 'bigint':
+      return 'bigint';
+    case 'decimal':
+      return 'decimal(21,9)';
+    case 'rating':
+      return 'decimal(3,2)';
+    case 'check':
+      return 'tinyint';
+    case 'date':
+      return 'date';
+    case 'datetime':
+      return 'datetime(6)';
+    case 'time':
+      return 'time(6)';
+    case 'table':
+    case 'none':
+      return '';
+    default:
+      return assertNever(kind);
+  }
+}
+
+/** Patterns of text that converts exactly, per target kind. */
+const EXACT_TEXT: Partial<Record<string, string>> = {
+  int: '^[+-]?[0-9]+$',
+  bigint: '^[+-]?[0-9]+$',
+  check: '^[+-]?[0-9]+$',
+  decimal: '^[+-]?[0-9]{1,12}([.][0-9]{0,9})?$',
+  rating: '^[+-]?[0-9]([.][0-9]{0,2})?$',
+  date: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
+  datetime: '^[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,6})?)?)?$',
+  time: '^[0-9]{1,3}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,6})?)?$',
+};
+
+/** Bytes a TEXT column holds. */
+const TEXT_BYTES = 65535;
+
 /** The schema DDL of MariaDB/MySQL. */
 export const MYSQL_SCHEMA: SchemaDialect = {
   async tables(knex) {
@@ -43,11 +99,90 @@ export const MYSQL_SCHEMA: SchemaDialect = {
   },
 
   async indexes(knex, table) {
-    const rows = await knex('information_schema.statistics')
-      .select({ name: 'index_name' })
+    const rows = (await knex('information_schema.statistics')
+      .select({ name: 'index_name', nonUnique: 'non_unique' })
       .where('table_name', table)
-      .andWhere('table_schema', knex.raw('database()'));
-    return new Set((rows as { name: string }[]).map((r) => r.name));
+      .andWhere('table_schema', knex.raw('database()'))) as { name: string; nonUnique: number | string }[];
+    const indexes = new Map<string, LiveIndex>();
+    for (const row of rows) indexes.set(row.name, { unique: Number(row.nonUnique) === 0 });
+    return indexes;
+  },
+
+  async columns(knex, table) {
+    const rows = (await knex('information_schema.columns')
+      .select({ name: 'column_name', type: 'column_type' })
+      .where('table_name', table)
+      .andWhere('table_schema', knex.raw('database()'))) as { name: string; type: string }[];
+    return new Map(
+      rows.map((r) => [
+        r.name,
+        r.type.toLowerCase().replace(/^((?:tiny|small|medium|big)?int)\(\d+\)/, '$1'),
+      ]),
+    );
+  },
+
+  columnType: mysqlType,
+
+  inexactValues(knex, column, from, to) {
+    const source = typeFamily(from).family;
+    const target = kindFamily(to.kind);
+    const c = knex.raw('??', [column]).toQuery();
+    if (target === 'text') {
+      if (to.kind === 'varchar') return { sql: `char_length(${c}) > ?`, bindings: [to.length ?? 140] };
+      return to.kind === 'text' ? { sql: `length(${c}) > ?`, bindings: [TEXT_BYTES] } : undefined;
+    }
+    const pattern = EXACT_TEXT[to.kind];
+    if (target === 'integer') {
+      const range = INTEGER_RANGE[to.kind];
+      const outside = range ? `${c} not between ? and ?` : '';
+      if (source === 'integer') return range ? { sql: outside, bindings: range } : undefined;
+      if (source === 'decimal')
+        return { sql: `(${c} <> truncate(${c}, 0)${range ? ` or ${outside}` : ''})`, bindings: range ?? [] };
+      if (source !== 'text' || !pattern) return 'all';
+      return {
+        sql: `(${c} not regexp ?${range ? ` or cast(${c} as decimal(65, 0)) not between ? and ?` : ''})`,
+        bindings: [pattern, ...(range ?? [])],
+      };
+    }
+    if (target === 'decimal') {
+      const limits = DECIMAL_LIMITS[to.kind];
+      if (!limits) return undefined;
+      if (source === 'integer' || source === 'decimal')
+        return { sql: `(abs(${c}) >= ? or ${c} <> round(${c}, ?))`, bindings: [limits.below, limits.places] };
+      if (source !== 'text' || !pattern) return 'all';
+      return { sql: `${c} not regexp ?`, bindings: [pattern] };
+    }
+    if (source === 'datetime' && target === 'date') return { sql: `time(${c}) <> '00:00:00'`, bindings: [] };
+    if (source !== 'text' || !pattern) return source === target ? undefined : 'all';
+    return { sql: `${c} not regexp ?`, bindings: [pattern] };
+  },
+
+  changeColumnTypes(knex, { table, specs, changed }) {
+    return specs
+      .filter((spec) => changed.includes(spec.name))
+      .flatMap((spec) =>
+        (
+          knex.schema
+            .alterTable(table, (t) => {
+              spec.add(t)?.alter();
+            })
+            .toSQL() as { sql: string; bindings: readonly Knex.Value[] }[]
+        ).map((s) => knex.raw(s.sql, s.bindings).toQuery()),
+      );
+  },
+
+  addIndex(knex, table, index, column, unique) {
+    return knex
+      .raw(`alter table ?? add ${unique ? 'unique ' : ''}index ?? (??), algorithm=inplace, lock=none`, [
+        table,
+        index,
+        column,
+      ])
+      .toQuery();
+  },
+
+  dropIndex(knex, table, index) {
+    return knex.raw('alter table ?? drop index ??', [table, index]).toQuery();
   },
 
   tableOptions(table) {
@@ -62,9 +197,35 @@ export const MYSQL_SCHEMA: SchemaDialect = {
     for (const builder of builders) await builder;
   },
 
-  /** MariaDB commits each DDL statement implicitly, so the statements run as they are; then the change rows. */
-  async applySync(knex, doctypes, sync) {
-    await sync(knex);
-    await ensureChangeRows(knex, doctypes);
+  /**
+   * Under GET_LOCK, named after the database and held by a connection of its own: a second process waits up to
+   * LOCK_WAIT_S for it, then finds nothing pending. MariaDB commits each DDL statement implicitly, so the statements run
+   * as they are; then the change rows.
+   */
+  async applySync(knex, doctypes, work) {
+    const connection: unknown = await knex.client.acquireConnection();
+    try {
+      const [rows] = (await knex
+        .raw("select get_lock(concat('svc_migrate:', database()), ?) as got", [LOCK_WAIT_S])
+        .options({ timeout: (LOCK_WAIT_S + 5) * 1000 })
+        .connection(connection)) as [{ got: number | null }[]];
+      if (Number(rows[0]?.got) !== 1)
+        throw new Error(`another process has held the migration lock for ${LOCK_WAIT_S} s`);
+      try {
+        await work(knex);
+        await ensureChangeRows(knex, doctypes);
+      } finally {
+        await knex
+          .raw("select release_lock(concat('svc_migrate:', database()))")
+          .connection(connection)
+          .catch(() => undefined);
+      }
+    } finally {
+      await knex.client.releaseConnection(connection);
+    }
+  },
+
+  async atomically(_knex, work) {
+    await work();
   },
 };

@@ -1,8 +1,54 @@
-// SQLite's schema DDL for migrate.ts: catalogue reads from sqlite_master, CREATE TABLE statements run in one `exec`,
-// and the whole sync in one transaction (SQLite DDL is transactional).
+// SQLite's schema DDL for migrate.ts: catalogue reads from sqlite_master and PRAGMA table_info, CREATE TABLE statements
+// run in one `exec`, a migration in one transaction begun IMMEDIATE (SQLite's write lock: a second process starting
+// at once waits for it), each DocType in a savepoint, and type changes as a table rebuild (SQLite cannot alter a
+// column's type): new table, INSERT … SELECT (SQLite converts each value to the new column's affinity), drop, rename,
+// indexes again.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
-import type { SchemaDialect } from '../backend';
+import { assertNever } from '../../meta/field-types';
+import type { ColumnTarget, LiveIndex, SchemaDialect } from '../backend';
+import { createTable } from '../table-columns';
+import { DECIMAL_LIMITS, INTEGER_RANGE, kindFamily, typeFamily } from '../type-families';
+
+/** How long a migration waits for another process's (ms), beyond the busy timeout of each attempt. */
+const LOCK_WAIT_MS = 10 * 60_000;
+/** The page cache of a migration's connection while it runs, in KiB. */
+const MIGRATION_CACHE_KB = 65536;
+
+/** The type PRAGMA table_info reports for a column knex made for `target`. */
+function sqliteType({ kind, length }: ColumnTarget): string {
+  switch (kind) {
+    case 'varchar':
+      return `varchar(${length ?? 140})`;
+    case 'text':
+    case 'longtext':
+    case 'json':
+      return 'text';
+    case 'int':
+      return 'integer';
+    case 'bigint':
+      return 'bigint';
+    case 'decimal':
+    case 'rating':
+      return 'float';
+    case 'check':
+      return 'tinyint';
+    case 'date':
+      return 'date';
+    case 'datetime':
+      return 'datetime';
+    case 'time':
+      return 'time(6)';
+    case 'table':
+    case 'none':
+      return '';
+    default:
+      return assertNever(kind);
+  }
+}
+
+const isBusy = (err: unknown) =>
+  /SQLITE_BUSY|database is locked/i.test(String((err as Error).message ?? err));
 
 /** The schema DDL of SQLite. */
 export const SQLITE_SCHEMA: SchemaDialect = {
@@ -12,10 +58,111 @@ export const SQLITE_SCHEMA: SchemaDialect = {
   },
 
   async indexes(knex, table) {
-    const rows = await knex('sqlite_master')
-      .select({ name: 'name' })
-      .where({ type: 'index', tbl_name: table });
-    return new Set((rows as { name: string }[]).map((r) => r.name));
+    const rows = (await knex('sqlite_master')
+      .select('name', 'sql')
+      .where({ type: 'index', tbl_name: table })) as { name: string; sql: string | null }[];
+    const indexes = new Map<string, LiveIndex>();
+    for (const row of rows)
+      indexes.set(row.name, {
+        unique: /^\s*create\s+unique\b/i.test(row.sql ?? ''),
+        ...(row.sql ? { sql: row.sql } : {}),
+      });
+    return indexes;
+  },
+
+  async columns(knex, table) {
+    const rows = (await knex.raw('select name, type from pragma_table_info(?)', [table])) as {
+      name: string;
+      type: string;
+    }[];
+    return new Map(rows.map((r) => [r.name, r.type.toLowerCase()]));
+  },
+
+  columnType: sqliteType,
+
+  inexactValues(knex, column, from, to) {
+    const source = typeFamily(from).family;
+    const target = kindFamily(to.kind);
+    const c = knex.raw('??', [column]).toQuery();
+    if (target === 'text') {
+      if (to.kind !== 'varchar') return undefined;
+      return { sql: `length(cast(${c} as text)) > ?`, bindings: [to.length ?? 140] };
+    }
+    if (target === 'integer') {
+      const range = INTEGER_RANGE[to.kind];
+      const outside = range ? ` or cast(${c} as integer) not between ? and ?` : '';
+      if (source === 'integer') return range ? { sql: outside.slice(4), bindings: range } : undefined;
+      if (source !== 'text' && source !== 'decimal') return 'all';
+      // The comparison applies numeric affinity to the stored text: '12' equals 12, '7.25' and 'abc' do not.
+      return { sql: `(not (cast(${c} as integer) = ${c})${outside})`, bindings: range ?? [] };
+    }
+    if (target === 'decimal') {
+      const limits = DECIMAL_LIMITS[to.kind];
+      if (!limits) return undefined;
+      const bounds = `abs(cast(${c} as real)) >= ? or round(cast(${c} as real), ?) <> cast(${c} as real)`;
+      if (source === 'integer' || source === 'decimal')
+        return { sql: `(${bounds})`, bindings: [limits.below, limits.places] };
+      if (source !== 'text') return 'all';
+      return {
+        sql: `(not (cast(${c} as real) = ${c}) or ${bounds})`,
+        bindings: [limits.below, limits.places],
+      };
+    }
+    if (source === 'datetime' && target === 'date') return { sql: `time(${c}) <> '00:00:00'`, bindings: [] };
+    if (source !== 'text') return source === target ? undefined : 'all';
+    if (target === 'date') return { sql: `date(${c}) is not ${c}`, bindings: [] };
+    if (target === 'datetime') return { sql: `datetime(${c}) is null`, bindings: [] };
+    if (target === 'time') return { sql: `time(${c}) is null`, bindings: [] };
+    return 'all';
+  },
+
+  changeColumnTypes(knex, { table, specs, kept, indexes }) {
+    const rebuilt = `${table}__rebuild`;
+    const create = createTable(
+      knex,
+      rebuilt,
+      specs.map((s) => ({ ...s, index: undefined })),
+      (t) => {
+        for (const [name, type] of kept) t.specificType(name, type).nullable();
+      },
+    );
+    const columns = [...specs.map((s) => s.name), ...kept.keys()];
+    const list = columns.map(() => '??').join(', ');
+    // The indexes move to the new table before it is filled (SQLite index names are global: the old ones go first).
+    // Filled in key order, each index grows by appends; built after the fill, each would sort the whole table again.
+    const on = new RegExp(` on [\`"]${table.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\`"]`, 'i');
+    const moved = [...indexes].flatMap(([name, index]) => (index.sql ? [{ name, sql: index.sql }] : []));
+    const early = moved.every((i) => on.test(i.sql));
+    const target = knex.raw('??', [rebuilt]).toQuery();
+    return [
+      ...(create.toSQL() as { sql: string }[]).map((s) => s.sql),
+      ...(early
+        ? [
+            ...moved.map((i) => knex.raw('drop index ??', [i.name]).toQuery()),
+            ...moved.map((i) => i.sql.replace(on, ` on ${target}`)),
+          ]
+        : []),
+      knex
+        .raw(`insert into ?? (${list}) select ${list} from ?? order by ??`, [
+          rebuilt,
+          ...columns,
+          ...columns,
+          table,
+          'name',
+        ])
+        .toQuery(),
+      knex.raw('drop table ??', [table]).toQuery(),
+      knex.raw('alter table ?? rename to ??', [rebuilt, table]).toQuery(),
+      ...(early ? [] : moved.map((i) => i.sql)),
+    ];
+  },
+
+  addIndex(knex, table, index, column, unique) {
+    return knex.raw(`create ${unique ? 'unique ' : ''}index ?? on ?? (??)`, [index, table, column]).toQuery();
+  },
+
+  dropIndex(knex, _table, index) {
+    return knex.raw('drop index ??', [index]).toQuery();
   },
 
   tableOptions() {
@@ -36,6 +183,7 @@ export const SQLITE_SCHEMA: SchemaDialect = {
     const statements = builders.flatMap((b) => b.toSQL() as { sql: string; bindings: readonly unknown[] }[]);
     // Column defaults are written into the SQL text on SQLite; a statement with bindings could not run through exec.
     if (statements.some((s) => s.bindings.length)) throw new Error('a CREATE TABLE statement has bindings');
+    if (!statements.length) return;
     const connection = (await knex.client.acquireConnection()) as BetterSqlite3.Database;
     try {
       connection.exec(statements.map((s) => s.sql).join(';\n'));
@@ -44,8 +192,45 @@ export const SQLITE_SCHEMA: SchemaDialect = {
     }
   },
 
-  /** One transaction instead of one commit per statement (thousands for large sets). */
-  async applySync(knex, _doctypes, sync) {
-    await knex.transaction((trx) => sync(trx));
+  /**
+   * One transaction, begun IMMEDIATE so that it holds the write lock before it reads anything: a process starting at
+   * the same time waits (busy timeout, then again until LOCK_WAIT_MS), then reads what this one wrote. knex keeps one
+   * connection for SQLite, so the statements between BEGIN and COMMIT all run on it.
+   */
+  async applySync(knex, _doctypes, work) {
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        await knex.raw('begin immediate');
+        break;
+      } catch (err) {
+        if (!isBusy(err) || Date.now() > deadline) throw err;
+      }
+    }
+    // A table rebuild sorts its indexes and fills a new table within the transaction: with the site's small page cache
+    // (sqlite_cache_kb, 2 MiB) both spill to disk; 64 MiB for the run halves a 500,000-row rebuild.
+    const [{ cache_size: cache }] = (await knex.raw('pragma cache_size')) as [{ cache_size: number }];
+    await knex.raw(`pragma cache_size = ${Math.min(cache < 0 ? cache : -cache * 4, -MIGRATION_CACHE_KB)}`);
+    try {
+      await work(knex);
+      await knex.raw('commit');
+    } catch (err) {
+      await knex.raw('rollback').catch(() => undefined);
+      throw err;
+    } finally {
+      await knex.raw(`pragma cache_size = ${Math.trunc(cache)}`);
+    }
+  },
+
+  async atomically(knex, work) {
+    await knex.raw('savepoint svc_migrate_doctype');
+    try {
+      await work();
+    } catch (err) {
+      await knex.raw('rollback to svc_migrate_doctype');
+      await knex.raw('release svc_migrate_doctype');
+      throw err;
+    }
+    await knex.raw('release svc_migrate_doctype');
   },
 };

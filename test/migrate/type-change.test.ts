@@ -1,0 +1,166 @@
+// Type and length changes on a table holding documents: converted in place (SQLite: table rebuild; MariaDB: MODIFY),
+// or refused with SchemaConflictError naming the field, the row count and documents, the table untouched.
+import { migrate } from '../../runtime/db/migrate';
+import { indexName } from '../../runtime/db/table-columns';
+import { insertDocs, metaOf, openMigrateDb, rowsOf, type MigrateDb } from './migrate-db';
+
+let m: MigrateDb;
+beforeEach(async () => {
+  m = await openMigrateDb();
+});
+afterEach(async () => {
+  await m.close();
+});
+
+const item = (fields: Record<string, unknown>[]) => metaOf({ name: 'Mig Item', fields });
+
+test('Data → Int converts stored numbers; the column sorts and filters as numbers', async () => {
+  await migrate(m.db, [
+    item([
+      { fieldname: 'qty', fieldtype: 'Data' },
+      { fieldname: 'title', fieldtype: 'Data', search_index: 1 },
+    ]),
+  ]);
+  await insertDocs(m.knex, 'tabMig Item', [
+    { name: 'A', qty: '12', title: 'a' },
+    { name: 'B', qty: '42', title: 'b' },
+    { name: 'C', qty: '5', title: 'c' },
+    { name: 'D', qty: '', title: 'd' },
+  ]);
+  const result = await migrate(m.db, [
+    item([
+      { fieldname: 'qty', fieldtype: 'Int' },
+      { fieldname: 'title', fieldtype: 'Data', search_index: 1 },
+    ]),
+  ]);
+  expect(result.refused).toEqual([]);
+  expect(result.plan.map((c) => c.kind)).toEqual(['change_type']);
+  // D's empty text becomes NULL first (the statement is planned only when such values exist).
+  expect(result.plan[0]!.statements[0]).toMatch(/^update .* = NULL where .*qty.* = ''$/i);
+  expect(result.changed).toEqual(['Mig Item']);
+  const rows = await m.knex('tabMig Item').select('name').where('qty', '>', 5).orderBy('qty', 'desc');
+  expect(rows.map((r: { name: string }) => r.name)).toEqual(['B', 'A']);
+  expect(await rowsOf(m.knex, 'tabMig Item', ['qty', 'title'])).toEqual([
+    { name: 'A', qty: 12, title: 'a' },
+    { name: 'B', qty: 42, title: 'b' },
+    { name: 'C', qty: 5, title: 'c' },
+    { name: 'D', qty: null, title: 'd' },
+  ]);
+  // The index of an unchanged field survives the rebuild.
+  expect(
+    [...(await m.db.schema.indexes(m.knex, 'tabMig Item')).keys()].some((n) => n.endsWith('_title')),
+  ).toBe(true);
+  // Nothing is pending afterwards.
+  expect(
+    (
+      await migrate(
+        m.db,
+        [
+          item([
+            { fieldname: 'qty', fieldtype: 'Int' },
+            { fieldname: 'title', fieldtype: 'Data', search_index: 1 },
+          ]),
+        ],
+        { full: true },
+      )
+    ).plan,
+  ).toEqual([]);
+});
+
+test('a value that would not convert refuses the change, naming the field, the count and the documents', async () => {
+  await migrate(m.db, [item([{ fieldname: 'qty', fieldtype: 'Data' }])]);
+  await insertDocs(m.knex, 'tabMig Item', [
+    { name: 'A', qty: '12' },
+    { name: 'B', qty: 'twelve' },
+    { name: 'C', qty: '7.25' },
+  ]);
+  const before = await rowsOf(m.knex, 'tabMig Item', ['qty']);
+  const columns = await m.db.schema.columns(m.knex, 'tabMig Item');
+  const result = await migrate(m.db, [item([{ fieldname: 'qty', fieldtype: 'Int' }])]);
+  expect(result.refused).toHaveLength(1);
+  expect(result.refused[0]!.refusal).toMatch(
+    /^Mig Item: cannot change qty from varchar\(140\) to \w+: 2 rows hold a value that would not convert exactly \("B", "C"\)$/,
+  );
+  expect(result.changed).toEqual([]);
+  expect(await rowsOf(m.knex, 'tabMig Item', ['qty'])).toEqual(before);
+  expect(await m.db.schema.columns(m.knex, 'tabMig Item')).toEqual(columns);
+});
+
+test('Int → Float and Float → Currency keep the values; a fraction refuses Float → Int', async () => {
+  await migrate(m.db, [
+    item([
+      { fieldname: 'n', fieldtype: 'Int' },
+      { fieldname: 'f', fieldtype: 'Float' },
+    ]),
+  ]);
+  await insertDocs(m.knex, 'tabMig Item', [
+    { name: 'A', n: 3, f: 7.25 },
+    { name: 'B', n: -4, f: 2 },
+  ]);
+  const ok = await migrate(m.db, [
+    item([
+      { fieldname: 'n', fieldtype: 'Float' },
+      { fieldname: 'f', fieldtype: 'Currency' },
+    ]),
+  ]);
+  expect(ok.refused).toEqual([]);
+  expect(await rowsOf(m.knex, 'tabMig Item', ['n', 'f'])).toEqual([
+    { name: 'A', n: 3, f: 7.25 },
+    { name: 'B', n: -4, f: 2 },
+  ]);
+  const refused = await migrate(m.db, [
+    item([
+      { fieldname: 'n', fieldtype: 'Float' },
+      { fieldname: 'f', fieldtype: 'Int' },
+    ]),
+  ]);
+  expect(refused.refused[0]?.refusal).toMatch(/cannot change f .*1 row holds .*\("A"\)/);
+});
+
+test('Data → Text takes long values; a shorter length refuses values that do not fit', async () => {
+  await migrate(m.db, [item([{ fieldname: 'note', fieldtype: 'Data' }])]);
+  await insertDocs(m.knex, 'tabMig Item', [
+    { name: 'A', note: 'x'.repeat(100) },
+    { name: 'B', note: 'short' },
+  ]);
+  const shorter = await migrate(m.db, [item([{ fieldname: 'note', fieldtype: 'Data', length: 50 }])]);
+  expect(shorter.refused[0]?.refusal).toMatch(
+    /cannot change note from varchar\(140\) to varchar\(50\): 1 row holds .*\("A"\)/,
+  );
+  const text = await migrate(m.db, [item([{ fieldname: 'note', fieldtype: 'Text' }])]);
+  expect(text.refused).toEqual([]);
+  await m
+    .knex('tabMig Item')
+    .where({ name: 'B' })
+    .update({ note: 'y'.repeat(500) });
+  expect((await rowsOf(m.knex, 'tabMig Item', ['note'])).map((r) => String(r.note).length)).toEqual([
+    100, 500,
+  ]);
+});
+
+test('a unique index survives the conversion and still refuses a repeated value', async () => {
+  const fields = (qty: string) => [
+    { fieldname: 'code', fieldtype: 'Data', unique: 1 },
+    { fieldname: 'qty', fieldtype: qty },
+  ];
+  await migrate(m.db, [item(fields('Data'))]);
+  await insertDocs(m.knex, 'tabMig Item', [
+    { name: 'A', code: 'S1', qty: '1' },
+    { name: 'B', code: 'S2', qty: '2' },
+  ]);
+  expect((await migrate(m.db, [item(fields('Int'))])).refused).toEqual([]);
+  expect(
+    (await m.db.schema.indexes(m.knex, 'tabMig Item')).get(indexName('tabMig Item', 'code'))?.unique,
+  ).toBe(true);
+  // The driver's error may come from another realm (jest): compared by its message, not by class.
+  expect(
+    await insertDocs(m.knex, 'tabMig Item', [{ name: 'C', code: 'S1', qty: 3 }]).then(
+      () => 'stored',
+      (e: { message?: string }) => String(e.message),
+    ),
+  ).toMatch(/UNIQUE|Duplicate/i);
+  expect(await rowsOf(m.knex, 'tabMig Item', ['code', 'qty'])).toEqual([
+    { name: 'A', code: 'S1', qty: 1 },
+    { name: 'B', code: 'S2', qty: 2 },
+  ]);
+});
