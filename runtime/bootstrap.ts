@@ -9,6 +9,8 @@ import { connect } from './db/connect';
 import { migrate } from './db/migrate';
 import { ensureSigningKey } from './oauth/signing-keys';
 import { installFeatures } from './features';
+import type { PatchList } from './patches/patch-list';
+import { runPatches } from './patches/run-patches';
 import { openResultCache, resultCacheLimits } from './query/result-cache';
 import { SitePlugins } from './site';
 import { ensureFileFolders } from './files/file-rules';
@@ -99,11 +101,21 @@ async function ensureAdministrator(site: Site): Promise<boolean> {
   return true;
 }
 
-/** Opens the site's database and syncs it; creates roles and Administrator when missing. */
+/** What opening a site does beside the schema sync. */
+export interface OpenSiteOptions {
+  /** The patches of patches.txt to run around the schema sync (svc migrate, svc serve); none when absent. */
+  patches?: PatchList;
+}
+
+/**
+ * Opens the site's database and syncs it (between the pre_model_sync and post_model_sync patches, when given); creates
+ * roles and Administrator when missing. A failing patch or sync closes the database and throws.
+ */
 export async function openSite(
   config: ServiceConfig,
   registry: Registry,
-): Promise<Site & { created: boolean; migrated: string[] }> {
+  options: OpenSiteOptions = {},
+): Promise<Site & { created: boolean; migrated: string[]; patched: string[] }> {
   const { site: conf } = config;
   const db = connect(config.databaseUrl, {
     statementMs: conf.db_statement_timeout,
@@ -123,10 +135,20 @@ export async function openSite(
   installFeatures(site);
   db.resultCache = resultCacheLimits(site);
   site.jobs = siteJobQueue(site);
-  const { changed } = await migrate(
-    db,
-    registry.all().map((b) => b.meta),
-  );
+  const { patches } = options;
+  const patched: string[] = [];
+  let changed: string[];
+  try {
+    if (patches) patched.push(...(await runPatches(site, 'pre_model_sync', patches.pre_model_sync)));
+    ({ changed } = await migrate(
+      db,
+      registry.all().map((b) => b.meta),
+    ));
+    if (patches) patched.push(...(await runPatches(site, 'post_model_sync', patches.post_model_sync)));
+  } catch (err) {
+    await site.plugins.close(site).catch(() => undefined);
+    throw err;
+  }
   await ensureRoles(site);
   const created = await ensureAdministrator(site);
   await ensureFileFolders(site);
@@ -142,7 +164,7 @@ export async function openSite(
     startScheduler(site);
   }
   // The same object the job worker holds: per-site state (Redis connections, script caches) is keyed by it.
-  return Object.assign(site, { created, migrated: changed });
+  return Object.assign(site, { created, migrated: changed, patched });
 }
 
 /**

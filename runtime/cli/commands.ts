@@ -7,7 +7,8 @@ import { loadConfig } from '../config/config';
 import { exitOnSignals, serve, stopWorker } from './serve';
 import { jobBackend } from '../jobs/site-queue';
 import { addUser, generateKeysFor, setPassword } from './user-commands';
-import { doctypesDir, generatedDir } from './layout';
+import { doctypesDir, generatedDir, projectRoot } from './layout';
+import { readPatchList } from '../patches/patch-list';
 import { loadRegistry } from './load-registry';
 import { loadAuthHooks } from '../auth/auth-hooks';
 import { scriptIndex } from '../scripts/script-store';
@@ -20,9 +21,12 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
       (require('../../generator/cli') as typeof import('../../generator/cli')).generateCommand(argv),
   },
   migrate: {
-    help: 'Usage: svc migrate\n\nSyncs the database (DATABASE_URL) to the generated DocTypes: creates missing tables, adds missing\ncolumns and indexes, never drops anything. Running it twice is a no-op.',
+    help: 'Usage: svc migrate\n\nSyncs the database (DATABASE_URL) to the generated DocTypes: creates missing tables, adds missing\ncolumns and indexes, never drops anything. Running it twice is a no-op. Runs the patches of patches.txt\nthat have not run: [pre_model_sync] before the sync, [post_model_sync] after it.',
     run: async () => {
-      const site = await openSite(loadConfig(), await loadRegistry());
+      const site = await openSite(loadConfig(), await loadRegistry(), {
+        patches: readPatchList(projectRoot()),
+      });
+      if (site.patched.length) console.log(`ran ${site.patched.length} patches: ${site.patched.join(', ')}`);
       console.log(
         site.migrated.length
           ? `migrated ${site.migrated.length} DocTypes: ${site.migrated.join(', ')}`
@@ -43,7 +47,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
         return 1;
       }
       if (argv.includes('--with-worker')) config.site.job_worker = true;
-      const site = await openSite(config, await loadRegistry());
+      const site = await openSite(config, await loadRegistry(), { patches: readPatchList(projectRoot()) });
       // A Redis unreachable at start-up is a warning (the breaker logs it); the service follows it as it comes back.
       await checkRedisAtStart(site);
       if (site.created && config.adminPasswordDefaulted)

@@ -29,6 +29,7 @@ export const LAYERS: readonly Layer[] = [
       'methods',
       'scripts',
       'metrics',
+      'patches',
     ],
   },
   { name: 'http', units: ['middleware', 'routes'] },
