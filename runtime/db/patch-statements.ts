@@ -13,6 +13,6 @@ export interface PatchStatements {
   dropColumn(knex: Knex, table: string, column: string): Promise<void>;
   /** Renames table `from` to `to`, rows and columns unchanged. */
   renameTable(knex: Knex, from: string, to: string): Promise<void>;
-  /** Runs `sql` with `?` bindings; the rows it returns (none for a statement that returns none). */
+  /** Runs `sql` with knex bindings (`?` a value, `??` an identifier); the rows it returns (none for a statement without). */
   run(knex: Knex, sql: string, bindings: readonly unknown[]): Promise<PatchRow[]>;
 }

@@ -18,7 +18,7 @@ export interface PatchContext {
   renameField(doctype: string, from: string, to: string): Promise<void>;
   /** Moves the rows of DocType `from` to the declared DocType `to`, with every value that names it. */
   renameDocType(from: string, to: string): Promise<void>;
-  /** Runs SQL with `?` bindings; the rows it returns. */
+  /** Runs SQL with bindings (`?` a value, `??` an identifier); the rows it returns. */
   sql(text: string, bindings?: readonly unknown[]): Promise<PatchRow[]>;
   /** Reads a document (404 DoesNotExistError when missing); change it and pass it to saveDoc. */
   getDoc(doctype: string, name: string): Promise<Document>;

@@ -11,7 +11,7 @@ import type { Database } from '../db/backend';
 import { storesValue } from '../meta/field-types';
 import type { DocTypeMeta } from '../meta/types';
 import type { Site } from '../site';
-import { dropServiceIndexes, tableColumns } from './service-indexes';
+import { dropServiceIndexes, resyncDocType, tableColumns } from './service-indexes';
 
 /** System tables with a `doctype` column naming the DocType of a document. */
 const DOCTYPE_COLUMNS = [SYSTEM_TABLES.auth, SYSTEM_TABLES.idempotency] as const;
@@ -50,7 +50,7 @@ export async function renameDocType(site: Site, from: string, to: string): Promi
     }
     for (const table of DOCTYPE_COLUMNS)
       if (tables.has(table)) await trx(table).where('doctype', from).update({ doctype: to });
-    if (tables.has(SYSTEM_TABLES.schema)) await trx(SYSTEM_TABLES.schema).where('doctype', from).delete();
+    if (tables.has(SYSTEM_TABLES.schema)) for (const doctype of [from, to]) await resyncDocType(trx, doctype);
   });
 }
 

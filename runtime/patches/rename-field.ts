@@ -7,7 +7,7 @@ import { isTableType } from '../meta/field-types';
 import { logger } from '../log/logger';
 import { SYSTEM_TABLES } from '../db/migrate';
 import type { Site } from '../site';
-import { dropServiceIndexes, tableColumns } from './service-indexes';
+import { dropServiceIndexes, resyncDocType, tableColumns } from './service-indexes';
 
 /** Renames field `from` of `doctype` to its declared field `to`, data included. */
 export async function renameField(site: Site, doctype: string, from: string, to: string): Promise<void> {
@@ -48,6 +48,7 @@ export async function renameField(site: Site, doctype: string, from: string, to:
       return;
     }
     await dropServiceIndexes(db, trx, table, [from]);
+    await resyncDocType(trx, doctype);
     if (!columns.has(to)) {
       await db.patchStatements.renameColumn(trx, table, from, to);
       return;

@@ -1,9 +1,9 @@
 // The indexes this service gave a table's columns (db/migrate.ts names them idx_<table>_<column>), dropped before a
-// patch renames or drops what they cover: the schema sync then creates them again under the new names where the
-// DocType still asks for them, instead of leaving an index named after a column or table that no longer exists.
+// patch renames or drops what they cover: the schema sync, told to look at the DocType again, creates them under the
+// new names where the DocType still asks for them, instead of leaving an index named after what no longer exists.
 import type { Knex } from 'knex';
 import type { Database } from '../db/backend';
-import { indexName } from '../db/migrate';
+import { SYSTEM_TABLES, indexName } from '../db/migrate';
 
 /** Drops the service's indexes on `columns` of `table` (those that exist). */
 export async function dropServiceIndexes(
@@ -22,4 +22,9 @@ export async function dropServiceIndexes(
 /** The columns of `table`. */
 export async function tableColumns(knex: Knex, table: string): Promise<Set<string>> {
   return new Set(Object.keys(await knex(table).columnInfo()));
+}
+
+/** Makes the next schema sync look at `doctype`'s table again (its indexes under their new names) by forgetting its hash. */
+export async function resyncDocType(knex: Knex, doctype: string): Promise<void> {
+  await knex(SYSTEM_TABLES.schema).where({ doctype }).delete();
 }
