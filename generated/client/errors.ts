@@ -91,6 +91,9 @@ export const ServerScriptError = errorClass('ServerScriptError', ApiError);
 /** exc_type ServerScriptNotEnabled (HTTP 403). */
 export const ServerScriptNotEnabled = errorClass('ServerScriptNotEnabled', PermissionError);
 
+/** exc_type PatchError (HTTP 500). */
+export const PatchError = errorClass('PatchError', ApiError);
+
 /** exc_type OAuthError (HTTP 400). */
 export const OAuthError = errorClass('OAuthError', ApiError);
 
@@ -126,5 +129,6 @@ export const ERROR_CLASSES: ErrorClasses = {
   QueryTimeoutError,
   ServerScriptError,
   ServerScriptNotEnabled,
+  PatchError,
   OAuthError,
 };

@@ -9,6 +9,7 @@ import { jobBackend } from '../jobs/site-queue';
 import { addUser, generateKeysFor, setPassword } from './user-commands';
 import { doctypesDir, generatedDir, projectRoot } from './layout';
 import { readPatchList } from '../patches/patch-list';
+import { warnStaleDocTypes } from './stale-doctypes';
 import { loadRegistry } from './load-registry';
 import { loadAuthHooks } from '../auth/auth-hooks';
 import { scriptIndex } from '../scripts/script-store';
@@ -63,6 +64,11 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
         );
       });
       exitOnSignals(served);
+      // Once listening: a DocType JSON edited but not regenerated is served as generated; one warning line each.
+      served.server.once(
+        'listening',
+        () => void warnStaleDocTypes(doctypesDir(), generatedDir()).catch(() => undefined),
+      );
       return new Promise<number>(() => undefined);
     },
   },
