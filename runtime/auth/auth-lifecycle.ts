@@ -1,12 +1,13 @@
 // What authentication adds to the document lifecycle: Password fields stored in `__Auth`, the sessions of a user whose
 // password changed ended after the commit, credential caches dropped after writes, and other processes told.
 import type { SaveOperation } from '../document/extension-points';
-import { fieldLists } from '../document/field-lists';
+import { fieldLists } from '../registry/field-lists';
 import type { DocumentTransaction } from '../document/lifecycle';
 import { lifecycleOf } from '../document/extension-points';
 import type { Site } from '../site';
 import { authChanged } from './auth-broadcast';
 import { forgetAuthCaches } from './auth-caches';
+import { isKeySource } from './key-sources';
 import { isNewSecret, storePasswordFields } from './password-fields';
 import { endUserSessions } from './sessions';
 
@@ -61,4 +62,7 @@ export function registerAuth(site: Site): void {
     for (const doctype of written) forgetAuthCaches(doctype);
   });
   for (const doctype of AUTH_DOCTYPES) extensions.on('afterTransaction', broadcast, doctype);
+  // A custom key source's rows are API keys too: a regenerated or disabled key reaches every process at once.
+  for (const binding of registry.all())
+    if (isKeySource(binding)) extensions.on('afterTransaction', broadcast, binding.meta.name);
 }

@@ -2,7 +2,7 @@
 // path (hooks, validation, naming) as Administrator. Each patch gets its own context.
 import { Document } from '../document/document';
 import { DocumentTransaction } from '../document/lifecycle';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { PatchError } from '../errors/errors';
 import type { PatchRow } from '../db/patch-statements';
 import type { Site } from '../site';
