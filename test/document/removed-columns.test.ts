@@ -53,6 +53,18 @@ test('frappe.client.get answers only declared fields', async () => {
   expect(keysOf(res.body.message)).not.toContain('legacy_part');
 });
 
+test('a list of every field (`*`, v1 and v2) leaves the removed column out', async () => {
+  for (const path of ['/api/resource/Widget', '/api/v2/document/Widget']) {
+    const res = await t.http
+      .get(path)
+      .query({ fields: JSON.stringify(['*']), filters: JSON.stringify([['name', '=', name]]) })
+      .set(auth());
+    expect(res.status).toBe(200);
+    expect(res.body.data[0].title).toBe('Old widget');
+    expect(Object.keys(res.body.data[0])).not.toContain('legacy_note');
+  }
+});
+
 test('a list refuses the removed column', async () => {
   const res = await t.http
     .get('/api/resource/Widget')
