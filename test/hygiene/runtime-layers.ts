@@ -26,6 +26,7 @@ export const LAYERS: readonly Layer[] = [
       'idempotency',
       'files',
       'oauth',
+      'history',
       'methods',
       'scripts',
       'metrics',
