@@ -38,6 +38,10 @@ import * as oauth_client_validators from './validators/oauth_client';
 import * as oauth_client_v1 from './routes/v1/oauth_client';
 import * as oauth_client_v2 from './routes/v2/oauth_client';
 import * as oauth_client_controller from '../doctypes/integrations/oauth_client/oauth_client';
+import * as patch_log_model from './models/patch_log';
+import * as patch_log_validators from './validators/patch_log';
+import * as patch_log_v1 from './routes/v1/patch_log';
+import * as patch_log_v2 from './routes/v2/patch_log';
 import * as role_model from './models/role';
 import * as role_validators from './validators/role';
 import * as role_v1 from './routes/v1/role';
@@ -77,6 +81,7 @@ export const registry = createRegistry([
   { meta: oauth_authorization_code_model.meta, model: oauth_authorization_code_model.OAuthAuthorizationCodeModel, validateBody: oauth_authorization_code_validators.validateBody, v1: oauth_authorization_code_v1.routes, v2: oauth_authorization_code_v2.routes },
   { meta: oauth_bearer_token_model.meta, model: oauth_bearer_token_model.OAuthBearerTokenModel, validateBody: oauth_bearer_token_validators.validateBody, v1: oauth_bearer_token_v1.routes, v2: oauth_bearer_token_v2.routes },
   { meta: oauth_client_model.meta, model: oauth_client_model.OAuthClientModel, validateBody: oauth_client_validators.validateBody, v1: oauth_client_v1.routes, v2: oauth_client_v2.routes, controller: oauth_client_controller },
+  { meta: patch_log_model.meta, model: patch_log_model.PatchLogModel, validateBody: patch_log_validators.validateBody, v1: patch_log_v1.routes, v2: patch_log_v2.routes },
   { meta: role_model.meta, model: role_model.RoleModel, validateBody: role_validators.validateBody, v1: role_v1.routes, v2: role_v2.routes },
   { meta: server_script_model.meta, model: server_script_model.ServerScriptModel, validateBody: server_script_validators.validateBody, v1: server_script_v1.routes, v2: server_script_v2.routes },
   { meta: system_settings_model.meta, model: system_settings_model.SystemSettingsModel, validateBody: system_settings_validators.validateBody, v1: system_settings_v1.routes, v2: system_settings_v2.routes },

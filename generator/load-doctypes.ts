@@ -2,6 +2,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Problem } from './problems';
+import { sourceHash } from './source-hash';
 
 /** A DocType file as read from disk, not yet checked. */
 export interface LoadedDocType {
@@ -13,6 +14,8 @@ export interface LoadedDocType {
   root: string;
   /** Parsed JSON. */
   json: unknown;
+  /** SHA-1 of the file's bytes (generated/doctype-sources.json: `svc serve` warns when a file no longer matches). */
+  sha1: string;
   /** Controller file (`<name>.ts` beside the JSON), relative to the working directory, when present. */
   controller?: string;
 }
@@ -50,8 +53,10 @@ export async function loadDocTypes(roots: string[], cwd = process.cwd()): Promis
     for (const abs of files) {
       const file = toPosix(path.relative(cwd, abs));
       let json: unknown;
+      let text: string;
       try {
-        json = JSON.parse(await fs.readFile(abs, 'utf8'));
+        text = await fs.readFile(abs, 'utf8');
+        json = JSON.parse(text);
       } catch (err) {
         problems.push({
           file,
@@ -73,6 +78,7 @@ export async function loadDocTypes(roots: string[], cwd = process.cwd()): Promis
         relative: toPosix(path.relative(absRoot, abs)),
         root: toPosix(path.relative(cwd, absRoot)) || '.',
         json,
+        sha1: sourceHash(text),
         ...(controller ? { controller } : {}),
       });
     }

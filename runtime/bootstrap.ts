@@ -11,6 +11,8 @@ import { isPending, migrate, type MigrateOptions } from './db/migrate';
 import { SchemaConflictError, SchemaPendingError } from './errors/errors';
 import { ensureSigningKey } from './oauth/signing-keys';
 import { installFeatures } from './features';
+import type { PatchList } from './patches/patch-list';
+import { runPatches } from './patches/run-patches';
 import { openResultCache, resultCacheLimits } from './query/result-cache';
 import { SitePlugins } from './site';
 import { ensureFileFolders } from './files/file-rules';
@@ -120,15 +122,21 @@ async function migrateAtStart(site: Site, options: MigrateOptions): Promise<stri
   return changed;
 }
 
+/** What opening a site does around the schema sync: MigrateOptions, and the patches of patches.txt to run around it. */
+export interface OpenSiteOptions extends MigrateOptions {
+  /** The patches of patches.txt to run around the schema sync (svc migrate, svc serve); none when absent. */
+  patches?: PatchList;
+}
+
 /**
- * Opens the site's database and syncs it (`migration`: the phases around the sync, patches); creates roles and
- * Administrator when missing.
+ * Opens the site's database and syncs it (between the pre_model_sync and post_model_sync patches, when given); creates
+ * roles and Administrator when missing. A failing patch or sync closes the database and throws.
  */
 export async function openSite(
   config: ServiceConfig,
   registry: Registry,
-  migration: MigrateOptions = {},
-): Promise<Site & { created: boolean; migrated: string[] }> {
+  options: OpenSiteOptions = {},
+): Promise<Site & { created: boolean; migrated: string[]; patched: string[] }> {
   const { site: conf } = config;
   const db = connect(config.databaseUrl, {
     statementMs: conf.db_statement_timeout,
@@ -149,9 +157,13 @@ export async function openSite(
   db.resultCache = resultCacheLimits(site);
   const jobs = siteJobQueue(site);
   setJobQueue(site, jobs);
+  const { patches, ...migration } = options;
+  const patched: string[] = [];
   let changed: string[];
   try {
+    if (patches) patched.push(...(await runPatches(site, 'pre_model_sync', patches.pre_model_sync)));
     changed = await migrateAtStart(site, migration);
+    if (patches) patched.push(...(await runPatches(site, 'post_model_sync', patches.post_model_sync)));
   } catch (err) {
     await site.plugins.close(site).catch(() => undefined);
     throw err;
@@ -170,7 +182,7 @@ export async function openSite(
     startScheduler(site);
   }
   // The same object the job worker holds: per-site state (Redis connections, script caches) is keyed by it.
-  return Object.assign(site, { created, migrated: changed });
+  return Object.assign(site, { created, migrated: changed, patched });
 }
 
 /**

@@ -23,3 +23,4 @@ export { HOOKS, type HookName } from './document/hooks';
 export type { Site, SessionUser } from './site';
 export { and, cond, or, type FilterNode, type FilterOperator } from './query/filter-tree';
 export type { HasPermission, PermissionQuery } from './permissions/controller-permission';
+export type { PatchContext } from './patches/patch-context';

@@ -100,6 +100,9 @@ export const ServerScriptError = errorClass('ServerScriptError', ApiError);
 /** exc_type ServerScriptNotEnabled (HTTP 403). */
 export const ServerScriptNotEnabled = errorClass('ServerScriptNotEnabled', PermissionError);
 
+/** exc_type PatchError (HTTP 500). */
+export const PatchError = errorClass('PatchError', ApiError);
+
 /** exc_type OAuthError (HTTP 400). */
 export const OAuthError = errorClass('OAuthError', ApiError);
 
@@ -138,5 +141,6 @@ export const ERROR_CLASSES: ErrorClasses = {
   SchemaPendingError,
   ServerScriptError,
   ServerScriptNotEnabled,
+  PatchError,
   OAuthError,
 };

@@ -671,6 +671,56 @@ export type OAuthClient_Update = {
   response_type?: '' | 'Code' | 'Token' | null;
 };
 
+/** A Patch Log document as the server answers it (v1 leaves out null fields; v2 keeps them). */
+export type PatchLog = {
+  doctype: 'Patch Log';
+  name: string;
+  readonly owner?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff] */
+  readonly creation?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff]; send it back on an update to refuse a stale write (409) */
+  modified?: string;
+  readonly modified_by?: string;
+  readonly docstatus?: 0 | 1 | 2;
+  readonly idx?: number;
+  /** Patch */
+  patch?: string | null;
+  /** Skipped */
+  skipped?: 0 | 1;
+  /** Traceback */
+  traceback?: string | null;
+};
+
+/** The body of a new Patch Log (unknown keys are dropped). */
+export type PatchLog_Create = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** Patch */
+  patch?: string | null;
+  /** Skipped */
+  skipped?: 0 | 1;
+  /** Traceback */
+  traceback?: string | null;
+};
+
+/** Changes to a Patch Log: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
+export type PatchLog_Update = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** the modified value last read: a newer stored one refuses the update (409 TimestampMismatchError) */
+  modified?: string;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** Patch */
+  patch?: string | null;
+  /** Skipped */
+  skipped?: 0 | 1;
+  /** Traceback */
+  traceback?: string | null;
+};
+
 /** A Role document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type Role = {
   doctype: 'Role';
@@ -1311,6 +1361,12 @@ export interface Types extends ClientTypes {
       doc: OAuthClient;
       create: OAuthClient_Create;
       update: OAuthClient_Update;
+      methods: {};
+    };
+    'Patch Log': {
+      doc: PatchLog;
+      create: PatchLog_Create;
+      update: PatchLog_Update;
       methods: {};
     };
     Role: {

@@ -2,6 +2,7 @@
 import type { GeneratorContext } from '../context';
 import type { FileMap } from '../write/file-map';
 import { emitClient } from './client';
+import { DOCTYPE_SOURCES_PATH, emitDocTypeSources } from './doctype-sources';
 import { emitMethods, methodsPath } from './methods';
 import { emitModel, modelPath } from './model';
 import { emitOpenApi } from './openapi';
@@ -24,5 +25,6 @@ export function emitAll(ctx: GeneratorContext): FileMap {
   for (const [path, text] of emitOpenApi(ctx)) files.set(path, text);
   for (const [path, text] of emitClient(ctx)) files.set(path, text);
   files.set(SCHEMA_DIAGRAM_PATH, emitSchemaDiagram(ctx));
+  files.set(DOCTYPE_SOURCES_PATH, emitDocTypeSources(ctx));
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
 }

@@ -7,7 +7,9 @@ import { loadConfig } from '../config/config';
 import { exitOnSignals, serve, stopWorker } from './serve';
 import { jobBackend } from '../jobs/site-queue';
 import { addUser, generateKeysFor, setPassword } from './user-commands';
-import { doctypesDir, generatedDir } from './layout';
+import { doctypesDir, generatedDir, projectRoot } from './layout';
+import { readPatchList } from '../patches/patch-list';
+import { warnStaleDocTypes } from './stale-doctypes';
 import { loadRegistry } from './load-registry';
 import { MIGRATE_HELP, migrateCommand } from './migrate-command';
 import { loadAuthHooks } from '../auth/auth-hooks';
@@ -32,7 +34,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
         return 1;
       }
       if (argv.includes('--with-worker')) config.site.job_worker = true;
-      const site = await openSite(config, await loadRegistry());
+      const site = await openSite(config, await loadRegistry(), { patches: readPatchList(projectRoot()) });
       // A Redis unreachable at start-up is a warning (the breaker logs it); the service follows it as it comes back.
       await checkRedisAtStart(site);
       if (site.created && config.adminPasswordDefaulted)
@@ -50,6 +52,11 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
       });
       attachRealtime(served.server, site, { authHooks });
       exitOnSignals(served);
+      // Once listening: a DocType JSON edited but not regenerated is served as generated; one warning line each.
+      served.server.once(
+        'listening',
+        () => void warnStaleDocTypes(doctypesDir(), generatedDir()).catch(() => undefined),
+      );
       return new Promise<number>(() => undefined);
     },
   },

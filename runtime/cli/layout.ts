@@ -19,3 +19,8 @@ export function generatedDir(): string {
 export function doctypesDir(): string {
   return process.env.SVC_DOCTYPES ?? (COMPILED ? path.join(COMPILED_ROOT, 'doctypes') : 'doctypes');
 }
+
+/** The project root, where patches.txt and the patch modules are: the working directory (SVC_ROOT overrides it). */
+export function projectRoot(): string {
+  return path.resolve(process.env.SVC_ROOT ?? '.');
+}

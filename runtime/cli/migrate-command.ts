@@ -5,6 +5,8 @@ import { loadConfig } from '../config/config';
 import { connect } from '../db/connect';
 import { isPending, migrate, migrationHistory } from '../db/migrate';
 import type { SchemaChange } from '../db/migration-plan';
+import { readPatchList } from '../patches/patch-list';
+import { projectRoot } from './layout';
 import { loadRegistry } from './load-registry';
 
 /** The help text of `svc migrate`. */
@@ -39,6 +41,30 @@ const REMOVED_FIRST = (a: SchemaChange, b: SchemaChange) =>
   Number(b.kind === 'removed_field' || b.kind === 'drop_column') -
   Number(a.kind === 'removed_field' || a.kind === 'drop_column');
 
+/**
+ * Applies the sync between the patches of patches.txt (those not run yet: pre_model_sync, the sync, post_model_sync),
+ * through opening the site; a failing patch or a refused change throws (the CLI prints it on one line, exit 1).
+ */
+async function migrateWithPatches(
+  config: ReturnType<typeof loadConfig>,
+  patches: ReturnType<typeof readPatchList>,
+  dropRemoved: boolean,
+): Promise<number> {
+  const site = await openSite(
+    { ...config, site: { ...config.site, auto_migrate: true, job_worker: false } },
+    await loadRegistry(),
+    { full: true, dropRemoved, patches },
+  );
+  if (site.patched.length) console.log(`ran ${site.patched.length} patches: ${site.patched.join(', ')}`);
+  console.log(
+    site.migrated.length
+      ? `migrated ${site.migrated.length} DocTypes: ${site.migrated.join(', ')}`
+      : 'schema is up to date',
+  );
+  await closeSite(site);
+  return 0;
+}
+
 /** Runs `svc migrate`; returns the exit code. */
 export async function migrateCommand(argv: string[]): Promise<number> {
   const unknown = argv.find((a) => !FLAGS.has(a));
@@ -65,6 +91,11 @@ export async function migrateCommand(argv: string[]): Promise<number> {
         for (const r of rows)
           console.log([r.applied_at, r.doctype, r.kind, r.detail, `${String(r.ms)} ms`].join(' | '));
       return 0;
+    }
+    const patches = readPatchList(projectRoot());
+    if (!has('--dry-run') && patches.pre_model_sync.length + patches.post_model_sync.length > 0) {
+      await db.close();
+      return await migrateWithPatches(config, patches, has('--drop-removed'));
     }
     const metas = (await loadRegistry()).all().map((b) => b.meta);
     const result = await migrate(db, metas, {

@@ -3,6 +3,7 @@
 // versions. The core never asks which backend it runs on; what only one engine can do is an optional member named
 // after what it does.
 import type { Knex } from 'knex';
+import type { PatchStatements } from './patch-statements';
 import type { SiteConfig } from '../config/config';
 import type { ColumnKind } from '../meta/field-types';
 import type { DocTypeMeta } from '../meta/types';
@@ -173,6 +174,8 @@ export interface Database {
   resultCache?: ResultCacheLimits;
   /** The schema DDL of the backend (migrate.ts). */
   schema: SchemaDialect;
+  /** The statements patches run: column and table renames, a patch's own SQL (runtime/patches). */
+  patchStatements: PatchStatements;
   /** Its driver's errors: unavailable (503), duplicate key (409). */
   errors: DriverErrors;
   /** How bulk items' writes run. */

@@ -48,6 +48,23 @@ export const PARENT_STANDARD = STANDARD_FIELDS;
 /** The standard columns of a child row. */
 export const CHILD_STANDARD = [...STANDARD_FIELDS, ...CHILD_FIELDS] as const;
 
+const columnLists = new WeakMap<DocTypeMeta, readonly string[]>();
+
+/**
+ * The columns a stored row of `meta` is read with: its standard columns, then every stored field. A column the DocType
+ * no longer declares (a removed or renamed field: its data stays until `svc migrate --drop-removed`) is never read, so
+ * no answer holds it.
+ */
+export function documentColumns(meta: DocTypeMeta): readonly string[] {
+  let columns = columnLists.get(meta);
+  if (!columns) {
+    const standard = meta.istable ? CHILD_STANDARD : PARENT_STANDARD;
+    columns = [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)];
+    columnLists.set(meta, columns);
+  }
+  return columns;
+}
+
 /** Loads the child rows of one or more parents, grouped by parent then parentfield (one query per child DocType). */
 export async function loadChildren(
   q: Queryable,
@@ -62,6 +79,7 @@ export async function loadChildren(
     if (seen.has(child.meta.name)) continue;
     seen.add(child.meta.name);
     const rows = await q(child.meta.tableName)
+      .select(documentColumns(child.meta))
       .whereIn('parent', parents)
       .andWhere('parenttype', meta.name)
       .orderBy([{ column: 'parent' }, { column: 'idx' }]);
@@ -78,6 +96,18 @@ export async function loadChildren(
   return byParent;
 }
 
+const singleFields = new WeakMap<DocTypeMeta, ReadonlySet<string>>();
+
+/** The `tabSingles` field names a Single's document is read from: the standard ones and its stored fields. */
+function singleFieldNames(meta: DocTypeMeta): ReadonlySet<string> {
+  let names = singleFields.get(meta);
+  if (!names) {
+    names = new Set([...PARENT_STANDARD, ...fieldLists(meta).stored.map((f) => f.fieldname)]);
+    singleFields.set(meta, names);
+  }
+  return names;
+}
+
 /** Loads a Single DocType's values from `tabSingles`. */
 export async function loadSingle(q: Queryable, binding: DocTypeBinding): Promise<DocData> {
   const rows = (await q(SYSTEM_TABLES.singles).where('doctype', binding.meta.name)) as {
@@ -85,7 +115,9 @@ export async function loadSingle(q: Queryable, binding: DocTypeBinding): Promise
     value: string | null;
   }[];
   const data: DocData = { name: binding.meta.name, docstatus: 0, idx: 0 };
-  for (const row of rows) data[row.field] = row.value;
+  // Only the fields the DocType declares: rows of a removed field stay in tabSingles but are never answered.
+  const declared = singleFieldNames(binding.meta);
+  for (const row of rows) if (declared.has(row.field)) data[row.field] = row.value;
   // Never saved: Frappe answers `frappe.new_doc`, i.e. the fields' static defaults (no session user here).
   if (rows.length === 0) {
     for (const field of binding.meta.fields) {

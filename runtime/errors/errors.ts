@@ -102,6 +102,8 @@ export class SchemaPendingError extends define('SchemaPendingError', 503) {}
 export class ServerScriptError extends define('ServerScriptError', 500) {}
 /** Server scripts are switched off (site config `server_script_enabled: false`). */
 export class ServerScriptNotEnabled extends define('ServerScriptNotEnabled', 403, PermissionError) {}
+/** A patch of patches.txt could not be found or failed: the migration stops there (svc migrate and svc serve exit 1). */
+export class PatchError extends define('PatchError', 500) {}
 /**
  * An OAuth 2.0 protocol error (RFC 6749 section 5.2, RFC 7009, RFC 7662): rendered as `{error, error_description}`,
  * not Frappe's envelope. `error` is the RFC's code (`invalid_grant`, `invalid_client` ...); the status is 400 unless given.
@@ -157,5 +159,6 @@ export const ERROR_CLASSES = {
   SchemaPendingError,
   ServerScriptError,
   ServerScriptNotEnabled,
+  PatchError,
   OAuthError,
 } as const;

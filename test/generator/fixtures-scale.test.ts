@@ -94,9 +94,9 @@ function runNode(args: string[]): Promise<Finished> {
     );
     expect(duplicates.map((w) => /DocType "([^"]+)"/.exec(w.message)?.[1]).sort()).toEqual(DUPLICATES);
     expect(built.doctypeCount).toBe(FILE_COUNT - DUPLICATES.length);
-    // Per DocType: model, validator, v1 and v2 routes; then index.ts, two OpenAPI documents, the four client files and
-    // the schema diagram.
-    expect(built.files.size).toBe(4 * built.doctypeCount + 8);
+    // Per DocType: model, validator, v1 and v2 routes; then index.ts, two OpenAPI documents, the four client files, the
+    // schema diagram and the DocType sources' hashes.
+    expect(built.files.size).toBe(4 * built.doctypeCount + 9);
   });
 
   test(

@@ -13,6 +13,7 @@ const file = (name: string, n: number): LoadedDocType => ({
   relative: `${n}.json`,
   root: 'doctypes',
   json: { doctype: 'DocType', name, fields: [{ fieldname: 'title', fieldtype: 'Data' }] },
+  sha1: '0'.repeat(40),
 });
 const problemsOf = (...names: string[]) =>
   validateDocTypes(names.map(file)).map((p) => `${p.file} ${p.severity}: ${p.message}`);

@@ -12,7 +12,7 @@ type Json = Record<string, unknown>;
 
 /** A LoadedDocType for `json`, in file `<root>/<slug>.json`. */
 function doc(json: Json, file = 'doctypes/note.json', root = 'doctypes'): LoadedDocType {
-  return { file, relative: file.slice(root.length + 1), root, json };
+  return { file, relative: file.slice(root.length + 1), root, json, sha1: '0'.repeat(40) };
 }
 
 /** A valid DocType named Note, with `extra` merged over it. */

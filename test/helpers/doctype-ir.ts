@@ -8,7 +8,13 @@ export function docTypeIR(raw: { name: string } & Record<string, unknown>): DocT
   const slug = scrub(raw.name);
   const relative = `test/${slug}/${slug}.json`;
   const json = { doctype: 'DocType', module: 'Test', fields: [], ...raw };
-  return normalizeDocType({ file: `doctypes/${relative}`, relative, root: 'doctypes', json });
+  return normalizeDocType({
+    file: `doctypes/${relative}`,
+    relative,
+    root: 'doctypes',
+    json,
+    sha1: '0'.repeat(40),
+  });
 }
 
 /** A generator context over the given IRs (sorted by name, as the normalize phase leaves them). */

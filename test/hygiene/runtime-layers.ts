@@ -31,6 +31,7 @@ export const LAYERS: readonly Layer[] = [
       'scripts',
       'metrics',
       'events',
+      'patches',
     ],
   },
   { name: 'http', units: ['middleware', 'routes'] },

@@ -11,6 +11,7 @@ import { GROUP_COMMIT_LANES, MysqlGroupCommit } from './group-commit';
 import { MysqlRowStore } from './row-store';
 import { SavepointBatch } from './savepoint-batch';
 import { MYSQL_SCHEMA } from './schema';
+import { MYSQL_PATCH_STATEMENTS } from './patch-statements';
 import { CHANGE_TABLE, TableChanges, type WatchedConnection } from './table-changes';
 import { inMysqlTransaction } from './transaction';
 
@@ -119,6 +120,7 @@ export function connectMysql(url: string, timeouts: DatabaseOptions): MysqlDatab
     knex,
     health,
     schema: MYSQL_SCHEMA,
+    patchStatements: MYSQL_PATCH_STATEMENTS,
     errors: MYSQL_ERRORS,
     bulkWrites: { window: BULK_WINDOW, openBatch: () => new SavepointBatch(knex) },
     writeKnex,

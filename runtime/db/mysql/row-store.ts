@@ -25,6 +25,7 @@ import { childRowChanges } from '../child-row-changes';
 import { fieldLists, tableFields } from '../../registry/field-lists';
 import {
   CHILD_STANDARD,
+  documentColumns,
   insertError,
   loadSingle,
   nextSeriesValueWithKnex,
@@ -103,6 +104,11 @@ function cachedText(meta: DocTypeMeta, kind: string, build: () => string): strin
   return sql;
 }
 
+/** The quoted column list a document's row is read with (documentColumns: never a column the DocType dropped). */
+function selectList(meta: DocTypeMeta): string {
+  return documentColumns(meta).map(quoteIdent).join(', ');
+}
+
 /** The columns of a full row of `meta`: the `standard` ones, then every stored field. */
 function fullColumns(meta: DocTypeMeta, standard: readonly string[]): string[] {
   return [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)];
@@ -163,7 +169,8 @@ export class MysqlRowStore implements RowStore {
     const sql = cachedText(
       meta,
       forUpdate ? 'read-locked' : 'read',
-      () => `select * from ${quoteIdent(meta.tableName)} where name = ?${forUpdate ? ' for update' : ''}`,
+      () =>
+        `select ${selectList(meta)} from ${quoteIdent(meta.tableName)} where name = ?${forUpdate ? ' for update' : ''}`,
     );
     const { rows, fields } = await execute<unknown[][]>(conn, sql, [name], this.statementMs, true);
     const values = rows[0];
@@ -174,7 +181,7 @@ export class MysqlRowStore implements RowStore {
         child.meta,
         'children',
         () =>
-          `select * from ${quoteIdent(child.meta.tableName)} where parent = ? and parenttype = ? and parentfield = ? order by idx`,
+          `select ${selectList(child.meta)} from ${quoteIdent(child.meta.tableName)} where parent = ? and parenttype = ? and parentfield = ? order by idx`,
       );
       const result = await execute<unknown[][]>(
         conn,

@@ -14,6 +14,7 @@ import { createReadSnapshots } from './read-snapshot';
 import { ReaderPool } from './reader-pool';
 import { SqliteRowStore } from './row-store';
 import { SQLITE_SCHEMA } from './schema';
+import { SQLITE_PATCH_STATEMENTS } from './patch-statements';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startWalCheckpointer } from './wal-checkpointer';
 
 /** An open SQLite database: the core's Database and what this folder's modules use besides. */
@@ -99,6 +100,7 @@ export function connectSqlite(url: string, options: DatabaseOptions): SqliteData
     knex,
     health,
     schema: SQLITE_SCHEMA,
+    patchStatements: SQLITE_PATCH_STATEMENTS,
     errors: SQLITE_ERRORS,
     bulkWrites: { window: BULK_WINDOW },
     readConnection,

@@ -24,6 +24,7 @@ import { fieldLists, tableFields } from '../../registry/field-lists';
 import {
   CHILD_STANDARD,
   decodeRow,
+  documentColumns,
   insertError,
   loadSingle,
   nextSeriesValueWithKnex,
@@ -178,6 +179,15 @@ async function writeConnection(trx: Knex): Promise<BetterSqlite3.Database> {
   return conn;
 }
 
+const selectLists = new WeakMap<DocTypeMeta, string>();
+
+/** The quoted column list a document's row is read with (documentColumns: never a column the DocType dropped). */
+function selectList(meta: DocTypeMeta): string {
+  let list = selectLists.get(meta);
+  if (list === undefined) selectLists.set(meta, (list = documentColumns(meta).map(quoteIdent).join(', ')));
+  return list;
+}
+
 /** Reads one document (not a Single) with its child rows through cached prepared statements on `conn`. */
 function readDocOn(
   conn: BetterSqlite3.Database,
@@ -186,14 +196,16 @@ function readDocOn(
   name: string,
 ): DocData | undefined {
   const { meta } = binding;
-  const row = prepared(conn, `SELECT * FROM ${quoteIdent(meta.tableName)} WHERE name = ?`).get(name) as
-    Record<string, unknown> | undefined;
+  const row = prepared(
+    conn,
+    `SELECT ${selectList(meta)} FROM ${quoteIdent(meta.tableName)} WHERE name = ?`,
+  ).get(name) as Record<string, unknown> | undefined;
   if (!row) return undefined;
   const data = decodeRow(meta, row);
   for (const { field, child } of tableFields(meta, registry)) {
     const rows = prepared(
       conn,
-      `SELECT * FROM ${quoteIdent(child.meta.tableName)} WHERE parent = ? AND parenttype = ? AND parentfield = ? ORDER BY idx`,
+      `SELECT ${selectList(child.meta)} FROM ${quoteIdent(child.meta.tableName)} WHERE parent = ? AND parenttype = ? AND parentfield = ? ORDER BY idx`,
     ).all(name, meta.name, field.fieldname) as Record<string, unknown>[];
     data[field.fieldname] = rows.map((r) => {
       const rowData = decodeRow(child.meta, r);

@@ -1,0 +1,18 @@
+// The statements patches need beyond knex's builders (runtime/patches): renaming and dropping a column, renaming a
+// table, and a patch's own SQL with its rows. One implementation per backend (db/<backend>/patch-statements.ts).
+import type { Knex } from 'knex';
+
+/** A row of a patch's own SQL, column → value. */
+export type PatchRow = Record<string, unknown>;
+
+/** What a backend runs for patches; table and column names are checked by the caller and quoted here. */
+export interface PatchStatements {
+  /** Renames column `from` of `table` to `to`, keeping its values and type. */
+  renameColumn(knex: Knex, table: string, from: string, to: string): Promise<void>;
+  /** Drops column `column` of `table` (its indexes must have been dropped). */
+  dropColumn(knex: Knex, table: string, column: string): Promise<void>;
+  /** Renames table `from` to `to`, rows and columns unchanged. */
+  renameTable(knex: Knex, from: string, to: string): Promise<void>;
+  /** Runs `sql` with knex bindings (`?` a value, `??` an identifier); the rows it returns (none for a statement without). */
+  run(knex: Knex, sql: string, bindings: readonly unknown[]): Promise<PatchRow[]>;
+}

@@ -1,0 +1,59 @@
+// renameField(doctype, from, to) of a patch (as Frappe's rename_field, which patches call): the values of column `from`
+// move into the field `to` the DocType now declares, and `from` goes. Before the schema sync (`to` has no column yet)
+// the column is renamed; after it, the values are copied into the new column and the old one is dropped. A Table field
+// moves its child rows (parentfield); a Single moves its tabSingles value. Running it again changes nothing.
+import { PatchError } from '../errors/errors';
+import { isTableType } from '../meta/field-types';
+import { logger } from '../log/logger';
+import { SYSTEM_TABLES } from '../db/migrate';
+import type { Site } from '../site';
+import { dropServiceIndexes, resyncDocType, tableColumns } from './service-indexes';
+
+/** Renames field `from` of `doctype` to its declared field `to`, data included. */
+export async function renameField(site: Site, doctype: string, from: string, to: string): Promise<void> {
+  const binding = site.registry.get(doctype);
+  if (!binding || binding.meta.isVirtual)
+    throw new PatchError(`renameField: no DocType ${doctype} with a table is declared`);
+  const { meta } = binding;
+  const field = meta.fields.find((f) => f.fieldname === to);
+  if (!field)
+    throw new PatchError(`renameField: ${doctype} declares no field ${to} (rename it in the JSON first)`);
+  if (typeof from !== 'string' || !from || from === to || meta.fields.some((f) => f.fieldname === from))
+    throw new PatchError(`renameField: ${doctype} still declares ${from}, or it is not a field name`);
+  const { db } = site;
+  const tables = await db.schema.tables(db.knex);
+  await db.knex.transaction(async (trx) => {
+    if (isTableType(field.fieldtype)) {
+      const child = field.options ? site.registry.get(field.options) : undefined;
+      if (child && tables.has(child.meta.tableName))
+        await trx(child.meta.tableName)
+          .where({ parenttype: doctype, parentfield: from })
+          .update({ parentfield: to });
+      return;
+    }
+    if (meta.issingle) {
+      const moved = await trx(SYSTEM_TABLES.singles).where({ doctype, field: from }).first('field');
+      if (!moved) return;
+      await trx(SYSTEM_TABLES.singles).where({ doctype, field: to }).delete();
+      await trx(SYSTEM_TABLES.singles).where({ doctype, field: from }).update({ field: to });
+      return;
+    }
+    const table = meta.tableName;
+    const columns = tables.has(table) ? await tableColumns(trx, table) : new Set<string>();
+    if (!columns.has(from)) {
+      logger().warn(
+        { event: 'patch_rename_skipped', doctype, from, to },
+        `renameField: ${table} has no column ${from}; nothing to rename`,
+      );
+      return;
+    }
+    await dropServiceIndexes(db, trx, table, [from]);
+    await resyncDocType(trx, doctype);
+    if (!columns.has(to)) {
+      await db.patchStatements.renameColumn(trx, table, from, to);
+      return;
+    }
+    await trx(table).update({ [to]: trx.ref(from) });
+    await db.patchStatements.dropColumn(trx, table, from);
+  });
+}

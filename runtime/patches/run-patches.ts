@@ -1,0 +1,57 @@
+// Runs the pending patches of one phase in order: each once, recorded in the Patch Log when it succeeds. A missing or
+// failing patch stops the migration (PatchError): nothing after it runs, and it runs again next time.
+import { existsSync } from 'node:fs';
+import { PatchError } from '../errors/errors';
+import { logger } from '../log/logger';
+import type { Site } from '../site';
+import { createPatchContext, type PatchModule } from './patch-context';
+import { executedPatches, recordPatch } from './patch-log';
+import { PATCHES_FILE, type PatchLine, type PatchPhase } from './patch-list';
+
+/** The module of a patch line (`.ts`, or `.js` in a compiled build). */
+function loadPatch(patch: PatchLine): PatchModule {
+  const file = ['.ts', '.js'].map((ext) => patch.file + ext).find((f) => existsSync(f));
+  const where = `${PATCHES_FILE}:${patch.line} ${patch.module}`;
+  if (!file) throw new PatchError(`${where}: no file ${patch.module.split('.').join('/')}.ts`);
+  let mod: Partial<PatchModule> & { default?: Partial<PatchModule> };
+  try {
+    mod = require(file) as typeof mod;
+  } catch (err) {
+    throw new PatchError(`${where}: cannot be loaded: ${(err as Error).message}`, { cause: err });
+  }
+  const execute = mod.execute ?? mod.default?.execute;
+  if (typeof execute !== 'function') throw new PatchError(`${where}: exports no execute(ctx) function`);
+  return { execute };
+}
+
+/** Runs the patches of `phase` that have not run yet; returns the keys of those that ran. */
+export async function runPatches(
+  site: Site,
+  phase: PatchPhase,
+  patches: readonly PatchLine[],
+): Promise<string[]> {
+  if (!patches.length) return [];
+  const done = await executedPatches(site);
+  const ran: string[] = [];
+  for (const patch of patches) {
+    if (done.has(patch.key)) continue;
+    const started = Date.now();
+    const { execute } = loadPatch(patch);
+    try {
+      await execute(createPatchContext(site));
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      logger().error({ event: 'patch_failed', patch: patch.key, phase, err: message }, 'patch failed');
+      throw new PatchError(`patch ${patch.key} (${PATCHES_FILE}:${patch.line}) failed: ${message}`, {
+        cause: err,
+      });
+    }
+    await recordPatch(site, patch.key);
+    logger().info(
+      { event: 'patch_applied', patch: patch.key, phase, ms: Date.now() - started },
+      'patch applied',
+    );
+    ran.push(patch.key);
+  }
+  return ran;
+}

@@ -1,0 +1,100 @@
+// What a patch's ctx does beside renames: SQL with bindings (its rows back), and documents read and saved through the
+// document path (hooks, validation, naming) as Administrator; a refused save fails the patch and stores nothing.
+import { closeSite } from '../../runtime/bootstrap';
+import { connect } from '../../runtime/db/connect';
+import type { Registry } from '../../runtime/registry/registry';
+import type { Site } from '../../runtime/site';
+import { fixtureRegistry } from '../helpers/fixture-registry';
+import { patchProject, type PatchProject } from '../helpers/patch-project';
+import { createTestSite, type TestSite } from '../helpers/test-site';
+
+let t: TestSite;
+let registry: Registry;
+let project: PatchProject;
+const opened: Site[] = [];
+const names: string[] = [];
+const seen = globalThis as { patchSeen?: Record<string, unknown> };
+
+beforeAll(async () => {
+  registry = await fixtureRegistry();
+  t = await createTestSite({ registry });
+  project = patchProject();
+  for (const title of ['One', 'Two']) {
+    const res = await t.http
+      .post('/api/resource/Widget')
+      .set('Authorization', t.adminToken)
+      .send({ title, qty: 4 });
+    names.push(res.body.data.name);
+  }
+  await closeSite(t.site);
+});
+afterAll(async () => {
+  for (const site of opened) await closeSite(site);
+  await t.close();
+  project.remove();
+});
+
+async function migrate(): Promise<Site> {
+  const site = await project.migrate(t.site, registry);
+  opened.push(site);
+  return site;
+}
+
+test('sql runs with value and identifier bindings; getDoc and saveDoc go through the document path', async () => {
+  seen.patchSeen = {};
+  project.patch(
+    'patches.ctx.ok',
+    `export async function execute(ctx: any): Promise<void> {
+  const rows = await ctx.sql('SELECT COUNT(*) AS n FROM ?? WHERE ?? = ?', ['tabWidget', 'status', 'Draft']);
+  (globalThis as any).patchSeen.count = Number(rows[0].n);
+  (globalThis as any).patchSeen.update = await ctx.sql('UPDATE ?? SET ?? = ?', ['tabWidget', 'rate', 2.5]);
+  const doc = await ctx.getDoc('Widget', ${JSON.stringify(names[0])});
+  doc.title = 'Patched';
+  await ctx.saveDoc(doc);
+  const todo = await ctx.saveDoc({ doctype: 'ToDo', description: 'made by a patch' });
+  (globalThis as any).patchSeen.todo = todo.name;
+}
+`,
+  );
+  project.list('patches.ctx.ok\n');
+  const site = await migrate();
+  expect(seen.patchSeen).toMatchObject({ count: 2, update: [] });
+  const rows = await site.db
+    .knex('tabWidget')
+    .orderBy('title')
+    .select('title', 'rate', 'modified_by', 'hook_log');
+  expect(rows.map((r: { title: string; rate: unknown }) => [r.title, Number(r.rate)])).toEqual([
+    ['Patched', 2.5],
+    ['Two', 2.5],
+  ]);
+  expect(rows[0].modified_by).toBe('Administrator');
+  const todo = await site.db
+    .knex('tabToDo')
+    .where({ name: seen.patchSeen?.todo })
+    .first('description', 'owner');
+  expect(todo).toEqual({ description: 'made by a patch', owner: 'Administrator' });
+  await closeSite(site);
+});
+
+test('a save the document refuses fails the patch with its message and stores nothing', async () => {
+  project.patch(
+    'patches.ctx.bad',
+    `export async function execute(ctx: any): Promise<void> {
+  const doc = await ctx.getDoc('Widget', ${JSON.stringify(names[1])});
+  doc.qty = -1;
+  await ctx.saveDoc(doc);
+}
+`,
+  );
+  project.list('patches.ctx.ok\npatches.ctx.bad\n');
+  await expect(migrate()).rejects.toThrow(
+    'patch patches.ctx.bad (patches.txt:2) failed: Quantity cannot be negative',
+  );
+  const db = connect(t.site.config.databaseUrl);
+  try {
+    expect(await db.knex('tabWidget').where({ name: names[1] }).first('qty')).toEqual({ qty: 4 });
+    expect(await db.knex('tabPatch Log').where({ patch: 'patches.ctx.bad' }).select('name')).toEqual([]);
+  } finally {
+    await db.close();
+  }
+});
