@@ -37,7 +37,6 @@ export type Operation =
   | 'ready'
   | 'metrics'
   | 'jobStatus'
-  | 'eventStream'
   | 'signIn'
   | 'docs'
   | 'docsAsset'

@@ -30,7 +30,6 @@ export const LAYERS: readonly Layer[] = [
       'methods',
       'scripts',
       'metrics',
-      'events',
       'patches',
     ],
   },
