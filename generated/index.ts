@@ -58,6 +58,24 @@ import * as user_permission_model from './models/user_permission';
 import * as user_permission_validators from './validators/user_permission';
 import * as user_permission_v1 from './routes/v1/user_permission';
 import * as user_permission_v2 from './routes/v2/user_permission';
+import * as webhook_model from './models/webhook';
+import * as webhook_validators from './validators/webhook';
+import * as webhook_v1 from './routes/v1/webhook';
+import * as webhook_v2 from './routes/v2/webhook';
+import * as webhook_data_model from './models/webhook_data';
+import * as webhook_data_validators from './validators/webhook_data';
+import * as webhook_data_v1 from './routes/v1/webhook_data';
+import * as webhook_data_v2 from './routes/v2/webhook_data';
+import * as webhook_header_model from './models/webhook_header';
+import * as webhook_header_validators from './validators/webhook_header';
+import * as webhook_header_v1 from './routes/v1/webhook_header';
+import * as webhook_header_v2 from './routes/v2/webhook_header';
+import * as webhook_request_log_model from './models/webhook_request_log';
+import * as webhook_request_log_validators from './validators/webhook_request_log';
+import * as webhook_request_log_v1 from './routes/v1/webhook_request_log';
+import * as webhook_request_log_v2 from './routes/v2/webhook_request_log';
+import * as webhook_request_log_methods from './methods/webhook_request_log';
+import * as webhook_request_log_controller from '../doctypes/integrations/webhook_request_log/webhook_request_log';
 /** Every DocType of this service, by name. */
 export const registry = createRegistry([
   { meta: api_request_log_model.meta, model: api_request_log_model.APIRequestLogModel, validateBody: api_request_log_validators.validateBody, v1: api_request_log_v1.routes, v2: api_request_log_v2.routes },
@@ -73,5 +91,9 @@ export const registry = createRegistry([
   { meta: system_settings_model.meta, model: system_settings_model.SystemSettingsModel, validateBody: system_settings_validators.validateBody, v1: system_settings_v1.routes, v2: system_settings_v2.routes },
   { meta: todo_model.meta, model: todo_model.ToDoModel, validateBody: todo_validators.validateBody, v1: todo_v1.routes, v2: todo_v2.routes },
   { meta: user_model.meta, model: user_model.UserModel, validateBody: user_validators.validateBody, v1: user_v1.routes, v2: user_v2.routes },
-  { meta: user_permission_model.meta, model: user_permission_model.UserPermissionModel, validateBody: user_permission_validators.validateBody, v1: user_permission_v1.routes, v2: user_permission_v2.routes }
+  { meta: user_permission_model.meta, model: user_permission_model.UserPermissionModel, validateBody: user_permission_validators.validateBody, v1: user_permission_v1.routes, v2: user_permission_v2.routes },
+  { meta: webhook_model.meta, model: webhook_model.WebhookModel, validateBody: webhook_validators.validateBody, v1: webhook_v1.routes, v2: webhook_v2.routes },
+  { meta: webhook_data_model.meta, model: webhook_data_model.WebhookDataModel, validateBody: webhook_data_validators.validateBody, v1: webhook_data_v1.routes, v2: webhook_data_v2.routes },
+  { meta: webhook_header_model.meta, model: webhook_header_model.WebhookHeaderModel, validateBody: webhook_header_validators.validateBody, v1: webhook_header_v1.routes, v2: webhook_header_v2.routes },
+  { meta: webhook_request_log_model.meta, model: webhook_request_log_model.WebhookRequestLogModel, validateBody: webhook_request_log_validators.validateBody, v1: webhook_request_log_v1.routes, v2: webhook_request_log_v2.routes, controller: webhook_request_log_controller, methods: webhook_request_log_methods.methods }
   ]);

@@ -96,6 +96,12 @@ export interface SiteConfig {
   job_lease_seconds: number;
   /** How long finished and failed jobs (and their status) are kept. */
   job_retention_seconds: number;
+  /** Seconds before each retry of a failed webhook delivery (default [300, 1800, 7200, 18000, 36000, 36000]). */
+  webhook_retry_schedule?: number[];
+  /** Hosts, addresses and CIDR ranges webhooks may reach although loopback, private or link-local. */
+  webhook_allowed_hosts?: string[];
+  /** The key secrets kept for later use (webhook secrets) are encrypted with; unset: kept as given. */
+  encryption_key?: string;
 }
 
 /** Everything the service reads from its environment. */

@@ -28,6 +28,7 @@ export const LAYERS: readonly Layer[] = [
       'oauth',
       'methods',
       'scripts',
+      'webhooks',
       'metrics',
     ],
   },
