@@ -18,6 +18,8 @@ import { vetUrl } from './vet-url';
 interface Attempted {
   headers: Record<string, string>;
   outcome: SendOutcome;
+  /** No retry can do better (the webhook is gone). */
+  final?: boolean;
 }
 
 /** Sends the attempt of `log` (a Queued row); never throws for the receiver's or the URL's fault. */
@@ -32,6 +34,7 @@ async function attempt(site: Site, log: DocData): Promise<Attempted> {
     return {
       headers: stored,
       outcome: { ok: false, error: `Webhook ${String(log.webhook)} no longer exists` },
+      final: true,
     };
   const secret = Number(webhook.enable_security)
     ? await readWebhookSecret(site, knex, webhook.name)
@@ -75,11 +78,11 @@ export async function deliverLogRow(
 ): Promise<LogStatus | undefined> {
   const log = (await site.db.knex(LOG_TABLE).where({ name }).first()) as DocData | undefined;
   if (!log || log.status !== 'Queued') return undefined;
-  const { headers, outcome } = await attempt(site, log);
+  const { headers, outcome, final } = await attempt(site, log);
   const attempts = Number(log.attempts) || 1;
   const schedule = retrySchedule(site);
   const retryAt =
-    !outcome.ok && attempts <= schedule.length
+    !outcome.ok && !final && attempts <= schedule.length
       ? Date.now() + (schedule[attempts - 1] as number) * 1000
       : undefined;
   const status: LogStatus = outcome.ok ? 'Success' : retryAt === undefined ? 'Exhausted' : 'Failed';
