@@ -1,7 +1,11 @@
-// One attempt of a delivery, run by a background job: the Queued log row's body sent to its URL (checked again
-// against the address policy, and connected to at the address checked) with the webhook's current headers, method,
-// timeout and secret; then, in one transaction, the row marked Success, Failed or Exhausted and, for a failure with
-// retries left, the next attempt's row queued at `now + webhook_retry_schedule[attempt - 1]` seconds.
+// The attempts of a batch of deliveries, run by a background job: each Queued log row's body sent to its URL (checked
+// again against the address policy, and connected to at the address checked) with the webhook's current method,
+// timeout and secret; then, in one transaction for the batch, each row marked Success, Failed or Exhausted and, for a
+// failure with retries left, the next attempt's row queued at `now + webhook_retry_schedule[attempt - 1]` seconds.
+// One read of the rows, one of their webhooks and one write per batch: under load a job carries many rows, and on
+// SQLite every write transaction is taken from the writes of the requests.
+import type { Agent } from 'node:http';
+import type { Knex } from 'knex';
 import type { DocData } from '../document/store';
 import { now } from '../document/values';
 import { inWriteTransaction } from '../db/write-transaction';
@@ -14,46 +18,73 @@ import { readWebhookSecret } from './webhook-secret';
 import { retrySchedule, siteAllowedHosts } from './webhook-settings';
 import { vetUrl } from './vet-url';
 
+/** Attempts one batch runs at once. */
+const PARALLEL = 8;
+
+/** What a webhook's attempts need of it now. */
+interface WebhookNow {
+  secret: string | undefined;
+  timeoutMs: number;
+}
+
 /** What an attempt ended with, as the log row records it. */
 interface Attempted {
+  log: DocData;
   headers: Record<string, string>;
   outcome: SendOutcome;
   /** No retry can do better (the webhook is gone). */
   final?: boolean;
 }
 
+/** The webhooks of `names` as they are now (secret, timeout); a deleted one is absent. */
+async function webhooksNow(site: Site, knex: Knex, names: string[]): Promise<Map<string, WebhookNow>> {
+  const rows = (await knex('tabWebhook')
+    .whereIn('name', names)
+    .select('name', 'enable_security', 'timeout')) as {
+    name: string;
+    enable_security: unknown;
+    timeout: unknown;
+  }[];
+  const found = new Map<string, WebhookNow>();
+  for (const row of rows)
+    found.set(row.name, {
+      secret: Number(row.enable_security) ? await readWebhookSecret(site, knex, row.name) : undefined,
+      timeoutMs: Math.max(1, Number(row.timeout) || 5) * 1000,
+    });
+  return found;
+}
+
 /** Sends the attempt of `log` (a Queued row); never throws for the receiver's or the URL's fault. */
-async function attempt(site: Site, log: DocData): Promise<Attempted> {
-  const knex = site.db.knex;
+async function attempt(
+  site: Site,
+  log: DocData,
+  webhook: WebhookNow | undefined,
+  agent: Agent,
+): Promise<Attempted> {
   const stored = JSON.parse(String(log.headers || '{}')) as Record<string, string>;
-  const webhook = (await knex('tabWebhook')
-    .where({ name: log.webhook })
-    .first('name', 'enable_security', 'timeout')) as
-    { name: string; enable_security: unknown; timeout: unknown } | undefined;
   if (!webhook)
     return {
+      log,
       headers: stored,
       outcome: { ok: false, error: `Webhook ${String(log.webhook)} no longer exists` },
       final: true,
     };
-  const secret = Number(webhook.enable_security)
-    ? await readWebhookSecret(site, knex, webhook.name)
-    : undefined;
   const body = String(log.data ?? '');
   const headers = {
     ...stored,
-    ...signatureHeaders(String(log.message_id), Math.floor(Date.now() / 1000), body, secret),
+    ...signatureHeaders(String(log.message_id), Math.floor(Date.now() / 1000), body, webhook.secret),
   };
   let target;
   try {
     target = await vetUrl(log.url, siteAllowedHosts(site), WEBHOOKS.of(site).lookup);
   } catch (err) {
-    return { headers, outcome: { ok: false, error: (err as Error).message } };
+    return { log, headers, outcome: { ok: false, error: (err as Error).message } };
   }
-  const timeoutMs = Math.max(1, Number(webhook.timeout) || 5) * 1000;
+  const method = String(log.request_method || 'POST');
   return {
+    log,
     headers,
-    outcome: await sendRequest(target, String(log.request_method || 'POST'), headers, body, timeoutMs),
+    outcome: await sendRequest(target, method, headers, body, webhook.timeoutMs, agent),
   };
 }
 
@@ -66,59 +97,92 @@ function errorOf(outcome: SendOutcome): string | null {
   return `HTTP ${outcome.status}`;
 }
 
-/**
- * Runs the attempt of the log row `name` if it is still Queued (another worker may have run it: at least once, not
- * twice where it can be seen). Returns the row's new status, or undefined when it was not Queued. `due` is told the
- * time of a retry it queued.
- */
-export async function deliverLogRow(
+/** Records one attempt in `q`: the row's outcome and, for a failure with retries left, the next row. */
+async function record(
   site: Site,
-  name: string,
-  due: (at: number) => void = () => undefined,
-): Promise<LogStatus | undefined> {
-  const log = (await site.db.knex(LOG_TABLE).where({ name }).first()) as DocData | undefined;
-  if (!log || log.status !== 'Queued') return undefined;
-  const { headers, outcome, final } = await attempt(site, log);
+  q: Knex,
+  done: Attempted,
+  schedule: readonly number[],
+): Promise<{ status: LogStatus; retryAt?: number } | undefined> {
+  const { log, headers, outcome, final } = done;
   const attempts = Number(log.attempts) || 1;
-  const schedule = retrySchedule(site);
   const retryAt =
     !outcome.ok && !final && attempts <= schedule.length
       ? Date.now() + (schedule[attempts - 1] as number) * 1000
       : undefined;
   const status: LogStatus = outcome.ok ? 'Success' : retryAt === undefined ? 'Exhausted' : 'Failed';
-  const changed = await inWriteTransaction(site.db, async (q) => {
-    const updated = await q(LOG_TABLE)
-      .where({ name, status: 'Queued' })
-      .update({
-        status,
-        headers: JSON.stringify(headers),
-        response: 'status' in outcome ? outcome.body : null,
-        error: errorOf(outcome),
-        next_retry: retryAt === undefined ? null : datetimeAt(retryAt),
-        modified: now(),
-      });
-    if (updated !== 1 || retryAt === undefined) return updated === 1;
-    await insertLogRow(
-      site,
-      q,
-      {
-        webhook: String(log.webhook),
-        reference_doctype: String(log.reference_doctype ?? ''),
-        reference_document: String(log.reference_document ?? ''),
-        user: String(log.user ?? ''),
-        url: String(log.url),
-        request_method: String(log.request_method || 'POST'),
-        headers: String(log.headers || '{}'),
-        data: String(log.data ?? ''),
-        message_id: String(log.message_id),
-        status: 'Queued',
-        attempts: attempts + 1,
-        next_retry: datetimeAt(retryAt),
-      },
-      String(log.owner || 'Administrator'),
-    );
-    return true;
+  const updated = await q(LOG_TABLE)
+    .where({ name: log.name, status: 'Queued' })
+    .update({
+      status,
+      headers: JSON.stringify(headers),
+      response: 'status' in outcome ? outcome.body : null,
+      error: errorOf(outcome),
+      next_retry: retryAt === undefined ? null : datetimeAt(retryAt),
+      modified: now(),
+    });
+  if (updated !== 1) return undefined; // another worker recorded it first
+  if (retryAt === undefined) return { status };
+  await insertLogRow(
+    site,
+    q,
+    {
+      webhook: String(log.webhook),
+      reference_doctype: String(log.reference_doctype ?? ''),
+      reference_document: String(log.reference_document ?? ''),
+      user: String(log.user ?? ''),
+      url: String(log.url),
+      request_method: String(log.request_method || 'POST'),
+      headers: String(log.headers || '{}'),
+      data: String(log.data ?? ''),
+      message_id: String(log.message_id),
+      status: 'Queued',
+      attempts: attempts + 1,
+      next_retry: datetimeAt(retryAt),
+    },
+    String(log.owner || 'Administrator'),
+  );
+  return { status, retryAt };
+}
+
+/**
+ * Runs the attempts of the log rows `names` that are still Queued (another worker may have run one: at least once,
+ * not twice where it can be seen), PARALLEL at a time, and records them together. Returns how many rows ended in each
+ * status. `due` is told the time of each retry queued.
+ */
+export async function deliverLogRows(
+  site: Site,
+  names: readonly string[],
+  agent: Agent,
+  due: (at: number) => void = () => undefined,
+): Promise<Record<string, number>> {
+  const knex = site.db.knex;
+  const logs = (await knex(LOG_TABLE)
+    .whereIn('name', names)
+    .andWhere({ status: 'Queued' })
+    .select()) as DocData[];
+  const counts: Record<string, number> = { skipped: names.length - logs.length };
+  if (!logs.length) return counts;
+  const webhooks = await webhooksNow(site, knex, [...new Set(logs.map((l) => String(l.webhook)))]);
+  const done: Attempted[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < logs.length) {
+      const log = logs[next++] as DocData;
+      done.push(await attempt(site, log, webhooks.get(String(log.webhook)), agent));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, logs.length) }, worker));
+  const schedule = retrySchedule(site);
+  const recorded = await inWriteTransaction(site.db, async (q) => {
+    const results = [];
+    for (const attempted of done) results.push(await record(site, q, attempted, schedule));
+    return results;
   });
-  if (changed && retryAt !== undefined) due(retryAt);
-  return changed ? status : undefined;
+  for (const result of recorded) {
+    const key = result?.status ?? 'skipped';
+    counts[key] = (counts[key] ?? 0) + 1;
+    if (result?.retryAt !== undefined) due(result.retryAt);
+  }
+  return counts;
 }

@@ -1,12 +1,13 @@
 // Hands due log rows to the background jobs. A save's rows are queued by the process that committed them, right after
-// the commit (one job per turn of the event loop, whatever the number of rows). Every process that runs a job worker
+// the commit (one job per FLUSH_MS, whatever the number of rows). Every process that runs a job worker
 // also looks for due rows every TICK_MS (and at the moment of a retry it queued itself): retries, and rows whose job
 // was never queued (a crash between the commit and the enqueue, Redis down) once their lease has run out. A row is
 // claimed by moving its `next_retry` past LEASE_MS, so two processes never queue it together.
+import { Agent } from 'node:http';
 import { inWriteTransaction } from '../db/write-transaction';
 import { registerJobKind, type JobRun } from '../jobs/job-queue';
 import { ADMINISTRATOR, SitePlugin, type Site } from '../site';
-import { deliverLogRow } from './deliver';
+import { deliverLogRows } from './deliver';
 import { LOG_TABLE, datetimeAt } from './request-log';
 
 /** The kind name of delivery jobs. */
@@ -18,16 +19,18 @@ export const LEASE_MS = 10 * 60_000;
 /** How often a worker process looks for due rows. */
 const TICK_MS = 5000;
 
+/** How long the rows of committed saves gather before their job is queued (one job, one claim, one record). */
+const FLUSH_MS = 50;
+
 /** Rows claimed per look. */
 const BATCH = 500;
-
-/** Attempts one job runs at once. */
-const PARALLEL = 8;
 
 interface DispatchState {
   /** Rows committed by this process whose job is not queued yet. */
   pending: string[];
   flushing: boolean;
+  /** Kept-alive connections to receivers, for this process's attempts. */
+  agent: Agent;
   timer?: NodeJS.Timeout;
   wake?: NodeJS.Timeout;
   wakeAt?: number;
@@ -36,8 +39,9 @@ interface DispatchState {
 /** The site's dispatcher in this process. */
 export const DISPATCHER = new SitePlugin<DispatchState>(
   'webhook dispatcher',
-  () => ({ pending: [], flushing: false }),
+  () => ({ pending: [], flushing: false, agent: new Agent({ keepAlive: true, maxSockets: 8 }) }),
   (state) => {
+    state.agent.destroy();
     clearInterval(state.timer);
     clearTimeout(state.wake);
     state.timer = undefined;
@@ -61,16 +65,16 @@ async function enqueue(site: Site, logs: string[]): Promise<void> {
   await site.jobs.enqueue(WEBHOOK_JOB, ADMINISTRATOR, payload, logs.length).catch(() => undefined);
 }
 
-/** Queues the delivery of rows committed just now (claimed when inserted): one job per turn of the event loop. */
+/** Queues the delivery of rows committed just now (claimed when inserted): one job per FLUSH_MS. */
 export function queueDelivery(site: Site, logs: readonly string[]): void {
   const state = DISPATCHER.of(site);
   state.pending.push(...logs);
   if (state.flushing) return;
   state.flushing = true;
-  setImmediate(() => {
+  setTimeout(() => {
     state.flushing = false;
     void enqueue(site, state.pending.splice(0));
-  });
+  }, FLUSH_MS).unref();
 }
 
 /** Claims the due Queued rows (at most BATCH) and queues a job for them; returns their names. */
@@ -127,21 +131,11 @@ export function startWebhookDispatcher(site: Site): void {
   void dispatchDue(site).catch(() => undefined);
 }
 
-/** Runs a delivery job: each row's attempt, PARALLEL at a time. Returns how many rows ended in each status. */
+/** Runs a delivery job: the attempts of its rows (deliver.ts). Returns how many rows ended in each status. */
 export async function runDeliveryJob(run: JobRun): Promise<unknown> {
   const { logs } = run.payload as DeliveryPayload;
-  const counts: Record<string, number> = {};
-  let next = 0;
-  const worker = async () => {
-    while (next < logs.length) {
-      const name = logs[next++] as string;
-      const status = await deliverLogRow(run.site, name, (at) => wakeAt(run.site, at)).catch(() => undefined);
-      const key = status ?? 'skipped';
-      counts[key] = (counts[key] ?? 0) + 1;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL, logs.length) }, worker));
-  return counts;
+  const site = run.site;
+  return deliverLogRows(site, logs, DISPATCHER.of(site).agent, (at) => wakeAt(site, at));
 }
 
 registerJobKind(WEBHOOK_JOB, runDeliveryJob);

@@ -1,7 +1,7 @@
 // One HTTP request of a webhook: to the address vetUrl checked (the host name is used for Host and TLS, never resolved
 // again), with a deadline over the whole exchange, redirects not followed, and at most RESPONSE_LIMIT bytes of the
 // answer kept for the log.
-import http from 'node:http';
+import http, { type Agent } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { VettedUrl } from './vet-url';
@@ -13,13 +13,17 @@ export const RESPONSE_LIMIT = 64 * 1024;
 export type SendOutcome =
   { ok: boolean; status: number; body: string; location?: string } | { ok: false; error: string };
 
-/** Sends `body` with `method` and `headers` to the vetted URL; never rejects. `timeoutMs` bounds the whole exchange. */
+/**
+ * Sends `body` with `method` and `headers` to the vetted URL; never rejects. `timeoutMs` bounds the whole exchange.
+ * `agent` keeps plain-HTTP connections alive between attempts (TLS ones are made per request).
+ */
 export function sendRequest(
   target: VettedUrl,
   method: string,
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
+  agent?: Agent,
 ): Promise<SendOutcome> {
   const { url, address, family } = target;
   // The checked address, whatever the name resolves to now (no DNS rebinding between the check and the connect).
@@ -43,7 +47,8 @@ export function sendRequest(
         method,
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         lookup,
-        agent: false,
+        // A kept-alive connection was made to an address checked then; `lookup` answers for a new one.
+        agent: url.protocol === 'https:' ? false : (agent ?? false),
       },
       (response) => {
         const chunks: Buffer[] = [];

@@ -21,7 +21,15 @@ export function retrySchedule(site: Site): readonly number[] {
   return configured as number[];
 }
 
+/** Parsed allowed-host lists, by the configured list (a site's config does not change while it is open). */
+const parsed = new WeakMap<object, AllowedHosts>();
+const NONE = allowedHosts([]);
+
 /** The allowed hosts of a site (site config `webhook_allowed_hosts`: host names, addresses, CIDR ranges). */
 export function siteAllowedHosts(site: Site): AllowedHosts {
-  return allowedHosts(site.config.site.webhook_allowed_hosts);
+  const configured: unknown = site.config.site.webhook_allowed_hosts;
+  if (!Array.isArray(configured)) return NONE;
+  let hosts = parsed.get(configured);
+  if (!hosts) parsed.set(configured, (hosts = allowedHosts(configured)));
+  return hosts;
 }
