@@ -21,15 +21,12 @@ afterEach(async () => {
 });
 
 it('sends no Password value of the document', async () => {
-  const res = await t.http
-    .post('/api/resource/Webhook')
-    .set('Authorization', t.adminToken)
-    .send({
-      name: 'users',
-      webhook_doctype: 'User',
-      webhook_docevent: 'after_insert',
-      request_url: receiver.url,
-    });
+  const res = await t.http.post('/api/resource/Webhook').set('Authorization', t.adminToken).send({
+    name: 'users',
+    webhook_doctype: 'User',
+    webhook_docevent: 'after_insert',
+    request_url: receiver.url,
+  });
   expect(res.status).toBe(201);
   await createUser(t, 'hooked@example.com', [], 'a-secret-password-1');
   await waitFor(() => receiver.requests.length >= 1, 5000, 'the delivery');
@@ -41,15 +38,12 @@ it('sends no Password value of the document', async () => {
 
 it('fires nothing once its owner is disabled', async () => {
   const owner = await createUser(t, 'owner@example.com', ['System Manager']);
-  const res = await t.http
-    .post('/api/resource/Webhook')
-    .set('Authorization', owner)
-    .send({
-      name: 'owned',
-      webhook_doctype: 'ToDo',
-      webhook_docevent: 'after_insert',
-      request_url: receiver.url,
-    });
+  const res = await t.http.post('/api/resource/Webhook').set('Authorization', owner).send({
+    name: 'owned',
+    webhook_doctype: 'ToDo',
+    webhook_docevent: 'after_insert',
+    request_url: receiver.url,
+  });
   expect(res.status).toBe(201);
   await createTodo(t, { description: 'while enabled' });
   await waitFor(() => receiver.requests.length >= 1, 5000, 'the delivery');
