@@ -4,6 +4,7 @@ import { AUTH_BROADCAST } from './auth/auth-broadcast';
 import { registerAuth } from './auth/auth-lifecycle';
 import { SITE_REDIS } from './redis/site-redis';
 import { registerFiles } from './files/file-lifecycle';
+import { registerHistory } from './history/history-lifecycle';
 import { RATE_LIMITS } from './methods/rate-limit';
 import { REQUEST_LOG } from './middleware/request-log';
 import { registerOAuth } from './oauth/oauth-lifecycle';
@@ -42,4 +43,5 @@ export function installFeatures(site: Site): void {
   registerWebhooks(site);
   registerAuth(site);
   registerOAuth(site);
+  registerHistory(site);
 }

@@ -69,6 +69,68 @@ export type APIRequestLog_Update = {
   ip?: string | null;
 };
 
+/** A Deleted Document document as the server answers it (v1 leaves out null fields; v2 keeps them). */
+export type DeletedDocument = {
+  doctype: 'Deleted Document';
+  name: string;
+  readonly owner?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff] */
+  readonly creation?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff]; send it back on an update to refuse a stale write (409) */
+  modified?: string;
+  readonly modified_by?: string;
+  readonly docstatus?: 0 | 1 | 2;
+  readonly idx?: number;
+  /** Deleted Name */
+  deleted_name?: string | null;
+  /** Deleted DocType */
+  deleted_doctype?: string | null;
+  /** Restored */
+  restored?: 0 | 1;
+  /** New Name */
+  new_name?: string | null;
+  /** Data */
+  data?: string | null;
+};
+
+/** The body of a new Deleted Document (unknown keys are dropped). */
+export type DeletedDocument_Create = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** Deleted Name */
+  deleted_name?: string | null;
+  /** Deleted DocType */
+  deleted_doctype?: string | null;
+  /** Restored */
+  restored?: 0 | 1;
+  /** New Name */
+  new_name?: string | null;
+  /** Data */
+  data?: string | null;
+};
+
+/** Changes to a Deleted Document: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
+export type DeletedDocument_Update = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** the modified value last read: a newer stored one refuses the update (409 TimestampMismatchError) */
+  modified?: string;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** Deleted Name */
+  deleted_name?: string | null;
+  /** Deleted DocType */
+  deleted_doctype?: string | null;
+  /** Restored */
+  restored?: 0 | 1;
+  /** New Name */
+  new_name?: string | null;
+  /** Data */
+  data?: string | null;
+};
+
 /** A File document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type File = {
   doctype: 'File';
@@ -1151,6 +1213,56 @@ export type UserPermission_Update = {
   hide_descendants?: 0 | 1;
 };
 
+/** A Version document as the server answers it (v1 leaves out null fields; v2 keeps them). */
+export type Version = {
+  doctype: 'Version';
+  name: string;
+  readonly owner?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff] */
+  readonly creation?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff]; send it back on an update to refuse a stale write (409) */
+  modified?: string;
+  readonly modified_by?: string;
+  readonly docstatus?: 0 | 1 | 2;
+  readonly idx?: number;
+  /** DocType */
+  ref_doctype?: string | null;
+  /** Document Name */
+  docname?: string | null;
+  /** Data */
+  data?: string | null;
+};
+
+/** The body of a new Version (unknown keys are dropped). */
+export type Version_Create = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** DocType */
+  ref_doctype: string | null;
+  /** Document Name */
+  docname: string | null;
+  /** Data */
+  data?: string | null;
+};
+
+/** Changes to a Version: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
+export type Version_Update = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** the modified value last read: a newer stored one refuses the update (409 TimestampMismatchError) */
+  modified?: string;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** DocType */
+  ref_doctype?: string | null;
+  /** Document Name */
+  docname?: string | null;
+  /** Data */
+  data?: string | null;
+};
+
 /** A Webhook document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type Webhook = {
   doctype: 'Webhook';
@@ -1475,6 +1587,12 @@ export interface Types extends ClientTypes {
       update: APIRequestLog_Update;
       methods: {};
     };
+    'Deleted Document': {
+      doc: DeletedDocument;
+      create: DeletedDocument_Create;
+      update: DeletedDocument_Update;
+      methods: {};
+    };
     File: {
       doc: File;
       create: File_Create;
@@ -1539,6 +1657,12 @@ export interface Types extends ClientTypes {
       doc: UserPermission;
       create: UserPermission_Create;
       update: UserPermission_Update;
+      methods: {};
+    };
+    Version: {
+      doc: Version;
+      create: Version_Create;
+      update: Version_Update;
       methods: {};
     };
     Webhook: {
@@ -1724,6 +1848,23 @@ export interface Types extends ClientTypes {
       };
       result: File;
     };
+    'frappe.core.doctype.deleted_document.deleted_document.bulk_restore': {
+      args: {
+        docnames: string[];
+      };
+      result: {
+        restored: string[];
+        invalid: string[];
+        failed: string[];
+      };
+    };
+    'frappe.core.doctype.deleted_document.deleted_document.restore': {
+      args: {
+        /** the Deleted Document */
+        name: string;
+      };
+      result: undefined;
+    };
     'frappe.core.doctype.user.user.generate_keys': {
       args: {
         user: string;
@@ -1732,6 +1873,22 @@ export interface Types extends ClientTypes {
         api_key: string;
         /** shown once */
         api_secret: string;
+      };
+    };
+    'frappe.desk.form.load.get_docinfo': {
+      args: {
+        /** DocType name */
+        doctype: string;
+        name: string;
+      };
+      result: {
+        versions: {
+          name: string;
+          owner: string;
+          creation: string;
+          /** Frappe's diff as JSON text: changed, added, removed, row_changed */
+          data: string;
+        }[];
       };
     };
     'frappe.ping': {
@@ -1766,7 +1923,10 @@ export const METHOD_VERBS: Readonly<Record<string, readonly string[]>> = {
   'frappe.client.set_value': ['POST', 'PUT'],
   'frappe.client.submit': ['POST', 'PUT'],
   'frappe.core.api.file.create_new_folder': ['POST'],
+  'frappe.core.doctype.deleted_document.deleted_document.bulk_restore': ['POST'],
+  'frappe.core.doctype.deleted_document.deleted_document.restore': ['POST'],
   'frappe.core.doctype.user.user.generate_keys': ['POST'],
+  'frappe.desk.form.load.get_docinfo': ['GET', 'POST'],
   'frappe.ping': ['GET', 'POST', 'PUT', 'DELETE'],
   logout: ['POST'],
   ping: ['GET', 'POST', 'PUT', 'DELETE'],

@@ -6,8 +6,8 @@
 // SQLite every write transaction is taken from the writes of the requests.
 import type { Agent } from 'node:http';
 import type { Knex } from 'knex';
-import type { DocData } from '../document/store';
-import { now } from '../document/values';
+import type { DocData } from '../db/row-store';
+import { now } from '../db/stored-values';
 import { inWriteTransaction } from '../db/write-transaction';
 import type { Site } from '../site';
 import { sendRequest, type SendOutcome } from './send-request';

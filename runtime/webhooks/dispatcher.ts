@@ -5,7 +5,7 @@
 // claimed by moving its `next_retry` past LEASE_MS, so two processes never queue it together.
 import { Agent } from 'node:http';
 import { inWriteTransaction } from '../db/write-transaction';
-import { registerJobKind, type JobRun } from '../jobs/job-queue';
+import { jobQueueOf, registerJobKind, type JobRun } from '../jobs/job-queue';
 import { ADMINISTRATOR, SitePlugin, type Site } from '../site';
 import { deliverLogRows } from './deliver';
 import { LOG_TABLE, datetimeAt } from './request-log';
@@ -60,9 +60,10 @@ export function leaseUntil(): string {
 
 /** Queues one job for `logs`; a failure leaves them to the dispatcher (their lease runs out). */
 async function enqueue(site: Site, logs: string[]): Promise<void> {
-  if (!logs.length || !site.jobs) return;
+  const jobs = jobQueueOf(site);
+  if (!logs.length || !jobs) return;
   const payload: DeliveryPayload = { logs };
-  await site.jobs.enqueue(WEBHOOK_JOB, ADMINISTRATOR, payload, logs.length).catch(() => undefined);
+  await jobs.enqueue(WEBHOOK_JOB, ADMINISTRATOR, payload, logs.length).catch(() => undefined);
 }
 
 /** Queues the delivery of rows committed just now (claimed when inserted): one job per FLUSH_MS. */

@@ -4,7 +4,7 @@
 // form of `webhook_data`.
 import type { Knex } from 'knex';
 import { serializeDoc } from '../document/serialize';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import type { DocumentTransaction } from '../document/lifecycle';
 import { ValidationError } from '../errors/errors';
 import { hasDocumentPermission } from '../permissions/document-permission';

@@ -6,8 +6,8 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { fillStoredValues } from '../document/checks';
 import { hashName } from '../document/naming';
-import type { DocData } from '../document/store';
-import { now } from '../document/values';
+import type { DocData } from '../db/row-store';
+import { now } from '../db/stored-values';
 import type { Site } from '../site';
 
 /** The DocType of the rows. */

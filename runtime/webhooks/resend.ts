@@ -3,7 +3,7 @@
 // else the user sent, so a resend can only repeat what a webhook produced: same URL, body and webhook-id, attempts
 // counted from one, signed afresh. Any other write of a row by a user is refused.
 import type { SaveOperation, WritingSave } from '../document/extension-points';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { ValidationError } from '../errors/errors';
 import { leaseUntil } from './dispatcher';
 import { LOG_TABLE } from './request-log';

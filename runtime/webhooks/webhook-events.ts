@@ -6,7 +6,7 @@
 // migrations (`tx.flags`) fire none.
 import type { DeleteOperation, SaveOperation, WritingSave } from '../document/extension-points';
 import { AFTER_WRITE, type HookName } from '../document/hooks';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { queueDelivery, leaseUntil } from './dispatcher';
 import { LOG_DOCTYPE, insertLogRow, newMessageId } from './request-log';
 import { conditionHolds, ownerView, webhookBody } from './request-body';

@@ -3,7 +3,7 @@
 // second). A save looks its DocType up without a query; only a DocType with a webhook pays anything more.
 import type { Knex } from 'knex';
 import { loadUser } from '../auth/users';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { ADMINISTRATOR, SitePlugin, type SessionUser, type Site } from '../site';
 import { parseTemplate } from './json-template';
 import { systemLookup, type HostLookup } from './vet-url';

@@ -6,7 +6,7 @@
 import { readAuth } from '../auth/passwords';
 import { isNewSecret } from '../auth/password-fields';
 import type { WritingSave } from '../document/extension-points';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { ValidationError } from '../errors/errors';
 import { STANDARD_FIELDS } from '../meta/types';
 import { assertCompiles } from '../scripts/run-script';
