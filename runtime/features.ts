@@ -2,6 +2,8 @@
 // and their handlers in the document lifecycle's extension points (run in registration order; docs/lifecycle.md).
 import { AUTH_BROADCAST } from './auth/auth-broadcast';
 import { registerAuth } from './auth/auth-lifecycle';
+import { EVENT_FEED } from './events/event-feed';
+import { registerEvents } from './events/event-lifecycle';
 import { SITE_REDIS } from './redis/site-redis';
 import { registerFiles } from './files/file-lifecycle';
 import { registerHistory } from './history/history-lifecycle';
@@ -25,6 +27,8 @@ import { WEBHOOKS } from './webhooks/webhook-index';
 export function installFeatures(site: Site): void {
   // Redis outlives everything that subscribes or counts through it.
   site.plugins.install(SITE_REDIS);
+  // The event feed subscribes through Redis: it closes before it.
+  site.plugins.install(EVENT_FEED);
   // Process-wide: idle sandbox workers go when a site closes (the next script run starts one again).
   site.plugins.onClose('sandbox pool', shrinkSandboxPool);
   site.plugins.install(
@@ -44,4 +48,5 @@ export function installFeatures(site: Site): void {
   registerAuth(site);
   registerOAuth(site);
   registerHistory(site);
+  registerEvents(site);
 }

@@ -37,6 +37,7 @@ export type Operation =
   | 'ready'
   | 'metrics'
   | 'jobStatus'
+  | 'eventStream'
   | 'signIn'
   | 'docs'
   | 'docsAsset'

@@ -31,6 +31,7 @@ export const LAYERS: readonly Layer[] = [
       'scripts',
       'webhooks',
       'metrics',
+      'events',
     ],
   },
   { name: 'http', units: ['middleware', 'routes'] },
