@@ -9,6 +9,10 @@
 //                                          saves this Server Script on each side first (JSON fields; Administrator)
 //   AB_SCRIPT_A / AB_SCRIPT_B              the same for one side only (an empty value: none), e.g. a create with a
 //                                          Before Save script against the same create without it
+//   AB_WEBHOOK_B='{"name":"w","webhook_doctype":"ToDo","webhook_docevent":"after_insert","request_url":"http://127.0.0.1:9999/"}'
+//                                          saves this Webhook on that side (AB_WEBHOOK: both); the side's SITE_CONFIG
+//                                          (ENV_B) must allow the receiver's host; AB_RECEIVER_PORT starts a receiver
+//                                          answering 204 here, and the Webhook Request Log counts are printed at the end
 // COMPILED_A=1 / COMPILED_B=1 run that side's compiled build (run `npm run build` in its root first) instead of tsx,
 // with the environment and node flags of its package.json `npm start`; NODE_ARGS_A / NODE_ARGS_B (JSON arrays) give a
 // compiled side other node flags instead (a tsx side gets them besides --import tsx), e.g. NODE_ARGS_A='["--enable-source-maps"]' ENV_A='{"MALLOC_ARENA_MAX":null}' (null removes
@@ -19,6 +23,7 @@
 // Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, B/A, and
 // each server's RSS after the rounds.
 import { existsSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { setSystemSettings } from './lib/bench-users';
 import { runLoad } from './lib/load';
@@ -74,6 +79,15 @@ async function start(tag: 'A' | 'B', urlPath: string) {
     if (res.status !== 201)
       throw new Error(`${tag}: Server Script refused: ${res.status} ${await res.text()}`);
   }
+  const webhook = process.env[`AB_WEBHOOK_${tag}`] ?? process.env.AB_WEBHOOK;
+  if (webhook) {
+    const res = await fetch(`${svc.base}/api/resource/Webhook`, {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: webhook,
+    });
+    if (res.status !== 201) throw new Error(`${tag}: Webhook refused: ${res.status} ${await res.text()}`);
+  }
   const settings = process.env[`AB_SETTINGS_${tag}`] ?? process.env.AB_SETTINGS;
   if (settings) await setSystemSettings(svc.base, auth, JSON.parse(settings) as Record<string, unknown>);
   let resolved = urlPath;
@@ -85,8 +99,32 @@ async function start(tag: 'A' | 'B', urlPath: string) {
   return { svc, auth, url: svc.base + resolved, stop: () => procs.stopChild(svc.child) };
 }
 
+/** Prints how many Webhook Request Log rows a side holds in each status (deliveries keeping up, or not). */
+async function printDeliveries(tag: string, side: { svc: { base: string }; auth: string }): Promise<void> {
+  const counts: string[] = [];
+  for (const status of ['Queued', 'Success', 'Failed']) {
+    const filters = encodeURIComponent(JSON.stringify([['status', '=', status]]));
+    const res = await fetch(
+      `${side.svc.base}/api/method/frappe.client.get_count?doctype=Webhook%20Request%20Log&filters=${filters}`,
+      {
+        headers: { authorization: side.auth },
+      },
+    );
+    counts.push(
+      `${status} ${res.ok ? String(((await res.json()) as { message: unknown }).message) : res.status}`,
+    );
+  }
+  console.log(`${tag} Webhook Request Log: ${counts.join(', ')}`);
+}
+
 async function main(): Promise<void> {
   const pinning = detectPinning();
+  const receiverPort = Number(process.env.AB_RECEIVER_PORT ?? 0);
+  const receiver = receiverPort
+    ? http
+        .createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()))
+        .listen(receiverPort, '127.0.0.1')
+    : undefined;
   const urlPath = process.env.AB_PATH ?? METHOD_PATH;
   const body = process.env.AB_BODY;
   const rounds = Number(process.env.AB_ROUNDS ?? 3);
@@ -119,7 +157,16 @@ async function main(): Promise<void> {
     // RSS after the loads (the compiled build's target is at most 120 MB with the core DocTypes).
     const mb = (pid: number) => ((rssKb(pid) ?? NaN) / 1024).toFixed(1);
     console.log(`RSS after the rounds: A ${mb(a.svc.pid)} MB  B ${mb(b.svc.pid)} MB`);
+    if (receiver) {
+      await new Promise((r) => setTimeout(r, 3000));
+      for (const [tag, side] of [
+        ['A', a],
+        ['B', b],
+      ] as const)
+        await printDeliveries(tag, side);
+    }
   } finally {
+    receiver?.close();
     await a.stop();
     await b.stop();
   }

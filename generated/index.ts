@@ -70,6 +70,24 @@ import * as version_model from './models/version';
 import * as version_validators from './validators/version';
 import * as version_v1 from './routes/v1/version';
 import * as version_v2 from './routes/v2/version';
+import * as webhook_model from './models/webhook';
+import * as webhook_validators from './validators/webhook';
+import * as webhook_v1 from './routes/v1/webhook';
+import * as webhook_v2 from './routes/v2/webhook';
+import * as webhook_data_model from './models/webhook_data';
+import * as webhook_data_validators from './validators/webhook_data';
+import * as webhook_data_v1 from './routes/v1/webhook_data';
+import * as webhook_data_v2 from './routes/v2/webhook_data';
+import * as webhook_header_model from './models/webhook_header';
+import * as webhook_header_validators from './validators/webhook_header';
+import * as webhook_header_v1 from './routes/v1/webhook_header';
+import * as webhook_header_v2 from './routes/v2/webhook_header';
+import * as webhook_request_log_model from './models/webhook_request_log';
+import * as webhook_request_log_validators from './validators/webhook_request_log';
+import * as webhook_request_log_v1 from './routes/v1/webhook_request_log';
+import * as webhook_request_log_v2 from './routes/v2/webhook_request_log';
+import * as webhook_request_log_methods from './methods/webhook_request_log';
+import * as webhook_request_log_controller from '../doctypes/integrations/webhook_request_log/webhook_request_log';
 /** Every DocType of this service, by name. */
 export const registry = createRegistry([
   { meta: api_request_log_model.meta, model: api_request_log_model.APIRequestLogModel, validateBody: api_request_log_validators.validateBody, v1: api_request_log_v1.routes, v2: api_request_log_v2.routes },
@@ -88,5 +106,9 @@ export const registry = createRegistry([
   { meta: todo_model.meta, model: todo_model.ToDoModel, validateBody: todo_validators.validateBody, v1: todo_v1.routes, v2: todo_v2.routes },
   { meta: user_model.meta, model: user_model.UserModel, validateBody: user_validators.validateBody, v1: user_v1.routes, v2: user_v2.routes },
   { meta: user_permission_model.meta, model: user_permission_model.UserPermissionModel, validateBody: user_permission_validators.validateBody, v1: user_permission_v1.routes, v2: user_permission_v2.routes },
-  { meta: version_model.meta, model: version_model.VersionModel, validateBody: version_validators.validateBody, v1: version_v1.routes, v2: version_v2.routes }
+  { meta: version_model.meta, model: version_model.VersionModel, validateBody: version_validators.validateBody, v1: version_v1.routes, v2: version_v2.routes },
+  { meta: webhook_model.meta, model: webhook_model.WebhookModel, validateBody: webhook_validators.validateBody, v1: webhook_v1.routes, v2: webhook_v2.routes },
+  { meta: webhook_data_model.meta, model: webhook_data_model.WebhookDataModel, validateBody: webhook_data_validators.validateBody, v1: webhook_data_v1.routes, v2: webhook_data_v2.routes },
+  { meta: webhook_header_model.meta, model: webhook_header_model.WebhookHeaderModel, validateBody: webhook_header_validators.validateBody, v1: webhook_header_v1.routes, v2: webhook_header_v2.routes },
+  { meta: webhook_request_log_model.meta, model: webhook_request_log_model.WebhookRequestLogModel, validateBody: webhook_request_log_validators.validateBody, v1: webhook_request_log_v1.routes, v2: webhook_request_log_v2.routes, controller: webhook_request_log_controller, methods: webhook_request_log_methods.methods }
   ]);

@@ -14,6 +14,9 @@ import { shrinkSandboxPool } from './scripts/sandbox-pool';
 import { registerServerScripts } from './scripts/script-lifecycle';
 import { SITE_SCRIPTS } from './scripts/script-store';
 import type { Site } from './site';
+import { DISPATCHER } from './webhooks/dispatcher';
+import { registerWebhooks } from './webhooks/webhook-lifecycle';
+import { WEBHOOKS } from './webhooks/webhook-index';
 
 /**
  * Installs the features into a site that has just been opened (after its database's teardown, before its job
@@ -24,10 +27,20 @@ export function installFeatures(site: Site): void {
   site.plugins.install(SITE_REDIS);
   // Process-wide: idle sandbox workers go when a site closes (the next script run starts one again).
   site.plugins.onClose('sandbox pool', shrinkSandboxPool);
-  site.plugins.install(RESULT_CACHE, AUTH_BROADCAST, SITE_SCRIPTS, RATE_LIMITS, REQUEST_LOG);
+  site.plugins.install(
+    RESULT_CACHE,
+    AUTH_BROADCAST,
+    SITE_SCRIPTS,
+    RATE_LIMITS,
+    REQUEST_LOG,
+    WEBHOOKS,
+    DISPATCHER,
+  );
   registerPermissions(site);
   registerFiles(site);
   registerServerScripts(site);
+  // Before auth: the webhook secret is sealed for signing before auth's beforeWrite would hash it.
+  registerWebhooks(site);
   registerAuth(site);
   registerOAuth(site);
   registerHistory(site);

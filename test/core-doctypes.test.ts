@@ -21,6 +21,10 @@ const EXPECTED: Record<string, string> = {
   'OAuth Client': 'Integrations',
   'OAuth Bearer Token': 'Integrations',
   'OAuth Authorization Code': 'Integrations',
+  Webhook: 'Integrations',
+  'Webhook Data': 'Integrations',
+  'Webhook Header': 'Integrations',
+  'Webhook Request Log': 'Integrations',
 };
 
 /** DocTypes a Link may point at without our shipping them. */

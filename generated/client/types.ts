@@ -1313,6 +1313,316 @@ export type Version_Update = {
   data?: string | null;
 };
 
+/** A Webhook document as the server answers it (v1 leaves out null fields; v2 keeps them). */
+export type Webhook = {
+  doctype: 'Webhook';
+  name: string;
+  readonly owner?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff] */
+  readonly creation?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff]; send it back on an update to refuse a stale write (409) */
+  modified?: string;
+  readonly modified_by?: string;
+  readonly docstatus?: 0 | 1 | 2;
+  readonly idx?: number;
+  /** DocType */
+  webhook_doctype?: string | null;
+  /** Doc Event */
+  webhook_docevent?: '' | 'after_insert' | 'on_update' | 'on_submit' | 'on_cancel' | 'on_trash' | 'on_update_after_submit' | 'on_change' | null;
+  /** Enabled */
+  enabled?: 0 | 1;
+  /** Condition */
+  condition?: string | null;
+  /** Request URL */
+  request_url?: string | null;
+  /** Request Timeout */
+  timeout?: number | null;
+  /** Request Method */
+  request_method?: '' | 'POST' | 'PUT' | 'DELETE' | null;
+  /** Request Structure */
+  request_structure?: '' | 'Form URL-Encoded' | 'JSON' | null;
+  /** Enable Security */
+  enable_security?: 0 | 1;
+  /** Headers */
+  webhook_headers?: WebhookHeader[];
+  /** Data */
+  webhook_data?: WebhookData[];
+  /** JSON Request Body */
+  webhook_json?: string | null;
+};
+
+/** The body of a new Webhook (unknown keys are dropped). */
+export type Webhook_Create = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** DocType */
+  webhook_doctype: string | null;
+  /** Doc Event */
+  webhook_docevent: '' | 'after_insert' | 'on_update' | 'on_submit' | 'on_cancel' | 'on_trash' | 'on_update_after_submit' | 'on_change' | null;
+  /** Enabled */
+  enabled?: 0 | 1;
+  /** Condition */
+  condition?: string | null;
+  /** Request URL */
+  request_url: string | null;
+  /** Request Timeout */
+  timeout?: number | null;
+  /** Request Method */
+  request_method?: '' | 'POST' | 'PUT' | 'DELETE' | null;
+  /** Request Structure */
+  request_structure?: '' | 'Form URL-Encoded' | 'JSON' | null;
+  /** Enable Security */
+  enable_security?: 0 | 1;
+  /** Webhook Secret */
+  webhook_secret?: string | null;
+  /** Headers */
+  webhook_headers?: WebhookHeader_Create[];
+  /** Data */
+  webhook_data?: WebhookData_Create[];
+  /** JSON Request Body */
+  webhook_json?: string | null;
+};
+
+/** Changes to a Webhook: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
+export type Webhook_Update = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** the modified value last read: a newer stored one refuses the update (409 TimestampMismatchError) */
+  modified?: string;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** DocType */
+  webhook_doctype?: string | null;
+  /** Doc Event */
+  webhook_docevent?: '' | 'after_insert' | 'on_update' | 'on_submit' | 'on_cancel' | 'on_trash' | 'on_update_after_submit' | 'on_change' | null;
+  /** Enabled */
+  enabled?: 0 | 1;
+  /** Condition */
+  condition?: string | null;
+  /** Request URL */
+  request_url?: string | null;
+  /** Request Timeout */
+  timeout?: number | null;
+  /** Request Method */
+  request_method?: '' | 'POST' | 'PUT' | 'DELETE' | null;
+  /** Request Structure */
+  request_structure?: '' | 'Form URL-Encoded' | 'JSON' | null;
+  /** Enable Security */
+  enable_security?: 0 | 1;
+  /** Webhook Secret */
+  webhook_secret?: string | null;
+  /** Headers */
+  webhook_headers?: WebhookHeader_Update[];
+  /** Data */
+  webhook_data?: WebhookData_Update[];
+  /** JSON Request Body */
+  webhook_json?: string | null;
+};
+
+/** A Webhook Data document as the server answers it (v1 leaves out null fields; v2 keeps them). */
+export type WebhookData = {
+  doctype: 'Webhook Data';
+  name: string;
+  readonly owner?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff] */
+  readonly creation?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff]; send it back on an update to refuse a stale write (409) */
+  modified?: string;
+  readonly modified_by?: string;
+  readonly docstatus?: 0 | 1 | 2;
+  readonly idx?: number;
+  readonly parent?: string;
+  readonly parentfield?: string;
+  readonly parenttype?: string;
+  /** Fieldname */
+  fieldname?: string | null;
+  /** Key */
+  key?: string | null;
+};
+
+/** The body of a new Webhook Data row (unknown keys are dropped). */
+export type WebhookData_Create = {
+  /** an existing row to keep (a row without a name is new) */
+  name?: string | null;
+  idx?: number | null;
+  /** Fieldname */
+  fieldname: string | null;
+  /** Key */
+  key: string | null;
+};
+
+/** Changes to a Webhook Data row: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
+export type WebhookData_Update = {
+  /** an existing row to keep (a row without a name is new) */
+  name?: string | null;
+  idx?: number | null;
+  /** Fieldname */
+  fieldname?: string | null;
+  /** Key */
+  key?: string | null;
+};
+
+/** A Webhook Header document as the server answers it (v1 leaves out null fields; v2 keeps them). */
+export type WebhookHeader = {
+  doctype: 'Webhook Header';
+  name: string;
+  readonly owner?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff] */
+  readonly creation?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff]; send it back on an update to refuse a stale write (409) */
+  modified?: string;
+  readonly modified_by?: string;
+  readonly docstatus?: 0 | 1 | 2;
+  readonly idx?: number;
+  readonly parent?: string;
+  readonly parentfield?: string;
+  readonly parenttype?: string;
+  /** Key */
+  key?: string | null;
+  /** Value */
+  value?: string | null;
+};
+
+/** The body of a new Webhook Header row (unknown keys are dropped). */
+export type WebhookHeader_Create = {
+  /** an existing row to keep (a row without a name is new) */
+  name?: string | null;
+  idx?: number | null;
+  /** Key */
+  key?: string | null;
+  /** Value */
+  value?: string | null;
+};
+
+/** Changes to a Webhook Header row: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
+export type WebhookHeader_Update = {
+  /** an existing row to keep (a row without a name is new) */
+  name?: string | null;
+  idx?: number | null;
+  /** Key */
+  key?: string | null;
+  /** Value */
+  value?: string | null;
+};
+
+/** A Webhook Request Log document as the server answers it (v1 leaves out null fields; v2 keeps them). */
+export type WebhookRequestLog = {
+  doctype: 'Webhook Request Log';
+  name: string;
+  readonly owner?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff] */
+  readonly creation?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff]; send it back on an update to refuse a stale write (409) */
+  modified?: string;
+  readonly modified_by?: string;
+  readonly docstatus?: 0 | 1 | 2;
+  readonly idx?: number;
+  /** Webhook */
+  webhook?: string | null;
+  /** Reference DocType */
+  reference_doctype?: string | null;
+  /** Reference Document */
+  reference_document?: string | null;
+  /** User */
+  user?: string | null;
+  /** URL */
+  url?: string | null;
+  /** Status */
+  status?: '' | 'Queued' | 'Success' | 'Failed' | 'Exhausted' | null;
+  /** Attempts */
+  attempts?: number | null;
+  /** Next Retry */
+  next_retry?: string | null;
+  /** Message ID */
+  message_id?: string | null;
+  /** Request Method */
+  request_method?: string | null;
+  /** Request Headers */
+  headers?: string | null;
+  /** Request Data */
+  data?: string | null;
+  /** Response */
+  response?: string | null;
+  /** Error */
+  error?: string | null;
+};
+
+/** The body of a new Webhook Request Log (unknown keys are dropped). */
+export type WebhookRequestLog_Create = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** Webhook */
+  webhook?: string | null;
+  /** Reference DocType */
+  reference_doctype?: string | null;
+  /** Reference Document */
+  reference_document?: string | null;
+  /** User */
+  user?: string | null;
+  /** URL */
+  url?: string | null;
+  /** Status */
+  status?: '' | 'Queued' | 'Success' | 'Failed' | 'Exhausted' | null;
+  /** Attempts */
+  attempts?: number | null;
+  /** Next Retry */
+  next_retry?: string | null;
+  /** Message ID */
+  message_id?: string | null;
+  /** Request Method */
+  request_method?: string | null;
+  /** Request Headers */
+  headers?: string | null;
+  /** Request Data */
+  data?: string | null;
+  /** Response */
+  response?: string | null;
+  /** Error */
+  error?: string | null;
+};
+
+/** Changes to a Webhook Request Log: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
+export type WebhookRequestLog_Update = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** the modified value last read: a newer stored one refuses the update (409 TimestampMismatchError) */
+  modified?: string;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** Webhook */
+  webhook?: string | null;
+  /** Reference DocType */
+  reference_doctype?: string | null;
+  /** Reference Document */
+  reference_document?: string | null;
+  /** User */
+  user?: string | null;
+  /** URL */
+  url?: string | null;
+  /** Status */
+  status?: '' | 'Queued' | 'Success' | 'Failed' | 'Exhausted' | null;
+  /** Attempts */
+  attempts?: number | null;
+  /** Next Retry */
+  next_retry?: string | null;
+  /** Message ID */
+  message_id?: string | null;
+  /** Request Method */
+  request_method?: string | null;
+  /** Request Headers */
+  headers?: string | null;
+  /** Request Data */
+  data?: string | null;
+  /** Response */
+  response?: string | null;
+  /** Error */
+  error?: string | null;
+};
+
 /** Frappe filters: {"field": value} or {"field": [operator, value]}, or a list of [field, operator, value] / [DocType, field, operator, value] (docs/queries.md). */
 export type AnyFilters = {
   [key: string]: unknown;
@@ -1410,6 +1720,25 @@ export interface Types extends ClientTypes {
       create: Version_Create;
       update: Version_Update;
       methods: {};
+    };
+    Webhook: {
+      doc: Webhook;
+      create: Webhook_Create;
+      update: Webhook_Update;
+      methods: {};
+    };
+    'Webhook Request Log': {
+      doc: WebhookRequestLog;
+      create: WebhookRequestLog_Create;
+      update: WebhookRequestLog_Update;
+      methods: {
+        resend: {
+          args: {
+            [key: string]: unknown;
+          };
+          result: string;
+        };
+      };
     };
   };
   methods: {
@@ -1657,4 +1986,5 @@ export const METHOD_VERBS: Readonly<Record<string, readonly string[]>> = {
   'frappe.ping': ['GET', 'POST', 'PUT', 'DELETE'],
   logout: ['POST'],
   ping: ['GET', 'POST', 'PUT', 'DELETE'],
+  'Webhook Request Log/resend': ['POST'],
 };

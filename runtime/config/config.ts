@@ -100,6 +100,12 @@ export interface SiteConfig {
   job_retention_seconds: number;
   /** `svc serve` migrates the schema at start; false: it refuses to start while a change is pending. */
   auto_migrate: boolean;
+  /** Seconds before each retry of a failed webhook delivery (default [300, 1800, 7200, 18000, 36000, 36000]). */
+  webhook_retry_schedule?: number[];
+  /** Hosts, addresses and CIDR ranges webhooks may reach although loopback, private or link-local. */
+  webhook_allowed_hosts?: string[];
+  /** The key secrets kept for later use (webhook secrets) are encrypted with; unset: kept as given. */
+  encryption_key?: string;
 }
 
 /** Everything the service reads from its environment. */

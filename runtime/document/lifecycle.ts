@@ -63,12 +63,21 @@ interface DocState {
   lockedIn?: number;
 }
 
+/** Marks on a transaction written by an import, a patch or a migration (webhooks do not fire for them). */
+export interface TransactionFlags {
+  inImport?: boolean;
+  inPatch?: boolean;
+  inMigrate?: boolean;
+}
+
 /** A request's unit of work: creates documents bound to it and writes them through the lifecycle. */
 export class DocumentTransaction implements DocumentSession {
   readonly messages: string[] = [];
   trx?: Knex;
   /** Skip the user's permission checks (writes the service makes on its own behalf). */
   ignorePermissions = false;
+  /** What kind of operation writes (Frappe's `frappe.flags.in_import` …): features that notify the outside skip these. */
+  readonly flags: TransactionFlags = {};
   /** The batch whose transaction this one is a savepoint of (bulk items on MariaDB), if any. */
   batch?: WriteBatch;
   /** DocTypes written in this transaction: the afterTransaction handlers registered for them run at its end. */

@@ -29,6 +29,7 @@ export const LAYERS: readonly Layer[] = [
       'history',
       'methods',
       'scripts',
+      'webhooks',
       'metrics',
       'patches',
     ],

@@ -1,0 +1,188 @@
+// The attempts of a batch of deliveries, run by a background job: each Queued log row's body sent to its URL (checked
+// again against the address policy, and connected to at the address checked) with the webhook's current method,
+// timeout and secret; then, in one transaction for the batch, each row marked Success, Failed or Exhausted and, for a
+// failure with retries left, the next attempt's row queued at `now + webhook_retry_schedule[attempt - 1]` seconds.
+// One read of the rows, one of their webhooks and one write per batch: under load a job carries many rows, and on
+// SQLite every write transaction is taken from the writes of the requests.
+import type { Agent } from 'node:http';
+import type { Knex } from 'knex';
+import type { DocData } from '../db/row-store';
+import { now } from '../db/stored-values';
+import { inWriteTransaction } from '../db/write-transaction';
+import type { Site } from '../site';
+import { sendRequest, type SendOutcome } from './send-request';
+import { signatureHeaders } from './signatures';
+import { LOG_TABLE, datetimeAt, insertLogRow, type LogStatus } from './request-log';
+import { WEBHOOKS } from './webhook-index';
+import { readWebhookSecret } from './webhook-secret';
+import { retrySchedule, siteAllowedHosts } from './webhook-settings';
+import { vetUrl } from './vet-url';
+
+/** Attempts one batch runs at once. */
+const PARALLEL = 8;
+
+/** What a webhook's attempts need of it now. */
+interface WebhookNow {
+  secret: string | undefined;
+  timeoutMs: number;
+}
+
+/** What an attempt ended with, as the log row records it. */
+interface Attempted {
+  log: DocData;
+  headers: Record<string, string>;
+  outcome: SendOutcome;
+  /** No retry can do better (the webhook is gone). */
+  final?: boolean;
+}
+
+/** The webhooks of `names` as they are now (secret, timeout); a deleted one is absent. */
+async function webhooksNow(site: Site, knex: Knex, names: string[]): Promise<Map<string, WebhookNow>> {
+  const rows = (await knex('tabWebhook')
+    .whereIn('name', names)
+    .select('name', 'enable_security', 'timeout')) as {
+    name: string;
+    enable_security: unknown;
+    timeout: unknown;
+  }[];
+  const found = new Map<string, WebhookNow>();
+  for (const row of rows)
+    found.set(row.name, {
+      secret: Number(row.enable_security) ? await readWebhookSecret(site, knex, row.name) : undefined,
+      timeoutMs: Math.max(1, Number(row.timeout) || 5) * 1000,
+    });
+  return found;
+}
+
+/** Sends the attempt of `log` (a Queued row); never throws for the receiver's or the URL's fault. */
+async function attempt(
+  site: Site,
+  log: DocData,
+  webhook: WebhookNow | undefined,
+  agent: Agent,
+): Promise<Attempted> {
+  const stored = JSON.parse(String(log.headers || '{}')) as Record<string, string>;
+  if (!webhook)
+    return {
+      log,
+      headers: stored,
+      outcome: { ok: false, error: `Webhook ${String(log.webhook)} no longer exists` },
+      final: true,
+    };
+  const body = String(log.data ?? '');
+  const headers = {
+    ...stored,
+    ...signatureHeaders(String(log.message_id), Math.floor(Date.now() / 1000), body, webhook.secret),
+  };
+  let target;
+  try {
+    target = await vetUrl(log.url, siteAllowedHosts(site), WEBHOOKS.of(site).lookup);
+  } catch (err) {
+    return { log, headers, outcome: { ok: false, error: (err as Error).message } };
+  }
+  const method = String(log.request_method || 'POST');
+  return {
+    log,
+    headers,
+    outcome: await sendRequest(target, method, headers, body, webhook.timeoutMs, agent),
+  };
+}
+
+/** The error text of a failed attempt. */
+function errorOf(outcome: SendOutcome): string | null {
+  if ('error' in outcome) return outcome.error;
+  if (outcome.ok) return null;
+  if (outcome.location)
+    return `HTTP ${outcome.status}: redirect to ${outcome.location.slice(0, 500)} not followed`;
+  return `HTTP ${outcome.status}`;
+}
+
+/** Records one attempt in `q`: the row's outcome and, for a failure with retries left, the next row. */
+async function record(
+  site: Site,
+  q: Knex,
+  done: Attempted,
+  schedule: readonly number[],
+): Promise<{ status: LogStatus; retryAt?: number } | undefined> {
+  const { log, headers, outcome, final } = done;
+  const attempts = Number(log.attempts) || 1;
+  const retryAt =
+    !outcome.ok && !final && attempts <= schedule.length
+      ? Date.now() + (schedule[attempts - 1] as number) * 1000
+      : undefined;
+  const status: LogStatus = outcome.ok ? 'Success' : retryAt === undefined ? 'Exhausted' : 'Failed';
+  const updated = await q(LOG_TABLE)
+    .where({ name: log.name, status: 'Queued' })
+    .update({
+      status,
+      headers: JSON.stringify(headers),
+      response: 'status' in outcome ? outcome.body : null,
+      error: errorOf(outcome),
+      next_retry: retryAt === undefined ? null : datetimeAt(retryAt),
+      modified: now(),
+    });
+  if (updated !== 1) return undefined; // another worker recorded it first
+  if (retryAt === undefined) return { status };
+  await insertLogRow(
+    site,
+    q,
+    {
+      webhook: String(log.webhook),
+      reference_doctype: String(log.reference_doctype ?? ''),
+      reference_document: String(log.reference_document ?? ''),
+      user: String(log.user ?? ''),
+      url: String(log.url),
+      request_method: String(log.request_method || 'POST'),
+      headers: String(log.headers || '{}'),
+      data: String(log.data ?? ''),
+      message_id: String(log.message_id),
+      status: 'Queued',
+      attempts: attempts + 1,
+      next_retry: datetimeAt(retryAt),
+    },
+    String(log.owner || 'Administrator'),
+  );
+  return { status, retryAt };
+}
+
+/**
+ * Runs the attempts of the log rows `names` that are still Queued (another worker may have run one: at least once,
+ * not twice where it can be seen), PARALLEL at a time, and records them together. Returns how many rows ended in each
+ * status. `due` is told the time of each retry queued.
+ */
+export async function deliverLogRows(
+  site: Site,
+  names: readonly string[],
+  agent: Agent,
+  due: (at: number) => void = () => undefined,
+): Promise<Record<string, number>> {
+  const knex = site.db.knex;
+  const logs = (await knex(LOG_TABLE)
+    .whereIn('name', names)
+    .andWhere({ status: 'Queued' })
+    .select()) as DocData[];
+  const counts: Record<string, number> = { skipped: names.length - logs.length };
+  if (!logs.length) return counts;
+  const webhooks = await webhooksNow(site, knex, [...new Set(logs.map((l) => String(l.webhook)))]);
+  const done: Attempted[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < logs.length) {
+      const log = logs[next++] as DocData;
+      done.push(await attempt(site, log, webhooks.get(String(log.webhook)), agent));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, logs.length) }, worker));
+  const schedule = retrySchedule(site);
+  const recorded = await inWriteTransaction(site.db, async (q) => {
+    const results = [];
+    for (const attempted of done) results.push(await record(site, q, attempted, schedule));
+    return results;
+  });
+  for (const result of recorded) {
+    const key = result?.status ?? 'skipped';
+    counts[key] = (counts[key] ?? 0) + 1;
+    if (result?.retryAt !== undefined) due(result.retryAt);
+  }
+  return counts;
+}

@@ -1,0 +1,22 @@
+// Webhooks in the document lifecycle: the Webhook's own checks and secret, the events that fire them, the queueing of
+// their deliveries after the commit, and resends (docs/webhooks.md).
+import { lifecycleOf } from '../document/extension-points';
+import type { Site } from '../site';
+import { LOG_DOCTYPE } from './request-log';
+import { prepareResend, queueResend } from './resend';
+import { onCommitted, onDocEvent } from './webhook-events';
+import { forgetWebhooks } from './webhook-index';
+import { checkWebhook } from './webhook-rules';
+import { storeWebhookSecret } from './webhook-secret';
+
+/** Registers the webhooks' handlers; call before auth's, whose beforeWrite would hash the secret for good. */
+export function registerWebhooks(site: Site): void {
+  const points = lifecycleOf(site);
+  points.on('validateSave', checkWebhook, 'Webhook');
+  points.on('beforeWrite', storeWebhookSecret, 'Webhook');
+  points.on('afterTransaction', () => forgetWebhooks(site), 'Webhook');
+  points.on('beforeSave', prepareResend, LOG_DOCTYPE);
+  points.on('afterWrite', queueResend, LOG_DOCTYPE);
+  points.on('docEvent', onDocEvent);
+  points.on('afterCommit', onCommitted);
+}

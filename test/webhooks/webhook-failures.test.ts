@@ -1,0 +1,84 @@
+// Deliveries that fail: a receiver that never answers (timeout), one that is down (retried until Exhausted), and one
+// that redirects to an address the policy refuses (not followed: the other address gets nothing).
+import { createTestSite, type TestSite } from '../helpers/test-site';
+import { createTodo, createWebhook, logRows, startReceiver, waitFor, type Receiver } from './receiver';
+
+jest.setTimeout(30_000);
+
+const BASE = 41520 + (process.env.TEST_MYSQL_URL ? 10 : 0);
+
+let t: TestSite;
+const receivers: Receiver[] = [];
+
+beforeEach(async () => {
+  t = await createTestSite({
+    site: { webhook_allowed_hosts: ['127.0.0.1'], webhook_retry_schedule: [0.2, 0.2], job_poll_ms: 50 },
+  });
+});
+
+afterEach(async () => {
+  for (const r of receivers.splice(0)) await r.close();
+  await t.close();
+});
+
+it('gives up on a receiver that never answers after the timeout, retrying on the schedule', async () => {
+  const receiver = await startReceiver(BASE, ['hang']);
+  receivers.push(receiver);
+  expect((await createWebhook(t, { name: 'slow', request_url: receiver.url, timeout: 1 })).status).toBe(201);
+  const started = Date.now();
+  await createTodo(t);
+  await waitFor(async () => (await logRows(t)).some((r) => r.status === 'Exhausted'), 15_000, 'Exhausted');
+  const rows = await logRows(t);
+  expect(rows.map((r) => [r.status, Number(r.attempts)])).toEqual([
+    ['Failed', 1],
+    ['Failed', 2],
+    ['Exhausted', 3],
+  ]);
+  expect(rows[0]?.error).toBe('No answer within 1 s');
+  expect(receiver.requests).toHaveLength(3);
+  expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+});
+
+it('retries a receiver that is down until Exhausted, then nothing more', async () => {
+  expect(
+    (await createWebhook(t, { name: 'down', request_url: `http://127.0.0.1:${BASE + 1}/hook` })).status,
+  ).toBe(201);
+  await createTodo(t);
+  await waitFor(async () => (await logRows(t)).some((r) => r.status === 'Exhausted'), 15_000, 'Exhausted');
+  await new Promise((r) => setTimeout(r, 1500));
+  const rows = await logRows(t);
+  expect(rows.map((r) => r.status)).toEqual(['Failed', 'Failed', 'Exhausted']);
+  expect(String(rows[0]?.error)).toMatch(/ECONNREFUSED/);
+  expect(rows[2]?.next_retry).toBeNull();
+  expect(new Set(rows.map((r) => r.message_id)).size).toBe(1);
+});
+
+it('does not follow a redirect to a refused address', async () => {
+  const target = await startReceiver(BASE + 2, [200], '127.0.0.3');
+  receivers.push(target);
+  const redirecting = await startReceiver(BASE + 3, [{ status: 302, headers: { location: target.url } }]);
+  receivers.push(redirecting);
+  expect((await createWebhook(t, { name: 'redirect', request_url: redirecting.url })).status).toBe(201);
+  await createTodo(t);
+  await waitFor(async () => (await logRows(t)).some((r) => r.status === 'Exhausted'), 15_000, 'Exhausted');
+  const rows = await logRows(t);
+  expect(String(rows[0]?.error)).toBe(`HTTP 302: redirect to ${target.url} not followed`);
+  expect(redirecting.requests).toHaveLength(3);
+  expect(target.requests).toHaveLength(0);
+});
+
+it('ends a delivery whose webhook was deleted as Exhausted at once', async () => {
+  const receiver = await startReceiver(BASE + 4, ['hang']);
+  receivers.push(receiver);
+  expect((await createWebhook(t, { name: 'gone', request_url: receiver.url, timeout: 1 })).status).toBe(201);
+  await createTodo(t);
+  await waitFor(() => receiver.requests.length >= 1, 5000, 'the first attempt');
+  expect((await t.http.delete('/api/resource/Webhook/gone').set('Authorization', t.adminToken)).status).toBe(
+    202,
+  );
+  await waitFor(async () => (await logRows(t)).some((r) => r.status === 'Exhausted'), 15_000, 'Exhausted');
+  const rows = await logRows(t);
+  expect(rows.map((r) => r.status)).toEqual(['Failed', 'Exhausted']);
+  expect(rows[1]?.error).toBe('Webhook gone no longer exists');
+  expect(receiver.requests).toHaveLength(1);
+});
