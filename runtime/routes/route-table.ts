@@ -39,6 +39,7 @@ export type Operation =
   | 'ready'
   | 'metrics'
   | 'jobStatus'
+  | 'export'
   | 'signIn'
   | 'docs'
   | 'docsAsset'
@@ -58,6 +59,7 @@ export const DOCTYPE_OPERATIONS = [
   'bulk_update',
   'bulk_delete',
   'bulk_insert',
+  'export',
 ] as const satisfies readonly (Operation | 'bulk_update' | 'bulk_delete' | 'bulk_insert')[];
 
 /** An operation a DocType may answer. */
@@ -93,7 +95,9 @@ export type ResponseShape =
   /** A stored file's bytes (raw, streamed). */
   | 'file'
   /** A background job: `{ job_id, status, progress, result, error }`. */
-  | 'job';
+  | 'job'
+  /** An export: the documents as CSV, XLSX or JSON bytes (raw, streamed). */
+  | 'export';
 
 /** One route: a verb (or every verb) on a path template, the operation it runs and the answer it gives. */
 export interface RouteRow {
@@ -227,6 +231,18 @@ const V2_DOCUMENT_ROUTES: RouteRow[] = [
     doctypeOperation: 'create',
     request: 'document',
     response: 'document',
+  }),
+  // Before `{name+}`: a GET of `.../export` is the export (a document named `export` is read by v1 or filters).
+  v2('/document/{doctype}/export', {
+    ...DOC,
+    envelope: 'raw',
+    verbs: ['GET'],
+    operation: 'export',
+    status: 200,
+    kinds: LISTABLE,
+    doctypeOperation: 'export',
+    request: 'list-query',
+    response: 'export',
   }),
   // Bulk rows before `{name+}`: a POST to `.../bulk_update` is the bulk operation (GET still reads a document so named).
   v2('/document/{doctype}/bulk_update', {
