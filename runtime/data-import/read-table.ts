@@ -112,7 +112,10 @@ export async function checkZipBomb(file: Buffer): Promise<void> {
               reject(tooBig());
             }
           });
-          stream.on('error', reject);
+          // yauzl checks each part's real size against the declared one: a lie is how a bomb hides.
+          stream.on('error', () =>
+            reject(new DataError('XLSX file has parts larger than it declares: refused (a zip bomb?)')),
+          );
           stream.on('end', () => zip.readEntry());
         });
       });
