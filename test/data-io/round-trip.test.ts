@@ -37,7 +37,7 @@ beforeAll(async () => {
       .send(order);
     expect(res.status).toBe(201);
   }
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   await from.close();
   await to.close();
@@ -112,4 +112,4 @@ test('update by name: changed cells are saved, the rest of each document kept', 
     'Update Existing Records',
   );
   expect(missing.job.result).toEqual({ total: 1, success_count: 0, failure_count: 1 });
-}, 60_000);
+}, 180_000);
