@@ -62,6 +62,9 @@ export async function exportSource(
   };
   for (const key of ['filters', 'or_filters', 'order_by'])
     if (params[key] !== undefined) base[key] = params[key];
+  // Without an order asked for, pages follow the primary key: each starts with an index seek after the last name.
+  // (The list's default, `modified desc`, re-sorts every row left at each page: 3,500 rows/s on 50,000 ToDos.)
+  base.order_by ??= 'name asc';
   const v2: Caller = { ...caller, version: 2 };
   const first = await listDocuments(v2, doctype, { ...base, cursor: '' });
   async function* pages(): AsyncIterable<DocData[]> {

@@ -1,9 +1,8 @@
-// An export as a byte stream in CSV (csv-stringify), XLSX (exceljs's streaming WorkbookWriter: rows committed as they
-// come, shared strings off) or JSON (the documents with nested child rows). Each waits for the reader between pages,
-// so a slow client holds one page in memory, never the export.
+// An export as a byte stream in CSV (RFC 4180, written here: csv-stringify took half of a 100,000-row export's time),
+// XLSX (exceljs's streaming WorkbookWriter: rows committed as they come, shared strings off) or JSON (the documents with
+// nested child rows). Each waits for the reader between pages, so a slow client holds one page, never the export.
 import { once } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
-import { stringify } from 'csv-stringify/sync';
 import ExcelJS from 'exceljs';
 import { DataError } from '../errors/errors';
 import type { ExportSource } from './export-pages';
@@ -33,16 +32,31 @@ export function exportFormat(raw: unknown): ExportFormat {
 /** Called after each page with the number of documents written so far. */
 export type ExportProgress = (documents: number) => void;
 
+const NEEDS_QUOTES = /[",\r\n]/;
+
+/** One CSV line (RFC 4180: a cell with a comma, a quote or a line break is quoted, its quotes doubled). */
+export function csvLine(cells: readonly (string | number | null)[]): string {
+  let line = '';
+  for (let i = 0; i < cells.length; i++) {
+    const cell = cells[i];
+    if (i > 0) line += ',';
+    if (cell === null || cell === undefined) continue;
+    const text = typeof cell === 'number' ? String(cell) : cell;
+    line += NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  }
+  return `${line}\n`;
+}
+
 async function* csvChunks(source: ExportSource, progress?: ExportProgress): AsyncIterable<string> {
   const { layout } = source;
-  yield `\ufeff${stringify([layout.columns.map((c) => c.key)])}`;
+  yield `\ufeff${csvLine(layout.columns.map((c) => c.key))}`;
   let n = 0;
   for await (const page of source.pages) {
-    const lines: (string | number | null)[][] = [];
-    for (const doc of page) for (const line of documentLines(layout, doc)) lines.push(line);
+    let text = '';
+    for (const doc of page) for (const line of documentLines(layout, doc)) text += csvLine(line);
     n += page.length;
     progress?.(n);
-    if (lines.length) yield stringify(lines);
+    if (text) yield text;
   }
 }
 

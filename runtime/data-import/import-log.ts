@@ -22,27 +22,26 @@ export interface LogEntry {
 
 /** Inserts the log row of `entry` in `trx`, as `user`. */
 export async function writeLog(site: Site, trx: Knex, user: string, entry: LogEntry): Promise<void> {
-  const table = site.registry.get(LOG_DOCTYPE)?.meta.tableName;
-  if (!table) return;
+  const binding = site.registry.get(LOG_DOCTYPE);
+  if (!binding) return;
   const stamp = now();
-  await site.rows.insertRows(trx, table, [
-    {
-      name: randomBytes(5).toString('hex') + entry.index.toString(36),
-      owner: user,
-      modified_by: user,
-      creation: stamp,
-      modified: stamp,
-      docstatus: 0,
-      idx: 0,
-      data_import: entry.dataImport,
-      row_indexes: JSON.stringify(entry.lines),
-      success: entry.success ? 1 : 0,
-      docname: entry.docname,
-      messages: JSON.stringify(entry.messages),
-      exception: null,
-      log_index: entry.index,
-    },
-  ]);
+  // The row store's document insert (its statements prepared once per DocType): a log row per imported document.
+  await site.rows.insert(trx, binding, {
+    name: randomBytes(5).toString('hex') + entry.index.toString(36),
+    owner: user,
+    modified_by: user,
+    creation: stamp,
+    modified: stamp,
+    docstatus: 0,
+    idx: 0,
+    data_import: entry.dataImport,
+    row_indexes: JSON.stringify(entry.lines),
+    success: entry.success ? 1 : 0,
+    docname: entry.docname,
+    messages: JSON.stringify(entry.messages),
+    exception: null,
+    log_index: entry.index,
+  });
 }
 
 /** The log rows of an import, in document order: line numbers, success, document name and messages. */

@@ -1,7 +1,7 @@
 // Frappe's Data Import methods (frappe.core.doctype.data_import.data_import.*): the preview that checks every document
 // of the attached file through the document path and writes nothing, the start of the import as a background job,
 // its status, and the failed lines as a file to fix and import again.
-import { stringify } from 'csv-stringify/sync';
+import { csvLine } from '../data-export/export-stream';
 import { assertDocumentPermission } from '../permissions/document-permission';
 import type { Caller } from '../document/caller';
 import { AppError, DataError, DoesNotExistError, ValidationError } from '../errors/errors';
@@ -148,16 +148,16 @@ export async function downloadErroredTemplate(ctx: AppContext): Promise<unknown>
   for (const log of await importLogs(caller.site, name))
     if (!log.success) for (const line of log.lines) failed.add(line);
   const source = await openAttachedFile(caller.site, caller.user, record.import_file);
-  const out: (string | number | null)[][] = [];
+  let out = '\ufeff';
   let lineNo = 0;
   for await (const cells of readLines(source.kind, source.stream)) {
     lineNo++;
     if (lineNo === 1 || failed.has(lineNo))
-      out.push(cells.map((c) => (c instanceof Date ? c.toISOString() : c)));
+      out += csvLine(cells.map((c) => (c instanceof Date ? c.toISOString() : c)));
   }
   ctx.status = 200;
   ctx.type = 'text/csv; charset=utf-8';
   ctx.set('Content-Disposition', `attachment; filename="failed-rows-${name.replace(/[^\w-]/g, '')}.csv"`);
-  ctx.body = `\ufeff${stringify(out)}`;
+  ctx.body = out;
   return undefined;
 }
