@@ -1,9 +1,10 @@
-// Credential changes across processes: with REDIS_URL, a revoked token or a changed user is dropped from every
-// process's cache at once (without it, other processes notice within their 5 s cache).
+// Credential changes across processes: with REDIS_URL, a revoked token, a changed user or a regenerated API key is
+// dropped from every process's cache at once (without it, other processes notice within their 5 s cache).
 import { RedisSubscription } from '../redis/redis-subscription';
 import { siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';
+import { forgetApiKeys } from './api-keys';
 import { forgetBearerTokens } from './bearer-tokens';
 import { forgetUsers } from './users';
 
@@ -18,10 +19,11 @@ function channelOf(prefix: string): string {
   return `${prefix}auth-changed`;
 }
 
-/** Drops this process's cached bearer tokens and users. */
+/** Drops this process's cached bearer tokens, users and API keys (of User and of every custom key source). */
 function forgetHere(): void {
   forgetBearerTokens();
   forgetUsers();
+  forgetApiKeys();
 }
 
 /** Listens for other processes' notices (once per site; a no-op without REDIS_URL). Called when the site opens. */
@@ -38,7 +40,7 @@ export function listenForAuthChanges(site: Site): void {
 }
 
 /**
- * Tells every process that tokens were revoked or a user changed (called after the commit that did it): this one
+ * Tells every process that tokens were revoked, a user changed or keys were regenerated (called after the commit that did it): this one
  * forgets at once, the others when the notice arrives. Redis being down costs only the notice.
  */
 export async function authChanged(site: Site): Promise<void> {

@@ -7,6 +7,7 @@ import { lifecycleOf } from '../document/extension-points';
 import type { Site } from '../site';
 import { authChanged } from './auth-broadcast';
 import { forgetAuthCaches } from './auth-caches';
+import { isKeySource } from './key-sources';
 import { isNewSecret, storePasswordFields } from './password-fields';
 import { endUserSessions } from './sessions';
 
@@ -61,4 +62,7 @@ export function registerAuth(site: Site): void {
     for (const doctype of written) forgetAuthCaches(doctype);
   });
   for (const doctype of AUTH_DOCTYPES) extensions.on('afterTransaction', broadcast, doctype);
+  // A custom key source's rows are API keys too: a regenerated or disabled key reaches every process at once.
+  for (const binding of registry.all())
+    if (isKeySource(binding)) extensions.on('afterTransaction', broadcast, binding.meta.name);
 }

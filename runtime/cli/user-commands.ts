@@ -1,6 +1,6 @@
 // `svc add-user`, `svc set-password` and `svc generate-keys`: user administration from the shell.
 import { parseArgs } from 'node:util';
-import { regenerateKeys } from '../auth/api-keys';
+import { regenerateUserKeys } from '../auth/key-regeneration';
 import { hashPassword, writeAuth } from '../auth/passwords';
 import { openSite } from '../bootstrap';
 import { loadConfig } from '../config/config';
@@ -75,7 +75,7 @@ export async function generateKeysFor(argv: string[]): Promise<number> {
     console.error('svc generate-keys: USER is required');
     return 1;
   }
-  const keys = await withSite((site) => site.db.knex.transaction((trx) => regenerateKeys(trx, user)));
+  const keys = await withSite((site) => regenerateUserKeys(site, user));
   if (!keys) {
     console.error(`svc generate-keys: User ${user} not found`);
     return 1;

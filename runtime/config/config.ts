@@ -13,6 +13,8 @@ export interface SiteConfig {
   max_page_length: number;
   /** Most child rows one document may hold (all its tables together); more is 413. */
   max_child_rows: number;
+  /** Items one bulk request may carry (413 above). */
+  max_bulk_items: number;
   server_script_enabled: boolean;
   /** The IANA time zone Scheduler Event scripts' cron expressions are read in (default UTC, as stored datetimes). */
   time_zone?: string;
@@ -122,6 +124,7 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   max_file_size: 25 * 1024 * 1024,
   max_page_length: 1000,
   max_child_rows: 10_000,
+  max_bulk_items: 10_000,
   server_script_enabled: true,
   trusted_proxies: [],
   coalesce_writes: true,

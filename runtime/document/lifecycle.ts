@@ -80,10 +80,22 @@ export class DocumentTransaction implements DocumentSession {
   /** Work to do once the transaction has committed (removing the bytes of deleted files); dropped on rollback. */
   private committed: (() => Promise<void>)[] = [];
 
+  /** `joined`: an open transaction this one acts in (actingAs), sharing its messages, writes and commit work. */
   constructor(
     readonly site: Site,
     readonly user: SessionUser,
-  ) {}
+    joined?: DocumentTransaction,
+  ) {
+    if (!joined) return;
+    this.trx = joined.trx;
+    if (joined.batch) this.batch = joined.batch;
+    this.runs = joined.runs;
+    // Shared, not copied: what this one writes is committed, handled and reported with the joined transaction.
+    this.messages = joined.messages;
+    this.written = joined.written;
+    this.writes = joined.writes;
+    this.committed = joined.committed;
+  }
 
   /**
    * Runs `work` inside one database transaction; any error rolls everything back. `grouped`: the work inserts a new
@@ -147,6 +159,16 @@ export class DocumentTransaction implements DocumentSession {
    */
   afterCommit(task: () => Promise<void>): void {
     this.committed.push(task);
+  }
+
+  /**
+   * This open transaction as `user` acts in it: the same database transaction, messages, written documents and work
+   * after the commit, with `user`'s permissions (a Server Script's calls, run as its author). Only while it is open.
+   */
+  actingAs(user: SessionUser): DocumentTransaction {
+    if (user === this.user) return this;
+    if (!this.trx) throw new Error('actingAs needs an open transaction');
+    return new DocumentTransaction(this.site, user, this);
   }
 
   /** Notes that this transaction wrote rows of `doctype` (beside its documents): its afterTransaction handlers run. */

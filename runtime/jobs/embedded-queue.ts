@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { inWriteTransaction } from '../db/write-transaction';
 import { onShutdown } from '../lifecycle/shutdown-hooks';
+import { logger } from '../log/logger';
 import type { Site } from '../site';
 import { REQUEUE, type JobQueue, type JobRecord, type JobStatus } from './job-queue';
 import { deleteItems, itemCount, jobErrorText, runClaimedJob } from './job-runner';
@@ -160,8 +161,8 @@ export class EmbeddedJobQueue implements JobQueue {
       .where(claimable)
       .orderBy('created_at')
       .limit(this.options.concurrency + 4)
-      .select('name')) as { name: string }[];
-    for (const { name } of candidates) {
+      .select('name', 'status', 'worker')) as { name: string; status: string; worker: string | null }[];
+    for (const { name, status, worker } of candidates) {
       if (this.running.has(name)) continue;
       const claimed = await this.write((q) =>
         q(JOBS)
@@ -174,7 +175,13 @@ export class EmbeddedJobQueue implements JobQueue {
             attempts: q.raw('attempts + 1'),
           }),
       );
-      if (claimed === 1) return name;
+      if (claimed !== 1) continue;
+      if (status === 'running')
+        logger().warn(
+          { event: 'job_taken_over', job: name, from: worker },
+          "job taken over: its worker's lease ran out (the worker died or stalled)",
+        );
+      return name;
     }
     return undefined;
   }

@@ -1,6 +1,6 @@
 // Frappe's built-in methods: ping, login, logout, upload_file, create_new_folder, get_logged_user, generate_keys,
 // frappe.client.* and run_doc_method.
-import { regenerateKeys } from '../auth/api-keys';
+import { regenerateUserKeys } from '../auth/key-regeneration';
 import { isHttps } from '../auth/client-ip';
 import { endSession } from '../auth/sessions';
 import { DoesNotExistError, PermissionError, ValidationError } from '../errors/errors';
@@ -55,7 +55,7 @@ async function generateKeys(ctx: AppContext): Promise<unknown> {
   // Administrator's keys would let anyone who holds them act as Administrator: only Administrator makes them.
   if (target === ADMINISTRATOR && user.name !== ADMINISTRATOR)
     throw new PermissionError("Only Administrator may generate Administrator's API keys");
-  const keys = await site.db.knex.transaction((trx) => regenerateKeys(trx, target));
+  const keys = await regenerateUserKeys(site, target);
   if (!keys) throw new DoesNotExistError(`User ${target} not found`);
   return keys;
 }

@@ -6,7 +6,7 @@ import { STANDARD_FIELDS } from '../meta/types';
 import type { AppContext } from '../http/state';
 import type { Caller } from '../document/caller';
 import { callerOf } from '../http/caller-of';
-import { runBulk } from '../operations/bulk-operations';
+import { checkBulkSize, runBulk } from '../operations/bulk-operations';
 import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';
 
@@ -224,6 +224,7 @@ export async function insertMany(ctx: AppContext): Promise<unknown> {
  */
 export async function bulkUpdate(ctx: AppContext): Promise<unknown> {
   const docs = listArgument(requestParams(ctx), 'docs');
+  checkBulkSize(docs.length, callerOf(ctx).site.config.site.max_bulk_items);
   const items = docs.map((doc) => {
     if (!isObject(doc)) return { doctype: undefined, entry: doc };
     const { docname, ...rest } = doc;

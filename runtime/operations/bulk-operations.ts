@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import { BatchRolledBackError, type WriteBatch } from '../db/write-transaction';
 import type { Caller } from '../document/caller';
 import type { DocData } from '../document/store';
-import { AppError, InternalServerError } from '../errors/errors';
+import { AppError, InternalServerError, RequestEntityTooLargeError } from '../errors/errors';
 import { refusal } from '../permissions/doctype-permission';
 import * as documents from './document-operations';
 import type { InTransaction } from './document-operations';
@@ -40,6 +40,17 @@ export interface BulkOutcome {
 export interface BulkItem {
   doctype: unknown;
   entry: unknown;
+}
+
+/**
+ * Refuses a bulk request of more than `max` items (site config `max_bulk_items`) with a 413, before any item runs or
+ * a job is queued: one request may not hold the process (and a job's stored result) to an unbounded list.
+ */
+export function checkBulkSize(count: number, max: number): void {
+  if (count > max)
+    throw new RequestEntityTooLargeError(
+      `A bulk request may carry at most ${max} items (max_bulk_items); this one has ${count}`,
+    );
 }
 
 /** The key of the success list per kind of bulk operation. */

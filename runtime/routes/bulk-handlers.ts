@@ -9,15 +9,19 @@ import { bindingFor } from '../operations/doctype-binding';
 import { refusal } from '../permissions/doctype-permission';
 import { BULK_JOB, type BulkJobPayload } from '../jobs/bulk-job';
 import { asyncThreshold } from '../jobs/threshold';
-import { runBulk, type BulkItem, type BulkKind } from '../operations/bulk-operations';
+import { checkBulkSize, runBulk, type BulkItem, type BulkKind } from '../operations/bulk-operations';
 import { respond } from './resource-handlers';
 import type { RouteParams, RouteRow } from './route-table';
 
-/** The request body's `key` as a list: absent gives `fallback` (or a 400 when there is none), anything else a 400. */
+/**
+ * The request body's `key` as a list: absent gives `fallback` (or a 400 when there is none), anything else a 400; a
+ * list longer than site config `max_bulk_items` is a 413 before any item runs or is queued.
+ */
 function listOf(ctx: AppContext, key: string, fallback?: unknown[]): unknown[] {
   const value = bodyObject(ctx)?.[key];
   if (value === undefined && fallback) return fallback;
   if (!Array.isArray(value)) throw new ValidationError(`'${key}' must be a list`);
+  checkBulkSize(value.length, callerOf(ctx).site.config.site.max_bulk_items);
   return value;
 }
 

@@ -1,6 +1,7 @@
 // The host side of the `frappe` global: each call a script makes re-enters the normal operations layer as the calling
 // user (permissions, field levels, user permissions, validation, hooks). Arguments and results are JSON values only.
 import type { Caller } from '../document/caller';
+import type { SessionUser } from '../site';
 import type { DocData } from '../document/store';
 import { CSRFTokenError, DoesNotExistError, ValidationError } from '../errors/errors';
 import * as documents from '../operations/document-operations';
@@ -62,6 +63,13 @@ const readOnlyCallers = new WeakSet<Caller>();
 export function readOnlyCaller(caller: Caller): Caller {
   const copy = { ...caller };
   readOnlyCallers.add(copy);
+  return copy;
+}
+
+/** `caller` acting as `user` (in its open transaction, if any): a read-only caller stays read-only. */
+export function callerAs(caller: Caller, user: SessionUser): Caller {
+  const copy: Caller = { ...caller, user, ...(caller.tx ? { tx: caller.tx.actingAs(user) } : {}) };
+  if (readOnlyCallers.has(caller)) readOnlyCallers.add(copy);
   return copy;
 }
 

@@ -5,6 +5,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Caller } from '../document/caller';
 import {
   AppError,
+  AuthenticationError,
   ERROR_CLASSES,
   InternalServerError,
   ServerScriptError,
@@ -13,7 +14,9 @@ import {
 } from '../errors/errors';
 import { toAppError } from '../errors/render-error';
 import { logger } from '../log/logger';
-import { callHost } from './host-api';
+import { loadUser } from '../auth/users';
+import { ADMINISTRATOR } from '../site';
+import { callHost, callerAs } from './host-api';
 import { runInline } from './inline-sandbox';
 import { sandboxPool } from './sandbox-pool';
 import { DEFAULT_LIMITS, type HostReply, type JobOutcome } from './sandbox-protocol';
@@ -121,8 +124,23 @@ function resultOf(
 }
 
 /**
+ * Who a script's host calls act as: the caller, except when Administrator runs a script someone else last saved, whose
+ * calls act as that author (enabled, with the roles it has now): a script never does what its author could not, so a
+ * System Manager's script cannot reach Administrator's rights by waiting for Administrator to trigger it.
+ */
+async function hostCaller(script: ServerScript, caller: Caller): Promise<Caller> {
+  if (caller.user.name !== ADMINISTRATOR || !script.modifiedBy || script.modifiedBy === ADMINISTRATOR)
+    return caller;
+  const author = await loadUser(caller.tx?.trx ?? caller.site.db.knex, script.modifiedBy);
+  if (!author || !author.enabled)
+    throw new AuthenticationError(`User ${script.modifiedBy} is disabled or no longer exists`);
+  return callerAs(caller, { name: author.name, roles: author.roles });
+}
+
+/**
  * Runs `script` as `caller` with `input` (`form_dict`, `doc`, and `conditions: true` to read them back); host calls
- * run as the same caller. `messages` collects the messages the operations leave for the user.
+ * run as the same caller (as the script's author when the caller is Administrator, see hostCaller). `messages`
+ * collects the messages the operations leave for the user.
  */
 export async function runScript(
   script: ServerScript,
@@ -132,6 +150,7 @@ export async function runScript(
 ): Promise<ScriptResult> {
   const level = admit(script, caller);
   const full = { ...input, user: caller.user.name };
+  let host: Promise<Caller> | undefined;
   // A straight-line script runs here and now (inline-sandbox.ts); any other, or one whose inline run was void, in a
   // worker.
   const outcome =
@@ -140,7 +159,10 @@ export async function runScript(
       script.script,
       'script.js',
       JSON.stringify(full),
-      (name, args) => depth.run(level, () => callHost(caller, messages, name, args)),
+      (name, args) =>
+        depth.run(level, async () =>
+          callHost(await (host ??= hostCaller(script, caller)), messages, name, args),
+        ),
       hostErrorReply,
       // Inside a write transaction (document events) other writers wait for this call anyway: a short script's outcome
       // is taken without a turn of the event loop (blocked at most TX_WAIT_MS, then waited for asynchronously).

@@ -1,8 +1,10 @@
 // Durability on BullMQ (issue 14): a `svc worker` child killed with a real `kill -9` mid-job leaves its job locked;
 // once the lock runs out BullMQ hands the job out again ("stalled"), another worker resumes it after the items that
-// have an outcome, and every item ends with exactly one outcome: none applied twice, none skipped.
+// have an outcome, and every item ends with exactly one outcome: none applied twice, none skipped. The takeover comes
+// within about one lease of the kill (a stalled check every tenth of the lease) and is logged (issue #36 item 13).
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
+import { captureLog } from '../helpers/captured-log';
 import { DB_KIND, createTestSite, createUser } from '../helpers/test-site';
 import { expectEachOnce, itemRows, jobEnd, startSvc, until, type SvcChild } from './svc-child';
 
@@ -10,6 +12,7 @@ jest.setTimeout(240_000);
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const N = DB_KIND === 'mysql' ? 600 : 4000;
+const LEASE_S = 3;
 
 let child: SvcChild | undefined;
 afterAll(() => {
@@ -19,7 +22,7 @@ afterAll(() => {
 
 test('kill -9 of a svc worker mid-job: the job is handed out again and every item has exactly one outcome', async () => {
   const prefix = `svc-test-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const site = { job_backend: 'bullmq' as const, job_queue_prefix: prefix, job_lease_seconds: 1 };
+  const site = { job_backend: 'bullmq' as const, job_queue_prefix: prefix, job_lease_seconds: LEASE_S };
   const t = await createTestSite({
     redisUrl: REDIS_URL,
     site: { ...site, job_worker: false, bulk_operation_async_threshold: 5 },
@@ -41,7 +44,18 @@ test('kill -9 of a svc worker mid-job: the job is handed out again and every ite
     expect([running.status, running.progress]).toEqual(['running', { done: atKill, total: N }]);
 
     // This process's worker: BullMQ's stalled check hands it the dead worker's job once the lock has run out.
-    t.site.jobs?.start();
+    const log = captureLog('warn');
+    try {
+      t.site.jobs?.start();
+      await until(async () => log.lines.some((l) => l.event === 'job_taken_over' && l.job === id), 60_000);
+    } finally {
+      log.restore();
+    }
+    const takenOver = log.lines.find((l) => l.event === 'job_taken_over') as { time: string };
+    const killedAt = (await child.exited).at;
+    // The lock runs out at most one lease after the kill; the next stalled check comes a tenth of a lease later
+    // (checking once a lease took up to three leases). One more second for a loaded machine.
+    expect(Date.parse(takenOver.time) - killedAt).toBeLessThan(LEASE_S * 1100 + 1000);
     await expectEachOnce(t, await jobEnd(t, id, u), 'bcrash-', N);
   } finally {
     await t.close();

@@ -3,6 +3,7 @@
 // none applied twice, none skipped.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { captureLog } from '../helpers/captured-log';
 import { DB_KIND, createTestSite, createUser, type TestSite } from '../helpers/test-site';
 
 let t: TestSite;
@@ -55,13 +56,16 @@ test('kill -9 of the worker mid-job: the job resumes elsewhere and every item ha
   expect(job.body.data.status).toBe('running');
   expect(job.body.data.progress).toEqual({ done: atKill, total: N });
 
-  // This process's worker takes the job over once the dead worker's lease has run out.
+  // This process's worker takes the job over once the dead worker's lease has run out, and says so in the log.
+  const log = captureLog('warn');
   t.site.jobs?.start();
   let status: any;
   await until(async () => {
     status = (await t.http.get(`/api/v2/job/${id}`).set('Authorization', u1)).body.data;
     return status.status === 'finished' || status.status === 'failed';
   }, 120_000);
+  log.restore();
+  expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job_taken_over', job: id }));
   expect(status.status).toBe('finished');
   const r = status.result;
   expect([r.total, r.success_count, r.failure_count]).toEqual([N, N, 0]);
