@@ -35,7 +35,7 @@ async function waitForJob(t: TestSite, id: string): Promise<void> {
 }
 
 async function bulkInsertMs(): Promise<number> {
-  const t = await createTestSite();
+  const t = await createTestSite({ site: { max_bulk_items: IMPORT_DOCS } });
   try {
     const [ms] = await timed(async () => {
       const res = await t.http
