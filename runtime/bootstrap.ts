@@ -1,4 +1,5 @@
 // Opening a site: connect, sync the schema, and on first start create the roles and the Administrator.
+import { setJobQueue } from './jobs/job-queue';
 import { runsJobWorker, siteJobQueue } from './jobs/site-queue';
 import './jobs/bulk-job';
 import { startScheduler } from './scripts/script-scheduler';
@@ -12,7 +13,7 @@ import { installFeatures } from './features';
 import { openResultCache, resultCacheLimits } from './query/result-cache';
 import { SitePlugins } from './site';
 import { ensureFileFolders } from './files/file-rules';
-import { now } from './document/values';
+import { now } from './db/stored-values';
 import type { Registry } from './registry/registry';
 import { ADMINISTRATOR, type Site } from './site';
 
@@ -122,7 +123,8 @@ export async function openSite(
   site.plugins.onClose('database', () => db.close());
   installFeatures(site);
   db.resultCache = resultCacheLimits(site);
-  site.jobs = siteJobQueue(site);
+  const jobs = siteJobQueue(site);
+  setJobQueue(site, jobs);
   const { changed } = await migrate(
     db,
     registry.all().map((b) => b.meta),
@@ -135,7 +137,6 @@ export async function openSite(
   listenForAuthChanges(site);
   openResultCache(site);
   // Closed before every plugin a job may use; the scheduler (which queues jobs) first of all.
-  const jobs = site.jobs;
   site.plugins.onClose('job worker', () => jobs.close());
   if (runsJobWorker(config)) {
     jobs.start();

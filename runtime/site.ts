@@ -5,7 +5,6 @@
 import type { ServiceConfig } from './config/config';
 import type { Database } from './db/backend';
 import type { RowStore } from './db/row-store';
-import type { JobQueue } from './jobs/job-queue';
 import type { Registry } from './registry/registry';
 
 /** Everything a request handler may reach besides the request itself. */
@@ -17,8 +16,6 @@ export interface Site {
   config: ServiceConfig;
   /** Each feature's per-site state and its teardown, run in reverse order when the site closes. */
   plugins: SitePlugins;
-  /** The site's background job queue (runtime/jobs); absent only on sites built by hand. */
-  jobs?: JobQueue;
 }
 
 /** The user a request runs as. */

@@ -6,14 +6,8 @@ import type { JsonSchema } from '../json-schema';
 import { BUILTIN_METHOD_DOCS } from '../methods/builtin-methods';
 import type { MethodIR } from '../methods/extract-methods';
 import type { DocTypeIR } from '../normalize';
-import {
-  ROUTE_TABLE,
-  docTypeKind,
-  docTypeRows,
-  type Operation,
-  type RouteRow,
-  type Verb,
-} from '../../runtime/routes/route-table';
+import { ROUTE_TABLE, docTypeKind, docTypeRows } from '../../runtime/routes/route-table';
+import { type Operation, type RouteRow, type Verb } from '../../runtime/http/route-row';
 import {
   COUNT_PARAMETERS,
   EXPAND_LINKS,

@@ -2,8 +2,8 @@
 // table (runtime/routes/route-table.ts), which the runtime dispatches the DocType's requests to, and each route's
 // request and response typed by the DocType's generated interface.
 import { StructureKind, type InterfaceDeclarationStructure } from 'ts-morph';
-import { docTypeRouteKey } from '../../runtime/routes/doctype-routes';
-import { docTypeKind, docTypeRows, type RouteRow } from '../../runtime/routes/route-table';
+import { docTypeRouteKey, type RouteRow } from '../../runtime/http/route-row';
+import { docTypeKind, docTypeRows } from '../../runtime/routes/route-table';
 import { RUNTIME_INTERNAL, type GeneratorContext } from '../context';
 import { className } from '../naming';
 import type { DocTypeIR } from '../normalize';

@@ -1,6 +1,6 @@
 // API key + secret authentication: keys looked up once and cached, secrets compared as digests in constant time.
 import { timingSafeEqual } from 'node:crypto';
-import type { Queryable } from '../document/store';
+import type { Queryable } from '../db/row-store';
 import type { DocTypeBinding } from '../registry/registry';
 import { digestSecret, generateHash, readAuth, secretMatches, writeAuth } from './passwords';
 import { SingleFlight } from './single-flight';

@@ -1,7 +1,7 @@
 // What authentication adds to the document lifecycle: Password fields stored in `__Auth`, the sessions of a user whose
 // password changed ended after the commit, credential caches dropped after writes, and other processes told.
 import type { SaveOperation } from '../document/extension-points';
-import { fieldLists } from '../document/field-lists';
+import { fieldLists } from '../registry/field-lists';
 import type { DocumentTransaction } from '../document/lifecycle';
 import { lifecycleOf } from '../document/extension-points';
 import type { Site } from '../site';

@@ -1,7 +1,7 @@
 // Password fields never stay in the document table: User passwords become scrypt hashes, API secrets digests, in `__Auth`.
 import type { Knex } from 'knex';
-import { fieldLists } from '../document/field-lists';
-import type { DocData } from '../document/store';
+import { fieldLists } from '../registry/field-lists';
+import type { DocData } from '../db/row-store';
 import type { DocTypeBinding } from '../registry/registry';
 import { digestSecret, hashPassword, writeAuth } from './passwords';
 

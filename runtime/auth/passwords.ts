@@ -7,7 +7,7 @@ import {
   type BinaryLike,
   type ScryptOptions,
 } from 'node:crypto';
-import type { Queryable } from '../document/store';
+import type { Queryable } from '../db/row-store';
 import { SYSTEM_TABLES } from '../db/migrate';
 
 const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;

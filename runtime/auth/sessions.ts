@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
 import { SYSTEM_TABLES } from '../db/migrate';
-import { now } from '../document/values';
+import { now } from '../db/stored-values';
 import type { SessionData } from '../http/state';
 import { closeSiteRedis, redisCall, siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';

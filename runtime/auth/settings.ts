@@ -1,5 +1,5 @@
 // System Settings as authentication reads them, cached briefly.
-import { loadSingle } from '../document/store';
+import { loadSingle } from '../db/document-rows';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';
 import { SingleFlight } from './single-flight';

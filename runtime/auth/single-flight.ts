@@ -1,7 +1,7 @@
 // One load at a time per cache key: when a cached entry expires under load, every request in flight used to miss at
 // once and run its own queries (with 50 concurrent clients, ~50 key lookups and ~50 user loads on the event loop every
 // 5 seconds, a latency spike for everyone); now the first miss loads and the others wait for that load.
-import type { Queryable } from '../document/store';
+import type { Queryable } from '../db/row-store';
 
 /**
  * Loads in flight, by the connection (or transaction) they read through and a key: callers reading through another

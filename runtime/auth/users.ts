@@ -1,5 +1,5 @@
 // Users as authentication sees them (enabled, roles, names), cached per process and dropped when a User is written.
-import type { Queryable } from '../document/store';
+import type { Queryable } from '../db/row-store';
 import { ADMINISTRATOR, type SessionUser } from '../site';
 import { SingleFlight } from './single-flight';
 

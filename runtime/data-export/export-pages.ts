@@ -2,7 +2,7 @@
 // row restrictions) with keyset paging: each page starts after the last row of the one before, so memory holds one
 // page whatever the row count, and rows written meanwhile neither repeat nor shift the pages.
 import type { Caller } from '../document/caller';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { DataError } from '../errors/errors';
 import { jsonParam } from '../http/params';
 import { listDocuments } from '../operations/list-operations';

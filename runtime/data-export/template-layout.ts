@@ -5,7 +5,7 @@
 import { DataError } from '../errors/errors';
 import { FIELD_TYPE_INFO, isTableType, storesValue, type ValueKind } from '../meta/field-types';
 import type { DocTypeMeta } from '../meta/types';
-import type { QueryAccess } from '../permissions/query-access';
+import type { QueryAccess } from '../query/reader-access';
 import type { DocTypeBinding } from '../registry/registry';
 import type { Site } from '../site';
 

@@ -1,6 +1,6 @@
 // A document as lines of the template layout, each cell a string (CSV) or a value (XLSX): the document's own cells on
 // its first line, child row i of every table on line i, and text that a spreadsheet would run as a formula escaped.
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import type { TemplateLayout } from './template-layout';
 
 /** The first characters that make a spreadsheet read a cell as a formula (OWASP's CSV injection list). */

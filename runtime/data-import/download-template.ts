@@ -4,7 +4,7 @@
 import { Readable } from 'node:stream';
 import { exportSource, type ExportSource } from '../data-export/export-pages';
 import { CONTENT_TYPES, exportStream, type ExportFormat } from '../data-export/export-stream';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { DataError, ValidationError } from '../errors/errors';
 import { callerOf } from '../http/caller-of';
 import { jsonParam, requestParams } from '../http/params';

@@ -3,7 +3,7 @@
 // resumes without importing a line twice. Progress is the job's: documents with an outcome of the file's total.
 import type { Knex } from 'knex';
 import { inWriteTransaction } from '../db/write-transaction';
-import { now } from '../document/values';
+import { now } from '../db/stored-values';
 import { DoesNotExistError } from '../errors/errors';
 import type { ItemOutcome } from '../operations/bulk-operations';
 import { REQUEUE, registerJobKind, type JobRun } from '../jobs/job-queue';

@@ -2,7 +2,7 @@
 // the transaction that records the failure, so the log says exactly which lines are done after any crash.
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { now } from '../document/values';
+import { now } from '../db/stored-values';
 import type { Site } from '../site';
 
 /** The DocType of the log rows. */

@@ -10,6 +10,7 @@ import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import * as documents from '../operations/document-operations';
 import { DATA_IMPORT_JOB, IMPORT_DOCTYPE, loadImportRecord, setImportFields } from './import-job';
+import { jobQueueOf } from '../jobs/job-queue';
 import { importLogs } from './import-log';
 import { openAttachedFile } from './import-source';
 import { planImport, type ImportPlan } from './plan-import';
@@ -103,7 +104,7 @@ export async function getPreviewFromTemplate(ctx: AppContext): Promise<unknown> 
 /** form_start_import(data_import): checks the file, queues the import job, answers its id. */
 export async function formStartImport(ctx: AppContext): Promise<unknown> {
   const { caller, name, record } = await importRecord(ctx, 'data_import', 'write');
-  const jobs = caller.site.jobs;
+  const jobs = jobQueueOf(caller.site);
   if (!jobs) throw new ValidationError('This site runs no background jobs');
   if (record.status === 'Success') throw new ValidationError('This import has already run successfully');
   if (typeof record.job_id === 'string' && record.job_id) {

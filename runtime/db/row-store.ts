@@ -2,7 +2,7 @@
 // backend (runtime/db/<backend>/row-store.ts), opened with the database (Database.openRowStore); callers never ask
 // which database they are on.
 import type { Knex } from 'knex';
-import type { CompiledSlot, RowSet, SelectSource } from '../query/run-query';
+import type { CompiledSlot, RowSet, SelectSource } from './compiled-query';
 import type { DocTypeBinding } from '../registry/registry';
 
 /** A stored document as plain data: standard fields, field values, and child rows under their Table fields. */

@@ -6,13 +6,13 @@ import {
   MandatoryError,
   PermissionError,
 } from '../errors/errors';
-import { assertNever, isTableType } from '../meta/field-types';
+import { isTableType } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { BodyValidator, DocTypeBinding, Registry } from '../registry/registry';
-import { defaultOf, fieldLists, tableFields, type FieldDefault } from './field-lists';
-import type { RowStore } from '../db/row-store';
-import type { DocData, Queryable } from './store';
-import { normalizeValue, now, today } from './values';
+import { fieldLists, tableFields } from '../registry/field-lists';
+import type { DocData, Queryable, RowStore } from '../db/row-store';
+import { normalizeValue } from './values';
+import { resolveDefault } from '../db/field-defaults';
 
 /** Runs a generated validator on a body (coercing and stripping it in place); throws DataError naming each bad field. */
 export function checkBody(validator: BodyValidator, body: unknown, doctype: string): DocData {
@@ -31,30 +31,6 @@ export function checkBody(validator: BodyValidator, body: unknown, doctype: stri
     throw new DataError([...new Set(problems)].join('; '));
   }
   return body as DocData;
-}
-
-/** The value a default stands for, for `user` now. */
-function resolveDefault(found: FieldDefault, user: string): unknown {
-  switch (found.kind) {
-    case 'fixed':
-      return found.value;
-    case 'user':
-      return user;
-    case 'today':
-      return today();
-    case 'now':
-      return now().slice(0, 19);
-    case 'rows':
-      return [];
-    default:
-      return assertNever(found);
-  }
-}
-
-/** Frappe's default value of a field (`Today`, `Now`, `__user`, Check as 0/1, numbers as numbers). */
-export function defaultValue(field: FieldMeta, user: string): unknown {
-  const found = defaultOf(field);
-  return found && resolveDefault(found, user);
 }
 
 /** Fills missing fields of a new document (and of its child rows) with their defaults. */

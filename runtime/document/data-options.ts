@@ -8,10 +8,7 @@ import {
   ValidationError,
 } from '../errors/errors';
 import type { FieldMeta } from '../meta/types';
-import type { DocData } from './store';
-
-/** The Data `options` Frappe validates. */
-export const DATA_OPTIONS = ['Email', 'Phone', 'URL', 'Name'] as const;
+import type { DocData } from '../db/row-store';
 
 /** Users whose name stands in an Email field of their own documents (Frappe's STANDARD_USERS). */
 const STANDARD_USERS: ReadonlySet<unknown> = new Set(['Guest', 'Administrator']);
@@ -113,13 +110,6 @@ function checkValue(field: FieldMeta, value: string, owner: unknown): void {
     default:
       return;
   }
-}
-
-/** True for a Data field whose options Frappe validates. */
-export function hasDataOption(field: FieldMeta): boolean {
-  return (
-    field.fieldtype === 'Data' && (DATA_OPTIONS as readonly (string | undefined)[]).includes(field.options)
-  );
 }
 
 /** Checks the Data fields of one document or child row (`fields`: its fields with a validated option). */

@@ -9,7 +9,7 @@ import type { LinkRestriction } from './checks';
 import type { Document } from './document';
 import type { HookName, SaveAction } from './hooks';
 import type { DocumentTransaction } from './lifecycle';
-import type { DocData } from './store';
+import type { DocData } from '../db/row-store';
 
 /** Every extension point, in the order a save (then a delete, then the end of the transaction) reaches them. */
 export const EXTENSION_POINTS = [

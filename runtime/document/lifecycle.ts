@@ -34,11 +34,12 @@ import {
   normalizeValues,
 } from './checks';
 import { checkDataOptions } from './data-options';
-import { fieldLists, tableFields } from './field-lists';
+import { fieldLists, tableFields } from '../registry/field-lists';
 import { checkName, defaultNamingSeries, hashName, makeName } from './naming';
 import type { DocumentSession } from './session';
-import { writeSingle, type DocData } from './store';
-import { formatDatetime, now } from './values';
+import { writeSingle } from '../db/document-rows';
+import { type DocData } from '../db/row-store';
+import { formatDatetime, now } from '../db/stored-values';
 
 /**
  * A copy of document data that takes new properties cheaply. V8 gives a `{ ...spread }` copy a map that each added

@@ -1,12 +1,11 @@
 // Naming rules: hash, autoincrement, field:, format:, old-style series, naming_series:, prompt and UUID.
 import { randomFillSync, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { RowStore } from '../db/row-store';
+import type { DocData, RowStore } from '../db/row-store';
 import { InvalidNameError, MandatoryError, ValidationError } from '../errors/errors';
 import { assertNever } from '../meta/field-types';
 import type { DocTypeMeta } from '../meta/types';
-import type { DocData } from './store';
-import { now } from './values';
+import { now } from '../db/stored-values';
 
 function datePart(token: string, stamp: string): string | undefined {
   const [y, m, d] = [stamp.slice(0, 4), stamp.slice(5, 7), stamp.slice(8, 10)];

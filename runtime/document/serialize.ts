@@ -2,7 +2,7 @@
 import { isTableType } from '../meta/field-types';
 import { copyValue } from './copy-value';
 import type { DocTypeBinding, Registry } from '../registry/registry';
-import type { DocData } from './store';
+import type { DocData } from '../db/row-store';
 
 const HIDDEN_STANDARD = new Set(['__islocal', '__unsaved']);
 

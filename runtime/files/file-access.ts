@@ -1,6 +1,6 @@
 // Who may read a stored file: System Manager and Administrator, the File's owner, anyone who may read the document it
 // is attached to; a public file anyone. Decided per File row, and for a URL by any row that names it.
-import type { DocData, Queryable } from '../document/store';
+import type { DocData, Queryable } from '../db/row-store';
 import { hasDocumentPermission } from '../permissions/document-permission';
 import { ADMINISTRATOR, type SessionUser, type Site } from '../site';
 

@@ -1,6 +1,6 @@
 // What files add to the document lifecycle: the File document's rules (runtime/files/file-rules.ts), a folder named by
 // its path, Attach values that must be readable files, and a deleted document's attachments (and bytes) going with it.
-import { tableFields } from '../document/field-lists';
+import { tableFields } from '../registry/field-lists';
 import type { DocTypeBinding, Registry } from '../registry/registry';
 import { lifecycleOf } from '../document/extension-points';
 import type { Site } from '../site';

@@ -3,8 +3,8 @@
 // attached to) removes its bytes after the commit when no other File shares them; Attach fields take only readable files.
 import type { Knex } from 'knex';
 import type { Document } from '../document/document';
-import { tableFields } from '../document/field-lists';
-import type { DocData } from '../document/store';
+import { tableFields } from '../registry/field-lists';
+import type { DocData } from '../db/row-store';
 import {
   DoesNotExistError,
   FolderNotEmpty,
@@ -12,7 +12,7 @@ import {
   MandatoryError,
   ValidationError,
 } from '../errors/errors';
-import { now } from '../document/values';
+import { now } from '../db/stored-values';
 import type { FieldMeta } from '../meta/types';
 import { assertDocTypePermission, refusal } from '../permissions/doctype-permission';
 import { hasDocumentPermission } from '../permissions/document-permission';

@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import { loadSettings } from '../auth/settings';
 import { DocumentTransaction } from '../document/lifecycle';
 import { serializeDoc } from '../document/serialize';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { AuthenticationError, ValidationError } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import { assertCsrfToken } from '../auth/csrf-token';

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 // koa-body's own augmentation types the parsed body (`ctx.request.body`); this brings it into every program that has the state.
 import type {} from 'koa-body';
 import type { QueryParams } from './params';
-import type { RouteMatch } from '../routes/route-matcher';
+import type { RouteMatch } from './route-row';
 import type { SessionUser, Site } from '../site';
 
 /** What a session holds (runtime/auth/sessions.ts keeps them; `ctx.state.session` under session authentication). */

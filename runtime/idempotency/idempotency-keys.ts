@@ -13,7 +13,7 @@ import { BadRequestError, IdempotencyKeyReusedError } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';
-import { isDuplicateKeyError } from '../document/store';
+import { isDuplicateKeyError } from '../db/document-rows';
 
 /** The request header. */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';

@@ -2,6 +2,7 @@
 // and every kind of work (bulk operations now; scheduled server scripts, file clean-up later register their own kinds).
 import type { Knex } from 'knex';
 import type { SessionUser, Site } from '../site';
+import { SitePlugin } from '../site';
 
 /** Where a job is: waiting, being worked on, done (with a result) or given up (with an error). */
 export type JobStatus = 'queued' | 'running' | 'finished' | 'failed';
@@ -88,4 +89,17 @@ export interface JobQueue {
   stop(): Promise<void>;
   /** Stops the worker and closes the queue's connections (the site is closing). */
   close(): Promise<void>;
+}
+
+/** The queue a site opened (bootstrap.ts sets it; its worker is closed there, before the plugins a job may use). */
+const SITE_QUEUE = new SitePlugin<{ queue?: JobQueue }>('job queue', () => ({}));
+
+/** Makes `queue` the site's job queue. */
+export function setJobQueue(site: Site, queue: JobQueue): void {
+  SITE_QUEUE.set(site, { queue });
+}
+
+/** The site's job queue; undefined on a site that opened none (one built by hand). */
+export function jobQueueOf(site: Site): JobQueue | undefined {
+  return SITE_QUEUE.peek(site)?.queue;
 }

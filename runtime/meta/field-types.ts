@@ -148,3 +148,13 @@ export function isFieldType(value: unknown): value is FieldType {
 export function assertNever(value: never): never {
   throw new Error(`unexpected value: ${String(value)}`);
 }
+
+/** The Data `options` Frappe validates. */
+export const DATA_OPTIONS = ['Email', 'Phone', 'URL', 'Name'] as const;
+
+/** True for a Data field whose options Frappe validates. */
+export function hasDataOption(field: { fieldtype: FieldType; options?: string }): boolean {
+  return (
+    field.fieldtype === 'Data' && (DATA_OPTIONS as readonly (string | undefined)[]).includes(field.options)
+  );
+}

@@ -4,7 +4,7 @@ import type { Caller } from '../document/caller';
 import type { Document } from '../document/document';
 import { DocumentTransaction } from '../document/lifecycle';
 import { serializeDoc } from '../document/serialize';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { DoesNotExistError } from '../errors/errors';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';

@@ -1,5 +1,5 @@
 // Frappe's `frappe.client.*` methods over the shared operations: every call is permission-checked as the caller.
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { DataError, DoesNotExistError, ValidationError } from '../errors/errors';
 import { jsonParam, requestParams } from '../http/params';
 import { STANDARD_FIELDS } from '../meta/types';

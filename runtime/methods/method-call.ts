@@ -1,7 +1,7 @@
 // MethodCall: the second argument of every whitelisted function — who is calling, and document operations that run as them.
 import type { Knex } from 'knex';
 import type { Caller } from '../document/caller';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';
 import type { SessionUser } from '../site';

@@ -5,7 +5,7 @@ import { checkBody } from '../document/checks';
 import type { Document } from '../document/document';
 import { DocumentTransaction } from '../document/lifecycle';
 import { serializeDoc } from '../document/serialize';
-import { formatDatetime } from '../document/values';
+import { formatDatetime } from '../db/stored-values';
 import { DataError, DoesNotExistError, TimestampMismatchError } from '../errors/errors';
 import { jsonParam, requestParams } from '../http/params';
 import type { AppContext } from '../http/state';

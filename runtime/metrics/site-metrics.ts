@@ -8,6 +8,7 @@ import { changeStampsOf } from '../query/result-cache';
 import { RequestTally } from './request-tally';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';
+import { jobQueueOf } from '../jobs/job-queue';
 
 /** The metrics one site updates as it serves. */
 export interface SiteMetrics {
@@ -93,7 +94,7 @@ function addStateGauges(site: Site, registry: Registry): void {
       this.reset();
       let counts: Record<string, number> | undefined;
       try {
-        counts = await site.jobs?.counts();
+        counts = await jobQueueOf(site)?.counts();
       } catch {
         return; // the database or Redis is down (svc_db_up, svc_redis_up say which)
       }

@@ -5,7 +5,7 @@ import type { Middleware } from 'koa';
 import { clientIp } from '../auth/client-ip';
 import { cachedSettings, loadSettings } from '../auth/settings';
 import { inWriteTransaction } from '../db/write-transaction';
-import { now } from '../document/values';
+import { now } from '../db/stored-values';
 import type { AppContext } from '../http/state';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';

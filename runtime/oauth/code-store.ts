@@ -2,7 +2,7 @@
 import { tokenDigest } from '../auth/bearer-tokens';
 import { parseScopes } from '../auth/scopes';
 import { mayActAs } from '../auth/users';
-import { now } from '../document/values';
+import { now } from '../db/stored-values';
 import type { Site } from '../site';
 import { datetimeOf, parseStoredDatetime } from './token-store';
 

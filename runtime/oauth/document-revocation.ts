@@ -1,7 +1,7 @@
 // Revocation that comes with a document change: deleting an OAuth Client (its tokens and codes), disabling a User or
 // changing its password (its tokens and codes).
 import type { Knex } from 'knex';
-import { now } from '../document/values';
+import { now } from '../db/stored-values';
 
 /** The DocType whose deletion revokes grants. */
 export const OAUTH_CLIENT = 'OAuth Client';

@@ -3,7 +3,7 @@
 // would let it act as Administrator (issue #36 item 1).
 import { PermissionError } from '../errors/errors';
 import type { SessionUser } from '../site';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { tokenDigest } from '../auth/bearer-tokens';
 import { mayActAs } from '../auth/users';
 

@@ -4,7 +4,7 @@ import { authChanged } from '../auth/auth-broadcast';
 import { tokenDigest } from '../auth/bearer-tokens';
 import { parseScopes } from '../auth/scopes';
 import { mayActAs } from '../auth/users';
-import { now } from '../document/values';
+import { now } from '../db/stored-values';
 import type { Site } from '../site';
 
 /** A new random token (256 bits, base64url): what clients hold; the row keeps its digest. */

@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import { BatchRolledBackError, type WriteBatch } from '../db/write-transaction';
 import type { Caller } from '../document/caller';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { AppError, InternalServerError, RequestEntityTooLargeError } from '../errors/errors';
 import { refusal } from '../permissions/doctype-permission';
 import * as documents from './document-operations';

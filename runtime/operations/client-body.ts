@@ -1,7 +1,7 @@
 // Checks on a document body as the client sent it, before it meets the stored document: at most `max_child_rows`
 // rows per document (site config), and no value at all for a field the caller may not read.
 import type { Caller } from '../document/caller';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { RequestEntityTooLargeError } from '../errors/errors';
 import { isTableType } from '../meta/field-types';
 import { refuseUnreadableFields } from '../permissions/field-levels';

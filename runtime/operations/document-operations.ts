@@ -5,14 +5,15 @@ import { checkBody } from '../document/checks';
 import { checkClientBody } from './client-body';
 import type { Document } from '../document/document';
 import { DocumentTransaction } from '../document/lifecycle';
-import { readDoc } from '../document/reader';
+import { readDoc } from '../query/read-doc';
 import { serializeDoc } from '../document/serialize';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { DoesNotExistError, InvalidNameError } from '../errors/errors';
 import { frappeMeta } from '../meta/frappe-meta';
 import { assertDocumentPermission } from '../permissions/document-permission';
 import { assertDocTypePermission, hasDocTypePermission, refusal } from '../permissions/doctype-permission';
 import { readableDoc } from '../permissions/field-levels';
+import { readAccessTo } from '../permissions/query-access';
 import { expandLinks } from '../query/expand-links';
 import type { DocTypeBinding, V2Operation } from '../registry/registry';
 import type { Caller } from '../document/caller';
@@ -81,7 +82,10 @@ export async function getDocument(
   await assertDocumentPermission(caller, binding, data, 'read');
   const doc = readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, data, caller.version));
   if (options.expandLinks)
-    await expandLinks(caller.site, caller.user, binding, [doc], { nested: true, version: caller.version });
+    await expandLinks(caller.site, readAccessTo(caller.site, caller.user), binding, [doc], {
+      nested: true,
+      version: caller.version,
+    });
   return doc;
 }
 

@@ -1,9 +1,9 @@
 // List-shaped operations: a page of documents and the count of a filter, both through the one query engine, with the
 // reader's access (readable fields, row restriction) applied to every part of the query.
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { DataError } from '../errors/errors';
 import { childQueryAccess, parentFor } from '../permissions/child-access';
-import { queryAccess } from '../permissions/query-access';
+import { queryAccess, readAccessTo } from '../permissions/query-access';
 import {
   buildCountQuery,
   buildListQuery,
@@ -18,7 +18,8 @@ import type { FilterNode } from '../query/filter-tree';
 import { makeCursor } from '../query/cursor';
 import { parseListRequest, parseWhere, type ListRequest } from './list-plan';
 import { cachedPlan, planKey } from '../query/plan-cache';
-import { runCount, runSelect, type CompiledSlot } from '../query/run-query';
+import type { CompiledSlot } from '../db/compiled-query';
+import { runCount, runSelect } from '../query/run-query';
 import type { Caller } from '../document/caller';
 import { bindingFor } from './doctype-binding';
 
@@ -64,11 +65,11 @@ async function scopeFor(
       child,
       parentFor(caller.site, child, parent),
     );
-    return { site: caller.site, user: caller.user, binding: child, access };
+    return { site: caller.site, binding: child, access, accessTo: readAccessTo(caller.site, caller.user) };
   }
   const binding = bindingFor(caller, doctype, op);
   const access = await queryAccess(caller.site, caller.user, binding.meta, 'read');
-  return { site: caller.site, user: caller.user, binding, access };
+  return { site: caller.site, binding, access, accessTo: readAccessTo(caller.site, caller.user) };
 }
 
 async function count(scope: QueryScope, plan: CountPlan): Promise<number> {
@@ -193,7 +194,7 @@ async function list(
     await attachChildRows(knex, scope.binding.meta.name, select, rows);
   for (const hidden of request.hiddenKeys) for (const row of rows) delete row[hidden];
   if (request.expand.length)
-    await expandLinks(caller.site, caller.user, scope.binding, rows, {
+    await expandLinks(caller.site, scope.accessTo, scope.binding, rows, {
       only: request.expand,
       version: caller.version,
     });

@@ -7,7 +7,8 @@ import { and, cond, type FilterNode } from '../query/filter-tree';
 import { clip } from '../query/tokenize';
 import type { DocTypeBinding } from '../registry/registry';
 import type { SessionUser, Site } from '../site';
-import { queryAccess, type QueryAccess } from './query-access';
+import type { QueryAccess } from '../query/reader-access';
+import { queryAccess } from './query-access';
 
 /**
  * The parent DocType named by `parent` for listing `child`; 403 PermissionError unless it is a DocType of the site that

@@ -1,6 +1,6 @@
 // The permission hooks a DocType controller module may export (Frappe's get_permission_query_conditions and
 // has_permission): a filter tree that restricts lists, counts and gets, and a per-document refusal. Never SQL text.
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import type { Right } from '../meta/types';
 import type { FilterNode } from '../query/filter-tree';
 import type { DocTypeBinding } from '../registry/registry';

@@ -1,7 +1,7 @@
 // Document-level permission: the DocType right (if_owner rows reach only the user's own documents), the user's
 // User Permissions and the controller's hasPermission hook, decided for one stored (or about to be stored) document.
 import type { Caller } from '../document/caller';
-import type { DocData, Queryable } from '../document/store';
+import type { DocData, Queryable } from '../db/row-store';
 import type { Right } from '../meta/types';
 import type { DocTypeBinding } from '../registry/registry';
 import { ADMINISTRATOR, type SessionUser, type Site } from '../site';

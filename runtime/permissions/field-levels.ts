@@ -1,8 +1,8 @@
 // Field levels (permlevel): fields above the levels a user may read leave every document the API returns, a value
 // sent for a field the user may not read is refused whatever it is, and a change to a field above the levels the
 // user may write is refused naming the field (an unchanged value passes when the user may read the field).
-import { defaultValue } from '../document/checks';
-import type { DocData } from '../document/store';
+import { defaultValue } from '../db/field-defaults';
+import type { DocData } from '../db/row-store';
 import { normalizeValue } from '../document/values';
 import { isTableType, storesValue } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';

@@ -1,7 +1,9 @@
 // What a user may see of a DocType in list-shaped queries: which fields, and which rows (a filter tree ANDed to
-// every query). The query engine asks this module; the permission engine decides the answer.
+// every query). The permission engine decides it here; whoever runs a query hands it to the query engine
+// (query/reader-access.ts), with `accessTo` for the DocTypes a query reaches through Links.
 import type { DocTypeMeta, Right } from '../meta/types';
 import { and, cond, type FilterNode } from '../query/filter-tree';
+import type { AccessTo, QueryAccess } from '../query/reader-access';
 import type { Site, SessionUser } from '../site';
 import { ADMINISTRATOR } from '../site';
 import { assertDocTypePermission } from './doctype-permission';
@@ -9,14 +11,6 @@ import { rightsFor } from './doctype-rights';
 import { canReadField } from './field-levels';
 import { collectListRestrictions } from './list-restrictions';
 import { loadUserPermissions } from './user-permissions';
-
-/** The access a user has to one DocType for one right. */
-export interface QueryAccess {
-  /** True when the user may read (see, filter, sort and group by) the field of `meta` (the DocType or a child DocType). */
-  canReadField(meta: DocTypeMeta, fieldname: string): boolean;
-  /** Rows outside this tree are invisible to the user (if_owner, User Permissions, controller restrictions); undefined: no restriction. */
-  restriction?: FilterNode;
-}
 
 /** Administrator's access: every field but Password fields, every row. */
 const ADMIN_ACCESS: QueryAccess = {
@@ -48,4 +42,9 @@ export async function queryAccess(
   const access: QueryAccess = { canReadField: (m, fieldname) => canReadField(rights, m, fieldname) };
   if (parts.length) access.restriction = parts.length === 1 ? (parts[0] as FilterNode) : and(...parts);
   return access;
+}
+
+/** `user`'s read access to any DocType, for the Link targets a query reaches (queryAccess with `read`). */
+export function readAccessTo(site: Site, user: SessionUser): AccessTo {
+  return (meta) => queryAccess(site, user, meta, 'read');
 }

@@ -1,7 +1,7 @@
 // The rights a write through the document lifecycle needs: create (and amend, submit) for a new document; write,
 // submit or cancel on the stored one by the docstatus transition; delete; and the field levels of the changed values.
 import type { SaveAction } from '../document/hooks';
-import type { DocData, Queryable } from '../document/store';
+import type { DocData, Queryable } from '../db/row-store';
 import type { Right } from '../meta/types';
 import type { DocTypeBinding } from '../registry/registry';
 import { ADMINISTRATOR, type SessionUser, type Site } from '../site';

@@ -1,6 +1,6 @@
 // User Permissions (the `User Permission` DocType): a user restricted to some values of a DocType sees only documents
 // whose name (for that DocType) or Link fields (elsewhere) hold one of them. Cached per user for a few seconds.
-import type { DocData, Queryable } from '../document/store';
+import type { DocData, Queryable } from '../db/row-store';
 import type { DocTypeMeta } from '../meta/types';
 import { and, cond, or, type FilterNode } from '../query/filter-tree';
 import type { Registry } from '../registry/registry';

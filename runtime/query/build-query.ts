@@ -1,14 +1,14 @@
 // Builds the SELECT and COUNT of a list plan with knex: generated aliases (`f0`, `f1`, ...) for every selected value,
 // left joins for child-table and Link-target columns, the filter tree and the reader's restriction as WHERE.
 import type { Knex } from 'knex';
-import { formatDatetime, decodeValue } from '../document/values';
+import { formatDatetime, decodeValue } from '../db/stored-values';
 import type { ColumnRef, QueryScope } from './columns';
 import { applyFilterTree } from './build-where';
 import { applyCursor, type CursorPlan } from './cursor';
 import { and, type FilterNode } from './filter-tree';
 import type { FieldSelection } from './parse-fields';
 import type { OrderTerm } from './parse-order';
-import type { RowSet } from './run-query';
+import type { RowSet } from '../db/compiled-query';
 
 /** A list request parsed and checked, ready to build. */
 export interface ListPlan {

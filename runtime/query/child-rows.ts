@@ -1,6 +1,6 @@
 // Child rows of a list page nested under each parent: one query per selected Table field for the whole page.
 import type { Knex } from 'knex';
-import { decodeRow } from '../document/store';
+import { decodeRow } from '../db/document-rows';
 import type { ChildSelect } from './parse-fields';
 
 /** Adds `select.fields` of the child rows under `select.tableField` of each row (rows need `name`). */

@@ -3,20 +3,21 @@
 import { DataError, PermissionError } from '../errors/errors';
 import { FIELD_TYPE_INFO, isTableType, storesValue, type ValueKind } from '../meta/field-types';
 import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta, type FieldMeta } from '../meta/types';
-import { queryAccess, type QueryAccess } from '../permissions/query-access';
 import type { DocTypeBinding } from '../registry/registry';
-import type { SessionUser, Site } from '../site';
+import type { Site } from '../site';
+import type { AccessTo, QueryAccess } from './reader-access';
 import { clip } from './tokenize';
 
 /** The value kind of a column, which decides value coercion and NULL handling. */
 export type ColumnKind = Exclude<ValueKind, 'rows' | 'none'>;
 
-/** What one query may reach: the queried DocType, the reader and the reader's access. */
+/** What one query may reach: the queried DocType and the reader's access to it and, through Links, to others. */
 export interface QueryScope {
   site: Site;
-  user: SessionUser;
   binding: DocTypeBinding;
   access: QueryAccess;
+  /** The reader's access to a Link's target DocType (the permission engine's answer, from the query's runner). */
+  accessTo: AccessTo;
 }
 
 /** Where a referenced column lives. */
@@ -176,7 +177,7 @@ export async function resolveColumn(
   if (!scope.access.canReadField(meta, first)) {
     throw new PermissionError(`${where}: You do not have permission to access field ${meta.name}.${first}`);
   }
-  const access = await queryAccess(scope.site, scope.user, target.meta, 'read');
+  const access = await scope.accessTo(target.meta);
   const column = readableColumn(target, access, second, where);
   return {
     source: { kind: 'link', linkField: first, target, access },

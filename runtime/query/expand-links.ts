@@ -1,14 +1,15 @@
 // Link expansion: Link (and Dynamic Link) values replaced by the linked documents, each read through the reader's
 // access to the target DocType (unreadable DocTypes, rows or fields stay hidden: the value stays the plain name).
-import { decodeRow, type DocData } from '../document/store';
+import { decodeRow } from '../db/document-rows';
+import { type DocData } from '../db/row-store';
 import { AppError } from '../errors/errors';
 import { isTableType } from '../meta/field-types';
-import { queryAccess } from '../permissions/query-access';
 import type { DocTypeBinding } from '../registry/registry';
-import type { SessionUser, Site } from '../site';
+import type { Site } from '../site';
 import { applyFilterTree } from './build-where';
 import { readableColumns } from './columns';
 import { cond, and } from './filter-tree';
+import type { AccessTo } from './reader-access';
 
 /** A Link value found in a document: the object holding it, the field, and the target DocType. */
 interface LinkSlot {
@@ -43,12 +44,12 @@ function collect(
 }
 
 /**
- * Replaces Link values of `docs` (and, with `nested`, of their child rows) by the linked documents as the user may
- * read them; `only` limits expansion to those Link fields. One query per target DocType.
+ * Replaces Link values of `docs` (and, with `nested`, of their child rows) by the linked documents as the reader may
+ * read them (`accessTo`: the reader's access to each target DocType); `only` limits expansion to those Link fields. One query per target DocType.
  */
 export async function expandLinks(
   site: Site,
-  user: SessionUser,
+  accessTo: AccessTo,
   binding: DocTypeBinding,
   docs: DocData[],
   options: { only?: readonly string[]; nested?: boolean; version: 1 | 2 },
@@ -63,7 +64,7 @@ export async function expandLinks(
     if (!target || target.meta.issingle || target.meta.isVirtual) continue;
     let access;
     try {
-      access = await queryAccess(site, user, target.meta, 'read');
+      access = await accessTo(target.meta);
     } catch (err) {
       if (err instanceof AppError && (err.status === 401 || err.status === 403)) continue;
       throw err;

@@ -1,7 +1,7 @@
 // Filter operators and values checked and coerced to the column's type, so both databases compare alike (MariaDB
 // would compare a text column with a number numerically) and a NULL behaves as Frappe's fallback value.
 import { DataError } from '../errors/errors';
-import { formatDatetime, formatTime } from '../document/values';
+import { formatDatetime, formatTime } from '../db/stored-values';
 import type { FilterOperator } from './filter-tree';
 import type { ColumnKind } from './columns';
 import { timespanRange } from './timespan';

@@ -1,8 +1,8 @@
 // Parsed and compiled list plans kept per site, keyed by everything that decides them: the DocType, the API version,
 // the reader (name, roles, row restriction), the day (timespans) and the request's parameters. A hit skips parsing,
 // metadata checks and knex compilation; results are always read fresh.
-import { today } from '../document/values';
-import type { QueryAccess } from '../permissions/query-access';
+import { today } from '../db/stored-values';
+import type { QueryAccess } from './reader-access';
 import type { Caller } from '../document/caller';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';

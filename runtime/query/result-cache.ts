@@ -7,9 +7,10 @@
 // A query that reads anything but `tab…` tables, or calls a function whose value changes by itself, is never kept.
 import type { Knex } from 'knex';
 import type { ResultCacheLimits } from '../db/backend';
-import { tableFields } from '../document/field-lists';
+import type { CompiledSlot, RememberedQuery, RowSet, SelectSource } from '../db/compiled-query';
+import { tableFields } from '../registry/field-lists';
 import { copyValue } from '../document/copy-value';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import type { DocTypeBinding, Registry } from '../registry/registry';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';
@@ -21,13 +22,6 @@ import {
   type Reading,
   type Stamp,
 } from './change-stamps';
-import type { CompiledSlot, RowSet, SelectSource } from './run-query';
-
-/** What a compiled query's remembered result is found by: its SQL and bindings, and the tables it reads. */
-export interface RememberedQuery {
-  key: string;
-  tables: string[];
-}
 
 /** A remembered document (its own entry shape, so it is never taken for a page). */
 interface RememberedDoc {

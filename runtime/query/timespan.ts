@@ -1,6 +1,6 @@
 // Frappe's `timespan` filter values (`today`, `last 7 days`, `this quarter`, ...) as inclusive date ranges.
 import { DataError } from '../errors/errors';
-import { today } from '../document/values';
+import { today } from '../db/stored-values';
 import { clip } from './tokenize';
 
 /** Every timespan Frappe lists. */

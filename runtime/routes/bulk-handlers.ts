@@ -11,7 +11,8 @@ import { BULK_JOB, type BulkJobPayload } from '../jobs/bulk-job';
 import { asyncThreshold } from '../jobs/threshold';
 import { checkBulkSize, runBulk, type BulkItem, type BulkKind } from '../operations/bulk-operations';
 import { respond } from './resource-handlers';
-import type { RouteParams, RouteRow } from './route-table';
+import type { RouteParams, RouteRow } from '../http/route-row';
+import { jobQueueOf } from '../jobs/job-queue';
 
 /**
  * The request body's `key` as a list: absent gives `fallback` (or a 400 when there is none), anything else a 400; a
@@ -35,7 +36,7 @@ async function answer(
   doctype?: string,
 ): Promise<void> {
   const caller = callerOf(ctx);
-  const jobs = caller.site.jobs;
+  const jobs = jobQueueOf(caller.site);
   if (jobs && items.length > asyncThreshold(caller.site.config.site, doctype)) {
     const payload: BulkJobPayload = { kind, across, items };
     const jobId = await jobs.enqueue(BULK_JOB, caller.user.name, payload, items.length);

@@ -7,7 +7,7 @@ import { DoesNotExistError } from '../errors/errors';
 import { compressedBody, sendCompressed, type CompressedBody } from '../http/compressed-body';
 import type { AppContext } from '../http/state';
 import { admitDocsPage } from './api-description-access';
-import type { RouteParams } from './route-table';
+import type { RouteParams } from '../http/route-row';
 
 /** The script that starts Swagger UI on this origin and renders the diagram. */
 const DOCS_SCRIPT = `// Starts Swagger UI on the document of this page's version; requests go to this origin.

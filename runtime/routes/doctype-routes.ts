@@ -3,8 +3,14 @@
 // through the registry's map and the module's keys (no scan); a row the module does not list keeps the table's row,
 // whose operation answers as for any operation the DocType lacks (bindingFor: 404, 405, or 403 for a child table).
 import type { BodyValidator, Registry } from '../registry/registry';
-import type { RouteMatch } from './route-matcher';
-import { DOCTYPE_OPERATIONS, ROUTE_TABLE, type DocTypeOperation, type RouteRow } from './route-table';
+import {
+  DOCTYPE_OPERATIONS,
+  docTypeRouteKey,
+  type DocTypeRouteKey,
+  type RouteMatch,
+  type RouteRow,
+} from '../http/route-row';
+import { ROUTE_TABLE } from './route-table';
 
 /** A route a DocType serves: a DocType row of the route table and, where the body carries documents, its validator. */
 export interface DocTypeRoute {
@@ -18,13 +24,6 @@ export interface DocTypeRoute {
  * and response in the DocType's generated types): a module lists exactly the routes it types.
  */
 export type DocTypeRoutes<R = Record<string, unknown>> = { readonly [K in keyof R]: DocTypeRoute };
-
-/** A DocType row's key within its API version: its DocType operation, else its operation (`documentMethod`). */
-export const docTypeRouteKey = (row: Pick<RouteRow, 'operation' | 'doctypeOperation'>): string =>
-  row.doctypeOperation ?? row.operation;
-
-/** The key of a DocType row: its DocType operation, or `documentMethod`. */
-export type DocTypeRouteKey = DocTypeOperation | 'documentMethod';
 
 /** The keys of the v1 DocType rows. */
 const V1_KEYS = ['list', 'create', 'get', 'documentMethod', 'update', 'delete'] as const;

@@ -5,7 +5,7 @@ import { CONTENT_TYPES, exportFormat, exportStream } from '../data-export/export
 import { callerOf } from '../http/caller-of';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
-import type { RouteParams, RouteRow } from './route-table';
+import type { RouteParams, RouteRow } from '../http/route-row';
 
 /** Streams the export of `p.doctype` in `?format=` (csv by default). */
 export async function exportDocuments(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {

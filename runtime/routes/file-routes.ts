@@ -1,5 +1,5 @@
 // The file rows: stored files served outside /api (runtime/files/serve-file.ts). Pure data, like the route table.
-import type { RouteRow } from './route-table';
+import type { RouteRow } from '../http/route-row';
 
 const FILE = {
   verbs: ['GET'],

@@ -3,16 +3,16 @@
 import { DoesNotExistError } from '../errors/errors';
 import { callerOf } from '../http/caller-of';
 import type { AppContext } from '../http/state';
-import type { JobView } from '../jobs/job-queue';
+import { jobQueueOf, type JobView } from '../jobs/job-queue';
 import { refusal } from '../permissions/doctype-permission';
 import { respond } from './resource-handlers';
-import type { RouteParams, RouteRow } from './route-table';
+import type { RouteParams, RouteRow } from '../http/route-row';
 
 /** Answers a job's status. */
 export async function jobStatus(ctx: AppContext, p: RouteParams, row: RouteRow): Promise<void> {
   const caller = callerOf(ctx);
   if (caller.user.name === 'Guest') throw refusal(caller.user, 'Login required');
-  const job = await caller.site.jobs?.get(p.name);
+  const job = await jobQueueOf(caller.site)?.get(p.name);
   if (!job || (job.user !== caller.user.name && !caller.user.roles.has('System Manager')))
     throw new DoesNotExistError(`Job ${p.name.slice(0, 64)} not found`);
   const view: JobView = {

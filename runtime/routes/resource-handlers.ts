@@ -8,7 +8,7 @@ import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';
 import { createOnce } from '../idempotency/idempotent-create';
 import { callDocumentMethod } from './method-routes';
-import type { RouteParams, RouteRow } from './route-table';
+import type { RouteParams, RouteRow } from '../http/route-row';
 
 /** What Koa's `ctx.type = 'json'` sets (mime-types' contentType('json')). */
 const JSON_TYPE = 'application/json; charset=utf-8';

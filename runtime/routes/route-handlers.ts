@@ -12,7 +12,7 @@ import { signInPage } from '../oauth/sign-in-page';
 import { callMethod } from './method-routes';
 import { createOpenApiHandler } from './openapi-document';
 import * as resources from './resource-handlers';
-import type { Operation, RouteParams, RouteRow } from './route-table';
+import type { Operation, RouteParams, RouteRow } from '../http/route-row';
 
 /** Runs a matched row: the path's captures are decoded, the row gives the success status and envelope. */
 export type RouteHandler = (ctx: AppContext, params: RouteParams, row: RouteRow) => Promise<void> | void;

@@ -1,6 +1,6 @@
 // Compiles the route table into a matcher: rows grouped by their literal prefix (the text before the first `{`), so a
 // request is tested against its family's few templates, never against every row, and never per DocType.
-import type { ParamName, RouteParams, RouteRow, Verb } from './route-table';
+import type { ParamName, RouteMatch, RouteParams, RouteRow, Verb } from '../http/route-row';
 
 /** A row ready to match: its template as a regular expression and the names of what it captures. */
 interface CompiledRow {
@@ -23,12 +23,6 @@ function inFamily(family: Family, path: string): boolean {
   return family.exact
     ? path === family.prefix || path === `${family.prefix}/`
     : path.startsWith(family.prefix);
-}
-
-/** A route found for a path and verb. */
-export interface RouteMatch {
-  row: RouteRow;
-  params: RouteParams;
 }
 
 /** Finds rows by path and verb. */

@@ -4,7 +4,7 @@
 import type { Document } from '../document/document';
 import type { HookName } from '../document/hooks';
 import type { DocumentTransaction } from '../document/lifecycle';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { isTableType } from '../meta/field-types';
 import { STANDARD_FIELDS } from '../meta/types';
 import type { DocTypeBinding } from '../registry/registry';

@@ -2,7 +2,7 @@
 // user (permissions, field levels, user permissions, validation, hooks). Arguments and results are JSON values only.
 import type { Caller } from '../document/caller';
 import type { SessionUser } from '../site';
-import type { DocData } from '../document/store';
+import type { DocData } from '../db/row-store';
 import { CSRFTokenError, DoesNotExistError, ValidationError } from '../errors/errors';
 import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';

@@ -2,10 +2,11 @@
 // syntax (never SQL text); it is parsed against the DocType's metadata and ANDed into every list and count of the
 // reference DocType for users other than Administrator.
 import { AppError, ServerScriptError } from '../errors/errors';
-import type { QueryAccess } from '../permissions/query-access';
+import { readAccessTo } from '../permissions/query-access';
 import type { FilterNode } from '../query/filter-tree';
 import { and } from '../query/filter-tree';
 import { parseFilters } from '../query/parse-filters';
+import type { QueryAccess } from '../query/reader-access';
 import type { DocTypeBinding } from '../registry/registry';
 import type { SessionUser, Site } from '../site';
 import { runScript } from './run-script';
@@ -37,7 +38,7 @@ export async function scriptRestriction(
     try {
       parts.push(
         parseFilters(
-          { site, user, binding, access: CONDITION_ACCESS },
+          { site, binding, access: CONDITION_ACCESS, accessTo: readAccessTo(site, user) },
           conditions,
           `Permission Query ${script.name} conditions`,
         ),

@@ -9,8 +9,8 @@
 import type { Knex } from 'knex';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { inWriteTransaction } from '../db/write-transaction';
-import { isDuplicateKeyError } from '../document/store';
-import { registerJobKind, type JobRun } from '../jobs/job-queue';
+import { isDuplicateKeyError } from '../db/document-rows';
+import { jobQueueOf, type JobRun, registerJobKind } from '../jobs/job-queue';
 import { loadUser } from '../auth/users';
 import { AuthenticationError } from '../errors/errors';
 import type { SessionUser, Site } from '../site';
@@ -94,7 +94,7 @@ async function unclaim(site: Site, script: string, occurrence: number): Promise<
  * ids of the jobs it queued. Nothing runs when `server_script_enabled` is false or the site has no job queue.
  */
 export async function tickScheduler(site: Site, now = Date.now()): Promise<string[]> {
-  const jobs = site.jobs;
+  const jobs = jobQueueOf(site);
   if (!jobs || site.config.site.server_script_enabled === false) return [];
   const queued: string[] = [];
   for (const script of (await freshScriptIndex(site)).scheduled) {

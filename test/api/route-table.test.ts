@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createRouteMatcher } from '../../runtime/routes/route-matcher';
-import { docTypeRouteKey } from '../../runtime/routes/doctype-routes';
-import { ROUTE_TABLE, docTypeKind, docTypeRows, type RouteRow } from '../../runtime/routes/route-table';
+import { docTypeRouteKey, type RouteRow } from '../../runtime/http/route-row';
+import { ROUTE_TABLE, docTypeKind, docTypeRows } from '../../runtime/routes/route-table';
 import type { Registry } from '../../runtime/registry/registry';
 import { fixtureRegistry, generatedFolder } from '../helpers/fixture-registry';
 import { createTestSite, type TestSite } from '../helpers/test-site';

@@ -2,6 +2,7 @@
 // another worker, which skips every document the Data Import Log holds: every line imported exactly once.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { jobQueueOf } from '../../runtime/jobs/job-queue';
 import { DB_KIND, createTestSite, type TestSite } from '../helpers/test-site';
 import { callImportMethod, newImport, uploadFile, waitForJob } from './import-helpers';
 
@@ -62,7 +63,7 @@ test('kill -9 of the worker mid-import: the job resumes and no line is imported 
   expect(during.status).toBe('running');
   expect(during.progress).toEqual({ done: atKill, total: N });
 
-  t.site.jobs?.start();
+  jobQueueOf(t.site)?.start();
   const job = await waitForJob(t, t.adminToken, id, 180_000);
   expect(job.status).toBe('finished');
   expect(job.result).toEqual({ total: N, success_count: N, failure_count: 0 });

@@ -1,6 +1,7 @@
 // A worker process for the import crash test: opens the site at argv[2] (files under argv[3]) and runs its embedded job
 // worker until killed.
 import { openSite } from '../../runtime/bootstrap';
+import { jobQueueOf } from '../../runtime/jobs/job-queue';
 import { DEFAULT_SITE_CONFIG } from '../../runtime/config/config';
 import { registry } from '../../generated';
 
@@ -17,7 +18,7 @@ async function main(): Promise<void> {
     },
     registry,
   );
-  site.jobs?.start();
+  jobQueueOf(site)?.start();
   process.stdout.write('ready\n');
   setInterval(() => undefined, 1000);
 }

@@ -6,7 +6,7 @@ import { backendFor, BACKENDS, connect } from '../../runtime/db/connect';
 import { indexName, SYSTEM_TABLES } from '../../runtime/db/migrate';
 import { unavailableReason } from '../../runtime/db/unavailable';
 import { inWriteTransaction } from '../../runtime/db/write-transaction';
-import { isDuplicateKeyError } from '../../runtime/document/store';
+import { isDuplicateKeyError } from '../../runtime/db/document-rows';
 import { createTestSite, DB_KIND, type TestSite } from '../helpers/test-site';
 
 const SCRATCH = '__BackendScratch';

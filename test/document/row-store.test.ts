@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { inWriteTransaction } from '../../runtime/db/write-transaction';
 import { MysqlRowStore } from '../../runtime/db/mysql/row-store';
 import { SqliteRowStore } from '../../runtime/db/sqlite/row-store';
-import type { DocData } from '../../runtime/document/store';
+import type { DocData } from '../../runtime/db/row-store';
 import { DuplicateEntryError } from '../../runtime/errors/errors';
 import type { Caller } from '../../runtime/document/caller';
 import { createDocument } from '../../runtime/operations/document-operations';
@@ -102,11 +102,11 @@ test('list SELECT and COUNT run through the row store', async () => {
   expect(count.body.data).toBe(before.body.data.length);
 });
 
-test('store.ts, reader.ts, run-query.ts and the checks never ask which database they are on', () => {
+test('document-rows.ts, read-doc.ts, run-query.ts and the checks never ask which database they are on', () => {
   const runtime = join(__dirname, '..', '..', 'runtime');
   const files = [
-    'document/store.ts',
-    'document/reader.ts',
+    'db/document-rows.ts',
+    'query/read-doc.ts',
     'document/checks.ts',
     'document/lifecycle.ts',
     'query/run-query.ts',

@@ -1,5 +1,5 @@
 // now() is the text a document's creation/modified are answered with; read back, it must be the same text.
-import { formatDatetime, now } from '../../runtime/document/values';
+import { formatDatetime, now } from '../../runtime/db/stored-values';
 
 test('a timestamp taken on a whole second reads back as the same text', () => {
   const spy = jest.spyOn(Date, 'now').mockReturnValue(Date.UTC(2031, 0, 2, 3, 4, 5));

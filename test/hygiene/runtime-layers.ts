@@ -39,9 +39,9 @@ export const LAYERS: readonly Layer[] = [
 
 /**
  * The runtime modules the generator may load, directly or through one another: field types and metadata shapes, the
- * error registry (the typed client's error classes), the route table and its file rows (route modules, OpenAPI), the
- * hook names (controllers' methods), and the registry bundle `npm run generate` refreshes (with the bundle cache it is
- * built on). Loading anything else would make generating load the runtime.
+ * error registry (the typed client's error classes), the route table, its row types and its file rows (route modules,
+ * OpenAPI), the hook names (controllers' methods), and the registry bundle `npm run generate` refreshes (with the
+ * bundle cache it is built on). Loading anything else would make generating load the runtime.
  */
 export const GENERATOR_MAY_LOAD: readonly string[] = [
   'runtime/cli/bundle-code-cache.ts',
@@ -49,6 +49,7 @@ export const GENERATOR_MAY_LOAD: readonly string[] = [
   'runtime/cli/registry-bundle.ts',
   'runtime/document/hooks.ts',
   'runtime/errors/errors.ts',
+  'runtime/http/route-row.ts',
   'runtime/meta/field-types.ts',
   'runtime/meta/types.ts',
   'runtime/routes/file-routes.ts',
@@ -138,43 +139,7 @@ export function findViolations(
   );
 }
 
-/** A violation as one baseline line's text: `kind from -> to`. */
+/** A violation as one line of a failure's text: `kind from -> to`. */
 export function violationText(violation: Violation): string {
   return `${violation.kind} ${violation.from} -> ${violation.to}`;
-}
-
-/** One line of the baseline: a known violation and the piece of work that removes it. */
-export interface BaselineEntry {
-  work: string;
-  violation: string;
-}
-
-/**
- * The baseline's entries. A line is `<work> <kind> <from> -> <to>`; `#` starts a comment; blank lines are skipped.
- * Throws on a line of another shape, so a typo cannot hide a violation.
- */
-export function parseBaseline(text: string): BaselineEntry[] {
-  const entries: BaselineEntry[] = [];
-  text.split('\n').forEach((raw, i) => {
-    const line = raw.replace(/#.*/, '').trim();
-    if (line === '') return;
-    const match = /^([a-z][a-z0-9-]*)\s+(upward|sideways|generator)\s+(\S+)\s+->\s+(\S+)$/.exec(line);
-    if (!match) throw new Error(`baseline line ${i + 1} is not "<work> <kind> <from> -> <to>": ${raw}`);
-    const [, work, kind, from, to] = match as unknown as [string, string, string, string, string];
-    entries.push({ work, violation: `${kind} ${from} -> ${to}` });
-  });
-  return entries;
-}
-
-/** The violations the baseline does not list (new ones) and the baseline lines that no longer occur (stale ones). */
-export function compareWithBaseline(
-  violations: readonly Violation[],
-  baseline: readonly BaselineEntry[],
-): { unlisted: string[]; stale: string[] } {
-  const actual = new Set(violations.map(violationText));
-  const known = new Set(baseline.map((entry) => entry.violation));
-  return {
-    unlisted: [...actual].filter((text) => !known.has(text)),
-    stale: baseline.filter((entry) => !actual.has(entry.violation)).map((e) => `${e.work} ${e.violation}`),
-  };
 }

@@ -5,6 +5,7 @@
 import type { SiteConfig } from '../../runtime/config/config';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 import { asyncThreshold } from '../../runtime/jobs/threshold';
+import { jobQueueOf } from '../../runtime/jobs/job-queue';
 
 /** What a test site needs for one backend; called once per site (each BullMQ site gets a queue prefix of its own). */
 export type BackendOptions = () => { site: Partial<SiteConfig>; redisUrl?: string };
@@ -141,7 +142,7 @@ export function bulkJobSuite(backend: BackendOptions): void {
     test('a user disabled before the job runs: the job fails cleanly and changes nothing', async () => {
       const u3 = await createUser(t, 'u3@jobs.test', []);
       const names = await todos(u3, 3, 'disabled-');
-      await t.site.jobs?.stop();
+      await jobQueueOf(t.site)?.stop();
       try {
         const res = await post('/api/v2/document/ToDo/bulk_update', u3, {
           docs: [...names, ...names].map((name) => ({ name, description: 'after disable' })),
@@ -152,7 +153,7 @@ export function bulkJobSuite(backend: BackendOptions): void {
           .set('Authorization', t.adminToken)
           .send({ enabled: 0 });
         expect(off.status).toBe(200);
-        t.site.jobs?.start();
+        jobQueueOf(t.site)?.start();
         const job = await finished(res.body.data.job_id, sm);
         expect(job.status).toBe('failed');
         expect(job.error).toMatch(/AuthenticationError: User u3@jobs.test is disabled/);
@@ -160,7 +161,7 @@ export function bulkJobSuite(backend: BackendOptions): void {
         const rows = await t.site.db.knex('tabToDo').whereIn('name', names).select('description');
         expect(rows.every((r: any) => r.description.startsWith('disabled-'))).toBe(true);
       } finally {
-        t.site.jobs?.start();
+        jobQueueOf(t.site)?.start();
       }
     });
   });

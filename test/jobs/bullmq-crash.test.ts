@@ -7,6 +7,7 @@ import Redis from 'ioredis';
 import { captureLog } from '../helpers/captured-log';
 import { DB_KIND, createTestSite, createUser } from '../helpers/test-site';
 import { expectEachOnce, itemRows, jobEnd, startSvc, until, type SvcChild } from './svc-child';
+import { jobQueueOf } from '../../runtime/jobs/job-queue';
 
 jest.setTimeout(240_000);
 
@@ -46,7 +47,7 @@ test('kill -9 of a svc worker mid-job: the job is handed out again and every ite
     // This process's worker: BullMQ's stalled check hands it the dead worker's job once the lock has run out.
     const log = captureLog('warn');
     try {
-      t.site.jobs?.start();
+      jobQueueOf(t.site)?.start();
       await until(async () => log.lines.some((l) => l.event === 'job_taken_over' && l.job === id), 60_000);
     } finally {
       log.restore();

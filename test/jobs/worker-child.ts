@@ -2,6 +2,7 @@
 import { openSite } from '../../runtime/bootstrap';
 import { DEFAULT_SITE_CONFIG } from '../../runtime/config/config';
 import { registry } from '../../generated';
+import { jobQueueOf } from '../../runtime/jobs/job-queue';
 
 async function main(): Promise<void> {
   const site = await openSite(
@@ -15,7 +16,7 @@ async function main(): Promise<void> {
     },
     registry,
   );
-  site.jobs?.start();
+  jobQueueOf(site)?.start();
   process.stdout.write('ready\n');
   setInterval(() => undefined, 1000);
 }

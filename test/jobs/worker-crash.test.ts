@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { captureLog } from '../helpers/captured-log';
 import { DB_KIND, createTestSite, createUser, type TestSite } from '../helpers/test-site';
+import { jobQueueOf } from '../../runtime/jobs/job-queue';
 
 let t: TestSite;
 let u1: string;
@@ -58,7 +59,7 @@ test('kill -9 of the worker mid-job: the job resumes elsewhere and every item ha
 
   // This process's worker takes the job over once the dead worker's lease has run out, and says so in the log.
   const log = captureLog('warn');
-  t.site.jobs?.start();
+  jobQueueOf(t.site)?.start();
   let status: any;
   await until(async () => {
     status = (await t.http.get(`/api/v2/job/${id}`).set('Authorization', u1)).body.data;

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { DB_KIND, createTestSite, createUser, type TestSite } from '../helpers/test-site';
 import { expectEachOnce, itemRows, jobEnd, startSvc, until, type SvcChild } from './svc-child';
+import { jobQueueOf } from '../../runtime/jobs/job-queue';
 
 jest.setTimeout(240_000);
 
@@ -73,7 +74,7 @@ test('embedded, svc serve: SIGTERM mid-job re-queues the job; it resumes at once
     const queued = (await t.http.get(`/api/v2/job/${id}`).set('Authorization', u)).body.data;
     expect([queued.status, queued.progress]).toEqual(['queued', { done: atStop, total: N }]);
 
-    t.site.jobs?.start();
+    jobQueueOf(t.site)?.start();
     await expectEachOnce(t, await jobEnd(t, id, u), 'term-e-', N);
   } finally {
     await t.close();
@@ -100,7 +101,7 @@ test('BullMQ, svc worker: SIGTERM mid-job moves the job back to waiting; another
     const queued = (await t.http.get(`/api/v2/job/${id}`).set('Authorization', u)).body.data;
     expect([queued.status, queued.progress]).toEqual(['queued', { done: atStop, total: N }]);
 
-    t.site.jobs?.start();
+    jobQueueOf(t.site)?.start();
     await expectEachOnce(t, await jobEnd(t, id, u), 'term-b-', N);
   } finally {
     await t.close();

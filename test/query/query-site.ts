@@ -1,5 +1,5 @@
 // The query tests' site: the fixture registry with Query Customer / Query Order, and a fixed set of orders to list.
-import { today } from '../../runtime/document/values';
+import { today } from '../../runtime/db/stored-values';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite, type TestSite } from '../helpers/test-site';
 import type { SiteConfig } from '../../runtime/config/config';

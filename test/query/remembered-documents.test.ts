@@ -8,7 +8,7 @@ import knexFactory from 'knex';
 import request from 'supertest';
 import { createApp } from '../../runtime/app';
 import { closeSite, openSite } from '../../runtime/bootstrap';
-import { readDoc } from '../../runtime/document/reader';
+import { readDoc } from '../../runtime/query/read-doc';
 import { getDocument } from '../../runtime/operations/document-operations';
 import type { Site } from '../../runtime/site';
 import { fixtureRegistry } from '../helpers/fixture-registry';

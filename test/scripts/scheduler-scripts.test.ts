@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadSiteConfig } from '../../runtime/config/config';
-import type { JobRecord } from '../../runtime/jobs/job-queue';
+import { jobQueueOf, type JobRecord } from '../../runtime/jobs/job-queue';
 import { tickScheduler } from '../../runtime/scripts/script-scheduler';
 import { cronOf, latestOccurrence } from '../../runtime/scripts/script-schedule';
 import type { Site } from '../../runtime/site';
@@ -36,7 +36,7 @@ async function disable(name: string): Promise<void> {
 async function ended(site: Site, id: string): Promise<JobRecord> {
   const end = Date.now() + 20_000;
   for (;;) {
-    const job = await site.jobs!.get(id);
+    const job = await jobQueueOf(site)!.get(id);
     if (job && (job.status === 'finished' || job.status === 'failed')) return job;
     if (Date.now() > end) throw new Error(`job ${id} is still ${job?.status}`);
     await new Promise((r) => setTimeout(r, 20));
@@ -202,7 +202,7 @@ describe('ticks', () => {
       .set('Authorization', sm)
       .send({ script: `${script} // edited` });
     expect(edit.status).toBe(200);
-    const queued = await t.site.jobs!.enqueue(
+    const queued = await jobQueueOf(t.site)!.enqueue(
       'server-script',
       'Administrator',
       { script: name, occurrence: 0 },
@@ -220,7 +220,7 @@ describe('ticks', () => {
     await disable(name);
     expect(await tickScheduler(t.site, Date.parse('2036-02-01T00:00:00Z'))).toEqual([]);
     // Queue a job for it by hand, as a tick before the change would have.
-    const id = await t.site.jobs!.enqueue(
+    const id = await jobQueueOf(t.site)!.enqueue(
       'server-script',
       'Administrator',
       { script: name, occurrence: 0 },

@@ -3,7 +3,7 @@
 // transaction; writes run on the connection of the write transaction they belong to (inWriteTransaction's), so they
 // commit and roll back with it. Rows come back as value lists and are decoded by a per-DocType decoder with fixed keys.
 import type { Knex } from 'knex';
-import type { RowStore } from '../row-store';
+import { type DocData, type Queryable, type RowStore } from '../row-store';
 import type { MysqlDatabase } from './backend';
 import { deferInsert } from './group-commit';
 import {
@@ -19,10 +19,10 @@ import {
 import { queryTimeout } from '../query-time';
 import { flavour, isTimeLimitError, limitedSelect } from './time-limit';
 import type { DocTypeMeta, FieldMeta } from '../../meta/types';
-import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../../query/run-query';
+import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../compiled-query';
 import type { DocTypeBinding, Registry } from '../../registry/registry';
-import { childRowChanges } from '../../document/child-row-changes';
-import { fieldLists, tableFields } from '../../document/field-lists';
+import { childRowChanges } from '../child-row-changes';
+import { fieldLists, tableFields } from '../../registry/field-lists';
 import {
   CHILD_STANDARD,
   insertError,
@@ -30,10 +30,8 @@ import {
   nextSeriesValueWithKnex,
   PARENT_STANDARD,
   rowValues,
-  type DocData,
-  type Queryable,
-} from '../../document/store';
-import { decodeValue, encodeValue, formatDatetime } from '../../document/values';
+} from '../document-rows';
+import { decodeValue, encodeValue, formatDatetime } from '../stored-values';
 
 /** Rows per INSERT of `insertRows`. */
 const BATCH_SIZE = 100;
@@ -50,7 +48,7 @@ interface RowDecoder {
 const datetime = (value: unknown) => (typeof value === 'string' ? formatDatetime(value) : value);
 const integer = (value: unknown) => Number(value);
 
-/** What decodeRow (store.ts) does to one column of `meta`'s table, as a function chosen once. */
+/** What decodeRow (document-rows.ts) does to one column of `meta`'s table, as a function chosen once. */
 function columnDecode(meta: DocTypeMeta, name: string): ColumnDecode {
   const field: FieldMeta | undefined = meta.fields.find((f) => f.fieldname === name);
   const standard: ColumnDecode =

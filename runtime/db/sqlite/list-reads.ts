@@ -10,7 +10,7 @@ import {
   type CompiledSlot,
   type RowSet,
   type SelectSource,
-} from '../../query/run-query';
+} from '../compiled-query';
 import type { ReaderPool } from './reader-pool';
 import { mayBeSlow } from './slow-plans';
 import { prepared } from './statements';

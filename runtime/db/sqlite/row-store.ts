@@ -3,7 +3,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { SYSTEM_TABLES } from '../migrate';
-import type { RowStore } from '../row-store';
+import { type DocData, type Queryable, type RowStore } from '../row-store';
 import type { SqliteDatabase } from './backend';
 import { countOnReader, selectOnReader, type SqliteReaders } from './list-reads';
 import {
@@ -17,10 +17,10 @@ import {
   updateRows,
 } from './statements';
 import type { DocTypeMeta } from '../../meta/types';
-import type { CompiledSlot, RowSet, SelectSource } from '../../query/run-query';
+import type { CompiledSlot, RowSet, SelectSource } from '../compiled-query';
 import type { DocTypeBinding, Registry } from '../../registry/registry';
-import { childRowChanges } from '../../document/child-row-changes';
-import { fieldLists, tableFields } from '../../document/field-lists';
+import { childRowChanges } from '../child-row-changes';
+import { fieldLists, tableFields } from '../../registry/field-lists';
 import {
   CHILD_STANDARD,
   decodeRow,
@@ -29,10 +29,8 @@ import {
   nextSeriesValueWithKnex,
   PARENT_STANDARD,
   rowValues,
-  type DocData,
-  type Queryable,
-} from '../../document/store';
-import { encodeValue } from '../../document/values';
+} from '../document-rows';
+import { encodeValue } from '../stored-values';
 
 /** Documents on SQLite; see RowStore. */
 export class SqliteRowStore implements RowStore {

@@ -1,20 +1,17 @@
 // What every backend's row store shares: documents as rows and back, child rows through knex, Single DocTypes in
 // `tabSingles`, series numbers through knex, duplicate-key errors. The row stores themselves implement
-// db/row-store.ts, one per backend folder (runtime/db/<backend>/row-store.ts).
+// row-store.ts, one per backend folder (runtime/db/<backend>/row-store.ts).
 import type { Knex } from 'knex';
-import { SYSTEM_TABLES } from '../db/migrate';
-import type { Database } from '../db/backend';
-import type { DocData, Queryable } from '../db/row-store';
+import { SYSTEM_TABLES } from './migrate';
+import type { Database } from './backend';
+import type { DocData, Queryable } from './row-store';
 import { DuplicateEntryError } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta } from '../meta/types';
 import type { DocTypeBinding, Registry } from '../registry/registry';
-import { defaultValue } from './checks';
-import { fieldLists, tableFields } from './field-lists';
-import { decodeValue, encodeValue, formatDatetime } from './values';
-
-/** Document data and the knex a read runs on, defined with the row store (db/row-store.ts). */
-export type { DocData, Queryable } from '../db/row-store';
+import { defaultValue } from './field-defaults';
+import { fieldLists, tableFields } from '../registry/field-lists';
+import { decodeValue, encodeValue, formatDatetime } from './stored-values';
 
 const STANDARD_DATETIMES = ['creation', 'modified'] as const;
 

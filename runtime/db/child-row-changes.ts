@@ -1,5 +1,5 @@
 // What a save does to one Table field's stored rows, shared by the row stores of both backends.
-import type { DocData } from './store';
+import type { DocData } from './row-store';
 
 /** The row names stored before the save (`stored`), and those of them the saved rows (`rows`) leave out. */
 export function childRowChanges(

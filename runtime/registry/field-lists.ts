@@ -1,8 +1,7 @@
 // The fields of a DocType grouped as a write walks them, worked out once per DocType rather than on every write.
-import { FIELD_TYPE_INFO, isTableType, storesValue } from '../meta/field-types';
+import { FIELD_TYPE_INFO, hasDataOption, isTableType, storesValue } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
-import { hasDataOption } from './data-options';
-import type { DocTypeBinding, Registry } from '../registry/registry';
+import type { DocTypeBinding, Registry } from './registry';
 
 /** A default a new document takes: a fixed value, one that depends on the user or the clock, or no rows for a table. */
 export type FieldDefault =

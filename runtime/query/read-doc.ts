@@ -1,9 +1,9 @@
-// Hot-path reads of committed documents, through the site's row store (row-store.ts), remembered on MariaDB while their
-// tables are unchanged (query/result-cache.ts: a change stamp read after the request asked, shared by a turn's requests).
-import { documentCacheOf } from '../query/result-cache';
+// Hot-path reads of committed documents, through the site's row store (db/row-store.ts), remembered on MariaDB while
+// their tables are unchanged (result-cache.ts: a change stamp read after the request asked, shared by a turn's requests).
+import { documentCacheOf } from './result-cache';
 import type { DocTypeBinding } from '../registry/registry';
 import type { Site } from '../site';
-import type { DocData } from './store';
+import type { DocData } from '../db/row-store';
 
 /**
  * Reads one committed document with its child rows, outside any transaction; undefined when it does not exist. The
