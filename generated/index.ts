@@ -12,6 +12,10 @@ import * as data_import_log_model from './models/data_import_log';
 import * as data_import_log_validators from './validators/data_import_log';
 import * as data_import_log_v1 from './routes/v1/data_import_log';
 import * as data_import_log_v2 from './routes/v2/data_import_log';
+import * as deleted_document_model from './models/deleted_document';
+import * as deleted_document_validators from './validators/deleted_document';
+import * as deleted_document_v1 from './routes/v1/deleted_document';
+import * as deleted_document_v2 from './routes/v2/deleted_document';
 import * as file_model from './models/file';
 import * as file_validators from './validators/file';
 import * as file_v1 from './routes/v1/file';
@@ -66,11 +70,16 @@ import * as user_permission_model from './models/user_permission';
 import * as user_permission_validators from './validators/user_permission';
 import * as user_permission_v1 from './routes/v1/user_permission';
 import * as user_permission_v2 from './routes/v2/user_permission';
+import * as version_model from './models/version';
+import * as version_validators from './validators/version';
+import * as version_v1 from './routes/v1/version';
+import * as version_v2 from './routes/v2/version';
 /** Every DocType of this service, by name. */
 export const registry = createRegistry([
   { meta: api_request_log_model.meta, model: api_request_log_model.APIRequestLogModel, validateBody: api_request_log_validators.validateBody, v1: api_request_log_v1.routes, v2: api_request_log_v2.routes },
   { meta: data_import_model.meta, model: data_import_model.DataImportModel, validateBody: data_import_validators.validateBody, v1: data_import_v1.routes, v2: data_import_v2.routes },
   { meta: data_import_log_model.meta, model: data_import_log_model.DataImportLogModel, validateBody: data_import_log_validators.validateBody, v1: data_import_log_v1.routes, v2: data_import_log_v2.routes },
+  { meta: deleted_document_model.meta, model: deleted_document_model.DeletedDocumentModel, validateBody: deleted_document_validators.validateBody, v1: deleted_document_v1.routes, v2: deleted_document_v2.routes },
   { meta: file_model.meta, model: file_model.FileModel, validateBody: file_validators.validateBody, v1: file_v1.routes, v2: file_v2.routes },
   { meta: has_role_model.meta, model: has_role_model.HasRoleModel, validateBody: has_role_validators.validateBody, v1: has_role_v1.routes, v2: has_role_v2.routes },
   { meta: note_model.meta, model: note_model.NoteModel, validateBody: note_validators.validateBody, v1: note_v1.routes, v2: note_v2.routes, controller: note_controller },
@@ -83,5 +92,6 @@ export const registry = createRegistry([
   { meta: system_settings_model.meta, model: system_settings_model.SystemSettingsModel, validateBody: system_settings_validators.validateBody, v1: system_settings_v1.routes, v2: system_settings_v2.routes },
   { meta: todo_model.meta, model: todo_model.ToDoModel, validateBody: todo_validators.validateBody, v1: todo_v1.routes, v2: todo_v2.routes },
   { meta: user_model.meta, model: user_model.UserModel, validateBody: user_validators.validateBody, v1: user_v1.routes, v2: user_v2.routes },
-  { meta: user_permission_model.meta, model: user_permission_model.UserPermissionModel, validateBody: user_permission_validators.validateBody, v1: user_permission_v1.routes, v2: user_permission_v2.routes }
+  { meta: user_permission_model.meta, model: user_permission_model.UserPermissionModel, validateBody: user_permission_validators.validateBody, v1: user_permission_v1.routes, v2: user_permission_v2.routes },
+  { meta: version_model.meta, model: version_model.VersionModel, validateBody: version_validators.validateBody, v1: version_v1.routes, v2: version_v2.routes }
   ]);

@@ -116,6 +116,7 @@ export function normalizeDocType(loaded: LoadedDocType): DocTypeIR {
   };
   const titleField = str(raw.title_field);
   if (titleField) meta.titleField = titleField;
+  if (flag(raw.track_changes)) meta.trackChanges = true;
   return { meta, loaded };
 }
 

@@ -6,6 +6,7 @@ import './data-import/import-job';
 import { registerAuth } from './auth/auth-lifecycle';
 import { SITE_REDIS } from './redis/site-redis';
 import { registerFiles } from './files/file-lifecycle';
+import { registerHistory } from './history/history-lifecycle';
 import { RATE_LIMITS } from './methods/rate-limit';
 import { REQUEST_LOG } from './middleware/request-log';
 import { registerOAuth } from './oauth/oauth-lifecycle';
@@ -31,4 +32,5 @@ export function installFeatures(site: Site): void {
   registerServerScripts(site);
   registerAuth(site);
   registerOAuth(site);
+  registerHistory(site);
 }

@@ -13,6 +13,8 @@ const EXPECTED: Record<string, string> = {
   'System Settings': 'Core',
   'API Request Log': 'Core',
   'Server Script': 'Core',
+  Version: 'Core',
+  'Deleted Document': 'Core',
   ToDo: 'Desk',
   Note: 'Desk',
   'Note Seen By': 'Desk',

@@ -31,6 +31,9 @@ export const UpdateAfterSubmitError = errorClass('UpdateAfterSubmitError', Valid
 /** exc_type FolderNotEmpty (HTTP 400). */
 export const FolderNotEmpty = errorClass('FolderNotEmpty', ValidationError);
 
+/** exc_type DocumentAlreadyRestored (HTTP 400). */
+export const DocumentAlreadyRestored = errorClass('DocumentAlreadyRestored', ValidationError);
+
 /** exc_type BadRequestError (HTTP 400). */
 export const BadRequestError = errorClass('BadRequestError', ValidationError);
 
@@ -106,6 +109,7 @@ export const ERROR_CLASSES: ErrorClasses = {
   DocstatusTransitionError,
   UpdateAfterSubmitError,
   FolderNotEmpty,
+  DocumentAlreadyRestored,
   BadRequestError,
   CSRFTokenError,
   AuthenticationError,

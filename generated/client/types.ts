@@ -223,6 +223,68 @@ export type DataImportLog_Update = {
   log_index?: number | null;
 };
 
+/** A Deleted Document document as the server answers it (v1 leaves out null fields; v2 keeps them). */
+export type DeletedDocument = {
+  doctype: 'Deleted Document';
+  name: string;
+  readonly owner?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff] */
+  readonly creation?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff]; send it back on an update to refuse a stale write (409) */
+  modified?: string;
+  readonly modified_by?: string;
+  readonly docstatus?: 0 | 1 | 2;
+  readonly idx?: number;
+  /** Deleted Name */
+  deleted_name?: string | null;
+  /** Deleted DocType */
+  deleted_doctype?: string | null;
+  /** Restored */
+  restored?: 0 | 1;
+  /** New Name */
+  new_name?: string | null;
+  /** Data */
+  data?: string | null;
+};
+
+/** The body of a new Deleted Document (unknown keys are dropped). */
+export type DeletedDocument_Create = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** Deleted Name */
+  deleted_name?: string | null;
+  /** Deleted DocType */
+  deleted_doctype?: string | null;
+  /** Restored */
+  restored?: 0 | 1;
+  /** New Name */
+  new_name?: string | null;
+  /** Data */
+  data?: string | null;
+};
+
+/** Changes to a Deleted Document: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
+export type DeletedDocument_Update = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** the modified value last read: a newer stored one refuses the update (409 TimestampMismatchError) */
+  modified?: string;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** Deleted Name */
+  deleted_name?: string | null;
+  /** Deleted DocType */
+  deleted_doctype?: string | null;
+  /** Restored */
+  restored?: 0 | 1;
+  /** New Name */
+  new_name?: string | null;
+  /** Data */
+  data?: string | null;
+};
+
 /** A File document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type File = {
   doctype: 'File';
@@ -1305,6 +1367,56 @@ export type UserPermission_Update = {
   hide_descendants?: 0 | 1;
 };
 
+/** A Version document as the server answers it (v1 leaves out null fields; v2 keeps them). */
+export type Version = {
+  doctype: 'Version';
+  name: string;
+  readonly owner?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff] */
+  readonly creation?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff]; send it back on an update to refuse a stale write (409) */
+  modified?: string;
+  readonly modified_by?: string;
+  readonly docstatus?: 0 | 1 | 2;
+  readonly idx?: number;
+  /** DocType */
+  ref_doctype?: string | null;
+  /** Document Name */
+  docname?: string | null;
+  /** Data */
+  data?: string | null;
+};
+
+/** The body of a new Version (unknown keys are dropped). */
+export type Version_Create = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** DocType */
+  ref_doctype: string | null;
+  /** Document Name */
+  docname: string | null;
+  /** Data */
+  data?: string | null;
+};
+
+/** Changes to a Version: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
+export type Version_Update = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** the modified value last read: a newer stored one refuses the update (409 TimestampMismatchError) */
+  modified?: string;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** DocType */
+  ref_doctype?: string | null;
+  /** Document Name */
+  docname?: string | null;
+  /** Data */
+  data?: string | null;
+};
+
 /** Frappe filters: {"field": value} or {"field": [operator, value]}, or a list of [field, operator, value] / [DocType, field, operator, value] (docs/queries.md). */
 export type AnyFilters = {
   [key: string]: unknown;
@@ -1329,6 +1441,12 @@ export interface Types extends ClientTypes {
       doc: DataImportLog;
       create: DataImportLog_Create;
       update: DataImportLog_Update;
+      methods: {};
+    };
+    'Deleted Document': {
+      doc: DeletedDocument;
+      create: DeletedDocument_Create;
+      update: DeletedDocument_Update;
       methods: {};
     };
     File: {
@@ -1395,6 +1513,12 @@ export interface Types extends ClientTypes {
       doc: UserPermission;
       create: UserPermission_Create;
       update: UserPermission_Update;
+      methods: {};
+    };
+    Version: {
+      doc: Version;
+      create: Version_Create;
+      update: Version_Update;
       methods: {};
     };
   };
@@ -1590,6 +1714,23 @@ export interface Types extends ClientTypes {
         [key: string]: unknown;
       };
     };
+    'frappe.core.doctype.deleted_document.deleted_document.bulk_restore': {
+      args: {
+        docnames: string[];
+      };
+      result: {
+        restored: string[];
+        invalid: string[];
+        failed: string[];
+      };
+    };
+    'frappe.core.doctype.deleted_document.deleted_document.restore': {
+      args: {
+        /** the Deleted Document */
+        name: string;
+      };
+      result: undefined;
+    };
     'frappe.core.doctype.user.user.generate_keys': {
       args: {
         user: string;
@@ -1598,6 +1739,22 @@ export interface Types extends ClientTypes {
         api_key: string;
         /** shown once */
         api_secret: string;
+      };
+    };
+    'frappe.desk.form.load.get_docinfo': {
+      args: {
+        /** DocType name */
+        doctype: string;
+        name: string;
+      };
+      result: {
+        versions: {
+          name: string;
+          owner: string;
+          creation: string;
+          /** Frappe's diff as JSON text: changed, added, removed, row_changed */
+          data: string;
+        }[];
       };
     };
     'frappe.ping': {
@@ -1635,7 +1792,10 @@ export const METHOD_VERBS: Readonly<Record<string, readonly string[]>> = {
   'frappe.core.doctype.data_import.data_import.form_start_import': ['POST'],
   'frappe.core.doctype.data_import.data_import.get_import_status': ['GET', 'POST'],
   'frappe.core.doctype.data_import.data_import.get_preview_from_template': ['GET', 'POST'],
+  'frappe.core.doctype.deleted_document.deleted_document.bulk_restore': ['POST'],
+  'frappe.core.doctype.deleted_document.deleted_document.restore': ['POST'],
   'frappe.core.doctype.user.user.generate_keys': ['POST'],
+  'frappe.desk.form.load.get_docinfo': ['GET', 'POST'],
   'frappe.ping': ['GET', 'POST', 'PUT', 'DELETE'],
   logout: ['POST'],
   ping: ['GET', 'POST', 'PUT', 'DELETE'],

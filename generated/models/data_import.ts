@@ -189,6 +189,7 @@ export const meta: DocTypeMeta = {
     },
   ],
   source: 'core/data_import/data_import.json',
+  trackChanges: true,
 };
 
 /** Objection model over `tabData Import`. */

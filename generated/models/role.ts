@@ -111,6 +111,7 @@ export const meta: DocTypeMeta = {
     },
   ],
   source: 'core/role/role.json',
+  trackChanges: true,
 };
 
 /** Objection model over `tabRole`. */

@@ -293,6 +293,7 @@ export const meta: DocTypeMeta = {
   ],
   permissions: [{ role: 'System Manager', permlevel: 0, ifOwner: false, rights: ['read', 'write', 'create', 'delete'] }],
   source: 'core/server_script/server_script.json',
+  trackChanges: true,
 };
 
 /** Objection model over `tabServer Script`. */

@@ -236,6 +236,7 @@ export const meta: DocTypeMeta = {
   ],
   permissions: [{ role: 'System Manager', permlevel: 0, ifOwner: false, rights: ['read', 'write'] }],
   source: 'core/system_settings/system_settings.json',
+  trackChanges: true,
 };
 
 /** Objection model over `tabSystem Settings`. */

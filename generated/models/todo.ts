@@ -254,6 +254,7 @@ export const meta: DocTypeMeta = {
   ],
   source: 'desk/todo/todo.json',
   titleField: 'description',
+  trackChanges: true,
 };
 
 /** Objection model over `tabToDo`. */

@@ -371,6 +371,7 @@ export const meta: DocTypeMeta = {
   ],
   source: 'core/user/user.json',
   titleField: 'full_name',
+  trackChanges: true,
 };
 
 /** Objection model over `tabUser`. */

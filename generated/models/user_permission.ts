@@ -170,6 +170,7 @@ export const meta: DocTypeMeta = {
   ],
   source: 'core/user_permission/user_permission.json',
   titleField: 'user',
+  trackChanges: true,
 };
 
 /** Objection model over `tabUser Permission`. */

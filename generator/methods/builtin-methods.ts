@@ -189,6 +189,52 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
   { path: 'upload_file', ...UPLOAD },
   { path: 'frappe.handler.upload_file', ...UPLOAD },
   {
+    path: 'frappe.desk.form.load.get_docinfo',
+    verbs: ['get', 'post'],
+    summary:
+      "A document's Versions, newest first, for anyone who may read it; values of fields above the reader's permlevel left out",
+    args: args({ doctype, name: { type: 'string' } }, ['doctype', 'name']),
+    result: {
+      type: 'object',
+      required: ['versions'],
+      properties: {
+        versions: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['name', 'owner', 'creation', 'data'],
+            properties: {
+              name: { type: 'string' },
+              owner: { type: 'string' },
+              creation: { type: 'string' },
+              data: {
+                type: 'string',
+                description: "Frappe's diff as JSON text: changed, added, removed, row_changed",
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+  {
+    path: 'frappe.core.doctype.deleted_document.deleted_document.restore',
+    verbs: ['post'],
+    summary: 'Insert a Deleted Document again under its old name, as the caller (409 when the name is taken)',
+    args: args({ name: { type: 'string', description: 'the Deleted Document' } }, ['name']),
+  },
+  {
+    path: 'frappe.core.doctype.deleted_document.deleted_document.bulk_restore',
+    verbs: ['post'],
+    summary: 'Restore each Deleted Document of docnames on its own; answers {restored, invalid, failed}',
+    args: args({ docnames: NAMES }, ['docnames']),
+    result: {
+      type: 'object',
+      required: ['restored', 'invalid', 'failed'],
+      properties: { restored: NAMES, invalid: NAMES, failed: NAMES },
+    },
+  },
+  {
     path: 'frappe.core.api.file.create_new_folder',
     verbs: ['post'],
     summary:

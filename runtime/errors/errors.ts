@@ -43,6 +43,8 @@ export class DocstatusTransitionError extends define('DocstatusTransitionError',
 export class UpdateAfterSubmitError extends define('UpdateAfterSubmitError', 400, ValidationError) {}
 /** A folder (File with is_folder) that still holds files or folders cannot be deleted. */
 export class FolderNotEmpty extends define('FolderNotEmpty', 400, ValidationError) {}
+/** A Deleted Document that was restored already (Frappe's DocumentAlreadyRestored). */
+export class DocumentAlreadyRestored extends define('DocumentAlreadyRestored', 400, ValidationError) {}
 /** The request body could not be parsed. */
 export class BadRequestError extends define('BadRequestError', 400, ValidationError) {}
 /** Missing or wrong CSRF token under session authentication. */
@@ -125,6 +127,7 @@ export const ERROR_CLASSES = {
   DocstatusTransitionError,
   UpdateAfterSubmitError,
   FolderNotEmpty,
+  DocumentAlreadyRestored,
   BadRequestError,
   CSRFTokenError,
   AuthenticationError,

@@ -6,6 +6,7 @@ import { endSession } from '../auth/sessions';
 import { DoesNotExistError, PermissionError, ValidationError } from '../errors/errors';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
+import { HISTORY_METHODS } from '../history/history-methods';
 import { OAUTH_METHODS } from '../oauth/oauth-methods';
 import { ADMINISTRATOR } from '../site';
 import * as client from './frappe-client';
@@ -146,6 +147,11 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
   ]),
   // The document method run decides guests, verbs and limits itself (admitCall inside runDocMethod).
   ['run_doc_method', { methods: ['GET', 'POST'], allowGuest: true, handler: runDocMethodBody, raw: true }],
+  // Document history (runtime/history): a document's versions, restoring Deleted Documents.
+  ...[...HISTORY_METHODS].map(([name, method]): [string, BuiltinMethod] => [
+    name,
+    { methods: method.methods, allowGuest: false, handler: method.handler },
+  ]),
   // The OAuth provider (runtime/oauth): RFC bodies; no CSRF token but for the consent POST (clients are not browsers).
   ...[...OAUTH_METHODS].map(([name, method]): [string, BuiltinMethod] => [
     name,

@@ -1,11 +1,13 @@
-// Methods run on a document: whitelisted controller methods and the built-ins submit and cancel. GET needs read
-// permission, POST write; whatever the method then does (save, insert) is permission-checked again as the caller.
+// Methods run on a document: whitelisted controller methods, the built-ins submit and cancel, and the features' own
+// (Deleted Document's restore). GET needs read permission, POST write (a feature's method names its right); whatever
+// the method then does (save, insert) is permission-checked again as the caller.
 import type { Caller } from '../document/caller';
 import type { Document } from '../document/document';
 import { DocumentTransaction } from '../document/lifecycle';
 import { serializeDoc } from '../document/serialize';
 import type { DocData } from '../db/row-store';
 import { DoesNotExistError } from '../errors/errors';
+import { HISTORY_DOCUMENT_METHODS } from '../history/history-methods';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import type { Right } from '../meta/types';
@@ -78,6 +80,16 @@ export function resolveDocumentMethod(
         ),
     };
   }
+  const feature = HISTORY_DOCUMENT_METHODS.get(doctype)?.get(name);
+  if (feature)
+    return {
+      path: `${doctype}/${name}`,
+      admission: { methods: ['POST'], allowGuest: false },
+      args: () => ({}),
+      run: (doc, _args, caller, messages) => feature.run(doc, caller, messages),
+      right: feature.right,
+      operation: feature.operation,
+    };
   const builtin = Object.hasOwn(BUILTIN, name) && binding.meta.isSubmittable ? BUILTIN[name] : undefined;
   if (!builtin) throw new DoesNotExistError(`Method ${name.slice(0, 140)} of ${doctype} not found`);
   return {

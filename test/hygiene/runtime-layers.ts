@@ -28,6 +28,7 @@ export const LAYERS: readonly Layer[] = [
       'data-export',
       'data-import',
       'oauth',
+      'history',
       'methods',
       'scripts',
       'metrics',

@@ -1,0 +1,46 @@
+// The rows the history feature writes beside a document, in the document's own transaction: a Version and a Deleted
+// Document are inserted as rows (no lifecycle of their own: they are the service's record, not a user's write).
+import type { Knex } from 'knex';
+import type { DocumentTransaction } from '../document/lifecycle';
+import { hashName } from '../document/naming';
+import type { DocData } from '../db/row-store';
+import { now } from '../db/stored-values';
+import { DoesNotExistError } from '../errors/errors';
+import type { DocTypeBinding } from '../registry/registry';
+
+/** The DocType of a document's versions. */
+export const VERSION = 'Version';
+/** The DocType of a deleted document's copy. */
+export const DELETED_DOCUMENT = 'Deleted Document';
+
+/** The binding of a history DocType; a registry without it is a build error, not a user's. */
+export function historyBinding(tx: { site: DocumentTransaction['site'] }, doctype: string): DocTypeBinding {
+  const binding = tx.site.registry.get(doctype);
+  if (!binding) throw new DoesNotExistError(`DocType ${doctype} not found`);
+  return binding;
+}
+
+/** Inserts a history row of `doctype` holding `values`, owned by the transaction's user, in `trx`. */
+export async function insertHistoryRow(
+  tx: DocumentTransaction,
+  trx: Knex,
+  doctype: string,
+  values: DocData,
+): Promise<void> {
+  const stamp = now();
+  const user = tx.user.name;
+  const data: DocData = Object.assign(
+    {
+      name: hashName(),
+      owner: user,
+      creation: stamp,
+      modified: stamp,
+      modified_by: user,
+      docstatus: 0,
+      idx: 0,
+    },
+    values,
+  );
+  await tx.site.rows.insert(trx, historyBinding(tx, doctype), data);
+  tx.markWritten(doctype);
+}
