@@ -4,6 +4,8 @@ import { AUTH_BROADCAST } from './auth/auth-broadcast';
 // Registers the Data Import job kind, so any process that opens a site (server or worker) can run imports.
 import './data-import/import-job';
 import { registerAuth } from './auth/auth-lifecycle';
+import { EVENT_FEED } from './events/event-feed';
+import { registerEvents } from './events/event-lifecycle';
 import { SITE_REDIS } from './redis/site-redis';
 import { registerFiles } from './files/file-lifecycle';
 import { registerHistory } from './history/history-lifecycle';
@@ -24,6 +26,8 @@ import type { Site } from './site';
 export function installFeatures(site: Site): void {
   // Redis outlives everything that subscribes or counts through it.
   site.plugins.install(SITE_REDIS);
+  // The event feed subscribes through Redis: it closes before it.
+  site.plugins.install(EVENT_FEED);
   // Process-wide: idle sandbox workers go when a site closes (the next script run starts one again).
   site.plugins.onClose('sandbox pool', shrinkSandboxPool);
   site.plugins.install(RESULT_CACHE, AUTH_BROADCAST, SITE_SCRIPTS, RATE_LIMITS, REQUEST_LOG);
@@ -33,4 +37,5 @@ export function installFeatures(site: Site): void {
   registerAuth(site);
   registerOAuth(site);
   registerHistory(site);
+  registerEvents(site);
 }

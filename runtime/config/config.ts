@@ -98,6 +98,10 @@ export interface SiteConfig {
   job_lease_seconds: number;
   /** How long finished and failed jobs (and their status) are kept. */
   job_retention_seconds: number;
+  /** How long the document event log keeps an event (hours): SSE clients further behind get `event: reset`. */
+  event_retention_hours: number;
+  /** The site's name: the socket.io namespace `/<site_name>` (default: the Host header without its port). */
+  site_name?: string;
 }
 
 /** Everything the service reads from its environment. */
@@ -151,6 +155,7 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   job_poll_ms: 1000,
   job_lease_seconds: 30,
   job_retention_seconds: 7 * 24 * 3600,
+  event_retention_hours: 24,
 };
 
 /** Reads a site config file; a missing optional file gives the defaults. */

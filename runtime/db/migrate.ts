@@ -24,6 +24,8 @@ export const SYSTEM_TABLES = {
   idempotency: '__Idempotency',
   /** The site's OpenID signing keys (runtime/oauth/signing-keys.ts): private and public JWK per key id. */
   oauthKeys: '__OAuthKey',
+  /** The site's document event log (runtime/events): one row per committed write, ids increasing, kept for a time. */
+  events: '__Event',
 } as const;
 
 /** A column as this service defines it. */
@@ -210,7 +212,7 @@ async function alterTable(
   }
 }
 
-async function ensureSystemTables(knex: Knex): Promise<void> {
+async function ensureSystemTables(knex: Knex, dialect: SchemaDialect): Promise<void> {
   const create = async (name: string, build: (t: Knex.CreateTableBuilder) => void) => {
     if (!(await knex.schema.hasTable(name))) await knex.schema.createTable(name, build);
   };
@@ -278,6 +280,17 @@ async function ensureSystemTables(knex: Knex): Promise<void> {
     t.text('outcome').notNullable();
     t.primary(['job', 'idx']);
   });
+  await create(SYSTEM_TABLES.events, (t) => {
+    dialect.sequenceKey(t, 'id');
+    t.string('doctype', 140).notNullable();
+    t.string('docname', 140).notNullable();
+    t.string('action', 24).notNullable();
+    t.string('modified', 32).nullable();
+    t.string('user', 140).notNullable();
+    t.string('owner', 140).nullable();
+    // No index: pruning finds its cut by the id (the key), as the times grow with it.
+    t.bigInteger('created_at').notNullable();
+  });
   await create(SYSTEM_TABLES.scheduledRuns, (t) => {
     t.string('script', 140).notNullable();
     t.bigInteger('occurrence').notNullable();
@@ -297,7 +310,7 @@ export interface MigrateResult {
 
 /** Syncs the database schema to the DocTypes. Additive: never drops a table or a column. */
 export async function migrate(db: Database, doctypes: DocTypeMeta[]): Promise<MigrateResult> {
-  await ensureSystemTables(db.knex);
+  await ensureSystemTables(db.knex, db.schema);
   const known = new Map<string, string>(
     (await db.knex(SYSTEM_TABLES.schema).select('doctype', 'hash')).map(
       (r: { doctype: string; hash: string }) => [r.doctype, r.hash],

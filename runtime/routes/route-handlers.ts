@@ -5,6 +5,7 @@ import { createDocsHandlers } from './docs-page';
 import { serveFile } from '../files/serve-file';
 import * as probes from './health-handlers';
 import { exportDocuments } from './export-handler';
+import { eventStream } from './event-handlers';
 import { jobStatus } from './job-handlers';
 import { metrics } from './metrics-handler';
 import * as openid from '../oauth/discovery';
@@ -52,6 +53,7 @@ export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers
     metrics,
     jobStatus,
     export: exportDocuments,
+    eventStream,
     signIn: signInPage,
     docs: docs.docs,
     docsAsset: docs.docsAsset,

@@ -32,6 +32,7 @@ export const LAYERS: readonly Layer[] = [
       'methods',
       'scripts',
       'metrics',
+      'events',
     ],
   },
   { name: 'http', units: ['middleware', 'routes'] },
