@@ -4,6 +4,14 @@ import * as api_request_log_model from './models/api_request_log';
 import * as api_request_log_validators from './validators/api_request_log';
 import * as api_request_log_v1 from './routes/v1/api_request_log';
 import * as api_request_log_v2 from './routes/v2/api_request_log';
+import * as data_import_model from './models/data_import';
+import * as data_import_validators from './validators/data_import';
+import * as data_import_v1 from './routes/v1/data_import';
+import * as data_import_v2 from './routes/v2/data_import';
+import * as data_import_log_model from './models/data_import_log';
+import * as data_import_log_validators from './validators/data_import_log';
+import * as data_import_log_v1 from './routes/v1/data_import_log';
+import * as data_import_log_v2 from './routes/v2/data_import_log';
 import * as deleted_document_model from './models/deleted_document';
 import * as deleted_document_validators from './validators/deleted_document';
 import * as deleted_document_v1 from './routes/v1/deleted_document';
@@ -91,6 +99,8 @@ import * as webhook_request_log_controller from '../doctypes/integrations/webhoo
 /** Every DocType of this service, by name. */
 export const registry = createRegistry([
   { meta: api_request_log_model.meta, model: api_request_log_model.APIRequestLogModel, validateBody: api_request_log_validators.validateBody, v1: api_request_log_v1.routes, v2: api_request_log_v2.routes },
+  { meta: data_import_model.meta, model: data_import_model.DataImportModel, validateBody: data_import_validators.validateBody, v1: data_import_v1.routes, v2: data_import_v2.routes },
+  { meta: data_import_log_model.meta, model: data_import_log_model.DataImportLogModel, validateBody: data_import_log_validators.validateBody, v1: data_import_log_v1.routes, v2: data_import_log_v2.routes },
   { meta: deleted_document_model.meta, model: deleted_document_model.DeletedDocumentModel, validateBody: deleted_document_validators.validateBody, v1: deleted_document_v1.routes, v2: deleted_document_v2.routes },
   { meta: file_model.meta, model: file_model.FileModel, validateBody: file_validators.validateBody, v1: file_v1.routes, v2: file_v2.routes },
   { meta: has_role_model.meta, model: has_role_model.HasRoleModel, validateBody: has_role_validators.validateBody, v1: has_role_v1.routes, v2: has_role_v2.routes },

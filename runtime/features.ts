@@ -1,6 +1,8 @@
 // The composition root of a site's features: their per-site state in teardown order (the reverse of installation),
 // and their handlers in the document lifecycle's extension points (run in registration order; docs/lifecycle.md).
 import { AUTH_BROADCAST } from './auth/auth-broadcast';
+// Registers the Data Import job kind, so any process that opens a site (server or worker) can run imports.
+import './data-import/import-job';
 import { registerAuth } from './auth/auth-lifecycle';
 import { SITE_REDIS } from './redis/site-redis';
 import { registerFiles } from './files/file-lifecycle';

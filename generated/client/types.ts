@@ -69,6 +69,160 @@ export type APIRequestLog_Update = {
   ip?: string | null;
 };
 
+/** A Data Import document as the server answers it (v1 leaves out null fields; v2 keeps them). */
+export type DataImport = {
+  doctype: 'Data Import';
+  name: string;
+  readonly owner?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff] */
+  readonly creation?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff]; send it back on an update to refuse a stale write (409) */
+  modified?: string;
+  readonly modified_by?: string;
+  readonly docstatus?: 0 | 1 | 2;
+  readonly idx?: number;
+  /** Document Type */
+  reference_doctype?: string | null;
+  /** Import Type */
+  import_type?: '' | 'Insert New Records' | 'Update Existing Records' | null;
+  /** Import File */
+  import_file?: string | null;
+  /** Status */
+  status?: '' | 'Pending' | 'Success' | 'Partial Success' | 'Error' | 'Timed Out' | null;
+  /** Payload Count */
+  payload_count?: number | null;
+  /** Job ID */
+  job_id?: string | null;
+  /** Don't Send Emails */
+  mute_emails?: 0 | 1;
+  /** Template Warnings */
+  template_warnings?: string | null;
+};
+
+/** The body of a new Data Import (unknown keys are dropped). */
+export type DataImport_Create = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** Document Type */
+  reference_doctype: string | null;
+  /** Import Type */
+  import_type: '' | 'Insert New Records' | 'Update Existing Records' | null;
+  /** Import File */
+  import_file?: string | null;
+  /** Status */
+  status?: '' | 'Pending' | 'Success' | 'Partial Success' | 'Error' | 'Timed Out' | null;
+  /** Payload Count */
+  payload_count?: number | null;
+  /** Job ID */
+  job_id?: string | null;
+  /** Don't Send Emails */
+  mute_emails?: 0 | 1;
+  /** Template Warnings */
+  template_warnings?: string | null;
+};
+
+/** Changes to a Data Import: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
+export type DataImport_Update = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** the modified value last read: a newer stored one refuses the update (409 TimestampMismatchError) */
+  modified?: string;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** Document Type */
+  reference_doctype?: string | null;
+  /** Import Type */
+  import_type?: '' | 'Insert New Records' | 'Update Existing Records' | null;
+  /** Import File */
+  import_file?: string | null;
+  /** Status */
+  status?: '' | 'Pending' | 'Success' | 'Partial Success' | 'Error' | 'Timed Out' | null;
+  /** Payload Count */
+  payload_count?: number | null;
+  /** Job ID */
+  job_id?: string | null;
+  /** Don't Send Emails */
+  mute_emails?: 0 | 1;
+  /** Template Warnings */
+  template_warnings?: string | null;
+};
+
+/** A Data Import Log document as the server answers it (v1 leaves out null fields; v2 keeps them). */
+export type DataImportLog = {
+  doctype: 'Data Import Log';
+  name: string;
+  readonly owner?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff] */
+  readonly creation?: string;
+  /** YYYY-MM-DD HH:MM:SS[.ffffff]; send it back on an update to refuse a stale write (409) */
+  modified?: string;
+  readonly modified_by?: string;
+  readonly docstatus?: 0 | 1 | 2;
+  readonly idx?: number;
+  /** Data Import */
+  data_import?: string | null;
+  /** Row Indexes */
+  row_indexes?: string | null;
+  /** Success */
+  success?: 0 | 1;
+  /** Reference Name */
+  docname?: string | null;
+  /** Messages */
+  messages?: string | null;
+  /** Exception */
+  exception?: string | null;
+  /** Log Index */
+  log_index?: number | null;
+};
+
+/** The body of a new Data Import Log (unknown keys are dropped). */
+export type DataImportLog_Create = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** Data Import */
+  data_import?: string | null;
+  /** Row Indexes */
+  row_indexes?: string | null;
+  /** Success */
+  success?: 0 | 1;
+  /** Reference Name */
+  docname?: string | null;
+  /** Messages */
+  messages?: string | null;
+  /** Exception */
+  exception?: string | null;
+  /** Log Index */
+  log_index?: number | null;
+};
+
+/** Changes to a Data Import Log: every key is optional (unknown keys are dropped); a table replaces the stored rows. */
+export type DataImportLog_Update = {
+  /** the name, where the naming rule lets the client choose it */
+  name?: string | null;
+  /** the modified value last read: a newer stored one refuses the update (409 TimestampMismatchError) */
+  modified?: string;
+  /** 1 submits, 2 cancels */
+  docstatus?: 0 | 1 | 2;
+  /** Data Import */
+  data_import?: string | null;
+  /** Row Indexes */
+  row_indexes?: string | null;
+  /** Success */
+  success?: 0 | 1;
+  /** Reference Name */
+  docname?: string | null;
+  /** Messages */
+  messages?: string | null;
+  /** Exception */
+  exception?: string | null;
+  /** Log Index */
+  log_index?: number | null;
+};
+
 /** A Deleted Document document as the server answers it (v1 leaves out null fields; v2 keeps them). */
 export type DeletedDocument = {
   doctype: 'Deleted Document';
@@ -1637,6 +1791,18 @@ export interface Types extends ClientTypes {
       update: APIRequestLog_Update;
       methods: {};
     };
+    'Data Import': {
+      doc: DataImport;
+      create: DataImport_Create;
+      update: DataImport_Update;
+      methods: {};
+    };
+    'Data Import Log': {
+      doc: DataImportLog;
+      create: DataImportLog_Create;
+      update: DataImportLog_Update;
+      methods: {};
+    };
     'Deleted Document': {
       doc: DeletedDocument;
       create: DeletedDocument_Create;
@@ -1904,6 +2070,35 @@ export interface Types extends ClientTypes {
       };
       result: File;
     };
+    'frappe.core.doctype.data_import.data_import.form_start_import': {
+      args: {
+        data_import: string;
+      };
+      result: {
+        job_id?: string;
+        payload_count?: number;
+      };
+    };
+    'frappe.core.doctype.data_import.data_import.get_import_status': {
+      args: {
+        /** the Data Import */
+        data_import_name: string;
+      };
+      result: {
+        [key: string]: unknown;
+      };
+    };
+    'frappe.core.doctype.data_import.data_import.get_preview_from_template': {
+      args: {
+        /** the Data Import */
+        data_import: string;
+        /** file_url of another attached file to check */
+        import_file?: string;
+      };
+      result: {
+        [key: string]: unknown;
+      };
+    };
     'frappe.core.doctype.deleted_document.deleted_document.bulk_restore': {
       args: {
         docnames: string[];
@@ -1979,6 +2174,9 @@ export const METHOD_VERBS: Readonly<Record<string, readonly string[]>> = {
   'frappe.client.set_value': ['POST', 'PUT'],
   'frappe.client.submit': ['POST', 'PUT'],
   'frappe.core.api.file.create_new_folder': ['POST'],
+  'frappe.core.doctype.data_import.data_import.form_start_import': ['POST'],
+  'frappe.core.doctype.data_import.data_import.get_import_status': ['GET', 'POST'],
+  'frappe.core.doctype.data_import.data_import.get_preview_from_template': ['GET', 'POST'],
   'frappe.core.doctype.deleted_document.deleted_document.bulk_restore': ['POST'],
   'frappe.core.doctype.deleted_document.deleted_document.restore': ['POST'],
   'frappe.core.doctype.user.user.generate_keys': ['POST'],

@@ -89,6 +89,7 @@ const SUMMARY: Partial<Record<Operation, string>> = {
   bulkUpdate: 'Bulk update',
   bulkDelete: 'Bulk delete',
   bulkInsert: 'Bulk insert',
+  export: 'Export every matching',
 };
 
 /** The success status and body of a DocType row. */
@@ -157,6 +158,21 @@ function docTypeSuccess(row: RouteRow, ir: DocTypeIR, version: 1 | 2, patch: boo
               : {},
           ),
         ),
+      ];
+    case 'export':
+      return [
+        status,
+        {
+          description:
+            'Every matching document, streamed: CSV and XLSX in the Data Import template layout (child rows as `<table>.<field>` columns, one more line per child row), JSON as nested documents',
+          content: {
+            'text/csv': { schema: { type: 'string' } },
+            'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': {
+              schema: { type: 'string', format: 'binary' },
+            },
+            'application/json': { schema: { type: 'array', items: ref(names.read) } },
+          },
+        },
       ];
     default:
       throw new Error(`generator/emit/openapi.ts: no success body for ${row.response} (${row.path})`);
@@ -227,11 +243,20 @@ const QUEUED = {
   }),
 };
 
+/** The parameters of an export: the list's columns, filters and order, and the format. */
+const EXPORT_PARAMETERS = (version: 1 | 2): JsonSchema[] => [
+  ...LIST_PARAMETERS[version].filter((p) =>
+    ['fields', 'filters', 'or_filters', 'order_by'].includes(String(p.name)),
+  ),
+  query('format', 'csv (default), xlsx or json', { type: 'string', enum: ['csv', 'xlsx', 'json'] }),
+];
+
 /** The OpenAPI operations of one DocType row (document methods are `documentMethodPaths`'). */
 function docTypeOperations(row: RouteRow, ir: DocTypeIR, version: 1 | 2): JsonSchema {
   const dt = ir.meta.name;
   const params: JsonSchema[] = row.path.includes('{name') && !ir.meta.issingle ? [nameParam] : [];
-  if (row.request === 'list-query') params.push(...LIST_PARAMETERS[version]);
+  if (row.request === 'list-query' && row.operation === 'export') params.push(...EXPORT_PARAMETERS(version));
+  else if (row.request === 'list-query') params.push(...LIST_PARAMETERS[version]);
   if (row.request === 'count-query') params.push(...COUNT_PARAMETERS);
   if (row.request === 'copy-query')
     params.push(

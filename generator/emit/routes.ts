@@ -59,6 +59,7 @@ function routeType(row: RouteRow, doc: string, version: 1 | 2): string {
         ? `{ data: BulkResult; docs: Partial<${doc}>[] }`
         : '{ data: BulkResult }',
     job: '{ data: Record<string, unknown> }',
+    export: 'Uint8Array',
   };
   const input = request[row.request];
   const where =

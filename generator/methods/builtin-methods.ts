@@ -121,7 +121,71 @@ const PING = {
 };
 
 /** Every built-in method (the documents sort their paths). */
+const DATA_IMPORT = 'frappe.core.doctype.data_import.data_import';
+const FILE_ANSWER: JsonSchema = { type: 'string', description: 'the file (CSV text, or XLSX bytes)' };
+const IMPORT_NAME = args({ data_import_name: { type: 'string', description: 'the Data Import' } }, [
+  'data_import_name',
+]);
+/** The Data Import methods (runtime/data-import). */
+const DATA_IMPORT_DOCS: BuiltinMethodDoc[] = [
+  {
+    path: `${DATA_IMPORT}.download_template`,
+    verbs: ['get', 'post'],
+    summary: 'The import template of a DocType (CSV or Excel), blank or with documents the caller may read',
+    jsonArgs: ['export_fields', 'export_filters'],
+    raw: FILE_ANSWER,
+    args: args(
+      {
+        doctype,
+        export_fields: jsonText('list of column keys, or {DocType: [fields], <table field>: [fields]}', {}),
+        export_records: { type: 'string', enum: ['blank_template', '5_records', 'all', 'by_filter'] },
+        export_filters: jsonText('filters (with by_filter)', FILTERS),
+        file_type: { type: 'string', enum: ['CSV', 'Excel'] },
+      },
+      ['doctype'],
+    ),
+  },
+  {
+    path: `${DATA_IMPORT}.get_preview_from_template`,
+    verbs: ['get', 'post'],
+    summary: 'Every document of the attached file checked through the document path; nothing is written',
+    args: args(
+      {
+        data_import: { type: 'string', description: 'the Data Import' },
+        import_file: { type: 'string', description: 'file_url of another attached file to check' },
+      },
+      ['data_import'],
+    ),
+    result: { type: 'object', additionalProperties: true },
+  },
+  {
+    path: `${DATA_IMPORT}.form_start_import`,
+    verbs: ['post'],
+    summary: 'Start the import as a background job (progress: GET /api/v2/job/{job_id})',
+    args: args({ data_import: { type: 'string' } }, ['data_import']),
+    result: {
+      type: 'object',
+      properties: { job_id: { type: 'string' }, payload_count: { type: 'integer' } },
+    },
+  },
+  {
+    path: `${DATA_IMPORT}.get_import_status`,
+    verbs: ['get', 'post'],
+    summary: 'Status and counts of an import',
+    args: IMPORT_NAME,
+    result: { type: 'object', additionalProperties: true },
+  },
+  {
+    path: `${DATA_IMPORT}.download_errored_template`,
+    verbs: ['get', 'post'],
+    summary: 'The header and the lines of the documents that failed, as CSV, to fix and import again',
+    args: IMPORT_NAME,
+    raw: FILE_ANSWER,
+  },
+];
+
 export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
+  ...DATA_IMPORT_DOCS,
   { path: 'upload_file', ...UPLOAD },
   { path: 'frappe.handler.upload_file', ...UPLOAD },
   {

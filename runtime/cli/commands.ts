@@ -1,5 +1,5 @@
-// The commands of `svc` (generate, migrate, serve, worker, client, add-user, set-password, generate-keys) and their
-// dispatch.
+// The commands of `svc` (generate, migrate, serve, worker, client, add-user, set-password, generate-keys, import,
+// export) and their dispatch.
 import { createApp } from '../app';
 import { openSite } from '../bootstrap';
 import { checkRedisAtStart } from '../redis/site-redis';
@@ -10,6 +10,7 @@ import { addUser, generateKeysFor, setPassword } from './user-commands';
 import { doctypesDir, generatedDir, projectRoot } from './layout';
 import { readPatchList } from '../patches/patch-list';
 import { warnStaleDocTypes } from './stale-doctypes';
+import { exportCommand, importCommand } from './data-commands';
 import { loadRegistry } from './load-registry';
 import { MIGRATE_HELP, migrateCommand } from './migrate-command';
 import { loadAuthHooks } from '../auth/auth-hooks';
@@ -87,6 +88,14 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
   'set-password': {
     help: "Usage: svc set-password USER PASSWORD\n\nSets a user's login password.",
     run: setPassword,
+  },
+  import: {
+    help: 'Usage: svc import FILE --doctype DOCTYPE [--update]\n\nImports a CSV or XLSX file in the Data Import template layout (docs/data-import.md) as Administrator:\nevery document through the normal document path, a progress bar on stderr, the failed lines listed.\n--update saves existing documents by their name column instead of inserting new ones.',
+    run: importCommand,
+  },
+  export: {
+    help: 'Usage: svc export --doctype DOCTYPE [--format csv|xlsx|json] [--fields JSON] [--filters JSON] [--order-by TEXT] [--out FILE]\n\nWrites every matching document (as Administrator) in the Data Import template layout to --out or stdout,\nwith a progress bar on stderr.',
+    run: exportCommand,
   },
   'generate-keys': {
     help: "Usage: svc generate-keys USER\n\nKeeps the user's API key (creates one if missing), makes a new API secret and prints both.",

@@ -37,6 +37,7 @@ export type Operation =
   | 'ready'
   | 'metrics'
   | 'jobStatus'
+  | 'export'
   | 'signIn'
   | 'docs'
   | 'docsAsset'
@@ -56,6 +57,7 @@ export const DOCTYPE_OPERATIONS = [
   'bulk_update',
   'bulk_delete',
   'bulk_insert',
+  'export',
 ] as const satisfies readonly (Operation | 'bulk_update' | 'bulk_delete' | 'bulk_insert')[];
 
 /** An operation a DocType may answer. */
@@ -91,7 +93,9 @@ export type ResponseShape =
   /** A stored file's bytes (raw, streamed). */
   | 'file'
   /** A background job: `{ job_id, status, progress, result, error }`. */
-  | 'job';
+  | 'job'
+  /** An export: the documents as CSV, XLSX or JSON bytes (raw, streamed). */
+  | 'export';
 
 /** One route: a verb (or every verb) on a path template, the operation it runs and the answer it gives. */
 export interface RouteRow {

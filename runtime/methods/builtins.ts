@@ -14,6 +14,8 @@ import { login } from '../auth/login';
 import { runDocMethod } from './run-doc-method';
 import { uploadFile } from '../files/upload-file';
 import { createNewFolder } from '../files/folders';
+import { downloadTemplate } from '../data-import/download-template';
+import * as dataImport from '../data-import/import-methods';
 
 /** A built-in method: its verbs, whether guests may call it, and the handler (returns the result). */
 export interface BuiltinMethod {
@@ -130,6 +132,19 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
     'frappe.client.get_single_value',
     { methods: ['GET', 'POST'], allowGuest: false, handler: client.getSingleValue },
   ],
+  // Data Import (runtime/data-import): the template and the failed lines are files (raw answers the handler writes).
+  ...(
+    [
+      ['download_template', ['GET', 'POST'], downloadTemplate, true],
+      ['get_preview_from_template', ['GET', 'POST'], dataImport.getPreviewFromTemplate, false],
+      ['form_start_import', ['POST'], dataImport.formStartImport, false],
+      ['get_import_status', ['GET', 'POST'], dataImport.getImportStatus, false],
+      ['download_errored_template', ['GET', 'POST'], dataImport.downloadErroredTemplate, true],
+    ] as const
+  ).map(([short, methods, handler, raw]): [string, BuiltinMethod] => [
+    `frappe.core.doctype.data_import.data_import.${short}`,
+    { methods, allowGuest: false, handler, ...(raw ? { raw: true } : {}) },
+  ]),
   // The document method run decides guests, verbs and limits itself (admitCall inside runDocMethod).
   ['run_doc_method', { methods: ['GET', 'POST'], allowGuest: true, handler: runDocMethodBody, raw: true }],
   // Document history (runtime/history): a document's versions, restoring Deleted Documents.

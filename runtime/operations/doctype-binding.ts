@@ -4,7 +4,7 @@ import { DoesNotExistError, MethodNotAllowedError, PermissionError } from '../er
 import type { DocTypeBinding, V2Operation } from '../registry/registry';
 
 /** Operations that read a DocType's rows as a list: Frappe refuses them on a child table without its parent (403). */
-const LISTING: ReadonlySet<V2Operation> = new Set<V2Operation>(['list', 'count']);
+const LISTING: ReadonlySet<V2Operation> = new Set<V2Operation>(['list', 'count', 'export']);
 
 /**
  * The DocType of the request, checked to answer the operation in the caller's API version (404 / 405 otherwise). A

@@ -6,7 +6,7 @@ import type { DocTypeMeta } from '../meta/types';
 export type V1Operation = 'list' | 'create' | 'get' | 'update' | 'delete';
 /** A v2 operation a DocType may answer. */
 export type V2Operation =
-  V1Operation | 'copy' | 'count' | 'meta' | 'bulk_update' | 'bulk_delete' | 'bulk_insert';
+  V1Operation | 'copy' | 'count' | 'meta' | 'bulk_update' | 'bulk_delete' | 'bulk_insert' | 'export';
 
 /** An ajv standalone validator: coerces and strips the body in place, sets `errors` on failure. */
 export interface BodyValidator {

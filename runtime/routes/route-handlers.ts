@@ -4,6 +4,7 @@ import * as bulk from './bulk-handlers';
 import { createDocsHandlers } from './docs-page';
 import { serveFile } from '../files/serve-file';
 import * as probes from './health-handlers';
+import { exportDocuments } from './export-handler';
 import { jobStatus } from './job-handlers';
 import { metrics } from './metrics-handler';
 import * as openid from '../oauth/discovery';
@@ -50,6 +51,7 @@ export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers
     ready: probes.ready,
     metrics,
     jobStatus,
+    export: exportDocuments,
     signIn: signInPage,
     docs: docs.docs,
     docsAsset: docs.docsAsset,

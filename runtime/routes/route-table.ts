@@ -110,6 +110,18 @@ const V2_DOCUMENT_ROUTES: RouteRow[] = [
     request: 'document',
     response: 'document',
   }),
+  // Before `{name+}`: a GET of `.../export` is the export (a document named `export` is read by v1 or filters).
+  v2('/document/{doctype}/export', {
+    ...DOC,
+    envelope: 'raw',
+    verbs: ['GET'],
+    operation: 'export',
+    status: 200,
+    kinds: LISTABLE,
+    doctypeOperation: 'export',
+    request: 'list-query',
+    response: 'export',
+  }),
   // Bulk rows before `{name+}`: a POST to `.../bulk_update` is the bulk operation (GET still reads a document so named).
   v2('/document/{doctype}/bulk_update', {
     ...DOC,

@@ -25,6 +25,8 @@ export const LAYERS: readonly Layer[] = [
       'jobs',
       'idempotency',
       'files',
+      'data-export',
+      'data-import',
       'oauth',
       'history',
       'methods',

@@ -14,6 +14,8 @@ export const routes: DocTypeRoutes<Routes> = {
   list: { row: row.list },
   /** POST /api/v2/document/Note */
   create: { row: row.create, validate: validateBody },
+  /** GET /api/v2/document/Note/export */
+  export: { row: row.export },
   /** POST /api/v2/document/Note/bulk_update */
   bulk_update: { row: row.bulk_update, validate: validateBody },
   /** POST /api/v2/document/Note/bulk_delete */
@@ -40,6 +42,7 @@ export const routes: DocTypeRoutes<Routes> = {
 export interface Routes {
   list: { query: Record<string, string>; response: { data: Note[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<Note>; response: { data: Note } };
+  export: { query: Record<string, string>; response: Uint8Array };
   bulk_update: { body: { docs: (Partial<Note> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<Note>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };
   bulk_insert: { body: { docs: Partial<Note>[] }; response: { data: BulkResult } };

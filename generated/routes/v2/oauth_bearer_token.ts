@@ -14,6 +14,8 @@ export const routes: DocTypeRoutes<Routes> = {
   list: { row: row.list },
   /** POST /api/v2/document/OAuth%20Bearer%20Token */
   create: { row: row.create, validate: validateBody },
+  /** GET /api/v2/document/OAuth%20Bearer%20Token/export */
+  export: { row: row.export },
   /** POST /api/v2/document/OAuth%20Bearer%20Token/bulk_update */
   bulk_update: { row: row.bulk_update, validate: validateBody },
   /** POST /api/v2/document/OAuth%20Bearer%20Token/bulk_delete */
@@ -40,6 +42,7 @@ export const routes: DocTypeRoutes<Routes> = {
 export interface Routes {
   list: { query: Record<string, string>; response: { data: OAuthBearerToken[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<OAuthBearerToken>; response: { data: OAuthBearerToken } };
+  export: { query: Record<string, string>; response: Uint8Array };
   bulk_update: { body: { docs: (Partial<OAuthBearerToken> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<OAuthBearerToken>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };
   bulk_insert: { body: { docs: Partial<OAuthBearerToken>[] }; response: { data: BulkResult } };

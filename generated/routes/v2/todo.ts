@@ -14,6 +14,8 @@ export const routes: DocTypeRoutes<Routes> = {
   list: { row: row.list },
   /** POST /api/v2/document/ToDo */
   create: { row: row.create, validate: validateBody },
+  /** GET /api/v2/document/ToDo/export */
+  export: { row: row.export },
   /** POST /api/v2/document/ToDo/bulk_update */
   bulk_update: { row: row.bulk_update, validate: validateBody },
   /** POST /api/v2/document/ToDo/bulk_delete */
@@ -40,6 +42,7 @@ export const routes: DocTypeRoutes<Routes> = {
 export interface Routes {
   list: { query: Record<string, string>; response: { data: ToDo[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<ToDo>; response: { data: ToDo } };
+  export: { query: Record<string, string>; response: Uint8Array };
   bulk_update: { body: { docs: (Partial<ToDo> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<ToDo>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };
   bulk_insert: { body: { docs: Partial<ToDo>[] }; response: { data: BulkResult } };

@@ -14,6 +14,8 @@ export const routes: DocTypeRoutes<Routes> = {
   list: { row: row.list },
   /** POST /api/v2/document/Webhook%20Request%20Log */
   create: { row: row.create, validate: validateBody },
+  /** GET /api/v2/document/Webhook%20Request%20Log/export */
+  export: { row: row.export },
   /** POST /api/v2/document/Webhook%20Request%20Log/bulk_update */
   bulk_update: { row: row.bulk_update, validate: validateBody },
   /** POST /api/v2/document/Webhook%20Request%20Log/bulk_delete */
@@ -40,6 +42,7 @@ export const routes: DocTypeRoutes<Routes> = {
 export interface Routes {
   list: { query: Record<string, string>; response: { data: WebhookRequestLog[]; has_next_page: boolean; count?: number; next_cursor?: string | null } };
   create: { body: Partial<WebhookRequestLog>; response: { data: WebhookRequestLog } };
+  export: { query: Record<string, string>; response: Uint8Array };
   bulk_update: { body: { docs: (Partial<WebhookRequestLog> & { name: string | number })[] }; response: { data: BulkResult; docs: Partial<WebhookRequestLog>[] } };
   bulk_delete: { body: { names: (string | number)[] }; response: { data: BulkResult } };
   bulk_insert: { body: { docs: Partial<WebhookRequestLog>[] }; response: { data: BulkResult } };

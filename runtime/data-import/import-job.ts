@@ -1,0 +1,111 @@
+// The Data Import job: reads the attached file again (a resumed job sees the same documents in the same order), runs
+// every document not yet done and logs each in the transaction that records its outcome, so a worker killed mid-import
+// resumes without importing a line twice. Progress is the job's: documents with an outcome of the file's total.
+import type { Knex } from 'knex';
+import { inWriteTransaction } from '../db/write-transaction';
+import { now } from '../db/stored-values';
+import { DoesNotExistError } from '../errors/errors';
+import type { ItemOutcome } from '../operations/bulk-operations';
+import { REQUEUE, registerJobKind, type JobRun } from '../jobs/job-queue';
+import { requestPacer } from '../jobs/pacing';
+import type { Site } from '../site';
+import { writeLog } from './import-log';
+import { openAttachedFile } from './import-source';
+import { planImport } from './plan-import';
+import { importTypeOf, runImport } from './run-import';
+
+/** The job kind of imports. */
+export const DATA_IMPORT_JOB = 'data-import';
+
+/** The DocType of import records. */
+export const IMPORT_DOCTYPE = 'Data Import';
+
+/** What an import job stores: the Data Import it runs. */
+export interface ImportJobPayload {
+  data_import: string;
+}
+
+/** The Data Import row `name` (its stored columns), or a 404. */
+export async function loadImportRecord(site: Site, name: string): Promise<Record<string, unknown>> {
+  const table = site.registry.get(IMPORT_DOCTYPE)?.meta.tableName ?? 'tabData Import';
+  const row = (await site.db.knex(table).where({ name }).first()) as Record<string, unknown> | undefined;
+  if (!row) throw new DoesNotExistError(`Data Import ${name.slice(0, 140)} not found`);
+  return row;
+}
+
+/** Sets columns of a Data Import row (status, payload_count, job_id): the import's own bookkeeping, no hooks. */
+export async function setImportFields(
+  site: Site,
+  name: string,
+  fields: Record<string, unknown>,
+): Promise<void> {
+  const table = site.registry.get(IMPORT_DOCTYPE)?.meta.tableName ?? 'tabData Import';
+  await inWriteTransaction(site.db, (trx) =>
+    trx(table)
+      .where({ name })
+      .update({ ...fields, modified: now() }),
+  );
+}
+
+/** The status an import ends in, from its counts (Frappe's). */
+export function finalStatus(success: number, failed: number): string {
+  return failed === 0 ? 'Success' : success === 0 ? 'Error' : 'Partial Success';
+}
+
+function messagesOf(outcome: ItemOutcome): { message: string; exc_type?: string }[] {
+  return outcome.ok ? [] : [{ message: outcome.message, exc_type: outcome.error }];
+}
+
+/** Runs (or resumes) an import job; the result is the counts. */
+async function runImportJob(run: JobRun): Promise<unknown> {
+  const { data_import: name } = run.payload as ImportJobPayload;
+  const { site, user } = run;
+  const record = await loadImportRecord(site, name);
+  try {
+    const doctype = String(record.reference_doctype);
+    const binding = site.registry.get(doctype);
+    if (!binding) throw new DoesNotExistError(`DocType ${doctype.slice(0, 140)} not found`);
+    const file = await openAttachedFile(site, user, record.import_file);
+    const plan = await planImport(site, binding, file.kind, file.stream);
+    const log = (trx: Knex, index: number, outcome: ItemOutcome) =>
+      writeLog(site, trx, user.name, {
+        dataImport: name,
+        index,
+        lines: plan.documents[index]?.lines ?? [],
+        success: outcome.ok,
+        docname: outcome.ok ? outcome.name : outcome.name,
+        messages: messagesOf(outcome),
+      });
+    const finished = await runImport(
+      { site, user, version: 2 },
+      doctype,
+      importTypeOf(record.import_type),
+      plan,
+      {
+        done: run.items.done,
+        success: async (trx, index, outcome) => {
+          await log(trx, index, outcome);
+          await run.items.recordIn(trx, index, outcome);
+        },
+        failure: (index, outcome) =>
+          inWriteTransaction(site.db, async (trx) => {
+            await log(trx, index, outcome);
+            await run.items.recordIn(trx, index, outcome);
+          }),
+        stopping: () => run.items.stopping(),
+        pace: requestPacer(),
+      },
+    );
+    if (!finished) return REQUEUE;
+    const outcomes = [...(await run.items.all()).values()] as ItemOutcome[];
+    const success = outcomes.filter((o) => o.ok).length;
+    const failed = outcomes.length - success;
+    await setImportFields(site, name, { status: finalStatus(success, failed) });
+    return { total: plan.documents.length, success_count: success, failure_count: failed };
+  } catch (err) {
+    await setImportFields(site, name, { status: 'Error' });
+    throw err;
+  }
+}
+
+registerJobKind(DATA_IMPORT_JOB, runImportJob);

@@ -1,0 +1,164 @@
+// Frappe's Data Import methods (frappe.core.doctype.data_import.data_import.*): the preview that checks every document
+// of the attached file through the document path and writes nothing, the start of the import as a background job,
+// its status, and the failed lines as a file to fix and import again.
+import { csvLine } from '../data-export/export-stream';
+import { assertDocumentPermission } from '../permissions/document-permission';
+import type { Caller } from '../document/caller';
+import { AppError, DataError, DoesNotExistError, ValidationError } from '../errors/errors';
+import { callerOf } from '../http/caller-of';
+import { requestParams } from '../http/params';
+import type { AppContext } from '../http/state';
+import * as documents from '../operations/document-operations';
+import { DATA_IMPORT_JOB, IMPORT_DOCTYPE, loadImportRecord, setImportFields } from './import-job';
+import { jobQueueOf } from '../jobs/job-queue';
+import { importLogs } from './import-log';
+import { openAttachedFile } from './import-source';
+import { planImport, type ImportPlan } from './plan-import';
+import { readLines } from './read-table';
+import { importTypeOf, type ImportType } from './run-import';
+
+/** Thrown inside a preview's transaction once the document passed every check: rolls it back. */
+class PreviewRollback extends Error {}
+
+/** Documents shown whole in a preview (all are checked). */
+const PREVIEW_DOCUMENTS = 20;
+
+/** The Data Import named by `key` of the request, checked for `right`, and its reference DocType. */
+async function importRecord(
+  ctx: AppContext,
+  key: string,
+  right: 'read' | 'write',
+): Promise<{ caller: Caller; name: string; record: Record<string, unknown> }> {
+  const name = requestParams(ctx)[key];
+  if (typeof name !== 'string' || name === '') throw new ValidationError(`${key} is required`);
+  const caller = callerOf(ctx);
+  const binding = caller.site.registry.get(IMPORT_DOCTYPE);
+  if (!binding) throw new DoesNotExistError('DocType Data Import not found');
+  const record = await loadImportRecord(caller.site, name);
+  await assertDocumentPermission(caller, binding, record, right);
+  return { caller, name, record };
+}
+
+/** The plan of a Data Import's attached file (`import_file`, or the one the request names). */
+async function planOf(
+  caller: Caller,
+  record: Record<string, unknown>,
+  file?: unknown,
+): Promise<{ doctype: string; type: ImportType; plan: ImportPlan }> {
+  const doctype = String(record.reference_doctype ?? '');
+  const binding = caller.site.registry.get(doctype);
+  if (!binding || binding.meta.istable || binding.meta.issingle)
+    throw new ValidationError(`Data Import: ${doctype.slice(0, 140)} is not a DocType that can be imported`);
+  const type = importTypeOf(record.import_type);
+  const source = await openAttachedFile(caller.site, caller.user, file ?? record.import_file);
+  return { doctype, type, plan: await planImport(caller.site, binding, source.kind, source.stream) };
+}
+
+/** Runs one document through the insert or update path in a transaction that is rolled back; its errors, if any. */
+async function checkDocument(
+  caller: Caller,
+  doctype: string,
+  type: ImportType,
+  doc: Record<string, unknown>,
+): Promise<{ message: string; exc_type: string } | undefined> {
+  const rollback = async () => {
+    throw new PreviewRollback();
+  };
+  try {
+    if (type === 'Insert New Records') await documents.insertDocument(caller, doctype, { ...doc }, rollback);
+    else {
+      const { name, ...changes } = doc;
+      if (typeof name !== 'string' || name === '')
+        return { message: 'name is required to update a document', exc_type: 'ValidationError' };
+      await documents.saveChanges(caller, doctype, name, changes, rollback);
+    }
+    return undefined;
+  } catch (err) {
+    if (err instanceof PreviewRollback) return undefined;
+    if (err instanceof AppError) return { message: err.message, exc_type: err.excType };
+    return { message: 'Internal Server Error', exc_type: 'InternalServerError' };
+  }
+}
+
+/** get_preview_from_template(data_import, import_file?): every document checked, nothing written. */
+export async function getPreviewFromTemplate(ctx: AppContext): Promise<unknown> {
+  const { caller, record } = await importRecord(ctx, 'data_import', 'read');
+  const { doctype, type, plan } = await planOf(caller, record, requestParams(ctx).import_file);
+  const warnings: { row: number[]; message: string; exc_type?: string }[] = [];
+  for (const { lines, doc, errors } of plan.documents) {
+    if (errors.length) {
+      for (const message of errors) warnings.push({ row: lines, message, exc_type: 'ValidationError' });
+      continue;
+    }
+    const problem = await checkDocument(caller, doctype, type, doc);
+    if (problem) warnings.push({ row: lines, ...problem });
+  }
+  return {
+    columns: plan.layout.columns.map((c) => c.key),
+    data: plan.documents.slice(0, PREVIEW_DOCUMENTS).map((d) => ({ lines: d.lines, doc: d.doc })),
+    payload_count: plan.documents.length,
+    warnings,
+  };
+}
+
+/** form_start_import(data_import): checks the file, queues the import job, answers its id. */
+export async function formStartImport(ctx: AppContext): Promise<unknown> {
+  const { caller, name, record } = await importRecord(ctx, 'data_import', 'write');
+  const jobs = jobQueueOf(caller.site);
+  if (!jobs) throw new ValidationError('This site runs no background jobs');
+  if (record.status === 'Success') throw new ValidationError('This import has already run successfully');
+  if (typeof record.job_id === 'string' && record.job_id) {
+    const job = await jobs.get(record.job_id);
+    if (job && (job.status === 'queued' || job.status === 'running'))
+      throw new ValidationError('This import is already running');
+  }
+  const { plan } = await planOf(caller, record);
+  if (plan.documents.length === 0) throw new DataError('Import file has no documents');
+  const jobId = await jobs.enqueue(
+    DATA_IMPORT_JOB,
+    caller.user.name,
+    { data_import: name },
+    plan.documents.length,
+  );
+  await setImportFields(caller.site, name, {
+    status: 'Pending',
+    job_id: jobId,
+    payload_count: plan.documents.length,
+  });
+  return { job_id: jobId, payload_count: plan.documents.length };
+}
+
+/** get_import_status(data_import_name): the status and the counts of the log so far. */
+export async function getImportStatus(ctx: AppContext): Promise<unknown> {
+  const { caller, name, record } = await importRecord(ctx, 'data_import_name', 'read');
+  const logs = await importLogs(caller.site, name);
+  const success = logs.filter((l) => l.success).length;
+  return {
+    status: record.status,
+    success,
+    failed: logs.length - success,
+    total_records: Number(record.payload_count ?? 0),
+    job_id: record.job_id ?? null,
+  };
+}
+
+/** download_errored_template(data_import_name): the header and the lines of the failed documents, as CSV. */
+export async function downloadErroredTemplate(ctx: AppContext): Promise<unknown> {
+  const { caller, name, record } = await importRecord(ctx, 'data_import_name', 'read');
+  const failed = new Set<number>();
+  for (const log of await importLogs(caller.site, name))
+    if (!log.success) for (const line of log.lines) failed.add(line);
+  const source = await openAttachedFile(caller.site, caller.user, record.import_file);
+  let out = '\ufeff';
+  let lineNo = 0;
+  for await (const cells of readLines(source.kind, source.stream)) {
+    lineNo++;
+    if (lineNo === 1 || failed.has(lineNo))
+      out += csvLine(cells.map((c) => (c instanceof Date ? c.toISOString() : c)));
+  }
+  ctx.status = 200;
+  ctx.type = 'text/csv; charset=utf-8';
+  ctx.set('Content-Disposition', `attachment; filename="failed-rows-${name.replace(/[^\w-]/g, '')}.csv"`);
+  ctx.body = out;
+  return undefined;
+}

@@ -1,0 +1,174 @@
+// Export (CONTRACT 12): every matching document the user may read, streamed as CSV, XLSX or JSON in the Data Import
+// template layout (child rows as `<table>.<field>` columns, one more line per child row), formula text escaped.
+import ExcelJS from 'exceljs';
+import { parse } from 'csv-parse/sync';
+import { fixtureRegistry } from '../helpers/fixture-registry';
+import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
+
+let t: TestSite;
+let reader: string;
+beforeAll(async () => {
+  t = await createTestSite({ registry: await fixtureRegistry() });
+  reader = await createUser(t, 'reader@export.test', ['Query Reader']);
+  for (const description of ['plain', '=cmd|" /C calc"!A0', '+1+1', '-2', '@SUM(A1)'])
+    expect(
+      (await t.http.post('/api/v2/document/ToDo').set('Authorization', t.adminToken).send({ description }))
+        .status,
+    ).toBe(201);
+  const note = await t.http
+    .post('/api/v2/document/Note')
+    .set('Authorization', t.adminToken)
+    .send({
+      title: 'with rows',
+      public: 1,
+      seen_by: [{ user: 'Administrator' }, { user: 'Guest' }, { user: 'reader@export.test' }],
+    });
+  expect(note.status).toBe(201);
+});
+afterAll(() => t.close());
+
+const get = (path: string, auth = t.adminToken) =>
+  t.http
+    .get(path)
+    .set('Authorization', auth)
+    .buffer(true)
+    .parse((res, done) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => done(null, Buffer.concat(chunks)));
+    });
+const csvOf = (body: Buffer): string[][] =>
+  parse(body.toString('utf8'), { bom: true, relax_column_count: true });
+
+test('CSV: header of fieldnames, every document, formula text escaped', async () => {
+  const res = await get(
+    '/api/v2/document/ToDo/export?fields=["name","description","status"]&order_by=creation asc',
+  );
+  expect(res.status).toBe(200);
+  expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+  const rows = csvOf(res.body);
+  expect(rows[0]).toEqual(['name', 'description', 'status']);
+  expect(rows.slice(1).map((r) => r[1])).toEqual([
+    'plain',
+    `'=cmd|" /C calc"!A0`,
+    "'+1+1",
+    "'-2",
+    "'@SUM(A1)",
+  ]);
+  expect(rows.slice(1).every((r) => r[2] === 'Open')).toBe(true);
+});
+
+test('child rows: one more line per child row, the parent cells empty on them', async () => {
+  const res = await get('/api/v2/document/Note/export?fields=["name","title","seen_by.user"]');
+  expect(res.status).toBe(200);
+  const rows = csvOf(res.body);
+  expect(rows[0]).toEqual(['name', 'title', 'seen_by.user']);
+  expect(rows.slice(1).map((r) => r.slice(1))).toEqual([
+    ['with rows', 'Administrator'],
+    ['', 'Guest'],
+    ['', 'reader@export.test'],
+  ]);
+});
+
+test('XLSX holds the same cells as CSV', async () => {
+  const res = await get('/api/v2/document/Note/export?format=xlsx&fields=["title","seen_by.user"]');
+  expect(res.status).toBe(200);
+  const book = new ExcelJS.Workbook();
+  await book.xlsx.load(res.body);
+  const sheet = book.worksheets[0]!;
+  const cells: unknown[][] = [];
+  sheet.eachRow((row) => cells.push((row.values as unknown[]).slice(1)));
+  expect(cells).toEqual([
+    ['title', 'seen_by.user'],
+    ['with rows', 'Administrator'],
+    [undefined, 'Guest'],
+    [undefined, 'reader@export.test'],
+  ]);
+});
+
+test('JSON: the documents with their child rows nested', async () => {
+  const res = await get('/api/v2/document/Note/export?format=json&fields=["title","seen_by.user"]');
+  expect(res.status).toBe(200);
+  const docs = JSON.parse(res.body.toString('utf8'));
+  expect(docs).toHaveLength(1);
+  expect(docs[0].seen_by.map((r: { user: string }) => r.user)).toEqual([
+    'Administrator',
+    'Guest',
+    'reader@export.test',
+  ]);
+});
+
+test('paging past one page: every document once, in order', async () => {
+  const docs = Array.from({ length: 2500 }, (_, i) => ({
+    description: `bulk-${String(i).padStart(5, '0')}`,
+  }));
+  const ins = await t.http
+    .post('/api/v2/document/ToDo/bulk_insert')
+    .set('Authorization', t.adminToken)
+    .send({ docs });
+  expect([200, 202]).toContain(ins.status);
+  const until = Date.now() + 60_000;
+  while (Number((await t.site.db.knex('tabToDo').count({ n: '*' }).first())!.n) < 2505 && Date.now() < until)
+    await new Promise((r) => setTimeout(r, 100));
+  const res = await get(
+    '/api/v2/document/ToDo/export?fields=["description"]&filters=[["description","like","bulk-%"]]&order_by=description asc',
+  );
+  const rows = csvOf(res.body)
+    .slice(1)
+    .map((r) => r[0]);
+  expect(rows).toEqual(docs.map((d) => d.description));
+});
+
+test('permlevels: a reader without level 1 gets no level-1 columns, in children too; asking for one is a 403', async () => {
+  const order = await t.http
+    .post('/api/v2/document/Query Order')
+    .set('Authorization', t.adminToken)
+    .send({ title: 'o1', cost: 5, pin: 'secret', lines: [{ item: 'a', qty: 1, unit_cost: 3 }] });
+  expect(order.status).toBe(201);
+  const res = await get('/api/v2/document/Query Order/export', reader);
+  expect(res.status).toBe(200);
+  const rows = csvOf(res.body);
+  expect(rows[0]).toEqual([
+    'name',
+    'title',
+    'status',
+    'customer',
+    'assigned_to',
+    'amount',
+    'qty',
+    'urgent',
+    'order_date',
+    'ship_at',
+    'note',
+    'lines.item',
+    'lines.qty',
+    'lines.rate',
+    'lines.customer',
+  ]);
+  expect(rows[1]?.slice(-4)).toEqual(['a', '1', '0', '']);
+  const admin = csvOf((await get('/api/v2/document/Query Order/export')).body)[0];
+  expect(admin).toContain('cost');
+  expect(admin).toContain('lines.unit_cost');
+  expect(admin).not.toContain('pin');
+  expect((await get('/api/v2/document/Query Order/export?fields=["title","cost"]', reader)).status).toBe(403);
+  expect(
+    (await get('/api/v2/document/Query Order/export?fields=["title","lines.unit_cost"]', reader)).status,
+  ).toBe(403);
+  expect((await get('/api/v2/document/Query Order/export?fields=["pin"]')).status).toBe(400);
+});
+
+test('hostile requests: unknown column, bad format, bad filter, no rights: JSON errors', async () => {
+  const bad = async (path: string, status: number, auth = t.adminToken) => {
+    const res = await t.http.get(path).set('Authorization', auth);
+    expect(res.status).toBe(status);
+    expect(res.type).toBe('application/json');
+    return res.body;
+  };
+  expect((await bad('/api/v2/document/ToDo/export?fields=["nope"]', 400)).exception ?? '').toBeDefined();
+  await bad('/api/v2/document/ToDo/export?fields=["seen_by.user"]', 400);
+  await bad('/api/v2/document/ToDo/export?format=pdf', 400);
+  await bad('/api/v2/document/ToDo/export?filters=[["description","=1 or 1=1--","x"]]', 400);
+  await bad('/api/v2/document/ToDo/export?order_by=description; drop table tabToDo', 400);
+  await bad('/api/v2/document/Nope/export', 404);
+  await bad('/api/v2/document/User/export', 403, reader);
+});

@@ -1,0 +1,153 @@
+// Hostile import files (issue 35): each refused with a clear JSON error and nothing written or queued; a formula cell
+// fails its own document only; a user who may not create gets per-document errors, not a 500.
+import ExcelJS from 'exceljs';
+import { zipBomb } from './zip-bomb';
+import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
+import { callImportMethod, importFile, newImport, uploadFile } from './import-helpers';
+
+let t: TestSite;
+beforeAll(async () => {
+  t = await createTestSite();
+});
+afterAll(() => t.close());
+
+const todos = async () => Number((await t.site.db.knex('tabToDo').count({ n: '*' }).first())!.n);
+const logs = async () => Number((await t.site.db.knex('tabData Import Log').count({ n: '*' }).first())!.n);
+
+/** Uploads a file as a Data Import of ToDo; previews and starts it; both must be refused with `message`. */
+async function refused(content: Buffer | string, fileName: string, message: RegExp): Promise<void> {
+  const before = [await todos(), await logs()];
+  const name = await newImport(t, t.adminToken, 'ToDo', await uploadFile(t, t.adminToken, content, fileName));
+  for (const method of ['get_preview_from_template', 'form_start_import']) {
+    const res = await callImportMethod(t, t.adminToken, method, { data_import: name });
+    expect(res.status).toBe(400);
+    expect(res.type).toBe('application/json');
+    expect(res.body.exception ?? res.body.exc_type ?? JSON.stringify(res.body)).toMatch(message);
+  }
+  const record = await t.site.db.knex('tabData Import').where({ name }).first();
+  expect(record.job_id).toBeNull();
+  expect([await todos(), await logs()]).toEqual(before);
+}
+
+test('wrong encoding: a Latin-1 CSV', async () => {
+  await refused(Buffer.from('description\nCaf\xe9 cr\xe8me\n', 'latin1'), 'latin1.csv', /not UTF-8/);
+});
+
+test('UTF-16 CSV with its BOM', async () => {
+  await refused(Buffer.from('\ufeffdescription\nx\n', 'utf16le'), 'utf16.csv', /not UTF-8|Unknown columns/);
+});
+
+test('unknown columns are named', async () => {
+  await refused(
+    'description,owner_password,"bad`col"\nx,y,z\n',
+    'unknown.csv',
+    /Unknown columns for ToDo: "owner_password", "bad`col"/,
+  );
+});
+
+test('a header cell missing over data', async () => {
+  await refused('description,\nx,y\n', 'noheader.csv', /column 2 has no header/);
+});
+
+test('a line of 2 MB (a 50 MB line is refused by the same cap, or earlier by max_file_size)', async () => {
+  await refused(`description\n"${'x'.repeat(2 << 20)}"\n`, 'long.csv', /line longer than 1048576/);
+});
+
+test('an XLSX zip bomb: 300 MB of zeros in 300 KB, with true and with lying sizes', async () => {
+  for (const lie of [false, true]) {
+    const bomb = await zipBomb(300 << 20, lie);
+    expect(bomb.length).toBeLessThan(1 << 20);
+    await refused(
+      bomb,
+      `bomb-${lie}.xlsx`,
+      lie ? /larger than it declares: refused \(a zip bomb\?\)/ : /inflates to more than 256 MB/,
+    );
+  }
+}, 60_000);
+
+test('not a zip at all, named .xlsx; and a .txt file', async () => {
+  await refused('description\nx\n', 'fake.xlsx', /not a valid XLSX/);
+  await refused('description\nx\n', 'notes.txt', /must be a .csv or .xlsx/);
+});
+
+test('an XLSX cell holding a formula', async () => {
+  const book = new ExcelJS.Workbook();
+  const sheet = book.addWorksheet('ToDo');
+  sheet.addRow(['description']);
+  sheet.addRow([{ formula: 'HYPERLINK("http://evil","x")', result: 'x' }]);
+  await refused(Buffer.from(await book.xlsx.writeBuffer()), 'formula.xlsx', /holds a formula/);
+});
+
+test('formula-injection text fails its document only; escaped text and numbers pass', async () => {
+  const csv = [
+    'description,priority',
+    '"=cmd|\' /C calc\'!A0",Low',
+    '@SUM(A1:A9),Low',
+    '+cmd,Low',
+    "'=1+1 as text,Low",
+    '- a list item,Low',
+    '-2,Low',
+    'plain,Low',
+  ].join('\n');
+  const preview = await callImportMethod(t, t.adminToken, 'get_preview_from_template', {
+    data_import: await newImport(t, t.adminToken, 'ToDo', await uploadFile(t, t.adminToken, csv, 'f.csv')),
+  });
+  expect(preview.status).toBe(200);
+  expect(preview.body.data.warnings.map((w: any) => w.row)).toEqual([[2], [3], [4]]);
+  expect(preview.body.data.warnings[0].message).toMatch(/would run as a spreadsheet formula/);
+  const before = await todos();
+  const { job } = await importFile(t, t.adminToken, 'ToDo', csv, 'f2.csv');
+  expect(job.result).toEqual({ total: 7, success_count: 4, failure_count: 3 });
+  expect(await todos()).toBe(before + 4);
+  const texts = (await t.site.db
+    .knex('tabToDo')
+    .whereIn('description', ['=1+1 as text', '- a list item', '-2', 'plain'])
+    .pluck('description')) as string[];
+  expect(texts.sort()).toEqual(['- a list item', '-2', '=1+1 as text', 'plain']);
+});
+
+test('preview checks every document through the document path and writes nothing', async () => {
+  const csv = 'description,status,priority\nok,Open,Low\nbad status,Nope,Low\n,Open,Low\n';
+  const before = [await todos(), await logs()];
+  const name = await newImport(t, t.adminToken, 'ToDo', await uploadFile(t, t.adminToken, csv, 'p.csv'));
+  const res = await callImportMethod(t, t.adminToken, 'get_preview_from_template', { data_import: name });
+  expect(res.status).toBe(200);
+  expect(res.body.data.payload_count).toBe(3);
+  expect(res.body.data.columns).toEqual(['description', 'status', 'priority']);
+  expect(res.body.data.warnings.map((w: any) => [w.row, w.exc_type])).toEqual([
+    [[3], expect.stringMatching(/Error$/)],
+    [[4], expect.stringMatching(/Error$/)],
+  ]);
+  expect([await todos(), await logs()]).toEqual(before);
+});
+
+test('a user who may not create: one error per document in the log, the job finishes, no 500', async () => {
+  // System Manager may import (Data Import) but not create API Request Log rows.
+  const sm = await createUser(t, 'sm@import.test', ['System Manager']);
+  const { name, job } = await importFile(
+    t,
+    sm,
+    'API Request Log',
+    'path,method\n/a,GET\n/b,POST\n',
+    'log.csv',
+  );
+  expect(job.status).toBe('finished');
+  expect(job.result).toEqual({ total: 2, success_count: 0, failure_count: 2 });
+  const rows = await t.site.db.knex('tabData Import Log').where({ data_import: name }).orderBy('log_index');
+  expect(
+    rows.map((r: any) => [JSON.parse(r.row_indexes), Number(r.success), JSON.parse(r.messages)[0].exc_type]),
+  ).toEqual([
+    [[2], 0, 'PermissionError'],
+    [[3], 0, 'PermissionError'],
+  ]);
+  expect((await t.site.db.knex('tabData Import').where({ name }).first()).status).toBe('Error');
+  const failed = await t.http
+    .post('/api/v2/method/frappe.core.doctype.data_import.data_import.download_errored_template')
+    .set('Authorization', sm)
+    .send({ data_import_name: name });
+  expect(failed.status).toBe(200);
+  expect(failed.text.replace(/^\ufeff/, '')).toBe('path,method\n/a,GET\n/b,POST\n');
+  const other = await createUser(t, 'nobody@import.test', []);
+  const start = await callImportMethod(t, other, 'form_start_import', { data_import: name });
+  expect(start.status).toBe(403);
+});
