@@ -60,7 +60,9 @@ export async function runImport(
     positions.push(index);
     items.push({ doctype, entry: doc });
   }
-  const outcome = await runBulk(caller, type === 'Insert New Records' ? 'insert' : 'update', items, {
+  // Frappe's in_import: what an import writes notifies no one outside (webhooks).
+  const importing: Caller = { ...caller, flags: { ...caller.flags, inImport: true } };
+  const outcome = await runBulk(importing, type === 'Insert New Records' ? 'insert' : 'update', items, {
     recorder: {
       done: new Map(),
       inTransaction: (trx, i, result) => recorder.success(trx, positions[i] as number, result),

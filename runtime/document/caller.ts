@@ -3,7 +3,7 @@
 // permission code below the operations read it too (docs/architecture.md, "Layers").
 import type { WriteBatch } from '../db/write-transaction';
 import type { SessionUser, Site } from '../site';
-import type { DocumentTransaction } from './lifecycle';
+import type { DocumentTransaction, TransactionFlags } from './lifecycle';
 
 /** The caller of an operation. */
 export interface Caller {
@@ -21,4 +21,6 @@ export interface Caller {
    * Database.bulkWrites).
    */
   batch?: WriteBatch;
+  /** Marks the transactions the operation opens carry (an import's: webhooks do not fire for them). */
+  flags?: TransactionFlags;
 }

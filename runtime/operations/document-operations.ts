@@ -48,6 +48,7 @@ function transactionFor(caller: Caller): DocumentTransaction {
   if (caller.tx) return caller.tx;
   const tx = new DocumentTransaction(caller.site, caller.user);
   if (caller.batch) tx.batch = caller.batch;
+  if (caller.flags) Object.assign(tx.flags, caller.flags);
   return tx;
 }
 

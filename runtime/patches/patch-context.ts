@@ -35,6 +35,8 @@ export interface PatchModule {
 export function createPatchContext(site: Site): PatchContext {
   const tx = new DocumentTransaction(site, PATCH_USER);
   tx.ignorePermissions = true;
+  // Frappe's in_patch: what a patch writes notifies no one outside (webhooks).
+  tx.flags.inPatch = true;
   return {
     site,
     renameField: (doctype, from, to) => renameField(site, doctype, from, to),
