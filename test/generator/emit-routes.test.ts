@@ -15,6 +15,7 @@ const FULL_V2 = [
   'bulk_update',
   'bulk_delete',
   'bulk_insert',
+  'export',
 ];
 
 const cases: Array<[kind: string, flags: Record<string, unknown>, v1: string[], v2: string[]]> = [
