@@ -10,7 +10,7 @@ import { createTestSite, createUser, type TestSite } from '../helpers/test-site'
 const ROOT = path.resolve(__dirname, '../..');
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 // Another port for the MariaDB run, so the two suites can run at the same time.
-const PORT = process.env.TEST_MYSQL_URL ? 4734 : 4724;
+const PORT = process.env.TEST_MYSQL_URL ? 4731 : 4730;
 const USER = 'key-change@example.com';
 jest.setTimeout(120_000);
 

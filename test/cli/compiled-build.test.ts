@@ -11,7 +11,8 @@ import { waitForPort } from '../helpers/private-mariadb';
 
 const ROOT = path.resolve(__dirname, '../..');
 // Another port for the MariaDB run, so the two suites can run at the same time.
-const PORT = process.env.TEST_MYSQL_URL ? 4722 : 4721;
+// PORT and PORT + 2; no other test listens on 4725-4728.
+const PORT = process.env.TEST_MYSQL_URL ? 4726 : 4725;
 jest.setTimeout(120_000);
 
 const dir = path.join(ROOT, 'test/tmp', `compiled-${process.pid}`);

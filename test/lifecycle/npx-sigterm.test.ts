@@ -7,7 +7,8 @@ import path from 'node:path';
 import { waitForPort } from '../helpers/private-mariadb';
 
 const ROOT = path.resolve(__dirname, '../..');
-const PORT = process.env.TEST_MYSQL_URL ? 4724 : 4723;
+// Ports of its own: redis-subscription.test.ts's private Redis listens on 4723 and 4724.
+const PORT = process.env.TEST_MYSQL_URL ? 4733 : 4732;
 jest.setTimeout(120_000);
 
 /** Whether something accepts connections on the port. */
