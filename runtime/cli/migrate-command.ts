@@ -1,6 +1,6 @@
 // `svc migrate [--dry-run] [--json] [--history] [--drop-removed]`: the plan of the schema sync, applied or only shown,
 // and the history of applied changes. Exit status: 0, 1 when a change is refused, 2 for a usage error.
-import { closeSite, openSite } from '../bootstrap';
+import { closeSite, openSite, type OpenSiteOptions } from '../bootstrap';
 import { loadConfig } from '../config/config';
 import { connect } from '../db/connect';
 import { isPending, migrate, migrationHistory } from '../db/migrate';
@@ -41,6 +41,15 @@ const REMOVED_FIRST = (a: SchemaChange, b: SchemaChange) =>
   Number(b.kind === 'removed_field' || b.kind === 'drop_column') -
   Number(a.kind === 'removed_field' || a.kind === 'drop_column');
 
+/** Opens the site to migrate it (whatever `auto_migrate` says, with no job worker), with `options`. */
+async function openToMigrate(config: ReturnType<typeof loadConfig>, options: OpenSiteOptions = {}) {
+  return openSite(
+    { ...config, site: { ...config.site, auto_migrate: true, job_worker: false } },
+    await loadRegistry(),
+    options,
+  );
+}
+
 /**
  * Applies the sync between the patches of patches.txt (those not run yet: pre_model_sync, the sync, post_model_sync),
  * through opening the site; a failing patch or a refused change throws (the CLI prints it on one line, exit 1).
@@ -50,11 +59,7 @@ async function migrateWithPatches(
   patches: ReturnType<typeof readPatchList>,
   dropRemoved: boolean,
 ): Promise<number> {
-  const site = await openSite(
-    { ...config, site: { ...config.site, auto_migrate: true, job_worker: false } },
-    await loadRegistry(),
-    { full: true, dropRemoved, patches },
-  );
+  const site = await openToMigrate(config, { full: true, dropRemoved, patches });
   if (site.patched.length) console.log(`ran ${site.patched.length} patches: ${site.patched.join(', ')}`);
   console.log(
     site.migrated.length
@@ -124,11 +129,7 @@ export async function migrateCommand(argv: string[]): Promise<number> {
   }
   // A first migration also creates the site (roles, Administrator), as `svc serve` would.
   if (code === 0 && !has('--dry-run') && !has('--history')) {
-    const opened = await openSite(
-      { ...config, site: { ...site, auto_migrate: true, job_worker: false } },
-      await loadRegistry(),
-    );
-    await closeSite(opened);
+    await closeSite(await openToMigrate(config));
   }
   return code;
 }
