@@ -19,6 +19,13 @@
 // a variable).
 // AB_SETTINGS='{"log_api_requests":1}'  saves these System Settings fields on each side first (Administrator);
 // AB_SETTINGS_A / AB_SETTINGS_B          one side only, e.g. the request log on against off
+// AB_HEADERS='{"x-bench-id":"[<id>]"}'  extra request headers on each side; AB_HEADERS_A / AB_HEADERS_B one side only.
+//                                          `[<id>]` in a value is a new id on every request, e.g. a create with a new
+//                                          Idempotency-Key each time against the same create without one:
+//   AB_PATH=/api/resource/ToDo AB_BODY='{"description":"x"}' AB_HEADERS_A='{"x-bench-id":"[<id>]"}' \
+//     AB_HEADERS_B='{"idempotency-key":"[<id>]"}' npx tsx bench/ab.ts
+// BENCH_DB=mysql (or mariadb): each side runs on a fresh MariaDB database of its own on BENCH_MYSQL_URL's server
+// (bench/lib/service.ts benchMysqlDatabase; dropped afterwards) instead of a SQLite file.
 // AB_SEED=N seeds N ToDos on each side first (for a list or count path; a path with {doc} seeds 100).
 // Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, B/A, and
 // each server's RSS after the rounds.
@@ -56,8 +63,11 @@ async function start(tag: 'A' | 'B', urlPath: string) {
   const nodeArgs = process.env[`NODE_ARGS_${tag}`]
     ? (JSON.parse(process.env[`NODE_ARGS_${tag}`] as string) as string[])
     : undefined;
+  // The root's own service module made the database: its exit handler drops it.
+  const mysqlDb = service.benchDbKind() === 'mysql' ? await service.benchMysqlDatabase() : undefined;
   const svc = await service.startService(detectPinning(), {
     port: await freePort(),
+    ...(mysqlDb ? { databaseUrl: mysqlDb.url } : {}),
     dbFile: path.join(root, 'bench/tmp', `ab-${tag}-${process.pid}.sqlite`),
     generated,
     timeoutMs: 120000,
@@ -96,7 +106,15 @@ async function start(tag: 'A' | 'B', urlPath: string) {
     const names = await service.seedTodos(svc.base, auth, 0, Math.max(100, seed));
     resolved = resolved.replace('{doc}', encodeURIComponent(names[50] as string));
   } else if (seed > 0) await service.seedTodos(svc.base, auth, 0, seed);
-  return { svc, auth, url: svc.base + resolved, stop: () => procs.stopChild(svc.child) };
+  const headers = JSON.parse(process.env[`AB_HEADERS_${tag}`] || process.env.AB_HEADERS || '{}') as Record<
+    string,
+    string
+  >;
+  const stop = async () => {
+    await procs.stopChild(svc.child);
+    await mysqlDb?.drop();
+  };
+  return { svc, auth, headers, url: svc.base + resolved, stop };
 }
 
 /** Prints how many Webhook Request Log rows a side holds in each status (deliveries keeping up, or not). */
@@ -140,7 +158,8 @@ async function main(): Promise<void> {
           {
             url: side.url,
             ...(body ? { method: 'POST' as const, body } : {}),
-            headers: { authorization: side.auth, 'content-type': 'application/json' },
+            headers: { authorization: side.auth, 'content-type': 'application/json', ...side.headers },
+            idReplacement: Object.values(side.headers).some((value) => value.includes('[<id>]')),
             connections: 50,
             seconds,
             warmupSeconds: 1,

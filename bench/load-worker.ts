@@ -12,6 +12,8 @@ export interface LoadSpec {
   connections: number;
   seconds: number;
   warmupSeconds: number;
+  /** Replace `[<id>]` in the request (a header's value, e.g. `Idempotency-Key: [<id>]`) by an id new on every request. */
+  idReplacement?: boolean;
   /** Linux, root: this worker's autogroup nice (bench/lib/procs.ts shieldSelf; BENCH_SHIELD of the large scenario). */
   shield?: number;
 }
@@ -57,6 +59,7 @@ function run(spec: LoadSpec, seconds: number): Promise<Run> {
     connections: spec.connections,
     duration: seconds,
     pipelining: 1,
+    idReplacement: spec.idReplacement ?? false,
   });
   // Without a callback autocannon returns its tracker (an EventEmitter) made thenable; the types only know the promise.
   (instance as unknown as NodeJS.EventEmitter).on(

@@ -1,4 +1,4 @@
-// Profiles one request of the service under load: `npx tsx bench/profile.ts [get-v1|get-v2|create|list-v1|list-v2|count|file|startup] [GENERATED_DIR]`
+// Profiles one request of the service under load: `npx tsx bench/profile.ts [get-v1|get-v2|create|create-idem|list-v1|list-v2|count|file|startup] [GENERATED_DIR]`
 // (`file`: GET of a 10 KB public file /files/…, no credentials)
 // (`bulk-insert`, `bulk-update`: one queued bulk job of PROFILE_ROWS ToDos, no other load; the window is the job's run).
 // (`startup`: from spawn to the "serving" line, no load).
@@ -153,6 +153,8 @@ export interface ScenarioRequest {
   method?: 'POST';
   headers: Record<string, string>;
   body?: string;
+  /** `[<id>]` in the request is a new id on every request (a new Idempotency-Key per create). */
+  idReplacement?: boolean;
 }
 
 /** The request a scenario sends to the service at `base` with `auth`; `name` is a seeded ToDo. */
@@ -167,6 +169,14 @@ export function scenarioRequest(kind: string, base: string, auth: string, name: 
       method: 'POST',
       headers: { ...h, 'content-type': 'application/json' },
       body: '{"description":"profile","priority":"Low"}',
+    },
+    // The same create with a new Idempotency-Key each time.
+    'create-idem': {
+      url: `${base}/api/resource/ToDo`,
+      method: 'POST',
+      headers: { ...h, 'content-type': 'application/json', 'idempotency-key': '[<id>]' },
+      body: '{"description":"profile","priority":"Low"}',
+      idReplacement: true,
     },
     'list-v1': {
       url: `${base}/api/resource/ToDo?filters=${encodeURIComponent('[["status","=","Open"]]')}&order_by=modified%20desc`,

@@ -7,7 +7,7 @@
 // BENCH_KEEP_GEN=1 (keep bench/tmp/fixtures-gen), BENCH_AB_ROUNDS (core/fixtures GET rounds, default 2),
 // BENCH_TIME_LIMIT (s, whole run, default 1800), BENCH_FILES=0 (skip the upload/download lines), BENCH_BULK=0 (skip the
 // bulk insert/update and GET-during-a-job lines), BENCH_BULK_DOCS (documents per bulk line, default 10000),
-// BENCH_CORE=0 (skip the GET/list/create lines), BENCH_FEATURES=0 (skip the auth, permission, method, script lines),
+// BENCH_CORE=0 (skip the GET/list/create lines, the create with an Idempotency-Key among them), BENCH_FEATURES=0 (skip the auth, permission, method, script lines),
 // BENCH_COMPILED=0 (skip the compiled-build lines; they run as `npm start` does, with its environment and node flags, and
 // end with npm start against the tsx start loaded at once, compiled/tsx per round; BENCH_TSX_START=1 gives the tsx
 // starts the same environment and memory flags), BENCH_LARGE=0 (skip the 500,000-row SQLite lines; BENCH_LARGE_ROWS,
@@ -684,6 +684,35 @@ async function coreScenarios(dbs: ('sqlite' | 'mysql')[]): Promise<CoreResults[]
         }),
       ),
     );
+    // The same create with a new Idempotency-Key per request, right after it (issue 36: at least 0.8x of the create
+    // without a key; bench/ab.ts with AB_HEADERS_A/AB_HEADERS_B compares the two side by side, more precisely).
+    await eachReady(async (side) => {
+      await run(
+        side,
+        { id: 'create_v1_idem', label: 'POST create ToDo v1 (token), new Idempotency-Key each', extra: true },
+        spec(`${side.svc.base}/api/resource/ToDo`, {
+          method: 'POST',
+          headers: { ...auth(side), 'content-type': 'application/json', 'idempotency-key': '[<id>]' },
+          body: JSON.stringify({ description: 'bench create' }),
+          idReplacement: true,
+        }),
+      );
+      const plain = side.results.get('create_v1');
+      const keyed = side.results.get('create_v1_idem');
+      const value = plain && keyed ? keyed.rps / plain.rps : undefined;
+      report.measures.push({
+        id: `idempotent_create_ratio${side.sfx}`,
+        label: `${side.who}POST create: with an Idempotency-Key / without (req/s)`,
+        value,
+        unit: 'x',
+        target: '>= 0.80x',
+        ok: value === undefined ? undefined : value >= 0.8,
+        note:
+          plain?.cpuUsPerReq && keyed?.cpuUsPerReq
+            ? `${plain.cpuUsPerReq.toFixed(0)} vs ${keyed.cpuUsPerReq.toFixed(0)} us server CPU per create`
+            : undefined,
+      });
+    });
     for (const side of sides)
       report.measures.push({
         id: `core_rss_after${side.sfx}`,

@@ -104,6 +104,23 @@ function cachedText(meta: DocTypeMeta, kind: string, build: () => string): strin
   return sql;
 }
 
+/** INSERT texts of system-table rows, per table and column list. */
+const systemTexts = new Map<string, { head: string; tuple: string }>();
+
+/** The INSERT head (`insert into t (...) values `) and row tuple of a system table's row with `columns`. */
+function systemInsertText(table: string, columns: readonly string[]): { head: string; tuple: string } {
+  const key = `${table}\u0000${columns.join('\u0000')}`;
+  let text = systemTexts.get(key);
+  if (!text) {
+    text = {
+      head: `insert into ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) values `,
+      tuple: `(${columns.map(() => '?').join(', ')})`,
+    };
+    if (systemTexts.size < 1024) systemTexts.set(key, text);
+  }
+  return text;
+}
+
 /** The quoted column list a document's row is read with (documentColumns: never a column the DocType dropped). */
 function selectList(meta: DocTypeMeta): string {
   return documentColumns(meta).map(quoteIdent).join(', ');
@@ -356,7 +373,18 @@ export class MysqlRowStore implements RowStore {
   }
 
   async insertRows(trx: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
-    // One INSERT when the rows fit in one (a job item's outcome): batchInsert would wrap it in a savepoint.
+    const row = rows.length === 1 ? rows[0] : undefined;
+    const conn = row && (await mysqlConnection(trx));
+    if (row && conn) {
+      // One row (an Idempotency-Key, a job item's outcome): in a batch of the group commit it joins the batch's INSERT
+      // of its table, as a document's row does; else one prepared INSERT (knex's builder cost more than the statement).
+      const { head, tuple } = systemInsertText(table, Object.keys(row));
+      const values = Object.values(row).map(mysqlValue);
+      if (!deferInsert(conn, head, tuple, values))
+        await execute(conn, head + tuple, values, this.statementMs);
+      return;
+    }
+    // One INSERT when the rows fit in one: batchInsert would wrap it in a savepoint.
     if (rows.length <= BATCH_SIZE) await trx(table).insert([...rows]);
     else await trx.batchInsert(table, [...rows], BATCH_SIZE);
   }
