@@ -5,6 +5,11 @@
 //   npx tsx bench/ab.ts                     the trivial method (needs bench/tmp/feature-gen in each root, see inject.ts)
 //   AB_PATH='/api/resource/ToDo/{doc}'      GET a seeded ToDo ({doc} is replaced by its name); core registry
 //   AB_PATH=/api/resource/ToDo AB_BODY='{"description":"x"}'   POST creates
+//   AB_METHOD=PUT AB_PATH='/api/resource/ToDo/{doc}' AB_BODY='{"description":"[<id>]"}'
+//                                          updates of a seeded ToDo, each changing it (`[<id>]`: a new id per request)
+//   AB_GENERATED_A / AB_GENERATED_B        that side's generated registry (a folder under its root; default generated/),
+//                                          e.g. bench/tmp/untracked-gen: the core DocTypes with ToDo's track_changes
+//                                          off (bench/untracked-registry.sh), for tracked updates against untracked ones
 //   AB_SCRIPT='{"name":"echo","script_type":"API","api_method":"echo_script","script":"frappe.response.message = 1"}'
 //                                          saves this Server Script on each side first (JSON fields; Administrator)
 //   AB_SCRIPT_A / AB_SCRIPT_B              the same for one side only (an empty value: none), e.g. a create with a
@@ -50,8 +55,11 @@ async function start(tag: 'A' | 'B', urlPath: string) {
   const service = (await import(path.join(root, 'bench/lib/service.ts'))) as typeof import('./lib/service');
   // The root's own procs module tracks the server it spawns: another checkout's stopChild would not find it.
   const procs = (await import(path.join(root, 'bench/lib/procs.ts'))) as typeof import('./lib/procs');
-  const generated =
-    urlPath === METHOD_PATH ? path.join(root, 'bench/tmp/feature-gen') : path.join(root, 'generated');
+  const generated = process.env[`AB_GENERATED_${tag}`]
+    ? path.join(root, process.env[`AB_GENERATED_${tag}`] as string)
+    : urlPath === METHOD_PATH
+      ? path.join(root, 'bench/tmp/feature-gen')
+      : path.join(root, 'generated');
   if (process.env[`COMPILED_${tag}`] === '1' && !existsSync(path.join(root, 'dist/runtime/cli/main.js')))
     throw new Error(`${root}/dist is missing: run npm run build there`);
   if (!existsSync(path.join(generated, 'index.ts'))) {
@@ -145,6 +153,7 @@ async function main(): Promise<void> {
     : undefined;
   const urlPath = process.env.AB_PATH ?? METHOD_PATH;
   const body = process.env.AB_BODY;
+  const verb = (process.env.AB_METHOD ?? 'POST') as 'POST' | 'PUT';
   const rounds = Number(process.env.AB_ROUNDS ?? 3);
   const seconds = Number(process.env.AB_SECONDS ?? 8);
   const a = await start('A', urlPath);
@@ -157,9 +166,11 @@ async function main(): Promise<void> {
           pinning,
           {
             url: side.url,
-            ...(body ? { method: 'POST' as const, body } : {}),
+            ...(body ? { method: verb, body } : {}),
             headers: { authorization: side.auth, 'content-type': 'application/json', ...side.headers },
-            idReplacement: Object.values(side.headers).some((value) => value.includes('[<id>]')),
+            idReplacement:
+              (body?.includes('[<id>]') ?? false) ||
+              Object.values(side.headers).some((value) => value.includes('[<id>]')),
             connections: 50,
             seconds,
             warmupSeconds: 1,

@@ -6,9 +6,11 @@ import autocannon from 'autocannon';
 /** What to load. */
 export interface LoadSpec {
   url: string;
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'PUT';
   headers?: Record<string, string>;
   body?: string;
+  /** autocannon replaces `[<id>]` in the body with a new id per request (an update that changes something each time). */
+  idReplacement?: boolean;
   connections: number;
   seconds: number;
   warmupSeconds: number;
@@ -56,6 +58,7 @@ function run(spec: LoadSpec, seconds: number): Promise<Run> {
     method: spec.method ?? 'GET',
     headers: spec.headers,
     body: spec.body,
+    idReplacement: spec.idReplacement ?? false,
     connections: spec.connections,
     duration: seconds,
     pipelining: 1,
