@@ -29,35 +29,3 @@ export function statementLimit(conn: object, statementMs: number): number {
   const at = deadlines.get(conn);
   return at === undefined ? statementMs : Math.max(1, Math.min(statementMs, at - Date.now()));
 }
-
-/**
- * Waits for `acquire` (a pool's connection) until `at` at most: past it, rejects with `deadlineError(ms)`, and a
- * connection that comes later goes back through `release`.
- */
-export function acquireBy<T>(
-  acquire: Promise<T>,
-  at: number,
-  ms: number,
-  release: (conn: T) => unknown,
-): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let late = false;
-    const timer = setTimeout(() => {
-      late = true;
-      reject(deadlineError(ms));
-    }, at - Date.now());
-    acquire.then(
-      (conn) => {
-        if (!late) {
-          clearTimeout(timer);
-          resolve(conn);
-        } else void release(conn);
-      },
-      (err: unknown) => {
-        if (late) return;
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
-}

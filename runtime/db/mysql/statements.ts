@@ -4,7 +4,8 @@
 // (its acquire timeout, afterCreate session settings and outage handling stay), or are the connection of the write
 // transaction a call belongs to, so the statements commit and roll back with it.
 import type { Knex } from 'knex';
-import { acquireBy, clearDeadline, deadlineError, setDeadline, statementLimit } from './deadline';
+import { acquireBy } from '../acquire-by';
+import { clearDeadline, deadlineError, setDeadline, statementLimit } from './deadline';
 
 /** A mysql2 field (column definition) of a result, as far as the row stores read it. */
 export interface MysqlField {
@@ -132,8 +133,11 @@ export async function onPooledConnection<T>(
 ): Promise<T> {
   const client = knex.client as Knex.Client;
   const at = since + callMs;
-  const conn = await acquireBy(client.acquireConnection() as Promise<MysqlConnection>, at, callMs, (late) =>
-    client.releaseConnection(late),
+  const conn = await acquireBy(
+    client.acquireConnection() as Promise<MysqlConnection>,
+    at,
+    () => deadlineError(callMs),
+    (late) => client.releaseConnection(late),
   );
   setDeadline(conn, at);
   try {

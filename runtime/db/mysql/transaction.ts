@@ -6,7 +6,8 @@
 // statement opens the transaction, so no BEGIN round trip.
 import knexFactory, { type Knex } from 'knex';
 import type { MysqlDatabase } from './backend';
-import { acquireBy, clearDeadline, setDeadline, statementLimit } from './deadline';
+import { acquireBy } from '../acquire-by';
+import { clearDeadline, deadlineError, setDeadline, statementLimit } from './deadline';
 import { command, type MysqlConnection } from './statements';
 
 /** The knex bound to one pooled connection, usable while a work holds the connection. */
@@ -73,7 +74,7 @@ export async function inMysqlTransaction<T>(db: MysqlDatabase, work: (q: Knex) =
   const conn = await acquireBy(
     client.acquireConnection() as Promise<MysqlConnection>,
     at,
-    statementMs,
+    () => deadlineError(statementMs),
     (late) => client.releaseConnection(late),
   );
   const connection = boundConnection(knex, conn, statementMs);
