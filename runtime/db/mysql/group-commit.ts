@@ -264,6 +264,8 @@ export class MysqlGroupCommit {
     for (const work of works) work.alone = true;
     this.queue.unshift(...works);
     this.reruns += works.length;
+    // Their deadlines stay: one that has passed (its batch's statements waited on a frozen server) answers 503 now.
+    this.armExpiry();
     for (let i = 0; i < works.length; i++) this.startLane();
   }
 
