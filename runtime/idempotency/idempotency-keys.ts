@@ -1,19 +1,17 @@
 // Idempotency-Key on document creates (as Stripe and the IETF httpapi draft): a client that sends a key may retry its
 // POST safely. The key's row is inserted in the create's own write transaction, so it exists exactly when the document
 // does: a retry after a crash between the commit and the answer finds it and gets the document back, a retry after a
-// rollback runs again, and two concurrent requests with one key make one document (the second's insert of the key
-// conflicts, its transaction rolls back, and it answers as a retry). A retry with another body is 422. Keys belong to
+// rollback runs again, and two concurrent requests with one key make one document (the second finds the key taken,
+// its transaction rolls back, and it answers as a retry). A retry with another body is 422. Keys belong to
 // the user who sent them and live 24 hours.
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Database } from '../db/backend';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { inWriteTransaction } from '../db/write-transaction';
-import { BadRequestError, IdempotencyKeyReusedError } from '../errors/errors';
+import { BadRequestError, DuplicateEntryError, IdempotencyKeyReusedError } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';
-import { isDuplicateKeyError } from '../db/document-rows';
 
 /** The request header. */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -99,13 +97,13 @@ export function assertSameRequest(record: KeyRecord, request: IdempotentRequest)
 }
 
 /**
- * Records the key inside the create's write transaction (`trx`) on `db`. A live row of the same id (a concurrent request with
- * the key committed first) makes the insert fail, and the create with it; an expired row of the same id (not purged
- * yet) is replaced. The insert comes first: a delete of a row that is not there would take a gap lock on MariaDB,
- * and concurrent requests with one key would deadlock on those locks before any of them had recorded it.
+ * Records the key inside the create's write transaction (`trx`). A live row of the same id (a concurrent request with
+ * the key committed first) fails the create with 409; an expired row of the same id (not purged yet) is replaced. The
+ * insert skips a clash instead of failing on it: a failed statement ends the whole transaction on PostgreSQL. It comes
+ * first: a delete of a row that is not there would take a gap lock on MariaDB, and concurrent requests with one key
+ * would deadlock on those locks before any of them had recorded it.
  */
 export async function recordKey(
-  db: Database,
   trx: Knex,
   request: IdempotentRequest,
   doctype: string,
@@ -120,17 +118,17 @@ export async function recordKey(
     body: null,
     created_at: Date.now(),
   };
-  try {
-    await trx(SYSTEM_TABLES.idempotency).insert(row);
-  } catch (err) {
-    if (!isDuplicateKeyError(db, err)) throw err;
-    const expired = await trx(SYSTEM_TABLES.idempotency)
-      .where({ id: request.id })
-      .andWhere('created_at', '<', Date.now() - KEY_LIFETIME_MS)
-      .delete();
-    if (!expired) throw err;
-    await trx(SYSTEM_TABLES.idempotency).insert(row);
-  }
+  const table = SYSTEM_TABLES.idempotency;
+  await trx(table).insert(row).onConflict(['id']).ignore();
+  const stored = (await trx(table).where({ id: request.id }).first('doctype', 'docname', 'created_at')) as
+    { doctype: string; docname: string; created_at: unknown } | undefined;
+  if (stored && stored.doctype === doctype && stored.docname === docname) return;
+  const expired = await trx(table)
+    .where({ id: request.id })
+    .andWhere('created_at', '<', Date.now() - KEY_LIFETIME_MS)
+    .delete();
+  if (!expired) throw new DuplicateEntryError('This Idempotency-Key is being used by another request');
+  await trx(table).insert(row);
 }
 
 /** Stores the first answer of a key, after the create's commit (if it is lost, retries read the document instead). */

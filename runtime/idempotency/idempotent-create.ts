@@ -60,7 +60,7 @@ export async function createOnce(
   if (known) return replay(ctx, known, request, answer);
   let result: DocumentResult;
   try {
-    result = await create((trx, name) => recordKey(site.db, trx, request, doctype, name));
+    result = await create((trx, name) => recordKey(trx, request, doctype, name));
   } catch (err) {
     // A concurrent request with the key committed first: this one rolled back, and answers as its retry.
     const raced = await findKey(site.db.knex, request).catch(() => undefined);
