@@ -9,7 +9,7 @@ import { changeCounter } from './change-counter';
 import { MYSQL_ERRORS } from './errors';
 import { GROUP_COMMIT_LANES, MysqlGroupCommit } from './group-commit';
 import { MysqlRowStore } from './row-store';
-import { SavepointBatch } from './savepoint-batch';
+import { SavepointBatch } from '../savepoint-batch';
 import { MYSQL_SCHEMA } from './schema';
 import { MYSQL_PATCH_STATEMENTS } from './patch-statements';
 import { statementLimit } from './deadline';
@@ -34,7 +34,7 @@ export interface MysqlDatabase extends Database {
   groupCommit(lanes?: number): MysqlGroupCommit;
 }
 
-/** How many bulk items share one transaction, each in its own savepoint (savepoint-batch.ts). */
+/** How many bulk items share one transaction, each in its own savepoint (db/savepoint-batch.ts). */
 const BULK_WINDOW = 50;
 
 /** mysql2 prepared statements per MariaDB connection (10 per pool). */
