@@ -35,7 +35,7 @@ export async function buildFiles(options: GeneratorOptions): Promise<Omit<Genera
   problems.push(...extracted.problems);
   if (problems.some((p) => p.severity === 'error')) throw new GeneratorProblems(problems);
   const ctx = createContext(doctypes, options.out, extracted.methods);
-  return { doctypeCount: ctx.doctypes.length, files: emitAll(ctx), warnings: problems };
+  return { doctypeCount: ctx.doctypes.length, files: await emitAll(ctx), warnings: problems };
 }
 
 /** Runs the whole pipeline and writes the output folder. */

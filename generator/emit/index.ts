@@ -9,14 +9,18 @@ import { emitOpenApi } from './openapi';
 import { emitRegistry } from './registry';
 import { emitRoutes, routesPath } from './routes';
 import { SCHEMA_DIAGRAM_PATH, emitSchemaDiagram } from './schema-diagram';
-import { emitValidator, validatorPath } from './validator';
+import { bodySchema, validatorModule, validatorPath } from './validator';
+import { compileValidators } from './validator-threads';
 
-/** Runs all emitters; the result is sorted by path so it never depends on emit order. */
-export function emitAll(ctx: GeneratorContext): FileMap {
+/**
+ * Runs all emitters; the result is sorted by path so it never depends on emit order. The validators' code compiles on
+ * worker threads (compileValidators) while this thread emits the other files.
+ */
+export async function emitAll(ctx: GeneratorContext): Promise<FileMap> {
+  const validators = compileValidators(ctx.doctypes.map((ir) => bodySchema(ir, ctx)));
   const files: FileMap = new Map();
   for (const ir of ctx.doctypes) {
     files.set(modelPath(ir), emitModel(ir, ctx));
-    files.set(validatorPath(ir), emitValidator(ir, ctx));
     files.set(routesPath(ir, 1), emitRoutes(ir, ctx, 1));
     files.set(routesPath(ir, 2), emitRoutes(ir, ctx, 2));
     if (ctx.methods.has(ir.meta.name)) files.set(methodsPath(ir), emitMethods(ir, ctx));
@@ -26,5 +30,7 @@ export function emitAll(ctx: GeneratorContext): FileMap {
   for (const [path, text] of emitClient(ctx)) files.set(path, text);
   files.set(SCHEMA_DIAGRAM_PATH, emitSchemaDiagram(ctx));
   files.set(DOCTYPE_SOURCES_PATH, emitDocTypeSources(ctx));
+  const { codes } = await validators.finish();
+  ctx.doctypes.forEach((ir, i) => files.set(validatorPath(ir), validatorModule(ir, codes[i] as string)));
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
