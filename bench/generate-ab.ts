@@ -5,6 +5,8 @@
 // (user + system, from this process's reaped-children counters: esbuild's own service process is not in it).
 //   npx tsx bench/generate-ab.ts         GEN_ROUNDS (default 3: each side runs 3 times)
 //   ROOT_A=/work/main npx tsx bench/generate-ab.ts
+//   GEN_COLD=1                           empty each side's validator cache before each run (generator/validator-cache.ts;
+//                                        otherwise a side's first run fills it and its later runs reuse it)
 // Prints each run and the medians with B/A; issue #36 item 20's target is under 8 s for 913 DocTypes.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -34,7 +36,13 @@ interface Run {
 async function generate(side: 'A' | 'B'): Promise<Run> {
   const root = path.resolve(process.env[`ROOT_${side}`] ?? ROOT);
   const out = path.join(root, 'bench', 'tmp', `generate-ab-${process.pid}`);
+  if (!existsSync(path.join(root, 'node_modules'))) throw new Error(`${root} has no node_modules`);
   rmSync(out, { recursive: true, force: true });
+  if (process.env.GEN_COLD === '1')
+    rmSync(path.join(root, 'node_modules', '.cache', 'doctype-service', 'validators'), {
+      recursive: true,
+      force: true,
+    });
   const cpuBefore = childrenCpuMs();
   const args = [path.join(root, 'generator', 'cli.ts'), '--doctypes', ...SETS, '--out', out, '--quiet'];
   // Each side through its own tsx (its loader, as `tsx generator/cli.ts` registers it), from this folder.
