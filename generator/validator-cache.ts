@@ -6,11 +6,10 @@ import { createHash } from 'node:crypto';
 import { promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-/** Where the entries live. */
-export const VALIDATOR_CACHE_DIR = path.resolve(
-  __dirname,
+/** Where the entries live: beside the node_modules ajv is installed in (from the sources and from dist/ alike). */
+export const VALIDATOR_CACHE_DIR = path.join(
+  path.dirname(require.resolve('ajv/package.json')),
   '..',
-  'node_modules',
   '.cache',
   'doctype-service',
   'validators',
