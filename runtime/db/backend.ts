@@ -129,9 +129,15 @@ export interface SchemaDialect {
   /** Runs the CREATE TABLE statements `builders` (possibly all at once). */
   createTables(knex: Knex, builders: Knex.SchemaBuilder[]): Promise<void>;
   /**
-   * Runs a migration (`work` with the knex to run it on) holding the database's migration lock, so that processes
-   * starting together migrate one at a time (SQLite: its write lock, one transaction; MariaDB: GET_LOCK); then whatever
-   * the backend keeps per DocType table (the change counter's rows).
+   * Runs a whole migration run (patches and schema sync) holding the database's migration lock, so that processes
+   * starting together migrate one at a time (SQLite: a lock file's write lock; MariaDB: GET_LOCK). The lock is held by
+   * a connection of its own: the run's statements go through the database's usual connections.
+   */
+  migrationLock<T>(knex: Knex, work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs a schema sync (`work` with the knex to run it on) in the backend's sync transaction (SQLite: one transaction,
+   * begun IMMEDIATE; MariaDB: none, DDL commits by itself); then whatever the backend keeps per DocType table (the change
+   * counter's rows).
    */
   applySync(knex: Knex, doctypes: readonly DocTypeMeta[], work: (knex: Knex) => Promise<void>): Promise<void>;
   /**

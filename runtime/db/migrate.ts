@@ -1,8 +1,8 @@
 // Schema migration: plan (migration-plan.ts), check (migration-checks.ts), apply. A run holds the database's migration
-// lock (processes starting together migrate one at a time) and goes through three phases: the steps before the schema
-// sync (patches), the sync, the steps after it. The sync plans only the DocTypes whose recorded hash moved (start-up
-// with nothing pending reads one table), unless asked for a full plan (`svc migrate`); a DocType with a refused change
-// changes nothing, the others proceed. Each applied change is one JSON log line and one row of the history table.
+// lock from start to end (processes starting together migrate one at a time) and goes through three phases: the steps
+// before the schema sync (patches), the sync, the steps after it. The sync plans only the DocTypes whose recorded hash
+// moved (start-up with nothing pending reads one table), unless asked for a full plan (`svc migrate`); a DocType with a
+// refused change changes nothing, the others proceed. Each applied change is one JSON log line and one row of the history table.
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { logger } from '../log/logger';
@@ -23,7 +23,7 @@ import { columnSpecs, createTable } from './table-columns';
 export { SYSTEM_TABLES } from './system-tables';
 export { indexName } from './table-columns';
 
-/** A step of a migration run before or after the schema sync (patches), on the knex the run holds. */
+/** A step of a migration run before or after the schema sync (patches), under the run's lock. */
 export type MigrationStep = (knex: Knex) => Promise<void>;
 
 /** The steps around the schema sync. */
@@ -39,6 +39,8 @@ export interface MigrateOptions extends PlanOptions {
   /** Plan every DocType (and orphan tables), not only those whose schema hash moved. */
   full?: boolean;
   phases?: MigrationPhases;
+  /** DocTypes synced on their own first, before the `beforeSync` steps (the Patch Log the patches record into). */
+  syncFirst?: readonly DocTypeMeta[];
 }
 
 /** Result of a migration. */
@@ -246,9 +248,29 @@ async function applyPlan(
   return { changed, refused };
 }
 
+/** Plans, checks and applies the sync of `doctypes` in the backend's sync transaction. */
+async function syncSchema(
+  db: Database,
+  doctypes: readonly DocTypeMeta[],
+  options: MigrateOptions,
+): Promise<MigrateResult> {
+  const dialect = db.schema;
+  let result: MigrateResult = { changed: [], plan: [], refused: [] };
+  await dialect.applySync(db.knex, doctypes, async (knex) => {
+    await ensureSystemTables(knex);
+    const recorded = await readRecorded(knex, dialect, false);
+    const { plan, planned } = await planAll(knex, dialect, doctypes, recorded, options);
+    const { changed, refused } = await applyPlan(knex, dialect, plan, planned, recorded);
+    result = { changed, plan, refused };
+  });
+  return result;
+}
+
 /**
  * Syncs the database schema to the DocTypes (or, with `dryRun`, only says what it would do). Never drops a table; drops
- * a column only with `dropRemoved`. Refused changes are returned, not thrown: the caller decides what they stop.
+ * a column only with `dropRemoved`. Refused changes are returned, not thrown: the caller decides what they stop. The
+ * whole run (the `syncFirst` DocTypes, the steps before, the sync, the steps after) holds the migration lock; the steps
+ * after the sync do not run when a change was refused.
  */
 export async function migrate(
   db: Database,
@@ -261,17 +283,17 @@ export async function migrate(
     const { plan } = await planAll(db.knex, dialect, doctypes, recorded, options);
     return { changed: [], plan, refused: plan.filter((c) => c.refusal !== undefined) };
   }
-  let result: MigrateResult = { changed: [], plan: [], refused: [] };
-  await dialect.applySync(db.knex, doctypes, async (knex) => {
-    await ensureSystemTables(knex);
-    for (const step of options.phases?.beforeSync ?? []) await step(knex);
-    const recorded = await readRecorded(knex, dialect, false);
-    const { plan, planned } = await planAll(knex, dialect, doctypes, recorded, options);
-    const { changed, refused } = await applyPlan(knex, dialect, plan, planned, recorded);
-    result = { changed, plan, refused };
-    for (const step of options.phases?.afterSync ?? []) await step(knex);
+  return dialect.migrationLock(db.knex, async () => {
+    if (options.syncFirst?.length) {
+      const first = await syncSchema(db, options.syncFirst, {});
+      if (first.refused.length) return first;
+    }
+    for (const step of options.phases?.beforeSync ?? []) await step(db.knex);
+    const result = await syncSchema(db, doctypes, options);
+    if (result.refused.length) return result;
+    for (const step of options.phases?.afterSync ?? []) await step(db.knex);
+    return result;
   });
-  return result;
 }
 
 /** The applied changes, oldest first (`svc migrate --history`). */

@@ -1,6 +1,6 @@
 // MariaDB/MySQL's schema DDL for migrate.ts: catalogue reads from information_schema, utf8mb4 tables, each DDL statement
 // on its own (MariaDB commits each implicitly), type changes as ALTER TABLE … MODIFY (the server converts the values),
-// indexes added online (ALGORITHM=INPLACE, LOCK=NONE: reads and writes go on while InnoDB builds them), a migration
+// indexes added online (ALGORITHM=INPLACE, LOCK=NONE: reads and writes go on while InnoDB builds them), a migration run
 // under GET_LOCK (per database: processes starting together migrate one at a time), and the change counter's rows.
 import type { Knex } from 'knex';
 import type { DocTypeMeta } from '../../meta/types';
@@ -195,10 +195,9 @@ export const MYSQL_SCHEMA: SchemaDialect = {
 
   /**
    * Under GET_LOCK, named after the database and held by a connection of its own: a second process waits up to
-   * LOCK_WAIT_S for it, then finds nothing pending. MariaDB commits each DDL statement implicitly, so the statements run
-   * as they are; then the change rows.
+   * LOCK_WAIT_S for it, then finds nothing pending. The lock goes with its connection if the process dies.
    */
-  async applySync(knex, doctypes, work) {
+  async migrationLock(knex, work) {
     const connection: unknown = await knex.client.acquireConnection();
     try {
       const [rows] = (await knex
@@ -208,8 +207,7 @@ export const MYSQL_SCHEMA: SchemaDialect = {
       if (Number(rows[0]?.got) !== 1)
         throw new Error(`another process has held the migration lock for ${LOCK_WAIT_S} s`);
       try {
-        await work(knex);
-        await ensureChangeRows(knex, doctypes);
+        return await work();
       } finally {
         await knex
           .raw("select release_lock(concat('svc_migrate:', database()))")
@@ -219,6 +217,12 @@ export const MYSQL_SCHEMA: SchemaDialect = {
     } finally {
       await knex.client.releaseConnection(connection);
     }
+  },
+
+  /** MariaDB commits each DDL statement implicitly, so the statements run as they are; then the change rows. */
+  async applySync(knex, doctypes, work) {
+    await work(knex);
+    await ensureChangeRows(knex, doctypes);
   },
 
   async atomically(_knex, work) {
