@@ -145,6 +145,11 @@ export interface SchemaDialect {
    * (MariaDB), the refusal checks that ran before are what keeps a DocType whole.
    */
   atomically(knex: Knex, work: () => Promise<void>): Promise<void>;
+  /**
+   * Whether `atomically` undoes the statements of a DocType that failed (SQLite); where it cannot (MariaDB: each DDL
+   * statement commits), those that ran stay applied, and the migration records and says so.
+   */
+  ddlRollsBack: boolean;
 }
 
 /** How a backend's driver reports the errors the core treats alike, whatever the database. */

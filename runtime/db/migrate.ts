@@ -129,8 +129,20 @@ async function planAll(
   return { plan: await checkPlan(knex, dialect, plan), planned };
 }
 
-/** Logs and records one applied change. */
-function historyRow(change: SchemaChange, ms: number, appliedAt: string) {
+/** A row of the history table: an applied change, or (kind `failed`) a DocType's change that failed part-way. */
+interface HistoryRow {
+  doctype: string;
+  kind: SchemaChange['kind'] | 'failed';
+  field: string | null;
+  detail: string;
+  statements: string;
+  warnings: string | null;
+  applied_at: string;
+  ms: number;
+}
+
+/** The history row of one applied change. */
+function historyRow(change: SchemaChange, ms: number, appliedAt: string): HistoryRow {
   return {
     doctype: change.doctype,
     kind: change.kind,
@@ -161,7 +173,7 @@ async function applyPlan(
   const refused = plan.filter((c) => c.refusal !== undefined);
   const blocked = new Set(refused.map((c) => c.doctype));
   const changed: string[] = [];
-  const history: ReturnType<typeof historyRow>[] = [];
+  const history: HistoryRow[] = [];
   const log = logger();
   // A fresh site logs its tables in one line; an existing one logs each change.
   const fresh = recorded.size === 0;
@@ -193,20 +205,55 @@ async function applyPlan(
     const changes = byDocType.get(meta.name) ?? [];
     if (blocked.has(meta.name) || changes[0]?.kind === 'create_table') continue;
     const applied: { change: SchemaChange; ms: number }[] = [];
+    /** The statements of the change running now that have run. */
+    const ran: string[] = [];
     try {
       await dialect.atomically(knex, async () => {
         for (const change of changes) {
           const at = Date.now();
-          for (const sql of change.statements) await knex.raw(sql).options({ timeout: STATEMENT_MS });
+          ran.length = 0;
+          for (const sql of change.statements) {
+            await knex.raw(sql).options({ timeout: STATEMENT_MS });
+            ran.push(sql);
+          }
           applied.push({ change, ms: Date.now() - at });
         }
       });
     } catch (err) {
-      // A statement the checks did not foresee failed: the DocType is refused (on SQLite nothing of it changed).
+      // A statement the checks did not foresee failed: the DocType is refused.
       const failed = changes[applied.length] ?? changes[0]!;
-      failed.refusal = `${meta.name}: ${failed.kind} failed: ${String((err as Error).message ?? err).split('\n')[0]}`;
-      refused.push(failed);
+      const reason = String((err as Error).message ?? err).split('\n')[0];
       blocked.add(meta.name);
+      refused.push(failed);
+      const done = applied.reduce((n, a) => n + a.change.statements.length, 0) + ran.length;
+      if (dialect.ddlRollsBack || !done) {
+        failed.refusal = `${meta.name}: ${failed.kind} failed: ${reason} (nothing of ${meta.name} changed)`;
+        continue;
+      }
+      // Where DDL commits as it runs, what ran stays: recorded with the failure, and no hash, so that the next run plans
+      // this DocType against its table as it is now and applies what is left.
+      const total = changes.reduce((n, c) => n + c.statements.length, 0);
+      failed.refusal = `${meta.name}: ${failed.kind} (${failed.detail}) failed after ${done} of ${total} statements had run: ${reason}; the table is partly changed (recorded in ${SYSTEM_TABLES.migrations}); the next migration plans what is left and finishes it`;
+      const at = new Date().toISOString();
+      for (const { change, ms } of applied)
+        if (change.kind !== 'removed_field') history.push(historyRow(change, ms, at));
+      history.push({
+        ...historyRow(failed, 0, at),
+        kind: 'failed',
+        detail: `${failed.kind} ${failed.detail}: ${reason}`,
+        statements: JSON.stringify(ran),
+      });
+      log.error(
+        {
+          event: 'schema_migration_partial',
+          doctype: meta.name,
+          change: failed.kind,
+          applied: applied.map((a) => a.change.kind),
+          statements: ran,
+          err: reason,
+        },
+        failed.refusal,
+      );
       continue;
     }
     const at = new Date().toISOString();

@@ -225,6 +225,8 @@ export const MYSQL_SCHEMA: SchemaDialect = {
     await ensureChangeRows(knex, doctypes);
   },
 
+  ddlRollsBack: false,
+
   async atomically(_knex, work) {
     await work();
   },

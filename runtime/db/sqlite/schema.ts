@@ -217,6 +217,8 @@ const SQLITE_DDL: Omit<SchemaDialect, 'migrationLock'> = {
     }
   },
 
+  ddlRollsBack: true,
+
   async atomically(knex, work) {
     await knex.raw('savepoint svc_migrate_doctype');
     try {
