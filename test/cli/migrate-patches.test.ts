@@ -1,11 +1,12 @@
 // `svc migrate` with patches.txt (SVC_ROOT): a failing patch exits 1 with one line naming the patch and its error, no
 // stack trace, and runs again on the next `svc migrate`, which then exits 0 and says what ran. Two processes starting
 // together run a patch once (it runs under the migration lock); with auto_migrate false a pending patch stops
-// `svc serve` as a pending schema change does, and the dry run lists it.
+// `svc serve` as a pending schema change does, and the dry run lists it. SQLite, or MariaDB with TEST_MYSQL_URL.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import knexFactory from 'knex';
 import { patchProject } from '../helpers/patch-project';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -15,9 +16,34 @@ const database = path.join(
   'test/tmp',
   `cli_patches_${process.pid}_${randomBytes(4).toString('hex')}.sqlite`,
 );
-afterAll(() => {
+const mysql = process.env.TEST_MYSQL_URL;
+const mysqlName = `cli_patches_${process.pid}_${randomBytes(3).toString('hex')}`;
+/** The database the processes migrate: a SQLite file, or a MariaDB database of its own. */
+const databaseUrl = (() => {
+  if (!mysql) return `sqlite:${database}`;
+  const u = new URL(mysql);
+  u.pathname = `/${mysqlName}`;
+  return u.toString();
+})();
+
+/** Runs one statement on TEST_MYSQL_URL's server. */
+async function onServer(sql: string): Promise<void> {
+  const admin = knexFactory({ client: 'mysql2', connection: mysql });
+  try {
+    await admin.raw(sql);
+  } finally {
+    await admin.destroy();
+  }
+}
+
+beforeAll(async () => {
+  if (mysql)
+    await onServer(`CREATE DATABASE \`${mysqlName}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+});
+afterAll(async () => {
   project.remove();
   for (const ext of ['', '-wal', '-shm', '-migrate-lock']) rmSync(database + ext, { force: true });
+  if (mysql) await onServer(`DROP DATABASE IF EXISTS \`${mysqlName}\``);
 });
 
 /** Runs `svc <args>` (default `migrate`) on the test database with the project's patches. */
@@ -32,7 +58,7 @@ function svcMigrate(
       cwd: ROOT,
       env: {
         ...process.env,
-        DATABASE_URL: `sqlite:${database}`,
+        DATABASE_URL: databaseUrl,
         SVC_ROOT: project.root,
         SITE_CONFIG: config,
         PORT: '4831',
