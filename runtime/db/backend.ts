@@ -120,8 +120,15 @@ export interface SchemaDialect {
   ): { sql: string; bindings: readonly (string | number)[] } | 'all' | undefined;
   /** The statements that convert the columns of a type change, keeping every row, column and index. */
   changeColumnTypes(knex: Knex, change: TypeChange): string[];
-  /** The statement that adds an index (online where the backend can). */
-  addIndex(knex: Knex, table: string, index: string, column: string, unique: boolean): string;
+  /** The statement that adds an index on `column` (of type `target`), online where the backend can. */
+  addIndex(
+    knex: Knex,
+    table: string,
+    index: string,
+    column: string,
+    unique: boolean,
+    target: ColumnTarget,
+  ): string;
   /** The statement that drops an index. */
   dropIndex(knex: Knex, table: string, index: string): string;
   /** What every CREATE TABLE of a DocType table adds (a character set). */

@@ -249,7 +249,9 @@ export function planDocType(
     changes.push(
       change('add_index', `${unique ? 'unique ' : ''}index on ${spec.name}`, {
         field: spec.name,
-        statements: [dialect.addIndex(knex, table, index, spec.name, unique)],
+        statements: [
+          dialect.addIndex(knex, table, index, spec.name, unique, { kind: spec.kind!, length: spec.length }),
+        ],
         checks: !unique
           ? []
           : live.columns.has(spec.name)

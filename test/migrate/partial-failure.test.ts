@@ -57,6 +57,27 @@ test('a new unique field with a default on a table of two rows is refused before
   expect(await rowsOf(m.knex, TABLE, ['code'])).toEqual([{ name: 'P1', code: 'X' }]);
 });
 
+test('a unique index on a long Data field is added with the other changes (MariaDB cannot build it online)', async () => {
+  const long = { fieldname: 'code', fieldtype: 'Data', length: 1000 };
+  await migrate(m.db, [part([{ fieldname: 'qty', fieldtype: 'Data' }, long])]);
+  await insertDocs(m.knex, TABLE, [
+    { name: 'P1', code: 'a'.repeat(900) },
+    { name: 'P2', code: 'b'.repeat(900) },
+  ]);
+  const result = await migrate(m.db, [
+    part([
+      { fieldname: 'qty', fieldtype: 'Data' },
+      { ...long, unique: 1 },
+      { fieldname: 'note', fieldtype: 'Data' },
+    ]),
+  ]);
+  expect(result.refused).toEqual([]);
+  expect(result.plan.map((c) => c.kind)).toEqual(['add_column', 'add_index']);
+  const indexes = await m.db.schema.indexes(m.knex, TABLE);
+  expect(indexes.get('idx_tabMig_Part_code')?.unique).toBe(true);
+  await expect(insertDocs(m.knex, TABLE, [{ name: 'P3', code: 'a'.repeat(900) }])).rejects.toThrow();
+});
+
 mariadb('a change that fails after DDL began is recorded, named, and finished by the next run', async () => {
   await migrate(m.db, [part([{ fieldname: 'qty', fieldtype: 'Data' }])]);
   await insertDocs(m.knex, TABLE, [

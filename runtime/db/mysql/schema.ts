@@ -86,6 +86,9 @@ const EXACT_TEXT: Partial<Record<string, string>> = {
   time: '^[0-9]{1,3}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,6})?)?$',
 };
 
+/** Bytes an InnoDB index key holds (innodb_page_size 16k). */
+const MAX_KEY_BYTES = 3072;
+
 /** Bytes a TEXT column holds. */
 const TEXT_BYTES = 65535;
 
@@ -171,13 +174,17 @@ export const MYSQL_SCHEMA: SchemaDialect = {
       );
   },
 
-  addIndex(knex, table, index, column, unique) {
+  /**
+   * Online (INPLACE, LOCK=NONE), but for a unique index on a varchar longer than an InnoDB key holds (utf8mb4: 4 bytes a
+   * character): MariaDB makes that one a hash over a hidden virtual column, which only ALGORITHM=COPY can add.
+   */
+  addIndex(knex, table, index, column, unique, target) {
+    const online = !(unique && target.kind === 'varchar' && (target.length ?? 140) * 4 > MAX_KEY_BYTES);
     return knex
-      .raw(`alter table ?? add ${unique ? 'unique ' : ''}index ?? (??), algorithm=inplace, lock=none`, [
-        table,
-        index,
-        column,
-      ])
+      .raw(
+        `alter table ?? add ${unique ? 'unique ' : ''}index ?? (??)${online ? ', algorithm=inplace, lock=none' : ''}`,
+        [table, index, column],
+      )
       .toQuery();
   },
 
