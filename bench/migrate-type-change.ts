@@ -82,7 +82,7 @@ async function main(): Promise<void> {
     const file = path.join(dir, `migrate-bench-${process.pid}.sqlite`);
     url = `sqlite:${file}`;
     drop = async () => {
-      for (const ext of ['', '-wal', '-shm']) rmSync(file + ext, { force: true });
+      for (const ext of ['', '-wal', '-shm', '-migrate-lock']) rmSync(file + ext, { force: true });
     };
   }
   const db = connect(url, { ...DEFAULT_TIMEOUTS, statementMs: 3_600_000, site: { reader_threads: 0 } });
