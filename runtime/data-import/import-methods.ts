@@ -11,7 +11,7 @@ import type { AppContext } from '../http/state';
 import * as documents from '../operations/document-operations';
 import { DATA_IMPORT_JOB, IMPORT_DOCTYPE, loadImportRecord, setImportFields } from './import-job';
 import { jobQueueOf } from '../jobs/job-queue';
-import { importLogs } from './import-log';
+import { clearFailedLogs, importLogs } from './import-log';
 import { openAttachedFile } from './import-source';
 import { planImport, type ImportPlan } from './plan-import';
 import { readLines } from './read-table';
@@ -114,6 +114,8 @@ export async function formStartImport(ctx: AppContext): Promise<unknown> {
   }
   const { plan } = await planOf(caller, record);
   if (plan.documents.length === 0) throw new DataError('Import file has no documents');
+  // A run after a failed or partial one retries the failed documents and skips the imported ones.
+  await clearFailedLogs(caller.site, name);
   const jobId = await jobs.enqueue(
     DATA_IMPORT_JOB,
     caller.user.name,
