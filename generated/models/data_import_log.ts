@@ -55,7 +55,7 @@ export const meta: DocTypeMeta = {
       allowOnSubmit: false,
       setOnlyOnce: false,
       nonNegative: false,
-      searchIndex: false,
+      searchIndex: true,
       ignoreUserPermissions: false,
       options: 'Data Import',
     },

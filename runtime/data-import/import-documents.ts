@@ -109,24 +109,47 @@ function valueOf(column: TemplateColumn, cell: string | number | Date): unknown 
   }
 }
 
+/** How a line joins the documents: more child rows of the one above, a new one, or a new one with too many cells. */
+type LineKind = 'continues' | 'starts' | 'overflows';
+
+/** Reads lines' kinds for `layout`: a line whose own (non-child) cells are all empty continues the document above. */
+function lineKinds(layout: TemplateLayout): (cells: readonly Cell[], afterDocument: boolean) => LineKind {
+  const own = layout.columns.map((c, i) => (c.table === undefined ? i : -1)).filter((i) => i >= 0);
+  const width = layout.columns.length;
+  return (cells, afterDocument) => {
+    if (cells.length > width && cells.slice(width).some((c) => c !== null)) return 'overflows';
+    return afterDocument && own.every((i) => cells[i] === null || cells[i] === undefined)
+      ? 'continues'
+      : 'starts';
+  };
+}
+
+/** How many documents the lines after the header hold (importDocuments' grouping, without reading cells' values). */
+export async function countDocuments(layout: TemplateLayout, lines: AsyncIterable<Cell[]>): Promise<number> {
+  const kindOf = lineKinds(layout);
+  let count = 0;
+  for await (const cells of lines) if (kindOf(cells, count > 0) !== 'continues') count++;
+  return count;
+}
+
 /** Groups the lines after the header into documents; `first` is the file line number of the first of them. */
 export async function* importDocuments(
   layout: TemplateLayout,
   lines: AsyncIterable<Cell[]>,
   first = 2,
 ): AsyncIterable<ImportDocument> {
-  const own = layout.columns.map((c, i) => (c.table === undefined ? i : -1)).filter((i) => i >= 0);
+  const kindOf = lineKinds(layout);
   let current: ImportDocument | undefined;
   let lineNo = first - 1;
   for await (const cells of lines) {
     lineNo++;
-    if (cells.length > layout.columns.length && cells.slice(layout.columns.length).some((c) => c !== null)) {
+    const kind = kindOf(cells, current !== undefined);
+    if (kind === 'overflows') {
       if (current) yield current;
       current = { lines: [lineNo], doc: {}, errors: ['more cells than the header has columns'] };
       continue;
     }
-    const continues = current !== undefined && own.every((i) => cells[i] === null || cells[i] === undefined);
-    if (!continues) {
+    if (kind === 'starts') {
       if (current) yield current;
       current = { lines: [], doc: {}, errors: [] };
     }

@@ -1,7 +1,6 @@
 // The Data Import job: reads the attached file again (a resumed job sees the same documents in the same order), runs
 // every document not yet done and logs each in the transaction that records its outcome, so a worker killed mid-import
 // resumes without importing a line twice. Progress is the job's: documents with an outcome of the file's total.
-import type { Knex } from 'knex';
 import { inWriteTransaction } from '../db/write-transaction';
 import { now } from '../db/stored-values';
 import { DoesNotExistError } from '../errors/errors';
@@ -9,7 +8,7 @@ import type { ItemOutcome } from '../operations/bulk-operations';
 import { REQUEUE, registerJobKind, type JobRun } from '../jobs/job-queue';
 import { requestPacer } from '../jobs/pacing';
 import type { Site } from '../site';
-import { writeLog } from './import-log';
+import { logItemStore, type LoggedOutcome } from './import-log';
 import { openAttachedFile } from './import-source';
 import { planImport } from './plan-import';
 import { importTypeOf, runImport } from './run-import';
@@ -52,10 +51,6 @@ export function finalStatus(success: number, failed: number): string {
   return failed === 0 ? 'Success' : success === 0 ? 'Error' : 'Partial Success';
 }
 
-function messagesOf(outcome: ItemOutcome): { message: string; exc_type?: string }[] {
-  return outcome.ok ? [] : [{ message: outcome.message, exc_type: outcome.error }];
-}
-
 /** Runs (or resumes) an import job; the result is the counts. */
 async function runImportJob(run: JobRun): Promise<unknown> {
   const { data_import: name } = run.payload as ImportJobPayload;
@@ -67,15 +62,10 @@ async function runImportJob(run: JobRun): Promise<unknown> {
     if (!binding) throw new DoesNotExistError(`DocType ${doctype.slice(0, 140)} not found`);
     const file = await openAttachedFile(site, user, record.import_file);
     const plan = await planImport(site, binding, file.kind, file.stream);
-    const log = (trx: Knex, index: number, outcome: ItemOutcome) =>
-      writeLog(site, trx, user.name, {
-        dataImport: name,
-        index,
-        lines: plan.documents[index]?.lines ?? [],
-        success: outcome.ok,
-        docname: outcome.ok ? outcome.name : outcome.name,
-        messages: messagesOf(outcome),
-      });
+    const logged = (index: number, outcome: ItemOutcome): LoggedOutcome => ({
+      ...outcome,
+      lines: plan.documents[index]?.lines ?? [],
+    });
     const finished = await runImport(
       { site, user, version: 2 },
       doctype,
@@ -83,21 +73,14 @@ async function runImportJob(run: JobRun): Promise<unknown> {
       plan,
       {
         done: run.items.done,
-        success: async (trx, index, outcome) => {
-          await log(trx, index, outcome);
-          await run.items.recordIn(trx, index, outcome);
-        },
-        failure: (index, outcome) =>
-          inWriteTransaction(site.db, async (trx) => {
-            await log(trx, index, outcome);
-            await run.items.recordIn(trx, index, outcome);
-          }),
+        success: (trx, index, outcome) => run.items.recordIn(trx, index, logged(index, outcome)),
+        failure: (index, outcome) => run.items.record(index, logged(index, outcome)),
         stopping: () => run.items.stopping(),
         pace: requestPacer(),
       },
     );
     if (!finished) return REQUEUE;
-    const outcomes = [...(await run.items.all()).values()] as ItemOutcome[];
+    const outcomes = [...(await run.items.all()).values()] as { ok: boolean }[];
     const success = outcomes.filter((o) => o.ok).length;
     const failed = outcomes.length - success;
     await setImportFields(site, name, { status: finalStatus(success, failed) });
@@ -108,4 +91,5 @@ async function runImportJob(run: JobRun): Promise<unknown> {
   }
 }
 
-registerJobKind(DATA_IMPORT_JOB, runImportJob);
+// The job's item outcomes are its Data Import Log rows: one row per document besides the document's own.
+registerJobKind(DATA_IMPORT_JOB, runImportJob, { items: logItemStore });

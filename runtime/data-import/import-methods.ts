@@ -11,9 +11,9 @@ import type { AppContext } from '../http/state';
 import * as documents from '../operations/document-operations';
 import { DATA_IMPORT_JOB, IMPORT_DOCTYPE, loadImportRecord, setImportFields } from './import-job';
 import { jobQueueOf } from '../jobs/job-queue';
-import { importLogs } from './import-log';
+import { clearFailedLogs, importLogs } from './import-log';
 import { openAttachedFile } from './import-source';
-import { planImport, type ImportPlan } from './plan-import';
+import { checkImportFile, planImport, type ImportPlan } from './plan-import';
 import { readLines } from './read-table';
 import { importTypeOf, type ImportType } from './run-import';
 
@@ -39,18 +39,24 @@ async function importRecord(
   return { caller, name, record };
 }
 
-/** The plan of a Data Import's attached file (`import_file`, or the one the request names). */
-async function planOf(
-  caller: Caller,
-  record: Record<string, unknown>,
-  file?: unknown,
-): Promise<{ doctype: string; type: ImportType; plan: ImportPlan }> {
+/** The DocType a Data Import imports into, its import type and its attached file (or the one the request names). */
+async function importInput(caller: Caller, record: Record<string, unknown>, file?: unknown) {
   const doctype = String(record.reference_doctype ?? '');
   const binding = caller.site.registry.get(doctype);
   if (!binding || binding.meta.istable || binding.meta.issingle)
     throw new ValidationError(`Data Import: ${doctype.slice(0, 140)} is not a DocType that can be imported`);
   const type = importTypeOf(record.import_type);
   const source = await openAttachedFile(caller.site, caller.user, file ?? record.import_file);
+  return { doctype, binding, type, source };
+}
+
+/** The plan of a Data Import's attached file (`import_file`, or the one the request names). */
+async function planOf(
+  caller: Caller,
+  record: Record<string, unknown>,
+  file?: unknown,
+): Promise<{ doctype: string; type: ImportType; plan: ImportPlan }> {
+  const { doctype, binding, type, source } = await importInput(caller, record, file);
   return { doctype, type, plan: await planImport(caller.site, binding, source.kind, source.stream) };
 }
 
@@ -112,20 +118,19 @@ export async function formStartImport(ctx: AppContext): Promise<unknown> {
     if (job && (job.status === 'queued' || job.status === 'running'))
       throw new ValidationError('This import is already running');
   }
-  const { plan } = await planOf(caller, record);
-  if (plan.documents.length === 0) throw new DataError('Import file has no documents');
-  const jobId = await jobs.enqueue(
-    DATA_IMPORT_JOB,
-    caller.user.name,
-    { data_import: name },
-    plan.documents.length,
-  );
+  // The whole file is read (a bad one is refused, nothing queued) but its cells are not converted: the job does that.
+  const { binding, source } = await importInput(caller, record);
+  const count = await checkImportFile(caller.site, binding, source.kind, source.stream);
+  if (count === 0) throw new DataError('Import file has no documents');
+  // A run after a failed or partial one retries the failed documents and skips the imported ones.
+  await clearFailedLogs(caller.site, name);
+  const jobId = await jobs.enqueue(DATA_IMPORT_JOB, caller.user.name, { data_import: name }, count);
   await setImportFields(caller.site, name, {
     status: 'Pending',
     job_id: jobId,
-    payload_count: plan.documents.length,
+    payload_count: count,
   });
-  return { job_id: jobId, payload_count: plan.documents.length };
+  return { job_id: jobId, payload_count: count };
 }
 
 /** get_import_status(data_import_name): the status and the counts of the log so far. */

@@ -5,13 +5,26 @@ import type { TemplateLayout } from '../data-export/template-layout';
 import { DataError } from '../errors/errors';
 import type { DocTypeBinding } from '../registry/registry';
 import type { Site } from '../site';
-import { importDocuments, importLayout, type ImportDocument } from './import-documents';
+import { countDocuments, importDocuments, importLayout, type ImportDocument } from './import-documents';
 import { readLines, type Cell, type TableKind } from './read-table';
 
 /** An import file, parsed. */
 export interface ImportPlan {
   layout: TemplateLayout;
   documents: ImportDocument[];
+}
+
+/** The file's layout (from its header row) and its lines after the header. */
+async function openTable(
+  site: Site,
+  binding: DocTypeBinding,
+  kind: TableKind,
+  source: Readable | Buffer,
+): Promise<{ layout: TemplateLayout; rest: AsyncIterable<Cell[]> }> {
+  const lines = readLines(kind, source)[Symbol.asyncIterator]();
+  const head = await lines.next();
+  if (head.done) throw new DataError('Import file is empty');
+  return { layout: importLayout(site, binding, head.value), rest: { [Symbol.asyncIterator]: () => lines } };
 }
 
 /** Reads the file (`kind`) into the documents of `binding`. */
@@ -21,12 +34,22 @@ export async function planImport(
   kind: TableKind,
   source: Readable | Buffer,
 ): Promise<ImportPlan> {
-  const lines = readLines(kind, source)[Symbol.asyncIterator]();
-  const head = await lines.next();
-  if (head.done) throw new DataError('Import file is empty');
-  const layout = importLayout(site, binding, head.value);
-  const rest: AsyncIterable<Cell[]> = { [Symbol.asyncIterator]: () => lines };
+  const { layout, rest } = await openTable(site, binding, kind, source);
   const documents: ImportDocument[] = [];
   for await (const doc of importDocuments(layout, rest)) documents.push(doc);
   return { layout, documents };
+}
+
+/**
+ * Reads the whole file as planImport does, refusing it for the same reasons, and counts its documents without
+ * reading cells' values (a bad cell fails its document in the job): the check before an import is queued.
+ */
+export async function checkImportFile(
+  site: Site,
+  binding: DocTypeBinding,
+  kind: TableKind,
+  source: Readable | Buffer,
+): Promise<number> {
+  const { layout, rest } = await openTable(site, binding, kind, source);
+  return countDocuments(layout, rest);
 }

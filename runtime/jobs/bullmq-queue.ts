@@ -186,7 +186,7 @@ export class BullJobQueue implements JobQueue {
         ? total
         : status === 'failed'
           ? Number(progress?.done ?? 0)
-          : await itemCount(this.site, id);
+          : await itemCount(this.site, { id, ...job.data });
     return {
       id,
       kind: job.data.kind,
@@ -230,9 +230,12 @@ export class BullJobQueue implements JobQueue {
     // A lock that could not be renewed may already be another worker's: this run stops at its next window.
     worker.on('lockRenewalFailed', (ids) => ids.forEach((id) => this.lost.add(id)));
     // The result holds every outcome now: the item rows are no longer needed.
-    worker.on('completed', (job) => void deleteItems(this.site, String(job.id)).catch(() => undefined));
+    worker.on(
+      'completed',
+      (job) => void deleteItems(this.site, { id: String(job.id), ...job.data }).catch(() => undefined),
+    );
     worker.on('failed', (job) => {
-      if (job) void deleteItems(this.site, String(job.id)).catch(() => undefined);
+      if (job) void deleteItems(this.site, { id: String(job.id), ...job.data }).catch(() => undefined);
     });
     this.worker = { worker, redis };
     // SIGTERM: running jobs finish their current items and go back to the queue before the database closes.
@@ -259,7 +262,7 @@ export class BullJobQueue implements JobQueue {
     } catch (err) {
       if (err instanceof WaitingError) throw err;
       await job
-        .updateProgress({ done: await itemCount(this.site, id), total: job.data.total })
+        .updateProgress({ done: await itemCount(this.site, { id, ...job.data }), total: job.data.total })
         .catch(() => undefined);
       throw new Error(jobErrorText(err));
     } finally {

@@ -10,7 +10,7 @@ import { inWriteTransaction } from '../db/write-transaction';
 import { onShutdown } from '../lifecycle/shutdown-hooks';
 import { logger } from '../log/logger';
 import type { Site } from '../site';
-import { REQUEUE, type JobQueue, type JobRecord, type JobStatus } from './job-queue';
+import { REQUEUE, jobItemStore, type JobQueue, type JobRecord, type JobStatus } from './job-queue';
 import { deleteItems, itemCount, jobErrorText, runClaimedJob } from './job-runner';
 
 const JOBS = SYSTEM_TABLES.jobs;
@@ -91,11 +91,19 @@ export class EmbeddedJobQueue implements JobQueue {
     if (!row) return undefined;
     const status = String(row.status) as JobStatus;
     const total = Number(row.total);
-    const done = status === 'finished' ? total : await itemCount(this.site, id);
+    const kind = String(row.kind);
+    const user = String(row.user);
+    // The payload only for a kind whose item store is found through it (an import's: one short name).
+    const payload = jobItemStore(kind)
+      ? JSON.parse(
+          String(((await knex(JOBS).where({ name: id }).first('payload')) as { payload: unknown }).payload),
+        )
+      : null;
+    const done = status === 'finished' ? total : await itemCount(this.site, { id, kind, user, payload });
     return {
       id,
-      kind: String(row.kind),
-      user: String(row.user),
+      kind,
+      user,
       status,
       total,
       done,
@@ -240,7 +248,7 @@ export class EmbeddedJobQueue implements JobQueue {
           finished_at: Date.now(),
           lease_until: 0,
         });
-        if (ended === 1) await deleteItems(this.site, id, q);
+        if (ended === 1) await deleteItems(this.site, job, q);
       });
     } catch (err) {
       if (lost) return;

@@ -62,17 +62,61 @@ export const REQUEUE = Symbol('requeue');
 /** Runs a job: returns its result (stored, shown by the status endpoint) or REQUEUE; throwing fails the job. */
 export type JobHandler = (run: JobRun) => Promise<unknown>;
 
-/** The kinds of job a queue can run, by name. */
-const handlers = new Map<string, JobHandler>();
+/**
+ * Where a job keeps its per-item outcomes, keyed by item index. The default is a __JobItem row per item
+ * (job-runner.ts); a kind whose items leave a record of their own (an import's Data Import Log rows) makes that record
+ * the outcome, so an item writes one row less. Whatever the store, a second outcome for an item must fail `recordIn`
+ * (a unique key), so the item's write that carries it rolls back.
+ */
+export interface ItemStore {
+  /** Every outcome recorded so far, by item index. */
+  outcomes(): Promise<Map<number, unknown>>;
+  /** How many items have an outcome (the job's progress). */
+  count(): Promise<number>;
+  /** Inserts an item's outcome in `trx`, the transaction of the item's own write. */
+  recordIn(trx: Knex, index: number, outcome: unknown): Promise<void>;
+  /** Inserts an item's outcome in `trx` unless the item has one (then nothing happens). */
+  recordOnce(trx: Knex, index: number, outcome: unknown): Promise<void>;
+  /** Called in `q` once the job has ended and its result holds the outcomes: a store of scratch rows drops them. */
+  release(q: Knex): Promise<void>;
+}
 
-/** Registers the handler of a kind of job (once per process, at module load). */
-export function registerJobKind(kind: string, handler: JobHandler): void {
-  handlers.set(kind, handler);
+/** The job an item store serves: its id, the user it runs as and its payload (as enqueued). */
+export interface StoredJob {
+  id: string;
+  user: string;
+  payload: unknown;
+}
+
+/** Opens the item store of a job of one kind. */
+export type ItemStoreOpener = (site: Site, job: StoredJob) => ItemStore;
+
+/** What a kind of job registers: its handler and, optionally, its own item store. */
+interface JobKind {
+  handler: JobHandler;
+  items?: ItemStoreOpener;
+}
+
+/** The kinds of job a queue can run, by name. */
+const kinds = new Map<string, JobKind>();
+
+/** Registers the handler of a kind of job (once per process, at module load), with its item store if it has one. */
+export function registerJobKind(
+  kind: string,
+  handler: JobHandler,
+  options: { items?: ItemStoreOpener } = {},
+): void {
+  kinds.set(kind, { handler, ...options });
 }
 
 /** The handler of a kind, if registered. */
 export function jobHandler(kind: string): JobHandler | undefined {
-  return handlers.get(kind);
+  return kinds.get(kind)?.handler;
+}
+
+/** The item store a kind registered; undefined: the default one. */
+export function jobItemStore(kind: string): ItemStoreOpener | undefined {
+  return kinds.get(kind)?.items;
 }
 
 /** A job queue: enqueue work as a user, look a job up, run workers. */

@@ -1,70 +1,81 @@
 // What every backend does to run one job: load the user it runs as (as of now), hand its handler the payload and the
-// item store, and say how it ended. The per-item outcomes always live in the site database (__JobItem), written in the
-// transaction of the item's own write, whichever backend (the jobs table or BullMQ on Redis) holds the job itself:
-// that is what makes an item's outcome single even when two workers briefly run the same job.
+// item store, and say how it ended. The per-item outcomes always live in the site database (__JobItem rows, or the
+// kind's own store: an import's log rows), written in the transaction of the item's own write, whichever backend (the
+// jobs table or BullMQ on Redis) holds the job itself: that is what makes an item's outcome single even when two
+// workers briefly run the same job.
 import type { Knex } from 'knex';
 import { loadUser } from '../auth/users';
 import { SYSTEM_TABLES } from '../db/migrate';
 import { inWriteTransaction } from '../db/write-transaction';
 import { AppError, AuthenticationError } from '../errors/errors';
 import type { Site } from '../site';
-import { jobHandler, type JobItems } from './job-queue';
+import { jobHandler, jobItemStore, type ItemStore, type JobItems, type StoredJob } from './job-queue';
 
 const ITEMS = SYSTEM_TABLES.jobItems;
 /** The key of an item's outcome. */
 const ITEM_KEY = ['job', 'idx'] as const;
 
 /** A job as a worker picks it up: its id, kind, the user it runs as and its payload (as enqueued). */
-export interface ClaimedJob {
-  id: string;
+export interface ClaimedJob extends StoredJob {
   kind: string;
-  user: string;
-  payload: unknown;
 }
 
-/** The stored outcomes of a job, by item index. */
-export async function itemOutcomes(site: Site, id: string): Promise<Map<number, unknown>> {
-  const rows = (await site.db.knex(ITEMS).where({ job: id }).select('idx', 'outcome')) as {
-    idx: unknown;
-    outcome: string;
-  }[];
-  return new Map(rows.map((r) => [Number(r.idx), JSON.parse(r.outcome) as unknown]));
-}
-
-/** How many items of a job have an outcome. */
-export async function itemCount(site: Site, id: string): Promise<number> {
-  const counted = (await site.db.knex(ITEMS).where({ job: id }).count({ n: '*' }).first()) as { n: unknown };
-  return Number(counted.n);
-}
-
-/** Deletes a job's item outcomes (once the job has ended and its result holds them). */
-export async function deleteItems(site: Site, id: string, q?: Knex): Promise<void> {
-  if (q) await q(ITEMS).where({ job: id }).delete();
-  else await inWriteTransaction(site.db, (w) => w(ITEMS).where({ job: id }).delete());
-}
-
-/** The item store of a job: earlier outcomes, and recording new ones (`stopping` says when to hand the job back). */
-async function itemStore(site: Site, id: string, stopping: () => boolean): Promise<JobItems> {
+/** The default item store: a __JobItem row per item outcome, keyed by the job and the item's index. */
+function jobItemRows(site: Site, id: string): ItemStore {
   return {
-    done: await itemOutcomes(site, id),
-    all: () => itemOutcomes(site, id),
+    outcomes: async () => {
+      const rows = (await site.db.knex(ITEMS).where({ job: id }).select('idx', 'outcome')) as {
+        idx: unknown;
+        outcome: string;
+      }[];
+      return new Map(rows.map((r) => [Number(r.idx), JSON.parse(r.outcome) as unknown]));
+    },
+    count: async () => {
+      const counted = (await site.db.knex(ITEMS).where({ job: id }).count({ n: '*' }).first()) as {
+        n: unknown;
+      };
+      return Number(counted.n);
+    },
     recordIn: async (trx, index, outcome) => {
       const row = { job: id, idx: index, outcome: JSON.stringify(outcome) };
       // Through the row store: on SQLite a knex insert cost ~40 us per item (query building, and better-sqlite3
       // preparing its text again each time), a third of a bulk insert's item.
       await site.rows.insertRows(trx, ITEMS, [row]);
     },
-    record: async (index, outcome) => {
-      // Ignored when the item has an outcome already (another worker took the job over and ran it).
-      await inWriteTransaction(site.db, (q) =>
-        site.rows.insertRowOnce(
-          q,
-          ITEMS,
-          { job: id, idx: index, outcome: JSON.stringify(outcome) },
-          ITEM_KEY,
-        ),
-      );
+    recordOnce: (q, index, outcome) =>
+      site.rows.insertRowOnce(q, ITEMS, { job: id, idx: index, outcome: JSON.stringify(outcome) }, ITEM_KEY),
+    release: async (q) => {
+      await q(ITEMS).where({ job: id }).delete();
     },
+  };
+}
+
+/** The item store of a job: its kind's own (registerJobKind's `items`) or __JobItem rows. */
+function itemStoreOf(site: Site, job: ClaimedJob): ItemStore {
+  const open = jobItemStore(job.kind);
+  return open ? open(site, job) : jobItemRows(site, job.id);
+}
+
+/** How many items of a job have an outcome. */
+export function itemCount(site: Site, job: ClaimedJob): Promise<number> {
+  return itemStoreOf(site, job).count();
+}
+
+/** Releases a job's item outcomes (once the job has ended and its result holds them). */
+export async function deleteItems(site: Site, job: ClaimedJob, q?: Knex): Promise<void> {
+  const store = itemStoreOf(site, job);
+  if (q) await store.release(q);
+  else await inWriteTransaction(site.db, (w) => store.release(w));
+}
+
+/** What the handler sees of the job's item store (`stopping` says when to hand the job back). */
+async function itemsOfRun(store: ItemStore, site: Site, stopping: () => boolean): Promise<JobItems> {
+  return {
+    done: await store.outcomes(),
+    all: () => store.outcomes(),
+    recordIn: (trx, index, outcome) => store.recordIn(trx, index, outcome),
+    // Ignored when the item has an outcome already (another worker took the job over and ran it).
+    record: (index, outcome) => inWriteTransaction(site.db, (q) => store.recordOnce(q, index, outcome)),
     stopping,
   };
 }
@@ -86,7 +97,7 @@ export async function runClaimedJob(site: Site, job: ClaimedJob, stopping: () =>
     id: job.id,
     user: { name: user.name, roles: user.roles },
     payload: job.payload,
-    items: await itemStore(site, job.id, stopping),
+    items: await itemsOfRun(itemStoreOf(site, job), site, stopping),
   });
 }
 

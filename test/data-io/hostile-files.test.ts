@@ -3,7 +3,7 @@
 import ExcelJS from 'exceljs';
 import { zipBomb } from './zip-bomb';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
-import { callImportMethod, importFile, newImport, uploadFile } from './import-helpers';
+import { callImportMethod, importFile, newImport, uploadFile, waitForJob } from './import-helpers';
 
 let t: TestSite;
 beforeAll(async () => {
@@ -104,6 +104,30 @@ test('formula-injection text fails its document only; escaped text and numbers p
     .whereIn('description', ['=1+1 as text', '- a list item', '-2', 'plain'])
     .pluck('description')) as string[];
   expect(texts.sort()).toEqual(['- a list item', '-2', '=1+1 as text', 'plain']);
+});
+
+test('starting a partly failed import again retries its failed documents only', async () => {
+  // The second document links a user who does not exist yet: it fails, then passes once the user exists.
+  const csv = 'description,allocated_to\nfirst,\nlater,late@import.test\nsecond,\n';
+  const before = await todos();
+  const { name, job } = await importFile(t, t.adminToken, 'ToDo', csv, 'again.csv');
+  expect(job.result).toEqual({ total: 3, success_count: 2, failure_count: 1 });
+  await createUser(t, 'late@import.test', []);
+  const again = await callImportMethod(t, t.adminToken, 'form_start_import', { data_import: name });
+  expect(again.status).toBe(200);
+  const rerun = await waitForJob(t, t.adminToken, again.body.data.job_id);
+  expect(rerun.result).toEqual({ total: 3, success_count: 3, failure_count: 0 });
+  expect(await todos()).toBe(before + 3);
+  const rows = await t.site.db
+    .knex('tabData Import Log')
+    .where({ data_import: name })
+    .orderBy('log_index')
+    .select('log_index', 'success');
+  expect(rows.map((r) => [Number(r.log_index), Number(r.success)])).toEqual([
+    [0, 1],
+    [1, 1],
+    [2, 1],
+  ]);
 });
 
 test('preview checks every document through the document path and writes nothing', async () => {

@@ -62,6 +62,8 @@ test('kill -9 of the worker mid-import: the job resumes and no line is imported 
   const during = (await t.http.get(`/api/v2/job/${id}`).set('Authorization', t.adminToken)).body.data;
   expect(during.status).toBe('running');
   expect(during.progress).toEqual({ done: atKill, total: N });
+  // The log rows are the job's item outcomes: no __JobItem row besides them.
+  expect(await t.site.db.knex('__JobItem').where({ job: id }).first()).toBeUndefined();
 
   jobQueueOf(t.site)?.start();
   const job = await waitForJob(t, t.adminToken, id, 180_000);

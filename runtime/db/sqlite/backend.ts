@@ -75,6 +75,11 @@ export function connectSqlite(url: string, options: DatabaseOptions): SqliteData
     pool: {
       afterCreate: (conn: BetterSqlite3.Database, done: (err: Error | null, conn: unknown) => void) => {
         tuneSqlite(conn, Math.min(busyMs, LOCK_SPIN_MS), cacheKb);
+        // The writer keeps its savepoints' journal in memory. Each bulk item and imported document writes in a
+        // savepoint of the turn's batch; past 64 KiB SQLite moved that journal to a temp file, one pwrite per page
+        // after that: an import of 20,000 ToDos made 332,000 pwrite calls, 49,500 with this (its CPU time 14-23%
+        // lower in four paired runs). Held in memory: the pages an open savepoint changed (a table rebuild's too).
+        conn.pragma('temp_store = MEMORY');
         writer = conn;
         done(null, conn);
       },
