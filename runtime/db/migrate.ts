@@ -263,7 +263,7 @@ export async function migrate(
   }
   let result: MigrateResult = { changed: [], plan: [], refused: [] };
   await dialect.applySync(db.knex, doctypes, async (knex) => {
-    await ensureSystemTables(knex);
+    await ensureSystemTables(knex, dialect);
     for (const step of options.phases?.beforeSync ?? []) await step(knex);
     const recorded = await readRecorded(knex, dialect, false);
     const { plan, planned } = await planAll(knex, dialect, doctypes, recorded, options);
