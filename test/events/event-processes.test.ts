@@ -11,7 +11,7 @@ import { SseClient } from './sse-client';
 jest.setTimeout(180_000);
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 // The MariaDB run takes other ports, so both runs may go at once.
-const BASE_PORT = process.env.TEST_MYSQL_URL ? 41420 : 41410;
+const BASE_PORT = process.env.TEST_MYSQL_URL ? 4814 : 4810;
 
 let t: TestSite;
 const children: SvcChild[] = [];
