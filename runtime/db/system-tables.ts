@@ -26,6 +26,32 @@ export const SYSTEM_TABLES = {
   events: '__Event',
 } as const;
 
+/** One row of the document event log (`__Event`) as written; the database assigns its `id`. */
+export interface EventRecord {
+  doctype: string;
+  docname: string;
+  /** insert, save, submit, cancel, update (after submit) or delete. */
+  action: string;
+  modified: string | null;
+  /** The user who made the change. */
+  user: string;
+  /** The document's owner (what a delete event's permission is checked against: the row is gone). */
+  owner: string | null;
+  /** When the change was written (ms since epoch). */
+  created_at: number;
+}
+
+/** The columns of an event row in the order the row stores bind them. */
+export const EVENT_COLUMNS = [
+  'doctype',
+  'docname',
+  'action',
+  'modified',
+  'user',
+  'owner',
+  'created_at',
+] as const satisfies readonly (keyof EventRecord)[];
+
 /** Creates the system tables that are missing (and the columns newer versions added). */
 export async function ensureSystemTables(knex: Knex, dialect: SchemaDialect): Promise<void> {
   const create = async (name: string, build: (t: Knex.CreateTableBuilder) => void) => {

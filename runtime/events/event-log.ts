@@ -57,9 +57,12 @@ export function deleteEvent(op: DeleteOperation): Omit<EventRow, 'id'> {
   };
 }
 
-/** Writes an event inside the document's transaction `trx` (through the row store's prepared system-table insert). */
-export function writeEvent(site: Site, trx: Knex, row: Omit<EventRow, 'id'>): Promise<void> {
-  return site.rows.insertRows(trx, EVENTS, [row]);
+/**
+ * Writes an event inside the document's transaction `trx`, through the row store (prepared; on MariaDB held for the
+ * batch's INSERT). Undefined when done at once, as lifecycle handlers answer.
+ */
+export function writeEvent(site: Site, trx: Knex, row: Omit<EventRow, 'id'>): Promise<void> | undefined {
+  return site.rows.insertEvent(trx, row);
 }
 
 function decode(row: Record<string, unknown>): EventRow {

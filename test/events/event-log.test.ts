@@ -69,6 +69,28 @@ test('a write that rolls back leaves no event', async () => {
   expect((await events(from)).map((r) => r.docname)).toEqual([first.body.data.name]);
 });
 
+test('concurrent creates sharing a commit (one a duplicate) write one event each, none for the refused', async () => {
+  const from = await lastId();
+  expect((await send('post', '/api/v2/document/ToDo', { name: 'dup-burst', description: 'x' })).status).toBe(
+    201,
+  );
+  // Sent at once: on MariaDB they share group-commit batches, whose held INSERTs (documents and events) the duplicate
+  // makes roll back and run again alone.
+  const answers = await Promise.all(
+    Array.from({ length: 24 }, (_, i) =>
+      send('post', '/api/v2/document/ToDo', {
+        ...(i === 11 ? { name: 'dup-burst' } : {}),
+        description: `burst ${i}`,
+      }),
+    ),
+  );
+  expect(answers.map((a) => a.status).sort()).toEqual([...Array(23).fill(201), 409]);
+  const made = answers.filter((a) => a.status === 201).map((a) => a.body.data.name as string);
+  const rows = await events(from);
+  expect(rows.map((r) => r.docname).sort()).toEqual(['dup-burst', ...made].sort());
+  expect(rows.every((r) => r.action === 'insert')).toBe(true);
+});
+
 test('a bulk insert writes one event per document; so does a bulk job', async () => {
   const from = await lastId();
   const small = await send('post', '/api/v2/document/ToDo/bulk_insert', {
