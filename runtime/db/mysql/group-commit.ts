@@ -131,10 +131,11 @@ function destroyedUnder(sql: unknown): Error {
  * Counts what the statements sent on `conn` did to its open transaction: wraps its `query` and `execute` once (above
  * the change counter's wrapper), so every statement is seen whatever sent it (row stores, knex, scripts). It also
  * bounds them: mysql2 starts a statement's own timeout only when the statement reaches the head of the connection's
- * queue, and a destroyed connection never answers the statements queued on it; so each statement here gets
- * `statementMs` from when it is sent, past which the connection is destroyed, and destroying it (here or by anyone:
- * statements.ts `limited`, knex's timeout) fails every statement still waiting on it. A statement queued behind one
- * the frozen server never answers is thus answered 503 within the deadline, not never.
+ * queue, and a destroyed connection never answers the statements queued on it. So destroying the connection (a
+ * statement past its timer: statements.ts `limited`, knex's timeout, or the held rows' own timer here, the one
+ * statement sent without a timer of its caller) fails every statement still waiting on it: a statement queued behind
+ * one the frozen server never answers is answered 503 within the deadline, not never. No timer per statement: those
+ * with one of their own keep it.
  */
 function watchTouches(conn: MysqlConnection, statementMs: number): Touches {
   const known = touchesOf.get(conn);
@@ -152,17 +153,21 @@ function watchTouches(conn: MysqlConnection, statementMs: number): Touches {
     }
     for (const fail of [...waiting]) fail();
   };
-  /** `callback`, called once: with the answer, or with an error when the connection is destroyed first. */
-  const bounded = (sql: unknown, callback: Callback): Callback => {
+  /**
+   * `callback`, called once: with the answer, or with an error when the connection is destroyed first; with `timed`,
+   * the connection is destroyed if no answer comes within `statementMs` of now (the other statements have their own
+   * timer: statements.ts `limited`, or knex's mysql2 timeout, whose expiry destroys the connection).
+   */
+  const bounded = (sql: unknown, callback: Callback, timed = false): Callback => {
     let done = false;
-    const timer = setTimeout(() => raw.destroy(), statementMs);
-    timer.unref();
+    const timer = timed ? setTimeout(() => raw.destroy(), statementMs) : undefined;
+    timer?.unref();
     const fail = () => settle(destroyedUnder(sql));
     const settle: Callback = (err, ...rest) => {
       if (done) return;
       done = true;
       waiting.delete(fail);
-      clearTimeout(timer);
+      if (timer) clearTimeout(timer);
       callback(err, ...rest);
     };
     waiting.add(fail);
@@ -178,9 +183,13 @@ function watchTouches(conn: MysqlConnection, statementMs: number): Touches {
       sendDeferred(conn, (insert, values) =>
         baseExecute(
           { sql: insert, values },
-          bounded(insert, (err) => {
-            if (err) touches.unknown++;
-          }),
+          bounded(
+            insert,
+            (err) => {
+              if (err) touches.unknown++;
+            },
+            true,
+          ),
         ),
       );
       if (typeof callback !== 'function' || typeof sql !== 'string' || ENDS.test(sql)) {
