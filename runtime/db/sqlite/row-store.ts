@@ -133,8 +133,7 @@ export class SqliteRowStore implements RowStore {
   /** One prepared INSERT run at once on the batch's connection (about 5 us); through insertRows elsewhere. */
   insertEvent(trx: Knex, event: EventRecord): Promise<void> | undefined {
     const conn = heldConnection(trx);
-    if (!conn)
-      return this.insertRows(trx, SYSTEM_TABLES.events, [event as unknown as Record<string, unknown>]);
+    if (!conn) return this.insertRows(trx, SYSTEM_TABLES.events, [{ ...event }]);
     prepared(conn, EVENT_INSERT).run(EVENT_COLUMNS.map((column) => event[column]));
     return undefined;
   }
