@@ -5,6 +5,11 @@
 //   npx tsx bench/ab.ts                     the trivial method (needs bench/tmp/feature-gen in each root, see inject.ts)
 //   AB_PATH='/api/resource/ToDo/{doc}'      GET a seeded ToDo ({doc} is replaced by its name); core registry
 //   AB_PATH=/api/resource/ToDo AB_BODY='{"description":"x"}'   POST creates
+//   AB_METHOD=PUT AB_PATH='/api/resource/ToDo/{doc}' AB_BODY='{"description":"[<id>]"}'
+//                                          updates of a seeded ToDo, each changing it (`[<id>]`: a new id per request)
+//   AB_GENERATED_A / AB_GENERATED_B        that side's generated registry (a folder under its root; default generated/),
+//                                          e.g. bench/tmp/untracked-gen: the core DocTypes with ToDo's track_changes
+//                                          off (bench/untracked-registry.sh), for tracked updates against untracked ones
 //   AB_SCRIPT='{"name":"echo","script_type":"API","api_method":"echo_script","script":"frappe.response.message = 1"}'
 //                                          saves this Server Script on each side first (JSON fields; Administrator)
 //   AB_SCRIPT_A / AB_SCRIPT_B              the same for one side only (an empty value: none), e.g. a create with a
@@ -19,6 +24,13 @@
 // a variable).
 // AB_SETTINGS='{"log_api_requests":1}'  saves these System Settings fields on each side first (Administrator);
 // AB_SETTINGS_A / AB_SETTINGS_B          one side only, e.g. the request log on against off
+// AB_HEADERS='{"x-bench-id":"[<id>]"}'  extra request headers on each side; AB_HEADERS_A / AB_HEADERS_B one side only.
+//                                          `[<id>]` in a value is a new id on every request, e.g. a create with a new
+//                                          Idempotency-Key each time against the same create without one:
+//   AB_PATH=/api/resource/ToDo AB_BODY='{"description":"x"}' AB_HEADERS_A='{"x-bench-id":"[<id>]"}' \
+//     AB_HEADERS_B='{"idempotency-key":"[<id>]"}' npx tsx bench/ab.ts
+// BENCH_DB=mysql (or mariadb): each side runs on a fresh MariaDB database of its own on BENCH_MYSQL_URL's server
+// (bench/lib/service.ts benchMysqlDatabase; dropped afterwards) instead of a SQLite file.
 // AB_SEED=N seeds N ToDos on each side first (for a list or count path; a path with {doc} seeds 100).
 // Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, B/A, and
 // each server's RSS after the rounds.
@@ -43,8 +55,11 @@ async function start(tag: 'A' | 'B', urlPath: string) {
   const service = (await import(path.join(root, 'bench/lib/service.ts'))) as typeof import('./lib/service');
   // The root's own procs module tracks the server it spawns: another checkout's stopChild would not find it.
   const procs = (await import(path.join(root, 'bench/lib/procs.ts'))) as typeof import('./lib/procs');
-  const generated =
-    urlPath === METHOD_PATH ? path.join(root, 'bench/tmp/feature-gen') : path.join(root, 'generated');
+  const generated = process.env[`AB_GENERATED_${tag}`]
+    ? path.join(root, process.env[`AB_GENERATED_${tag}`] as string)
+    : urlPath === METHOD_PATH
+      ? path.join(root, 'bench/tmp/feature-gen')
+      : path.join(root, 'generated');
   if (process.env[`COMPILED_${tag}`] === '1' && !existsSync(path.join(root, 'dist/runtime/cli/main.js')))
     throw new Error(`${root}/dist is missing: run npm run build there`);
   if (!existsSync(path.join(generated, 'index.ts'))) {
@@ -56,8 +71,11 @@ async function start(tag: 'A' | 'B', urlPath: string) {
   const nodeArgs = process.env[`NODE_ARGS_${tag}`]
     ? (JSON.parse(process.env[`NODE_ARGS_${tag}`] as string) as string[])
     : undefined;
+  // The root's own service module made the database: its exit handler drops it.
+  const mysqlDb = service.benchDbKind() === 'mysql' ? await service.benchMysqlDatabase() : undefined;
   const svc = await service.startService(detectPinning(), {
     port: await freePort(),
+    ...(mysqlDb ? { databaseUrl: mysqlDb.url } : {}),
     dbFile: path.join(root, 'bench/tmp', `ab-${tag}-${process.pid}.sqlite`),
     generated,
     timeoutMs: 120000,
@@ -96,7 +114,15 @@ async function start(tag: 'A' | 'B', urlPath: string) {
     const names = await service.seedTodos(svc.base, auth, 0, Math.max(100, seed));
     resolved = resolved.replace('{doc}', encodeURIComponent(names[50] as string));
   } else if (seed > 0) await service.seedTodos(svc.base, auth, 0, seed);
-  return { svc, auth, url: svc.base + resolved, stop: () => procs.stopChild(svc.child) };
+  const headers = JSON.parse(process.env[`AB_HEADERS_${tag}`] || process.env.AB_HEADERS || '{}') as Record<
+    string,
+    string
+  >;
+  const stop = async () => {
+    await procs.stopChild(svc.child);
+    await mysqlDb?.drop();
+  };
+  return { svc, auth, headers, url: svc.base + resolved, stop };
 }
 
 /** Prints how many Webhook Request Log rows a side holds in each status (deliveries keeping up, or not). */
@@ -127,6 +153,7 @@ async function main(): Promise<void> {
     : undefined;
   const urlPath = process.env.AB_PATH ?? METHOD_PATH;
   const body = process.env.AB_BODY;
+  const verb = (process.env.AB_METHOD ?? 'POST') as 'POST' | 'PUT';
   const rounds = Number(process.env.AB_ROUNDS ?? 3);
   const seconds = Number(process.env.AB_SECONDS ?? 8);
   const a = await start('A', urlPath);
@@ -139,8 +166,11 @@ async function main(): Promise<void> {
           pinning,
           {
             url: side.url,
-            ...(body ? { method: 'POST' as const, body } : {}),
-            headers: { authorization: side.auth, 'content-type': 'application/json' },
+            ...(body ? { method: verb, body } : {}),
+            headers: { authorization: side.auth, 'content-type': 'application/json', ...side.headers },
+            idReplacement:
+              (body?.includes('[<id>]') ?? false) ||
+              Object.values(side.headers).some((value) => value.includes('[<id>]')),
             connections: 50,
             seconds,
             warmupSeconds: 1,

@@ -2,14 +2,14 @@
 // - import of BENCH_IMPORT_DOCS (default 20,000) ToDos from a CSV (Data Import, form_start_import, the job) against
 //   bulk_insert of the same documents (also a job past the async threshold), each on a fresh site; the ratio is
 //   bulk_insert's time over the import's (target ≥ 0.8);
-// - export of BENCH_EXPORT_ROWS (default 500,000) ToDos as CSV to a sink that drops the bytes: rows/s (target
+// - export of BENCH_EXPORT_ROWS (default 500,000) ToDos as CSV, XLSX and JSON to a sink that drops the bytes: rows/s (target
 //   ≥ 50,000) and the growth of RSS over the run, sampled every 50 ms (target < 50 MB).
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createTestSite, type TestSite } from '../test/helpers/test-site';
 import { importFile } from '../test/data-io/import-helpers';
 import { exportSource } from '../runtime/data-export/export-pages';
-import { exportStream } from '../runtime/data-export/export-stream';
+import { type ExportFormat, exportStream } from '../runtime/data-export/export-stream';
 import { ADMINISTRATOR } from '../runtime/site';
 
 const IMPORT_DOCS = Number(process.env.BENCH_IMPORT_DOCS ?? 20_000);
@@ -63,7 +63,9 @@ async function importMs(): Promise<number> {
   }
 }
 
-async function exportLine(): Promise<{ rowsPerSecond: number; rssGrowthMb: number; ms: number }> {
+async function exportLine(
+  format: ExportFormat,
+): Promise<{ rowsPerSecond: number; rssGrowthMb: number; ms: number }> {
   const t = await createTestSite({ site: { max_page_length: 1000 } });
   try {
     const knex = t.site.db.knex;
@@ -96,8 +98,10 @@ async function exportLine(): Promise<{ rowsPerSecond: number; rssGrowthMb: numbe
     let rssPeak = rssStart;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 50);
     let lines = 0;
+    let bytes = 0;
     const sink = new Writable({
       write(chunk: Buffer, _enc, done) {
+        bytes += chunk.length;
         for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines++;
         done();
       },
@@ -106,10 +110,11 @@ async function exportLine(): Promise<{ rowsPerSecond: number; rssGrowthMb: numbe
       const source = await exportSource(caller, 'ToDo', {
         fields: '["name","status","priority","description"]',
       });
-      await pipeline(exportStream(source, 'csv'), sink);
+      await pipeline(exportStream(source, format), sink);
     });
     clearInterval(sampler);
-    if (lines !== EXPORT_ROWS + 1) throw new Error(`exported ${lines - 1} rows`);
+    if (format === 'csv' && lines !== EXPORT_ROWS + 1) throw new Error(`exported ${lines - 1} rows`);
+    if (bytes === 0) throw new Error(`the ${format} export wrote nothing`);
     return {
       rowsPerSecond: Math.round((EXPORT_ROWS / ms) * 1000),
       rssGrowthMb: (rssPeak - rssStart) / 2 ** 20,
@@ -121,15 +126,20 @@ async function exportLine(): Promise<{ rowsPerSecond: number; rssGrowthMb: numbe
 }
 
 async function main(): Promise<void> {
-  const bulk = await bulkInsertMs();
-  const imported = await importMs();
-  console.log(
-    `import ${IMPORT_DOCS} ToDos from CSV: ${Math.round(imported)} ms; bulk_insert: ${Math.round(bulk)} ms; ratio ${(bulk / imported).toFixed(2)} (target ≥ 0.8)`,
-  );
-  const exp = await exportLine();
-  console.log(
-    `export ${EXPORT_ROWS} ToDos as CSV: ${Math.round(exp.ms)} ms, ${exp.rowsPerSecond} rows/s (target ≥ 50,000); RSS growth ${exp.rssGrowthMb.toFixed(1)} MB (target < 50)`,
-  );
+  if (process.env.BENCH_IMPORT !== '0') {
+    const bulk = await bulkInsertMs();
+    const imported = await importMs();
+    console.log(
+      `import ${IMPORT_DOCS} ToDos from CSV: ${Math.round(imported)} ms; bulk_insert: ${Math.round(bulk)} ms; ratio ${(bulk / imported).toFixed(2)} (target ≥ 0.8)`,
+    );
+  }
+  // BENCH_EXPORT_FORMATS (default csv,xlsx,json): the formats exported, each on a fresh site.
+  for (const format of (process.env.BENCH_EXPORT_FORMATS ?? 'csv,xlsx,json').split(',') as ExportFormat[]) {
+    const exp = await exportLine(format);
+    console.log(
+      `export ${EXPORT_ROWS} ToDos as ${format}: ${Math.round(exp.ms)} ms, ${exp.rowsPerSecond} rows/s (target ≥ 50,000); RSS growth ${exp.rssGrowthMb.toFixed(1)} MB (target < 50)`,
+    );
+  }
 }
 
 void main().then(

@@ -1,12 +1,16 @@
-// Profiles one request of the service under load: `npx tsx bench/profile.ts [get-v1|get-v2|create|list-v1|list-v2|count|file|startup] [GENERATED_DIR]`
+// Profiles one request of the service under load:
+// `npx tsx bench/profile.ts [get-v1|get-v2|create|create-idem|update|list-v1|list-v2|count|file|startup] [GENERATED_DIR]`
 // (`file`: GET of a 10 KB public file /files/…, no credentials)
 // (`bulk-insert`, `bulk-update`: one queued bulk job of PROFILE_ROWS ToDos, no other load; the window is the job's run).
+// PROFILE_WEBHOOK (JSON fields of a Webhook, saved first), PROFILE_RECEIVER_PORT (a receiver answering 204 here) and
+// PROFILE_SITE_CONFIG (a site config file, e.g. one allowing 127.0.0.1 in webhook_allowed_hosts): creates that fire it.
 // (`startup`: from spawn to the "serving" line, no load).
 // Starts the server (pinned, fresh SQLite, `node --cpu-prof`), seeds ToDo rows, runs the load worker, stops the server
 // and prints where the server's CPU time went (self time by function, and by file or package).
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50), PROFILE_ROWS (rows to seed, default 1000),
 // BENCH_DB=mysql (the service on a fresh MariaDB database bench_<pid>_<n> on BENCH_MYSQL_URL's server, dropped after).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { runLoad } from './lib/load';
@@ -150,9 +154,11 @@ export function summarize(profile: CpuProfile, top = 30, window?: ProfileWindow)
 /** One request of a load scenario. */
 export interface ScenarioRequest {
   url: string;
-  method?: 'POST';
+  method?: 'POST' | 'PUT';
   headers: Record<string, string>;
   body?: string;
+  /** `[<id>]` in the request is a new id on every request (a new Idempotency-Key per create). */
+  idReplacement?: boolean;
 }
 
 /** The request a scenario sends to the service at `base` with `auth`; `name` is a seeded ToDo. */
@@ -167,6 +173,22 @@ export function scenarioRequest(kind: string, base: string, auth: string, name: 
       method: 'POST',
       headers: { ...h, 'content-type': 'application/json' },
       body: '{"description":"profile","priority":"Low"}',
+    },
+    // The same create with a new Idempotency-Key each time.
+    'create-idem': {
+      url: `${base}/api/resource/ToDo`,
+      method: 'POST',
+      headers: { ...h, 'content-type': 'application/json', 'idempotency-key': '[<id>]' },
+      body: '{"description":"profile","priority":"Low"}',
+      idReplacement: true,
+    },
+    // A tracked ToDo's update, each changing its description (a Version per request).
+    update: {
+      url: `${base}/api/resource/ToDo/${name}`,
+      method: 'PUT',
+      headers: { ...h, 'content-type': 'application/json' },
+      body: '{"description":"[<id>]"}',
+      idReplacement: true,
     },
     'list-v1': {
       url: `${base}/api/resource/ToDo?filters=${encodeURIComponent('[["status","=","Open"]]')}&order_by=modified%20desc`,
@@ -203,7 +225,10 @@ async function main(): Promise<number> {
     dbFile: path.join(tmp, 'p.sqlite'),
     databaseUrl: db?.url,
     generated,
-    extraEnv: { FILES_PATH: path.join(tmp, 'files-site') },
+    extraEnv: {
+      FILES_PATH: path.join(tmp, 'files-site'),
+      ...(process.env.PROFILE_SITE_CONFIG ? { SITE_CONFIG: process.env.PROFILE_SITE_CONFIG } : {}),
+    },
     timeoutMs: 300000,
     label: 'service (profiled)',
     // One file per thread (tsx runs its module hooks on a worker thread): a folder per run, the busiest file is the main thread.
@@ -224,6 +249,21 @@ async function main(): Promise<number> {
       body: process.env.PROFILE_SCRIPT,
     });
     if (res.status !== 201) throw new Error(`Server Script refused: ${res.status} ${await res.text()}`);
+  }
+  // PROFILE_WEBHOOK: a Webhook (JSON fields) saved before the load; PROFILE_RECEIVER_PORT: a receiver answering 204.
+  const receiverPort = Number(process.env.PROFILE_RECEIVER_PORT ?? 0);
+  const receiver = receiverPort
+    ? http
+        .createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()))
+        .listen(receiverPort, '127.0.0.1')
+    : undefined;
+  if (process.env.PROFILE_WEBHOOK) {
+    const res = await fetch(`${svc.base}/api/resource/Webhook`, {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: process.env.PROFILE_WEBHOOK,
+    });
+    if (res.status !== 201) throw new Error(`Webhook refused: ${res.status} ${await res.text()}`);
   }
   if (kind === 'bulk-insert' || kind === 'bulk-update') {
     const docs = Array.from({ length: rows }, (_, i) => ({ description: `profile bulk ${i}` }));
@@ -265,6 +305,7 @@ async function main(): Promise<number> {
   );
   await stopChild(svc.child, 15000);
   const stopped = performance.now();
+  receiver?.close();
   await db?.drop();
   void loadStart;
   console.log(report(path.join(profDir, stamp), measuredWindow(loadEnd, stopped, seconds)));

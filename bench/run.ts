@@ -7,7 +7,8 @@
 // BENCH_KEEP_GEN=1 (keep bench/tmp/fixtures-gen), BENCH_AB_ROUNDS (core/fixtures GET rounds, default 2),
 // BENCH_TIME_LIMIT (s, whole run, default 1800), BENCH_FILES=0 (skip the upload/download lines), BENCH_BULK=0 (skip the
 // bulk insert/update and GET-during-a-job lines), BENCH_BULK_DOCS (documents per bulk line, default 10000),
-// BENCH_CORE=0 (skip the GET/list/create lines), BENCH_FEATURES=0 (skip the auth, permission, method, script lines),
+// BENCH_CORE=0 (skip the GET/list/create lines, the create with an Idempotency-Key among them), BENCH_FEATURES=0 (skip
+// the auth, permission, method, script, history and webhook lines),
 // BENCH_COMPILED=0 (skip the compiled-build lines; they run as `npm start` does, with its environment and node flags, and
 // end with npm start against the tsx start loaded at once, compiled/tsx per round; BENCH_TSX_START=1 gives the tsx
 // starts the same environment and memory flags), BENCH_LARGE=0 (skip the 500,000-row SQLite lines; BENCH_LARGE_ROWS,
@@ -27,7 +28,8 @@
 // 0-1% during SQLite's lines, so the wait is a guard that usually costs 0.5 s per line, not a correction. A MariaDB core
 // line's note also gives the requests served per change-stamp read (svc_change_stamp_reads in /api/metrics).
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { LoadSpec } from './load-worker';
@@ -684,6 +686,35 @@ async function coreScenarios(dbs: ('sqlite' | 'mysql')[]): Promise<CoreResults[]
         }),
       ),
     );
+    // The same create with a new Idempotency-Key per request, right after it (issue 36: at least 0.8x of the create
+    // without a key; bench/ab.ts with AB_HEADERS_A/AB_HEADERS_B compares the two side by side, more precisely).
+    await eachReady(async (side) => {
+      await run(
+        side,
+        { id: 'create_v1_idem', label: 'POST create ToDo v1 (token), new Idempotency-Key each', extra: true },
+        spec(`${side.svc.base}/api/resource/ToDo`, {
+          method: 'POST',
+          headers: { ...auth(side), 'content-type': 'application/json', 'idempotency-key': '[<id>]' },
+          body: JSON.stringify({ description: 'bench create' }),
+          idReplacement: true,
+        }),
+      );
+      const plain = side.results.get('create_v1');
+      const keyed = side.results.get('create_v1_idem');
+      const value = plain && keyed ? keyed.rps / plain.rps : undefined;
+      report.measures.push({
+        id: `idempotent_create_ratio${side.sfx}`,
+        label: `${side.who}POST create: with an Idempotency-Key / without (req/s)`,
+        value,
+        unit: 'x',
+        target: '>= 0.80x',
+        ok: value === undefined ? undefined : value >= 0.8,
+        note:
+          plain?.cpuUsPerReq && keyed?.cpuUsPerReq
+            ? `${plain.cpuUsPerReq.toFixed(0)} vs ${keyed.cpuUsPerReq.toFixed(0)} us server CPU per create`
+            : undefined,
+      });
+    });
     for (const side of sides)
       report.measures.push({
         id: `core_rss_after${side.sfx}`,
@@ -1015,7 +1046,8 @@ const FEATURE_GEN = 'bench/tmp/feature-gen';
  * Auth, permission, logging and method scenarios on one server, each compared with the token GET measured on the same
  * server in the same run: session cookie and Bearer vs token (>= 0.9x), a restricted user with two User Permissions
  * vs Administrator (>= 0.8x), log_api_requests on vs off (< 15% cost), whitelisted GET methods and a trivial API
- * server script vs the baseline (>= 0.3x), a create with one Before Save server script vs without (>= 0.7x).
+ * server script vs the baseline (>= 0.3x), a create with one Before Save server script vs without (>= 0.7x), updates
+ * of a DocType with track_changes vs its untracked twin (>= 0.8x) and creates with one signed webhook vs without (>= 0.8x).
  */
 async function featureScenarios(): Promise<void> {
   if (!KEEP_GEN) removeOnExit(path.join(ROOT, 'bench', 'tmp'));
@@ -1043,11 +1075,15 @@ async function featureScenarios(): Promise<void> {
     return r;
   });
   if (!gen) return;
+  // Webhooks may reach the bench's receiver on loopback (the webhook line); nothing else reads this config.
+  const siteConfig = path.join(tmp, 'features-site-config.json');
+  writeFileSync(siteConfig, JSON.stringify({ webhook_allowed_hosts: ['127.0.0.1'] }));
   const svc = await attempt('start service (features)', () =>
     serviceWithToken('service (features)', {
       generated: FEATURE_GEN,
       timeoutMs: 120000,
       db: 'features.sqlite',
+      extraEnv: { SITE_CONFIG: siteConfig },
     }),
   );
   if (!svc) return;
@@ -1251,6 +1287,93 @@ async function featureScenarios(): Promise<void> {
       meanOf(offRuns),
       0.85,
     );
+    // Document history (#34): the same updates of two DocTypes that differ only in track_changes (bench/doctypes:
+    // Bench Note, Bench Tracked Note), each request a new description (a Version per tracked update).
+    const update = async (doctype: string, id: string) => {
+      const res = await fetch(`${svc.base}/api/resource/${encodeURIComponent(doctype)}`, {
+        method: 'POST',
+        headers: { authorization: admin, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'bench update' }),
+      });
+      if (res.status !== 201 && res.status !== 200)
+        throw new Error(`${doctype}: create refused: ${res.status}`);
+      const doc = ((await res.json()) as { data: { name: string } }).data.name;
+      return scenario(
+        { id, label: `PUT update ${doctype} v1, a new description each`, extra: true },
+        spec(`${svc.base}/api/resource/${encodeURIComponent(doctype)}/${encodeURIComponent(doc)}`, {
+          method: 'PUT',
+          headers: { authorization: admin, 'content-type': 'application/json' },
+          body: '{"description":"[<id>]"}',
+          idReplacement: true,
+        }),
+        svc.pid,
+      );
+    };
+    const untracked = await attempt('untracked updates', () => update('Bench Note', 'history_update_plain'));
+    const tracked = await attempt('tracked updates', () =>
+      update('Bench Tracked Note', 'history_update_tracked'),
+    );
+    ratio(
+      'history_update_cost',
+      'PUT update: a DocType with track_changes (a Version each) / the same DocType untracked',
+      tracked,
+      untracked,
+      0.8,
+    );
+    // Webhooks (#33): creates with one enabled, signed webhook on ToDo after_insert, its receiver on loopback in this
+    // process, against the same creates just before; the note says whether deliveries kept up (Queued rows left).
+    const receiver = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+    const receiverPort = await freePort();
+    await new Promise<void>((resolve) => receiver.listen(receiverPort, '127.0.0.1', resolve));
+    try {
+      const withoutHook = await create('webhook_create_plain', 'POST create ToDo v1, no webhook');
+      const saved = await attempt('save Webhook', async () => {
+        const res = await fetch(`${svc.base}/api/resource/Webhook`, {
+          method: 'POST',
+          headers: { authorization: admin, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            name: 'bench-webhook',
+            webhook_doctype: 'ToDo',
+            webhook_docevent: 'after_insert',
+            request_url: `http://127.0.0.1:${receiverPort}/hook`,
+            enable_security: 1,
+            webhook_secret: 'bench-secret',
+          }),
+        });
+        if (res.status !== 201) throw new Error(`Webhook refused: ${res.status} ${await res.text()}`);
+        return true;
+      });
+      if (saved) {
+        const withHook = await create('webhook_create_hooked', 'POST create ToDo v1, one signed webhook');
+        await new Promise((r) => setTimeout(r, 3000));
+        const filters = encodeURIComponent(JSON.stringify([['status', '=', 'Queued']]));
+        const queued = await attempt('count queued deliveries', async () => {
+          const res = await fetch(
+            `${svc.base}/api/method/frappe.client.get_count?doctype=Webhook%20Request%20Log&filters=${filters}`,
+            { headers: { authorization: admin } },
+          );
+          return String(((await res.json()) as { message: unknown }).message);
+        });
+        ratio(
+          'webhook_create_cost',
+          'POST create ToDo: with one enabled signed webhook (receiver on loopback) / without',
+          withHook,
+          withoutHook,
+          0.8,
+          `deliveries Queued 3 s after the line: ${queued ?? '?'}`,
+        );
+        await attempt('disable Webhook', async () => {
+          const res = await fetch(`${svc.base}/api/resource/Webhook/bench-webhook`, {
+            method: 'PUT',
+            headers: { authorization: admin, 'content-type': 'application/json' },
+            body: JSON.stringify({ enabled: 0 }),
+          });
+          if (!res.ok) throw new Error(`Webhook update refused: ${res.status}`);
+        });
+      }
+    } finally {
+      receiver.close();
+    }
   } finally {
     await stopChild(svc.child);
   }

@@ -3,6 +3,7 @@ import { setJobQueue } from './jobs/job-queue';
 import { runsJobWorker, siteJobQueue } from './jobs/site-queue';
 import './jobs/bulk-job';
 import { startScheduler } from './scripts/script-scheduler';
+import { startFileSweep } from './files/orphan-sweep';
 import { startWebhookDispatcher } from './webhooks/dispatcher';
 import { hashPassword, readAuth, writeAuth } from './auth/passwords';
 import { listenForAuthChanges } from './auth/auth-broadcast';
@@ -181,6 +182,7 @@ export async function openSite(
   if (runsJobWorker(config)) {
     jobs.start();
     startScheduler(site);
+    startFileSweep(site);
     startWebhookDispatcher(site);
   }
   // The same object the job worker holds: per-site state (Redis connections, script caches) is keyed by it.

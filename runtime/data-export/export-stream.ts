@@ -1,12 +1,11 @@
 // An export as a byte stream in CSV (RFC 4180, written here: csv-stringify took half of a 100,000-row export's time),
-// XLSX (exceljs's streaming WorkbookWriter: rows committed as they come, shared strings off) or JSON (the documents with
+// XLSX (xlsx-writer.ts: one sheet of inline strings zipped as it is read) or JSON (the documents with
 // nested child rows). Each waits for the reader between pages, so a slow client holds one page, never the export.
-import { once } from 'node:events';
-import { PassThrough, Readable } from 'node:stream';
-import ExcelJS from 'exceljs';
+import { Readable } from 'node:stream';
 import { DataError } from '../errors/errors';
 import type { ExportSource } from './export-pages';
 import { documentLines } from './template-lines';
+import { type XlsxCell, xlsxWorkbook } from './xlsx-writer';
 
 /** The formats an export is written in. */
 export const EXPORT_FORMATS = ['csv', 'xlsx', 'json'] as const;
@@ -71,30 +70,16 @@ async function* jsonChunks(source: ExportSource, progress?: ExportProgress): Asy
   yield ']\n';
 }
 
-function xlsxStream(source: ExportSource, progress?: ExportProgress): Readable {
-  const out = new PassThrough();
-  const book = new ExcelJS.stream.xlsx.WorkbookWriter({
-    stream: out,
-    useSharedStrings: false,
-    useStyles: false,
-  });
-  const sheet = book.addWorksheet(source.layout.binding.meta.name.slice(0, 31));
-  const write = async (): Promise<void> => {
-    sheet.addRow(source.layout.columns.map((c) => c.key)).commit();
-    let n = 0;
-    for await (const page of source.pages) {
-      for (const doc of page)
-        for (const line of documentLines(source.layout, doc)) sheet.addRow(line).commit();
-      n += page.length;
-      progress?.(n);
-      if (out.destroyed) return;
-      if (out.writableNeedDrain) await Promise.race([once(out, 'drain'), once(out, 'close')]);
-    }
-    sheet.commit();
-    await book.commit();
-  };
-  write().catch((err: unknown) => out.destroy(err instanceof Error ? err : new Error(String(err))));
-  return out;
+async function* xlsxPages(source: ExportSource, progress?: ExportProgress): AsyncIterable<XlsxCell[][]> {
+  yield [source.layout.columns.map((c) => c.key)];
+  let n = 0;
+  for await (const page of source.pages) {
+    const lines: XlsxCell[][] = [];
+    for (const doc of page) for (const line of documentLines(source.layout, doc)) lines.push(line);
+    n += page.length;
+    progress?.(n);
+    yield lines;
+  }
 }
 
 /** The export as a stream of bytes in `format`. */
@@ -109,6 +94,6 @@ export function exportStream(
     case 'json':
       return Readable.from(jsonChunks(source, progress));
     case 'xlsx':
-      return xlsxStream(source, progress);
+      return xlsxWorkbook(source.layout.binding.meta.name.slice(0, 31), xlsxPages(source, progress));
   }
 }

@@ -6,8 +6,16 @@ import { createReadStream, mkdirSync, statSync } from 'node:fs';
 import { link, rename, rm, stat, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import type { ByteRange, FileStorage, StorageKey, StoredStat } from './storage';
+import type {
+  ByteRange,
+  FileStorage,
+  StorageKey,
+  StoredReferences,
+  StoredStat,
+  SweepResult,
+} from './storage';
 import { isSafeStoredName } from './file-names';
+import { sweepLocalStore } from './local-sweep';
 
 const HASH = /^[0-9a-f]{64}$/;
 
@@ -15,10 +23,11 @@ const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
 
 /** Files on the local disk below `root` (the site folder, `./data` by default). */
 export class LocalDiskStorage implements FileStorage {
-  private readonly publicDir: string;
-  private readonly privateDir: string;
-  private readonly blobDir: string;
-  private readonly tmpDir: string;
+  /** The folders of public names, private names, blobs and temporary files (the sweep walks them). */
+  readonly publicDir: string;
+  readonly privateDir: string;
+  readonly blobDir: string;
+  readonly tmpDir: string;
 
   constructor(root: string) {
     this.publicDir = path.resolve(root, 'files');
@@ -117,6 +126,15 @@ export class LocalDiskStorage implements FileStorage {
     } catch (err) {
       if (code(err) !== 'ENOENT') throw err;
     }
+  }
+
+  sweep(graceMs: number, references: StoredReferences): Promise<SweepResult> {
+    return sweepLocalStore(this, graceMs, references, (key, contentHash) =>
+      this.delete(key, {
+        ...(contentHash ? { contentHash } : {}),
+        inUse: async () => (await references.named([key]))[0] === true,
+      }),
+    );
   }
 
   tempDir(): string {

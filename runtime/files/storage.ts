@@ -20,6 +20,24 @@ export interface ByteRange {
   end: number;
 }
 
+/** What the database says of stored content, asked by a sweep (each answer aligned with what it was given). */
+export interface StoredReferences {
+  /** For each key: whether a File row's URL names it. */
+  named(keys: readonly StorageKey[]): Promise<boolean[]>;
+  /** For each content hash (SHA-256 hex): whether a File row holds it. */
+  held(contentHashes: readonly string[]): Promise<boolean[]>;
+}
+
+/** What a sweep removed. */
+export interface SweepResult {
+  /** Stored names no File row named. */
+  names: number;
+  /** Copies of content (blobs) no File row held and no name used. */
+  blobs: number;
+  /** Temporary files (uploads, names set aside) left by a process that died. */
+  temporary: number;
+}
+
 /** The storage backend of a site's files. */
 export interface FileStorage {
   /**
@@ -41,6 +59,12 @@ export interface FileStorage {
    * put back, so a deletion never takes bytes from a File that another process just shared.
    */
   delete(key: StorageKey, options?: { contentHash?: string; inUse?: () => Promise<boolean> }): Promise<void>;
+  /**
+   * Removes what no File row accounts for and what has not changed for `graceMs`: stored names no File names, content
+   * no File holds and no name uses, temporary files. An upload in flight stores its bytes before its File row commits:
+   * its files changed within the grace period and stay.
+   */
+  sweep(graceMs: number, references: StoredReferences): Promise<SweepResult>;
   /** A folder for temporary upload files on the same file system as the store (so `put` can link, not copy). */
   tempDir(): string;
 }

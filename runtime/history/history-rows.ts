@@ -2,7 +2,7 @@
 // Document are inserted as rows (no lifecycle of their own: they are the service's record, not a user's write).
 import type { Knex } from 'knex';
 import type { DocumentTransaction } from '../document/lifecycle';
-import { hashName } from '../document/naming';
+import { timeOrderedName } from '../document/naming';
 import type { DocData } from '../db/row-store';
 import { now } from '../db/stored-values';
 import { DoesNotExistError } from '../errors/errors';
@@ -31,7 +31,7 @@ export async function insertHistoryRow(
   const user = tx.user.name;
   const data: DocData = Object.assign(
     {
-      name: hashName(),
+      name: timeOrderedName(),
       owner: user,
       creation: stamp,
       modified: stamp,

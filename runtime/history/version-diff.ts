@@ -3,8 +3,9 @@
 // formatted ones; a row that only moved is a row change of `idx` (Frappe records nothing for a reorder). Password
 // fields never appear.
 import { isTableType, storesValue } from '../meta/field-types';
-import type { FieldMeta } from '../meta/types';
+import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { DocData } from '../db/row-store';
+import { tableFields } from '../registry/field-lists';
 import type { DocTypeBinding, Registry } from '../registry/registry';
 
 /** One changed value: [fieldname, old, new]. */
@@ -40,11 +41,18 @@ function same(a: unknown, b: unknown): boolean {
   );
 }
 
-/** The fields whose values a Version records: stored, not tables, never Password. */
-function valueFields(fields: readonly FieldMeta[]): FieldMeta[] {
-  return fields.filter(
-    (f) => storesValue(f.fieldtype) && !isTableType(f.fieldtype) && f.fieldtype !== 'Password',
-  );
+const recorded = new WeakMap<DocTypeMeta, readonly FieldMeta[]>();
+
+/** The fields whose values a Version records: stored, not tables, never Password (worked out once per DocType). */
+function valueFields(meta: DocTypeMeta): readonly FieldMeta[] {
+  let found = recorded.get(meta);
+  if (!found) {
+    found = meta.fields.filter(
+      (f) => storesValue(f.fieldtype) && !isTableType(f.fieldtype) && f.fieldtype !== 'Password',
+    );
+    recorded.set(meta, found);
+  }
+  return found;
 }
 
 function changedValues(fields: readonly FieldMeta[], old: DocData, now: DocData): ChangedValue[] {
@@ -76,16 +84,14 @@ export function versionDiff(
 ): VersionDiff | undefined {
   const meta = binding.meta;
   const diff: VersionDiff = {
-    changed: changedValues(valueFields(meta.fields), old, now),
+    changed: changedValues(valueFields(meta), old, now),
     added: [],
     removed: [],
     row_changed: [],
   };
-  for (const field of meta.fields) {
-    if (!isTableType(field.fieldtype) || !(field.fieldname in now)) continue;
-    const child = field.options ? registry.get(field.options) : undefined;
-    if (!child) continue;
-    const fields = valueFields(child.meta.fields);
+  for (const { field, child } of tableFields(meta, registry)) {
+    if (!(field.fieldname in now)) continue;
+    const fields = valueFields(child.meta);
     const before = (old[field.fieldname] as DocData[] | undefined) ?? [];
     const after = (now[field.fieldname] as DocData[] | undefined) ?? [];
     const byName = new Map(before.map((row, i) => [String(row.name), { row, idx: i + 1 }]));

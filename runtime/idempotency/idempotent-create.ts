@@ -1,10 +1,9 @@
-// The create route with Idempotency-Key (see idempotency-keys.ts): the first request creates and records its key in
-// the same transaction; a retry gets the first answer (`Idempotent-Replayed: true`), a different body 422.
+// The create route with Idempotency-Key (see idempotency-keys.ts): the first request creates and records its key with
+// its answer in the same transaction; a retry gets that answer (`Idempotent-Replayed: true`), a different body 422.
 import type { AppContext } from '../http/state';
 import type { DocumentResult, InTransaction } from '../operations/document-operations';
 import * as documents from '../operations/document-operations';
 import { callerOf } from '../http/caller-of';
-import { inWriteTransaction } from '../db/write-transaction';
 import {
   REPLAYED_HEADER,
   assertSameRequest,
@@ -12,33 +11,44 @@ import {
   idempotentRequest,
   purgeExpiredKeys,
   recordKey,
-  storeAnswer,
   type IdempotentRequest,
   type KeyRecord,
 } from './idempotency-keys';
 
-/** Answers a retry: the stored first answer, or (the process ended before storing it) the document as it is now. */
+/** How the route answers a create. */
+export interface CreateAnswer {
+  /** The success status. */
+  status: number;
+  /** The response body for a created document and the messages its hooks left. */
+  bodyOf(doc: unknown, messages: string[]): Record<string, unknown>;
+  /** Sends a body (or its JSON text) with the success status. */
+  send(body: Record<string, unknown> | string): void;
+}
+
+/**
+ * Answers a retry: the stored first answer, or (a key recorded before answers were stored with it) the document as it
+ * is now.
+ */
 async function replay(
   ctx: AppContext,
   record: KeyRecord,
   request: IdempotentRequest,
-  answer: Answer,
+  answer: CreateAnswer,
 ): Promise<void> {
   assertSameRequest(record, request);
   if (record.status !== null && record.body !== null) {
     ctx.status = record.status;
     ctx.body = JSON.parse(record.body) as unknown;
   } else {
-    answer(await documents.getDocument(callerOf(ctx), record.doctype, record.docname), []);
+    answer.send(
+      answer.bodyOf(await documents.getDocument(callerOf(ctx), record.doctype, record.docname), []),
+    );
   }
   ctx.set(REPLAYED_HEADER, 'true');
 }
 
-/** Sets the create's answer from a document and messages; returns the body it set. */
-export type Answer = (doc: unknown, messages: string[]) => Record<string, unknown>;
-
 /**
- * Creates a document of `doctype` from `body` through `create` (given the hook to run inside its transaction) and
+ * Creates a document of `doctype` from `body` through `create` (given the work to run inside its transaction) and
  * answers through `answer`; with an Idempotency-Key, at most once per key.
  */
 export async function createOnce(
@@ -46,28 +56,34 @@ export async function createOnce(
   doctype: string,
   body: Record<string, unknown>,
   create: (inTransaction?: InTransaction) => Promise<DocumentResult>,
-  answer: Answer,
+  answer: CreateAnswer,
 ): Promise<void> {
   const request = idempotentRequest(ctx, doctype, body);
   if (!request) {
     const { doc, messages } = await create();
-    answer(doc, messages);
+    answer.send(answer.bodyOf(doc, messages));
     return;
   }
   const { site } = ctx.state;
   purgeExpiredKeys(site);
-  const known = await findKey(site.db.knex, request);
-  if (known) return replay(ctx, known, request, answer);
-  let result: DocumentResult;
+  // The answer's JSON text as recorded with the key (the last run's: on MariaDB a create may run again alone); sent as
+  // it is, so that it is encoded once.
+  let sent: string | undefined;
+  const record: InTransaction = async (trx, docname, result) => {
+    const { doc, messages } = (result as () => DocumentResult)();
+    sent = JSON.stringify(answer.bodyOf(doc, messages));
+    await recordKey(site, trx, request, { doctype, docname, status: answer.status, body: sent });
+  };
+  record.insertsOnly = true;
+  let created: DocumentResult;
   try {
-    result = await create((trx, name) => recordKey(site.db, trx, request, doctype, name));
+    created = await create(record);
   } catch (err) {
-    // A concurrent request with the key committed first: this one rolled back, and answers as its retry.
-    const raced = await findKey(site.db.knex, request).catch(() => undefined);
-    if (raced) return replay(ctx, raced, request, answer);
+    // The key is recorded (a retry, or a concurrent request with the key committed first): this create rolled back,
+    // and answers as a retry. Else the create failed on its own: a retry runs it again.
+    const known = await findKey(site.db.knex, request).catch(() => undefined);
+    if (known) return replay(ctx, known, request, answer);
     throw err;
   }
-  const sent = answer(result.doc, result.messages);
-  const status = ctx.status;
-  await inWriteTransaction(site.db, (q) => storeAnswer(q, request, status, sent)).catch(() => undefined);
+  answer.send(sent ?? answer.bodyOf(created.doc, created.messages));
 }

@@ -21,9 +21,16 @@ import { bindingFor } from './doctype-binding';
 
 /**
  * Work to run inside a write's own transaction, after the write and before the commit (a background job records the
- * item's outcome there, so the write and its outcome are durable together or not at all).
+ * item's outcome there, an Idempotency-Key its first answer, so the write and that record are durable together or not
+ * at all). `result` (creates) is the operation's answer as it will be returned: the serialized document and messages.
  */
-export type InTransaction = (trx: Knex, name: string) => Promise<void>;
+export type InTransaction = ((trx: Knex, name: string, result?: () => DocumentResult) => Promise<void>) & {
+  /**
+   * The work only inserts new rows and fails only by a duplicate key: the create may then share its transaction with
+   * other creates (MariaDB's group commit), as one without the work does.
+   */
+  insertsOnly?: boolean;
+};
 
 /** A document with the messages for the user that producing it left. */
 export interface DocumentResult {
@@ -137,18 +144,29 @@ async function insertNew(
   doctype: string,
   body: Record<string, unknown>,
   inTransaction?: InTransaction,
-): Promise<Written> {
+): Promise<Written & { result?: DocumentResult }> {
   const { binding, data, clientName } = prepareCreate(caller, doctype, body);
   const tx = transactionFor(caller);
-  // On MariaDB a plain create may share its transaction with other creates (group commit); one that records an
-  // Idempotency-Key keeps its own, so that a concurrent request with the key waits for its commit and replays it.
-  const doc = await tx.run(async () => {
-    const created = tx.newDoc(doctype, data, clientName);
-    await created.insert();
-    if (inTransaction) await inTransaction(tx.trx as Knex, String(created.name));
-    return created;
-  }, !inTransaction);
-  return { binding, doc, messages: tx.messages };
+  // The answer `inTransaction` asked for, built once: the commit changes neither the document nor the messages.
+  let result: DocumentResult | undefined;
+  // On MariaDB a create may share its transaction with other creates (group commit), with its in-transaction work when
+  // that only inserts new rows (an Idempotency-Key): a work that locks existing rows or throws after its writes (an
+  // import's preview rolls back) would make the batch wait or run again alone.
+  const doc = await tx.run(
+    async () => {
+      result = undefined;
+      const created = tx.newDoc(doctype, data, clientName);
+      await created.insert();
+      if (inTransaction)
+        await inTransaction(tx.trx as Knex, String(created.name), () => {
+          result ??= answer(caller, { binding, doc: created, messages: [...tx.messages] });
+          return result;
+        });
+      return created;
+    },
+    !inTransaction || inTransaction.insertsOnly === true,
+  );
+  return { binding, doc, messages: tx.messages, ...(result ? { result } : {}) };
 }
 
 /** Inserts a document from a request body. v2 uses a client `name` as given; v1 only for prompt and UUID naming (as Frappe). */
@@ -158,7 +176,8 @@ export async function createDocument(
   body: Record<string, unknown>,
   inTransaction?: InTransaction,
 ): Promise<DocumentResult> {
-  return answer(caller, await insertNew(caller, doctype, body, inTransaction));
+  const written = await insertNew(caller, doctype, body, inTransaction);
+  return written.result ?? answer(caller, written);
 }
 
 /**

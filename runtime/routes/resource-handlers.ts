@@ -21,10 +21,9 @@ function setJsonType(ctx: AppContext): void {
   ctx.res.setHeader('Content-Type', JSON_TYPE);
 }
 
-/** Sends a success body with the request's user messages beside it; returns that body, for a caller to amend. */
-export function respond(
+/** A success body: `value` under `data` or `message`, with the request's user messages beside it. */
+export function successBody(
   ctx: AppContext,
-  status: number,
   key: 'data' | 'message',
   value: unknown,
   messages: string[] = [],
@@ -35,10 +34,27 @@ export function respond(
     if (ctx.state.version === 2) body.messages = messages.map((message) => ({ message }));
     else body._server_messages = JSON.stringify(messages.map((message) => JSON.stringify({ message })));
   }
+  return body;
+}
+
+/** Sends a JSON body (or its JSON text) with `status`. */
+function sendBody(ctx: AppContext, status: number, body: Record<string, unknown> | string): void {
   ctx.status = status;
   // Koa keeps a Content-Type already set with "json" in it and sets 'json' otherwise; one set before is kept here too.
   if (!ctx.res.hasHeader('Content-Type')) setJsonType(ctx);
   ctx.body = body;
+}
+
+/** Sends a success body with the request's user messages beside it; returns that body, for a caller to amend. */
+export function respond(
+  ctx: AppContext,
+  status: number,
+  key: 'data' | 'message',
+  value: unknown,
+  messages: string[] = [],
+): Record<string, unknown> {
+  const body = successBody(ctx, key, value, messages);
+  sendBody(ctx, status, body);
   return body;
 }
 
@@ -113,7 +129,11 @@ export async function createDocument(ctx: AppContext, p: RouteParams, row: Route
     p.doctype,
     body,
     (inTransaction) => documents.createDocument(callerOf(ctx), p.doctype, body, inTransaction),
-    (doc, messages) => respond(ctx, row.status, 'data', doc, messages),
+    {
+      status: row.status,
+      bodyOf: (doc, messages) => successBody(ctx, 'data', doc, messages),
+      send: (sent) => sendBody(ctx, row.status, sent),
+    },
   );
 }
 

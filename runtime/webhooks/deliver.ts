@@ -3,20 +3,24 @@
 // timeout and secret; then, in one transaction for the batch, each row marked Success, Failed or Exhausted and, for a
 // failure with retries left, the next attempt's row queued at `now + webhook_retry_schedule[attempt - 1]` seconds.
 // One read of the rows, one of their webhooks and one write per batch: under load a job carries many rows, and on
-// SQLite every write transaction is taken from the writes of the requests.
+// SQLite every write transaction is taken from the writes of the requests. Inside that write, one locking read finds
+// the rows still Queued (another worker may have recorded one) and each outcome is the row store's full-row update (a
+// prepared statement on SQLite, where a knex UPDATE per row compiled and prepared its text each time); a URL is vetted
+// once per batch (its attempts leave together).
 import type { Agent } from 'node:http';
 import type { Knex } from 'knex';
+import { decodeRow } from '../db/document-rows';
 import type { DocData } from '../db/row-store';
 import { now } from '../db/stored-values';
 import { inWriteTransaction } from '../db/write-transaction';
 import type { Site } from '../site';
 import { sendRequest, type SendOutcome } from './send-request';
 import { signatureHeaders } from './signatures';
-import { LOG_TABLE, datetimeAt, insertLogRow, type LogStatus } from './request-log';
+import { LOG_DOCTYPE, LOG_TABLE, datetimeAt, insertLogRow, type LogStatus } from './request-log';
 import { WEBHOOKS } from './webhook-index';
 import { readWebhookSecret } from './webhook-secret';
 import { retrySchedule, siteAllowedHosts } from './webhook-settings';
-import { vetUrl } from './vet-url';
+import { vetUrl, type VettedUrl } from './vet-url';
 
 /** Attempts one batch runs at once. */
 const PARALLEL = 8;
@@ -54,12 +58,16 @@ async function webhooksNow(site: Site, knex: Knex, names: string[]): Promise<Map
   return found;
 }
 
+/** The URL checks of one batch: each URL vetted once, when its first attempt leaves. */
+type UrlChecks = Map<string, Promise<VettedUrl>>;
+
 /** Sends the attempt of `log` (a Queued row); never throws for the receiver's or the URL's fault. */
 async function attempt(
   site: Site,
   log: DocData,
   webhook: WebhookNow | undefined,
   agent: Agent,
+  checks: UrlChecks,
 ): Promise<Attempted> {
   const stored = JSON.parse(String(log.headers || '{}')) as Record<string, string>;
   if (!webhook)
@@ -76,7 +84,10 @@ async function attempt(
   };
   let target;
   try {
-    target = await vetUrl(log.url, siteAllowedHosts(site), WEBHOOKS.of(site).lookup);
+    const url = String(log.url);
+    let check = checks.get(url);
+    if (!check) checks.set(url, (check = vetUrl(url, siteAllowedHosts(site), WEBHOOKS.of(site).lookup)));
+    target = await check;
   } catch (err) {
     return { log, headers, outcome: { ok: false, error: (err as Error).message } };
   }
@@ -97,7 +108,7 @@ function errorOf(outcome: SendOutcome): string | null {
   return `HTTP ${outcome.status}`;
 }
 
-/** Records one attempt in `q`: the row's outcome and, for a failure with retries left, the next row. */
+/** Records one attempt of a row still Queued in `q`: its outcome and, for a failure with retries left, the next row. */
 async function record(
   site: Site,
   q: Knex,
@@ -111,17 +122,18 @@ async function record(
       ? Date.now() + (schedule[attempts - 1] as number) * 1000
       : undefined;
   const status: LogStatus = outcome.ok ? 'Success' : retryAt === undefined ? 'Exhausted' : 'Failed';
-  const updated = await q(LOG_TABLE)
-    .where({ name: log.name, status: 'Queued' })
-    .update({
-      status,
-      headers: JSON.stringify(headers),
-      response: 'status' in outcome ? outcome.body : null,
-      error: errorOf(outcome),
-      next_retry: retryAt === undefined ? null : datetimeAt(retryAt),
-      modified: now(),
-    });
-  if (updated !== 1) return undefined; // another worker recorded it first
+  const binding = site.registry.get(LOG_DOCTYPE);
+  if (!binding) throw new Error(`${LOG_DOCTYPE} is not a DocType of this site`);
+  const stored = decodeRow(binding.meta, log);
+  const recorded: DocData = Object.assign({}, stored, {
+    status,
+    headers: JSON.stringify(headers),
+    response: 'status' in outcome ? outcome.body : null,
+    error: errorOf(outcome),
+    next_retry: retryAt === undefined ? null : datetimeAt(retryAt),
+    modified: now(),
+  });
+  await site.rows.update(q, binding, recorded, stored);
   if (retryAt === undefined) return { status };
   await insertLogRow(
     site,
@@ -165,18 +177,29 @@ export async function deliverLogRows(
   if (!logs.length) return counts;
   const webhooks = await webhooksNow(site, knex, [...new Set(logs.map((l) => String(l.webhook)))]);
   const done: Attempted[] = [];
+  const checks: UrlChecks = new Map();
   let next = 0;
   const worker = async () => {
     while (next < logs.length) {
       const log = logs[next++] as DocData;
-      done.push(await attempt(site, log, webhooks.get(String(log.webhook)), agent));
+      done.push(await attempt(site, log, webhooks.get(String(log.webhook)), agent, checks));
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL, logs.length) }, worker));
   const schedule = retrySchedule(site);
   const recorded = await inWriteTransaction(site.db, async (q) => {
+    // Rows another worker recorded since they were read are left as it recorded them (locked until the commit).
+    const queued = (await q(LOG_TABLE)
+      .whereIn('name', names)
+      .andWhere({ status: 'Queued' })
+      .forUpdate()
+      .select('name')) as { name: string }[];
+    const still = new Set(queued.map((row) => row.name));
     const results = [];
-    for (const attempted of done) results.push(await record(site, q, attempted, schedule));
+    for (const attempted of done)
+      results.push(
+        still.has(String(attempted.log.name)) ? await record(site, q, attempted, schedule) : undefined,
+      );
     return results;
   });
   for (const result of recorded) {

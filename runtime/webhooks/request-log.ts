@@ -2,10 +2,10 @@
 // attempt turns it into Success, Failed (a next row is queued for the retry, `next_retry` says when) or Exhausted
 // (the last attempt failed). While a Queued row is being worked on, its `next_retry` is a lease: a worker that died
 // leaves it due again when the lease runs out, and the dispatcher hands it out again (at least once).
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { fillStoredValues } from '../document/checks';
-import { hashName } from '../document/naming';
+import { timeOrderedName } from '../document/naming';
 import type { DocData } from '../db/row-store';
 import { now } from '../db/stored-values';
 import type { Site } from '../site';
@@ -23,9 +23,12 @@ export function datetimeAt(ms: number): string {
   return new Date(Math.ceil(ms / 1000) * 1000).toISOString().slice(0, 19).replace('T', ' ');
 }
 
-/** A new Standard Webhooks message id: the same for every attempt of one delivery. */
+/**
+ * A new Standard Webhooks message id: the same for every attempt of one delivery. 122 random bits from Node's batched
+ * UUID entropy (randomBytes(16) per create was one syscall-sized draw each, 1.4% of a create with a webhook).
+ */
 export function newMessageId(): string {
-  return `msg_${randomBytes(16).toString('hex')}`;
+  return `msg_${randomUUID().replaceAll('-', '')}`;
 }
 
 /** What a new row holds besides the standard fields. */
@@ -45,12 +48,12 @@ export interface LogValues {
   error?: string | null;
 }
 
-/** Inserts a log row in the write transaction `trx`; returns its name. */
+/** Inserts a log row in the write transaction `trx`; returns its name (time-ordered: one index page per commit). */
 export async function insertLogRow(site: Site, trx: Knex, values: LogValues, user: string): Promise<string> {
   const binding = site.registry.get(LOG_DOCTYPE);
   if (!binding) throw new Error(`${LOG_DOCTYPE} is not a DocType of this site`);
   const stamp = now();
-  const name = hashName();
+  const name = timeOrderedName();
   const data: DocData = {
     ...values,
     name,

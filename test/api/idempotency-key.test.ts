@@ -1,7 +1,9 @@
 // Idempotency-Key on document creates: a retry with the same key and body gets the first answer and makes no second
 // document; another body is 422; keys are per user; concurrent requests with one key make one document; a key whose
 // answer was never stored (the process died after the commit) answers with the document; malformed keys are 400;
-// other routes refuse the header.
+// other routes refuse the header; the key's row holds the first answer when the document commits (nothing is written
+// after the commit, so a death right after it loses no answer).
+import { lifecycleOf } from '../../runtime/document/extension-points';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 
 let t: TestSite;
@@ -127,6 +129,28 @@ test('a key whose answer was never stored (death after the commit) answers with 
   expect(again.body.data.name).toBe(first.body.data.name);
   expect(again.body.data.title).toBe('idem-lost');
   expect(await count('idem-lost')).toBe(1);
+});
+
+test('the first answer is committed with the document: the key row holds it when the create commits', async () => {
+  // What the key's row held when the create's afterCommit handlers ran (a death then would keep exactly that).
+  const atCommit: { status: unknown; body: unknown }[] = [];
+  lifecycleOf(t.site).on(
+    'afterCommit',
+    async (op) => {
+      if (op.doc.title !== 'idem-at-commit') return;
+      const row = (await t.site.db
+        .knex('__Idempotency')
+        .where({ docname: String(op.doc.name) })
+        .first('status', 'body')) as { status: unknown; body: unknown } | undefined;
+      atCommit.push(row ?? { status: 'no row', body: null });
+    },
+    'Note',
+  );
+  const first = await post('/api/v2/document/Note', 'key-at-commit', { title: 'idem-at-commit' });
+  expect(first.status).toBe(201);
+  expect(atCommit).toHaveLength(1);
+  expect(Number(atCommit[0]!.status)).toBe(201);
+  expect(JSON.parse(String(atCommit[0]!.body))).toEqual(first.body);
 });
 
 test('a key older than 24 hours is forgotten: the request runs again', async () => {

@@ -106,25 +106,25 @@ function cachedText(meta: DocTypeMeta, kind: string, build: () => string): strin
   return sql;
 }
 
-/** INSERT heads and row tuples of system tables (the event log, job items, the request log), per table and columns. */
-const systemInserts = new Map<string, { head: string; tuple: string }>();
+/** INSERT texts of system-table rows, per table and column list. */
+const systemTexts = new Map<string, { head: string; tuple: string }>();
 
-/** The INSERT head and row tuple of `table`'s rows with `columns`, built once. */
-function systemInsert(table: string, columns: readonly string[]): { head: string; tuple: string } {
+/** The INSERT head (`insert into t (...) values `) and row tuple of a system table's row with `columns`. */
+function systemInsertText(table: string, columns: readonly string[]): { head: string; tuple: string } {
   const key = `${table}\u0000${columns.join('\u0000')}`;
-  let text = systemInserts.get(key);
+  let text = systemTexts.get(key);
   if (!text) {
     text = {
       head: `insert into ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) values `,
       tuple: `(${columns.map(() => '?').join(', ')})`,
     };
-    systemInserts.set(key, text);
+    if (systemTexts.size < 1024) systemTexts.set(key, text);
   }
   return text;
 }
 
 /** The event log's INSERT head and row tuple (values in EVENT_COLUMNS order). */
-const EVENT_INSERT = systemInsert(SYSTEM_TABLES.events, EVENT_COLUMNS);
+const EVENT_INSERT = systemInsertText(SYSTEM_TABLES.events, EVENT_COLUMNS);
 
 /** The quoted column list a document's row is read with (documentColumns: never a column the DocType dropped). */
 function selectList(meta: DocTypeMeta): string {
@@ -377,29 +377,21 @@ export class MysqlRowStore implements RowStore {
     return conn ? run(conn) : onPooledConnection(this.db.knex, run);
   }
 
-  /**
-   * Prepared, like a document's row: in a batch of the group commit the rows join the batch's INSERT of their table,
-   * sent with the documents' rows under the batch's deadline (the event log's row costs no round trip of its own; a
-   * knex INSERT here was one more statement per create, queued behind the held rows with no deadline of its own: a
-   * create on a frozen server hung). Elsewhere one prepared INSERT per BATCH_SIZE rows, within db_statement_timeout.
-   */
   async insertRows(trx: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
-    const first = rows[0];
-    if (!first) return;
-    const columns = Object.keys(first);
-    const { head, tuple } = systemInsert(table, columns);
-    const conn = await writeConnection(trx);
-    const values = rows.map((row) => columns.map((column) => mysqlValue(row[column])));
-    // Held or not is the connection's state: all rows are, or none.
-    if (deferInsert(conn, head, tuple, values[0]!)) {
-      for (const more of values.slice(1)) deferInsert(conn, head, tuple, more);
+    const row = rows.length === 1 ? rows[0] : undefined;
+    const conn = row && (await mysqlConnection(trx));
+    if (row && conn) {
+      // One row (an Idempotency-Key, a job item's outcome): in a batch of the group commit it joins the batch's INSERT
+      // of its table, as a document's row does; else one prepared INSERT (knex's builder cost more than the statement).
+      const { head, tuple } = systemInsertText(table, Object.keys(row));
+      const values = Object.values(row).map(mysqlValue);
+      if (!deferInsert(conn, head, tuple, values))
+        await execute(conn, head + tuple, values, this.statementMs);
       return;
     }
-    for (let start = 0; start < values.length; start += BATCH_SIZE) {
-      const chunk = values.slice(start, start + BATCH_SIZE);
-      const sql = head + new Array<string>(chunk.length).fill(tuple).join(', ');
-      await execute(conn, sql, chunk.flat(), this.statementMs);
-    }
+    // One INSERT when the rows fit in one: batchInsert would wrap it in a savepoint.
+    if (rows.length <= BATCH_SIZE) await trx(table).insert([...rows]);
+    else await trx.batchInsert(table, [...rows], BATCH_SIZE);
   }
 
   /**
