@@ -9,12 +9,13 @@ export interface LoadSpec {
   method?: 'GET' | 'POST' | 'PUT';
   headers?: Record<string, string>;
   body?: string;
-  /** autocannon replaces `[<id>]` in the body with a new id per request (an update that changes something each time). */
-  idReplacement?: boolean;
   connections: number;
   seconds: number;
   warmupSeconds: number;
-  /** Replace `[<id>]` in the request (a header's value, e.g. `Idempotency-Key: [<id>]`) by an id new on every request. */
+  /**
+   * Replace `[<id>]` in the request (the body: an update that changes something each time; a header's value, e.g.
+   * `Idempotency-Key: [<id>]`) by an id new on every request.
+   */
   idReplacement?: boolean;
   /** Linux, root: this worker's autogroup nice (bench/lib/procs.ts shieldSelf; BENCH_SHIELD of the large scenario). */
   shield?: number;
@@ -62,7 +63,6 @@ function run(spec: LoadSpec, seconds: number): Promise<Run> {
     connections: spec.connections,
     duration: seconds,
     pipelining: 1,
-    idReplacement: spec.idReplacement ?? false,
   });
   // Without a callback autocannon returns its tracker (an EventEmitter) made thenable; the types only know the promise.
   (instance as unknown as NodeJS.EventEmitter).on(
