@@ -27,7 +27,14 @@ import {
   startServer,
   stopChild,
 } from './lib/procs';
-import { apiToken, benchDbKind, benchMysqlDatabase, seedTodos, startService } from './lib/service';
+import {
+  apiToken,
+  benchDbKind,
+  benchMysqlDatabase,
+  benchPostgresDatabase,
+  seedTodos,
+  startService,
+} from './lib/service';
 import {
   mainThreadProfile,
   measuredWindow,
@@ -83,15 +90,20 @@ async function main(): Promise<number> {
     return fn;
   };
 
-  /** The service on SQLite, or on a fresh MariaDB database (dropped when the server has stopped). */
+  /** The service on SQLite, or on a fresh MariaDB or PostgreSQL database (dropped when the server has stopped). */
   const profiledService = async (
     label: string,
     dir: string,
-    db: 'sqlite' | 'mysql',
+    db: 'sqlite' | 'mysql' | 'postgres',
     script = true,
     settings = true,
   ) => {
-    const mysqlDb = db === 'mysql' ? await benchMysqlDatabase() : undefined;
+    const mysqlDb =
+      db === 'mysql'
+        ? await benchMysqlDatabase()
+        : db === 'postgres'
+          ? await benchPostgresDatabase()
+          : undefined;
     try {
       return await profiled(label, dir, async () => {
         const svc = await startService(pinning, {

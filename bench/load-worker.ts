@@ -13,8 +13,8 @@ export interface LoadSpec {
   seconds: number;
   warmupSeconds: number;
   /**
-   * Replace `[<id>]` in the request (the body: an update that changes something each time; a header's value, e.g.
-   * `Idempotency-Key: [<id>]`) by an id new on every request.
+   * Replace `[<id>]` in the request (the body, or a header's value such as `Idempotency-Key: [<id>]`) by an id new on
+   * every request.
    */
   idReplacement?: boolean;
   /** Linux, root: this worker's autogroup nice (bench/lib/procs.ts shieldSelf; BENCH_SHIELD of the large scenario). */

@@ -54,6 +54,7 @@ import {
   apiToken,
   benchDbKind,
   benchMysqlDatabase,
+  benchPostgresDatabase,
   countTodos,
   productionStart,
   seedTodos,
@@ -89,7 +90,7 @@ const BULK_DOCS = Math.max(100, Math.round(envNumber('BENCH_BULK_DOCS', 10000)))
 const DB_KIND = benchDbKind();
 // BENCH_QUIET, BENCH_QUIET_MAX_S: see the header.
 const QUIET =
-  process.env.BENCH_QUIET === '0' || (DB_KIND !== 'mysql' && process.env.BENCH_QUIET !== '1')
+  process.env.BENCH_QUIET === '0' || (DB_KIND === 'sqlite' && process.env.BENCH_QUIET !== '1')
     ? undefined
     : new QuietWatch();
 const QUIET_MAX_S = envNumber('BENCH_QUIET_MAX_S', 15);
@@ -477,8 +478,18 @@ async function compiledScenarios(): Promise<void> {
 type CoreResults = Map<string, Measured>;
 
 /** One database's service for the core lines, with what its lines need. */
+/** A database the core lines run on. */
+type CoreDb = 'sqlite' | 'mysql' | 'postgres';
+
+/** Per database: the row id suffix, the label prefix and the note of the core lines. */
+const CORE_DBS: Record<CoreDb, { sfx: string; who: string; note: string; server?: string }> = {
+  sqlite: { sfx: '', who: '', note: 'fresh SQLite' },
+  mysql: { sfx: '_mysql', who: 'MariaDB: ', note: 'fresh MariaDB', server: 'MariaDB' },
+  postgres: { sfx: '_postgres', who: 'PostgreSQL: ', note: 'fresh PostgreSQL', server: 'PostgreSQL' },
+};
+
 interface CoreSide {
-  db: 'sqlite' | 'mysql';
+  db: CoreDb;
   sfx: string;
   who: string;
   svc: Service;
@@ -490,15 +501,15 @@ interface CoreSide {
   rows?: number;
 }
 
-/** Starts the service for the core lines on a fresh SQLite file or, with `db` 'mysql', a fresh MariaDB database. */
-async function coreSide(db: 'sqlite' | 'mysql'): Promise<CoreSide | undefined> {
-  const onMysql = db === 'mysql';
-  const sfx = onMysql ? '_mysql' : '';
-  const dbNote = onMysql ? 'fresh MariaDB' : 'fresh SQLite';
-  const mysqlDb = onMysql
-    ? await attempt('create the MariaDB bench database', () => benchMysqlDatabase())
+/** Starts the service for the core lines on a fresh SQLite file, MariaDB database or PostgreSQL database. */
+async function coreSide(db: CoreDb): Promise<CoreSide | undefined> {
+  const { sfx, who, note: dbNote, server } = CORE_DBS[db];
+  const mysqlDb = server
+    ? await attempt(`create the ${server} bench database`, () =>
+        db === 'postgres' ? benchPostgresDatabase() : benchMysqlDatabase(),
+      )
     : undefined;
-  if (onMysql && !mysqlDb) return undefined;
+  if (server && !mysqlDb) return undefined;
   log(`starting the service (core DocTypes, ${dbNote}${mysqlDb ? ` ${mysqlDb.name}` : ''}) ...`);
   const svc = await attempt(`start service (core${sfx})`, () =>
     serviceWithToken(`service (core${sfx})`, {
@@ -508,7 +519,7 @@ async function coreSide(db: 'sqlite' | 'mysql'): Promise<CoreSide | undefined> {
     }),
   );
   if (!svc) {
-    if (mysqlDb) await attempt('drop the MariaDB bench database', () => mysqlDb.drop());
+    if (mysqlDb) await attempt(`drop the ${server} bench database`, () => mysqlDb.drop());
     return undefined;
   }
   report.measures.push(
@@ -521,12 +532,12 @@ async function coreSide(db: 'sqlite' | 'mysql'): Promise<CoreSide | undefined> {
     },
     {
       id: `core_rss${sfx}`,
-      label: `RSS after start, core DocTypes${onMysql ? ', MariaDB' : ''}`,
+      label: `RSS after start, core DocTypes${server ? `, ${server}` : ''}`,
       value: mb(svc.rssAfterStartKb),
       unit: 'MB',
     },
   );
-  return { db, sfx, who: onMysql ? 'MariaDB: ' : '', svc, mysqlDb, results: new Map() };
+  return { db, sfx, who, svc, mysqlDb, results: new Map() };
 }
 
 /**
@@ -537,7 +548,7 @@ async function coreSide(db: 'sqlite' | 'mysql'): Promise<CoreSide | undefined> {
  * line: the MariaDB / SQLite comparison is then between two servers of the same age and history, measured a few
  * seconds apart, not between SQLite's lines at the start of the run and MariaDB's a minute or two later.
  */
-async function coreScenarios(dbs: ('sqlite' | 'mysql')[]): Promise<CoreResults[]> {
+async function coreScenarios(dbs: CoreDb[]): Promise<CoreResults[]> {
   const sides: CoreSide[] = [];
   try {
     for (const db of dbs) {
@@ -613,7 +624,7 @@ async function coreScenarios(dbs: ('sqlite' | 'mysql')[]): Promise<CoreResults[]
       const order = encodeURIComponent('modified desc');
       // On SQLite the list lines are extra; on MariaDB they carry the issue's targets (list 0.25x, count 0.35x).
       const target = (side: CoreSide, min: number) =>
-        side.db === 'mysql' ? { minRatio: min } : { extra: true };
+        side.db === 'sqlite' ? { extra: true } : { minRatio: min };
       const lists: [(side: CoreSide) => ThroughputRow, string][] = [
         [
           (side) => ({
@@ -718,14 +729,14 @@ async function coreScenarios(dbs: ('sqlite' | 'mysql')[]): Promise<CoreResults[]
     for (const side of sides)
       report.measures.push({
         id: `core_rss_after${side.sfx}`,
-        label: `RSS after the load runs, core DocTypes${side.db === 'mysql' ? ', MariaDB' : ''}`,
+        label: `RSS after the load runs, core DocTypes${CORE_DBS[side.db].server ? `, ${CORE_DBS[side.db].server}` : ''}`,
         value: mb(rssKb(side.svc.pid)),
         unit: 'MB',
       });
   } finally {
     for (const side of sides) {
       await stopChild(side.svc.child);
-      if (side.mysqlDb) await attempt('drop the MariaDB bench database', () => side.mysqlDb!.drop());
+      if (side.mysqlDb) await attempt('drop the bench database', () => side.mysqlDb!.drop());
     }
   }
   return dbs.map((db) => sides.find((s) => s.db === db)?.results ?? new Map());
@@ -754,8 +765,9 @@ async function stampTally(svc: Service): Promise<{ reads: number; requests: numb
 function groupCoreRows(from: number): void {
   const core = report.throughput.splice(from);
   report.throughput.push(
-    ...core.filter((row) => !row.id.endsWith('_mysql')),
+    ...core.filter((row) => !row.id.endsWith('_mysql') && !row.id.endsWith('_postgres')),
     ...core.filter((row) => row.id.endsWith('_mysql')),
+    ...core.filter((row) => row.id.endsWith('_postgres')),
   );
 }
 
@@ -784,6 +796,36 @@ function compareDatabases(sqlite: CoreResults, mysql: CoreResults): void {
       unit: 'x',
       ...(read ? { target: '<= 1.5x', ok: value === undefined ? undefined : value <= 1.5 } : {}),
       note: `${a?.toFixed(0) ?? '?'} us (SQLite) vs ${b?.toFixed(0) ?? '?'} us (MariaDB)`,
+    });
+  }
+}
+
+/**
+ * PostgreSQL beside MariaDB (BENCH_DB=postgres): each core line's requests per second on PostgreSQL over MariaDB's,
+ * measured back to back in this run (issue 32's target: each at least 0.8x), with the server CPU per request of each.
+ */
+function comparePostgres(mysql: CoreResults, postgres: CoreResults): void {
+  const lines: [string, string][] = [
+    ['get_v1', 'GET one v1'],
+    ['get_v2', 'GET one v2'],
+    ['list_v1', 'list 20 v1'],
+    ['list_v2', 'list 20 v2'],
+    ['count_v2', 'count v2'],
+    ['create_v1', 'create v1'],
+  ];
+  for (const [id, label] of lines) {
+    const a = mysql.get(id);
+    const b = postgres.get(id);
+    if (!a && !b) continue;
+    const value = a?.rps && b?.rps ? b.rps / a.rps : undefined;
+    report.measures.push({
+      id: `postgres_vs_mysql_rps_${id}`,
+      label: `requests per second, PostgreSQL / MariaDB: ${label}`,
+      value,
+      unit: 'x',
+      target: '>= 0.8x',
+      ok: value === undefined ? undefined : value >= 0.8,
+      note: `${a?.rps.toFixed(0) ?? '?'} vs ${b?.rps.toFixed(0) ?? '?'} req/s; server CPU ${a?.cpuUsPerReq?.toFixed(0) ?? '?'} vs ${b?.cpuUsPerReq?.toFixed(0) ?? '?'} us/req (MariaDB vs PostgreSQL)`,
     });
   }
 }
@@ -1767,15 +1809,22 @@ async function main(): Promise<number> {
   const first = await baseline('start');
   if (process.env.BENCH_CORE !== '0') {
     const from = report.throughput.length;
-    const [sqlite, mysql] = await coreScenarios(DB_KIND === 'mysql' ? ['sqlite', 'mysql'] : ['sqlite']);
+    const dbs: CoreDb[] =
+      DB_KIND === 'postgres'
+        ? ['sqlite', 'mysql', 'postgres']
+        : DB_KIND === 'mysql'
+          ? ['sqlite', 'mysql']
+          : ['sqlite'];
+    const [sqlite, mysql, postgres] = await coreScenarios(dbs);
     groupCoreRows(from);
-    if (DB_KIND === 'mysql') compareDatabases(sqlite as CoreResults, mysql as CoreResults);
+    if (DB_KIND !== 'sqlite') compareDatabases(sqlite as CoreResults, mysql as CoreResults);
+    if (DB_KIND === 'postgres') comparePostgres(mysql as CoreResults, postgres as CoreResults);
   }
   if (process.env.BENCH_COMPILED !== '0') await compiledScenarios();
   if (process.env.BENCH_FILES !== '0') await fileScenarios();
   if (process.env.BENCH_BULK !== '0') {
     await bulkScenarios();
-    if (DB_KIND === 'mysql') await bulkMysqlScenario();
+    if (DB_KIND !== 'sqlite') await bulkMysqlScenario();
   }
   if (process.env.BENCH_FEATURES !== '0') await featureScenarios();
   if (WITH_FIXTURES) await fixtureScenarios();

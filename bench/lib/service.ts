@@ -125,12 +125,62 @@ export async function startService(
   return { ...started, base: `http://127.0.0.1:${opts.port}`, rssAfterStartKb: rssKb(started.pid) };
 }
 
-/** Which database the bench's services run on: BENCH_DB=mysql (or mariadb) for MariaDB, else SQLite. */
-export function benchDbKind(): 'sqlite' | 'mysql' {
+/**
+ * Which database the bench's services run on: BENCH_DB=mysql (or mariadb) for MariaDB, postgres (or postgresql) for
+ * PostgreSQL beside MariaDB, else SQLite.
+ */
+export function benchDbKind(): 'sqlite' | 'mysql' | 'postgres' {
   const raw = (process.env.BENCH_DB ?? 'sqlite').toLowerCase();
   if (raw === 'sqlite' || raw === '') return 'sqlite';
   if (raw === 'mysql' || raw === 'mariadb') return 'mysql';
-  throw new Error(`BENCH_DB must be sqlite or mysql, got ${process.env.BENCH_DB}`);
+  if (raw === 'postgres' || raw === 'postgresql') return 'postgres';
+  throw new Error(`BENCH_DB must be sqlite, mysql or postgres, got ${process.env.BENCH_DB}`);
+}
+
+/** The PostgreSQL server of the bench: BENCH_POSTGRES_URL, default root (trust) on 127.0.0.1:5432, database postgres. */
+export const BENCH_POSTGRES_URL = process.env.BENCH_POSTGRES_URL || 'postgres://root@127.0.0.1:5432/postgres';
+
+let postgresDatabases = 0;
+
+/** Runs one statement on the server of BENCH_POSTGRES_URL (its own database). */
+async function postgresStatement(sql: string): Promise<void> {
+  const { Client } = await import('pg');
+  const client = new Client({ connectionString: BENCH_POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates `bench_<pid>_pg<n>` (UTF-8) on BENCH_POSTGRES_URL's server; dropped by drop(), or at exit. */
+export async function benchPostgresDatabase(): Promise<BenchMysqlDatabase> {
+  const name = `bench_${process.pid}_pg${++postgresDatabases}`;
+  await postgresStatement(`CREATE DATABASE "${name}" ENCODING 'UTF8' TEMPLATE template0`);
+  const dropSql = `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`;
+  const unregister = runAtExit(() => {
+    spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `const c = new (require('pg').Client)(process.argv[1]); c.connect().then(() => c.query(process.argv[2])).finally(() => c.end())`,
+        BENCH_POSTGRES_URL,
+        dropSql,
+      ],
+      { stdio: 'ignore', timeout: 15000, cwd: ROOT },
+    );
+  });
+  const url = new URL(BENCH_POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return {
+    name,
+    url: url.toString(),
+    drop: async () => {
+      unregister();
+      await postgresStatement(dropSql);
+    },
+  };
 }
 
 /** The MariaDB server of the bench: BENCH_MYSQL_URL, default root without a password on 127.0.0.1:3306. */

@@ -65,8 +65,11 @@ export interface BulkWrites {
 export interface ChangeCounter {
   /** Runs after every commit that wrote `tables`, before the writer hears of it (one listener; the last one set). */
   onCommit(listener: (tables: readonly string[]) => Promise<void> | void): void;
-  /** The versions of `tables` now (a table the counter does not know is missing from the map). */
-  read(tables: readonly string[]): Promise<Map<string, number>>;
+  /**
+   * The versions of `tables` now (a table the counter does not know is missing from the map). `askedAt` (ms since the
+   * epoch; default now): when the requests this read answers asked, from which it has db_statement_timeout in all.
+   */
+  read(tables: readonly string[], askedAt?: number): Promise<Map<string, number>>;
 }
 
 /** An index of a live table. */

@@ -84,7 +84,8 @@ function applyCondition(q: Knex.QueryBuilder, target: WhereTarget, node: FilterC
   const kind = columnKind(target.binding, node.field);
   const c = normalizeCondition(kind, node.op, node.value, node.field);
   const col = `${target.qualifier}.${node.field}`;
-  const text = kind !== 'integer' && kind !== 'number' && kind !== 'check';
+  // Only text columns can hold '' (a date, time or number column cannot: PostgreSQL refuses the comparison).
+  const text = kind === 'string' || kind === 'json';
   if (c.op === 'is') {
     if (c.value === 'set')
       q.where((b) => (text ? b.whereNotNull(col).andWhere(col, '<>', '') : b.whereNotNull(col)));

@@ -53,6 +53,8 @@ export function isCurrent(stamp: Stamp, tables: readonly string[], reading: Read
  */
 interface Batch {
   tables: Set<string>;
+  /** When its first request asked (ms since the epoch): its read ends a statement timeout after, not after it began. */
+  askedAt: number;
   /** Requests waiting. */
   waiters: number;
   promise: Promise<Reading>;
@@ -61,7 +63,7 @@ interface Batch {
 }
 
 function newBatch(): Batch {
-  const batch = { tables: new Set<string>(), waiters: 0 } as Batch;
+  const batch = { tables: new Set<string>(), waiters: 0, askedAt: Date.now() } as Batch;
   batch.promise = new Promise<Reading>((resolve, reject) => {
     batch.resolve = resolve;
     batch.reject = reject;
@@ -190,7 +192,7 @@ export class ChangeStamps {
     if (!batch) return;
     this.running = true;
     try {
-      batch.resolve(await this.readVersions(batch.tables));
+      batch.resolve(await this.readVersions(batch.tables, batch.askedAt));
     } catch (err) {
       batch.reject(err);
     } finally {
@@ -199,7 +201,7 @@ export class ChangeStamps {
     }
   }
 
-  private async readVersions(tables: ReadonlySet<string>): Promise<Reading> {
+  private async readVersions(tables: ReadonlySet<string>, askedAt: number): Promise<Reading> {
     const notices = this.notices;
     if (notices?.live) {
       const epoch = notices.epoch;
@@ -215,7 +217,7 @@ export class ChangeStamps {
       }
     }
     this.counterReads++;
-    const versions = await this.counter.read([...tables]);
+    const versions = await this.counter.read([...tables], askedAt);
     return { source: COUNTER, versions };
   }
 }

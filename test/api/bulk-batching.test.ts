@@ -2,7 +2,7 @@
 // own savepoint: a failing item in the middle of a batch (validation error, duplicate name, hook throwing before or
 // after the row is written) rolls back alone, every other item commits, and a rolled-back item takes no series number.
 import { BatchRolledBackError } from '../../runtime/db/write-transaction';
-import { SavepointBatch } from '../../runtime/db/mysql/savepoint-batch';
+import { SavepointBatch } from '../../runtime/db/savepoint-batch';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite, DB_KIND, type TestSite } from '../helpers/test-site';
 
@@ -95,8 +95,8 @@ test('a request batch: failing items in the middle roll back alone, the others c
   t.site.db.knex.off('query', onQuery);
   expect(res.status).toBe(200);
   await expectBatchOutcome(res.body.data, sent, failAt, 'req');
-  // On MariaDB the 14 items that went in were committed by one COMMIT (the batch), not one each.
-  if (DB_KIND === 'mysql') expect(commits).toHaveLength(1);
+  // On MariaDB and PostgreSQL the 14 items that went in were committed by one COMMIT (the batch), not one each.
+  if (DB_KIND !== 'sqlite') expect(commits).toHaveLength(1);
 });
 
 test('a queued job over several batches: failing items at batch edges roll back alone, each item one outcome', async () => {
@@ -132,7 +132,7 @@ test('bulk_update and bulk_delete: a failing item in the middle of a batch rolls
   expect(left.sort()).toEqual(names.slice(2).sort());
 });
 
-(DB_KIND === 'mysql' ? describe : describe.skip)('SavepointBatch (MariaDB)', () => {
+(DB_KIND !== 'sqlite' ? describe : describe.skip)('SavepointBatch (MariaDB, PostgreSQL)', () => {
   const table = 'bulk_batching_scratch';
   beforeAll(async () => {
     await t.site.db.knex.schema.dropTableIfExists(table);
@@ -180,8 +180,8 @@ test('bulk_update and bulk_delete: a failing item in the middle of a batch rolls
   });
 });
 
-(DB_KIND === 'mysql' ? test : test.skip)(
-  'MariaDB: items of a batch the server rolled back as a whole are run again alone, once each',
+(DB_KIND !== 'sqlite' ? test : test.skip)(
+  'MariaDB, PostgreSQL: items of a batch the server rolled back as a whole are run again alone, once each',
   async () => {
     const original = SavepointBatch.prototype.run;
     let calls = 0;

@@ -204,7 +204,7 @@ describe("the driver's errors", () => {
     expect(unavailableReason(new Error('wrapped', { cause: { code: 'ETIMEDOUT' } }), errors)).toBe(
       'ETIMEDOUT',
     );
-    const own = DB_KIND === 'sqlite' ? 'SQLITE_BUSY_SNAPSHOT' : 'ER_LOCK_WAIT_TIMEOUT';
+    const own = { sqlite: 'SQLITE_BUSY_SNAPSHOT', mysql: 'ER_LOCK_WAIT_TIMEOUT', postgres: '55P03' }[DB_KIND];
     const foreign = DB_KIND === 'sqlite' ? 'ER_LOCK_WAIT_TIMEOUT' : 'SQLITE_BUSY_SNAPSHOT';
     expect(unavailableReason({ code: own }, errors)).toBe(own);
     expect(unavailableReason({ code: foreign }, errors)).toBeUndefined();

@@ -1,10 +1,11 @@
 // The row store: one implementation per backend, chosen when the site opens, and the same behaviour through the
-// interface on each (run the suite with TEST_MYSQL_URL for the MariaDB one). Callers outside the stores never ask
+// interface on each (run the suite with TEST_MYSQL_URL for the MariaDB one, TEST_POSTGRES_URL for PostgreSQL's). Callers outside the stores never ask
 // which database they are on.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inWriteTransaction } from '../../runtime/db/write-transaction';
 import { MysqlRowStore } from '../../runtime/db/mysql/row-store';
+import { PostgresRowStore } from '../../runtime/db/postgres/row-store';
 import { SqliteRowStore } from '../../runtime/db/sqlite/row-store';
 import type { DocData } from '../../runtime/db/row-store';
 import { DuplicateEntryError } from '../../runtime/errors/errors';
@@ -31,7 +32,8 @@ const partNames = (doc: DocData | undefined) =>
   ((doc?.parts as DocData[] | undefined) ?? []).map((r) => [r.part_name, r.idx]);
 
 test("the site's row store is its backend's", () => {
-  expect(t.site.rows).toBeInstanceOf(DB_KIND === 'sqlite' ? SqliteRowStore : MysqlRowStore);
+  const stores = { sqlite: SqliteRowStore, mysql: MysqlRowStore, postgres: PostgresRowStore };
+  expect(t.site.rows).toBeInstanceOf(stores[DB_KIND]);
 });
 
 test('read, load, update, exists, takenByOther and delete through the interface', async () => {

@@ -10,7 +10,7 @@ import { expectEachOnce, itemRows, jobEnd, until } from '../jobs/svc-child';
 
 // Another port for the MariaDB run, so the two suites can run at the same time.
 const PORT = DB_KIND === 'mysql' ? 4711 : 4710;
-const N = DB_KIND === 'mysql' ? 400 : 3000;
+const N = DB_KIND === 'sqlite' ? 3000 : 400;
 const run = HAVE_REDIS ? describe : describe.skip;
 jest.setTimeout(180_000);
 

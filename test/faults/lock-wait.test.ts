@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** Holds a write lock on the ToDo row (MariaDB) or the whole database (SQLite) from another connection. */
+/** Holds a write lock on the ToDo row (MariaDB, PostgreSQL) or the whole database (SQLite) from another connection. */
 async function holdLock(): Promise<() => Promise<void>> {
   if (DB_KIND === 'sqlite') {
     const file = (t.site.config.databaseUrl as string).replace(/^sqlite:/, '');
@@ -25,7 +25,8 @@ async function holdLock(): Promise<() => Promise<void>> {
       other.close();
     };
   }
-  const other: Knex = knexFactory({ client: 'mysql2', connection: t.site.config.databaseUrl });
+  const client = DB_KIND === 'postgres' ? 'pg' : 'mysql2';
+  const other: Knex = knexFactory({ client, connection: t.site.config.databaseUrl });
   const trx = await other.transaction();
   await trx('tabToDo').where({ name: todo }).forUpdate().first();
   return async () => {

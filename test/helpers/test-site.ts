@@ -1,4 +1,5 @@
-// A real site for HTTP tests: SQLite in a temp file, or MariaDB (TEST_MYSQL_URL) in a database of its own per run.
+// A real site for HTTP tests: SQLite in a temp file, or MariaDB (TEST_MYSQL_URL) or PostgreSQL (TEST_POSTGRES_URL) in a
+// database of its own per run.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -13,8 +14,12 @@ import type { Site } from '../../runtime/site';
 import { regenerateKeys } from '../../runtime/auth/api-keys';
 import { registry as defaultRegistry } from '../../generated';
 
-/** Which database the suite runs on: MariaDB when TEST_MYSQL_URL is set, else SQLite. */
-export const DB_KIND: 'mysql' | 'sqlite' = process.env.TEST_MYSQL_URL ? 'mysql' : 'sqlite';
+/** Which database the suite runs on: PostgreSQL when TEST_POSTGRES_URL is set, MariaDB when TEST_MYSQL_URL is, else SQLite. */
+export const DB_KIND: 'mysql' | 'postgres' | 'sqlite' = process.env.TEST_POSTGRES_URL
+  ? 'postgres'
+  : process.env.TEST_MYSQL_URL
+    ? 'mysql'
+    : 'sqlite';
 
 /** A running test site. */
 export interface TestSite {
@@ -27,8 +32,29 @@ export interface TestSite {
   close(): Promise<void>;
 }
 
+/** A PostgreSQL database of its own, created through the server of `admin` (a URL of an existing database). */
+export async function postgresDatabase(
+  admin: string,
+  name: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  const run = async (sql: string) => {
+    const k = knexFactory({ client: 'pg', connection: admin });
+    try {
+      await k.raw(sql);
+    } finally {
+      await k.destroy();
+    }
+  };
+  await run(`CREATE DATABASE "${name}" ENCODING 'UTF8' TEMPLATE template0`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
+
 async function databaseUrl(): Promise<{ url: string; drop: () => Promise<void> }> {
   const suffix = `${process.pid}_${randomBytes(4).toString('hex')}`;
+  const postgres = process.env.TEST_POSTGRES_URL;
+  if (postgres) return postgresDatabase(postgres, `svc_test_${suffix}`);
   const mysql = process.env.TEST_MYSQL_URL;
   if (mysql) {
     const name = `svc_test_${suffix}`;

@@ -12,7 +12,7 @@ import { jobQueueOf } from '../../runtime/jobs/job-queue';
 jest.setTimeout(240_000);
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const N = DB_KIND === 'mysql' ? 600 : 4000;
+const N = DB_KIND === 'sqlite' ? 4000 : 600;
 const LEASE_S = 3;
 
 let child: SvcChild | undefined;

@@ -15,7 +15,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 // Another port for the MariaDB run, so the two suites can run at the same time.
 const PORT = DB_KIND === 'mysql' ? 4715 : 4714;
 // MariaDB runs a job's items one transaction after another: fewer items.
-const N = DB_KIND === 'mysql' ? 600 : 4000;
+const N = DB_KIND === 'sqlite' ? 4000 : 600;
 const SHUTDOWN_MS = 8000;
 // A lease far longer than the test waits: a job left 'running' by the stopped process would not be taken over.
 const LONG_LEASE_S = 600;

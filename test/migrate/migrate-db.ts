@@ -1,4 +1,5 @@
-// A database of its own for a migration test (SQLite file, or a MariaDB database named migrate_* with TEST_MYSQL_URL),
+// A database of its own for a migration test (SQLite file, or a MariaDB or PostgreSQL database named migrate_* with
+// TEST_MYSQL_URL or TEST_POSTGRES_URL),
 // and DocType metadata built from partial Frappe JSON, so that a test can migrate one version, write rows, and migrate
 // the next.
 import { randomBytes } from 'node:crypto';
@@ -10,6 +11,7 @@ import { DEFAULT_TIMEOUTS, type Database } from '../../runtime/db/backend';
 import { connect } from '../../runtime/db/connect';
 import type { DocTypeMeta } from '../../runtime/meta/types';
 import { docTypeIR } from '../helpers/doctype-ir';
+import { postgresDatabase } from '../helpers/test-site';
 
 /** A database for one test file. */
 export interface MigrateDb {
@@ -20,13 +22,15 @@ export interface MigrateDb {
   close(): Promise<void>;
 }
 
-/** Opens a fresh database (own file or own MariaDB database). */
+/** Opens a fresh database (own file, or own MariaDB or PostgreSQL database). */
 export async function openMigrateDb(): Promise<MigrateDb> {
   const suffix = `${process.pid}_${randomBytes(4).toString('hex')}`;
   const mysql = process.env.TEST_MYSQL_URL;
   let url: string;
   let drop: () => Promise<void>;
-  if (mysql) {
+  const postgres = process.env.TEST_POSTGRES_URL;
+  if (postgres) ({ url, drop } = await postgresDatabase(postgres, `migrate_${suffix}`));
+  else if (mysql) {
     const name = `migrate_${suffix}`;
     const admin = knexFactory({ client: 'mysql2', connection: mysql });
     await admin.raw(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);

@@ -11,7 +11,7 @@ import type { Registry } from '../../runtime/registry/registry';
 import type { Site } from '../../runtime/site';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { patchProject, type PatchProject } from '../helpers/patch-project';
-import { createTestSite, type TestSite } from '../helpers/test-site';
+import { createTestSite, DB_KIND, type TestSite } from '../helpers/test-site';
 
 let t: TestSite;
 let registry: Registry;
@@ -32,6 +32,9 @@ const renaming = (from: string, to: string) =>
 async function makeLegacy(site: Site): Promise<void> {
   const knex = site.db.knex;
   await knex.schema.renameTable('tabGadget Order', 'tabLegacy Order');
+  // PostgreSQL names a primary key after the table that made it (`<table>_pkey`), and a rename keeps that name.
+  if (DB_KIND === 'postgres')
+    await knex.raw('alter index ?? rename to ??', ['tabGadget Order_pkey', 'tabLegacy Order_pkey']);
   // The indexes the service would have given tabLegacy Order (a renamed table keeps its index names).
   const columns = ['creation', 'modified'];
   await knex.schema.alterTable('tabLegacy Order', (tb) => {

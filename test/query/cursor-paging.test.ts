@@ -9,16 +9,22 @@ beforeAll(async () => {
   t = await createTestSite();
   const knex = t.site.db.knex;
   const cat = (a: string, b: string) => (DB_KIND === 'sqlite' ? `(${a} || ${b})` : `concat(${a}, ${b})`);
-  const pad = DB_KIND === 'sqlite' ? "substr('00' || (n % 7), -2)" : "lpad(n % 7, 2, '0')";
+  // Zero-padded n % m + add as text; PostgreSQL pads text only, and takes text into a timestamp or date column only cast.
+  const pad = (m: number, add: number) =>
+    DB_KIND === 'sqlite'
+      ? `substr('00' || (${add} + n % ${m}), -2)`
+      : `lpad(${DB_KIND === 'postgres' ? `(${add} + n % ${m})::text` : `${add} + n % ${m}`}, 2, '0')`;
+  const as = (type: string) => (DB_KIND === 'postgres' ? `::${type}` : '');
   // modified has ties (7 values), date is NULL on every fourth row, priority has three values.
   await knex.raw(
-    `insert into \`tabToDo\` (name, creation, modified, owner, modified_by, docstatus, idx, status, priority, date, description)
+    `insert into ?? (name, creation, modified, owner, modified_by, docstatus, idx, status, priority, date, description)
      with recursive seq(n) as (select 1 union all select n + 1 from seq where n < ${ROWS})
-     select ${cat("'cur-'", 'n')}, '2026-01-01 00:00:00.000000', ${cat("'2026-01-01 00:00:'", pad)} , 'Administrator',
+     select ${cat("'cur-'", 'n')}, '2026-01-01 00:00:00.000000', ${cat("'2026-01-01 00:00:'", pad(7, 0))}${as('timestamp')}, 'Administrator',
             'Administrator', 0, 0, 'Open',
             case when n % 3 = 0 then 'Low' when n % 3 = 1 then 'Medium' else 'High' end,
-            case when n % 4 = 0 then null else ${cat("'2026-02-'", DB_KIND === 'sqlite' ? "substr('0' || (1 + n % 9), -2)" : "lpad(1 + n % 9, 2, '0')")} end,
+            case when n % 4 = 0 then null else ${cat("'2026-02-'", pad(9, 1))}${as('date')} end,
             ${cat("'row '", 'n')} from seq`,
+    ['tabToDo'],
   );
 });
 afterAll(() => t.close());

@@ -15,10 +15,12 @@ async function indexes(table: string): Promise<string[]> {
   const rows =
     DB_KIND === 'sqlite'
       ? await knex('sqlite_master').select({ name: 'name' }).where({ type: 'index', tbl_name: table })
-      : await knex('information_schema.statistics')
-          .select({ name: 'index_name' })
-          .where('table_name', table)
-          .andWhere('table_schema', knex.raw('database()'));
+      : DB_KIND === 'postgres'
+        ? await knex('pg_indexes').select({ name: 'indexname' }).where('tablename', table)
+        : await knex('information_schema.statistics')
+            .select({ name: 'index_name' })
+            .where('table_name', table)
+            .andWhere('table_schema', knex.raw('database()'));
   return [...new Set((rows as { name: string }[]).map((r) => r.name))];
 }
 

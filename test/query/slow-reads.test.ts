@@ -21,9 +21,10 @@ beforeAll(async () => {
   t = await createTestSite({ site: { reader_nice: 0 } });
   const knex = t.site.db.knex;
   // One statement: a recursive CTE makes the rows (description 'row <n>', every third one Closed).
-  const now = "'2026-01-01 00:00:00.000000'";
+  // PostgreSQL takes a text into a timestamp column only cast.
+  const now = `'2026-01-01 00:00:00.000000'${DB_KIND === 'postgres' ? '::timestamp' : ''}`;
   const sql =
-    `insert into \`tabToDo\` (name, creation, modified, owner, modified_by, docstatus, idx, status, priority, description)
+    `insert into ?? (name, creation, modified, owner, modified_by, docstatus, idx, status, priority, description)
      with recursive seq(n) as (select 1 union all select n + 1 from seq where n < ${ROWS})
      select concat('bulk-', n), ${now}, ${now}, 'Administrator', 'Administrator', 0, 0,
             case when n % 3 = 0 then 'Closed' else 'Open' end, 'Medium', concat('row ', n) from seq`.replace(
@@ -33,7 +34,7 @@ beforeAll(async () => {
   await knex.transaction(async (trx) => {
     // MariaDB stops a recursive CTE at max_recursive_iterations (1000 on some servers): raised for this connection.
     if (DB_KIND === 'mysql') await trx.raw(`set session max_recursive_iterations = ${ROWS + 1}`);
-    await trx.raw(sql);
+    await trx.raw(sql, ['tabToDo']);
   });
 }, 120_000);
 afterAll(() => t.close());

@@ -9,9 +9,10 @@ import { changeCounter } from './change-counter';
 import { MYSQL_ERRORS } from './errors';
 import { GROUP_COMMIT_LANES, MysqlGroupCommit } from './group-commit';
 import { MysqlRowStore } from './row-store';
-import { SavepointBatch } from './savepoint-batch';
+import { SavepointBatch } from '../savepoint-batch';
 import { MYSQL_SCHEMA } from './schema';
 import { MYSQL_PATCH_STATEMENTS } from './patch-statements';
+import { statementLimit } from './deadline';
 import { CHANGE_TABLE, TableChanges, type WatchedConnection } from './table-changes';
 import { inMysqlTransaction } from './transaction';
 
@@ -33,7 +34,7 @@ export interface MysqlDatabase extends Database {
   groupCommit(lanes?: number): MysqlGroupCommit;
 }
 
-/** How many bulk items share one transaction, each in its own savepoint (savepoint-batch.ts). */
+/** How many bulk items share one transaction, each in its own savepoint (db/savepoint-batch.ts). */
 const BULK_WINDOW = 50;
 
 /** mysql2 prepared statements per MariaDB connection (10 per pool). */
@@ -45,7 +46,8 @@ interface MysqlConnection {
 }
 
 /**
- * Every MariaDB statement gets mysql2's `timeout` (db_statement_timeout); a statement past it destroys its
+ * Every MariaDB statement gets mysql2's `timeout` (db_statement_timeout, or what is left of its call's: deadline.ts);
+ * a statement past it destroys its
  * connection (mysql2 would leave the late answer queued on it), so the pool opens a fresh one and a frozen server
  * costs each request at most the timeout.
  */
@@ -58,7 +60,8 @@ function limitStatements(knex: Knex, statementMs: number): void {
   };
   const query = client._query.bind(client);
   client._query = async (connection, obj) => {
-    if (obj && typeof obj === 'object') obj.options = { timeout: statementMs, ...obj.options };
+    if (obj && typeof obj === 'object')
+      obj.options = { timeout: statementLimit(connection, statementMs), ...obj.options };
     try {
       return await query(connection, obj);
     } catch (err) {

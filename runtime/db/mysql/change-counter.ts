@@ -21,7 +21,7 @@ export function changeCounter(knex: Knex, changes: TableChanges, statementMs: nu
     onCommit(listener) {
       changes.committed = listener;
     },
-    async read(tables) {
+    async read(tables, askedAt) {
       // The text of a set of plain table names, with them inlined: a text query costs the client a quarter less than
       // preparing and executing (no statement lookup, no bound values); other names go through `execute`.
       const key = tables.join('\n');
@@ -31,10 +31,14 @@ export function changeCounter(knex: Knex, changes: TableChanges, statementMs: nu
         texts.set(key, (text = versionsSql(tables.map((t) => `'${t}'`))));
       }
       const inlined = text;
-      const { rows } = await onPooledConnection(knex, (conn) =>
-        inlined !== undefined
-          ? select<unknown[][]>(conn, inlined, statementMs)
-          : execute<unknown[][]>(conn, versionsSql(tables.map(() => '?')), [...tables], statementMs, true),
+      const { rows } = await onPooledConnection(
+        knex,
+        (conn) =>
+          inlined !== undefined
+            ? select<unknown[][]>(conn, inlined, statementMs)
+            : execute<unknown[][]>(conn, versionsSql(tables.map(() => '?')), [...tables], statementMs, true),
+        statementMs,
+        askedAt,
       );
       const versions = new Map<string, number>();
       for (const r of rows) versions.set(String(r[0]), Number(r[1]));

@@ -8,6 +8,7 @@
 // event-loop turn in which it ran out of works: one work when the service is quiet, many under load.
 import type { Knex } from 'knex';
 import { DEFAULT_TIMEOUTS } from '../backend';
+import { clearDeadline, deadlineError, setDeadline } from './deadline';
 import { command, execute, statementCall, type MysqlConnection } from './statements';
 import { boundConnection } from './transaction';
 
@@ -23,6 +24,8 @@ interface Queued {
   work: (q: Knex) => Promise<unknown>;
   resolve(result: unknown): void;
   reject(err: unknown): void;
+  /** When it must have been answered (ms since the epoch): db_statement_timeout after it was queued. */
+  at: number;
   /** Runs in a transaction of its own: its batch was rolled back and it runs again alone. */
   alone?: boolean;
 }
@@ -240,6 +243,8 @@ export class MysqlGroupCommit {
   private readonly statementMs: number;
   /** Works run again alone because their batch was rolled back (for tests). */
   reruns = 0;
+  /** Fires when the earliest queued work's deadline passes (see expire). */
+  private expiry: NodeJS.Timeout | undefined;
 
   /** `knex` is the write pool's (MysqlDatabase.writeKnex): its sessions run with autocommit off. */
   constructor(
@@ -255,12 +260,40 @@ export class MysqlGroupCommit {
     return this.queue.length;
   }
 
-  /** Runs `work` in a batch; resolves with its result once the batch has committed, rejects with its error. */
+  /**
+   * Runs `work` in a batch; resolves with its result once the batch has committed, rejects with its error. Its wait for
+   * a lane, its statements and its batch's COMMIT share one deadline, db_statement_timeout from now: past it the work
+   * is answered 503 (PROTOCOL_SEQUENCE_TIMEOUT), whichever of them it was waiting for.
+   */
   run<T>(work: (q: Knex) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (result: unknown) => void, reject });
+      const at = Date.now() + this.statementMs;
+      this.queue.push({ work, resolve: resolve as (result: unknown) => void, reject, at });
+      this.armExpiry();
       this.startLane();
     });
+  }
+
+  /** Starts the timer of the earliest queued deadline, unless one runs (one timer for the queue, not one per work). */
+  private armExpiry(): void {
+    if (this.expiry || !this.queue.length) return;
+    let at = Infinity;
+    for (const queued of this.queue) at = Math.min(at, queued.at);
+    this.expiry = setTimeout(() => this.expire(), Math.max(0, at - Date.now()));
+    this.expiry.unref();
+  }
+
+  /** Answers 503 to the queued works past their deadline (their lanes are stuck on a frozen server or a lock). */
+  private expire(): void {
+    this.expiry = undefined;
+    const now = Date.now();
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      const queued = this.queue[i] as Queued;
+      if (queued.at > now) continue;
+      this.queue.splice(i, 1);
+      queued.reject(deadlineError(this.statementMs));
+    }
+    this.armExpiry();
   }
 
   private startLane(): void {
@@ -284,6 +317,8 @@ export class MysqlGroupCommit {
     for (const work of works) work.alone = true;
     this.queue.unshift(...works);
     this.reruns += works.length;
+    // Their deadlines stay: one that has passed (its batch's statements waited on a frozen server) answers 503 now.
+    this.armExpiry();
     for (let i = 0; i < works.length; i++) this.startLane();
   }
 
@@ -319,7 +354,12 @@ export class MysqlGroupCommit {
         // A work run again alone has a transaction of its own: the batch open now commits first.
         if (members.length && this.queue[0]!.alone) break;
         const queued = this.queue.shift() as Queued;
+        if (queued.at <= Date.now()) {
+          queued.reject(deadlineError(this.statementMs));
+          continue;
+        }
         works++;
+        setDeadline(conn, queued.at);
         if (queued.alone) deferredOf.delete(conn);
         else if (!deferredOf.has(conn)) deferredOf.set(conn, new Map());
         const writes = touches.writes;
@@ -363,6 +403,8 @@ export class MysqlGroupCommit {
         if (queued.alone) break;
       }
       if (!members.length) return;
+      // The held rows and the COMMIT answer every member: they end by the earliest member's deadline.
+      setDeadline(conn, Math.min(...members.map((member) => member.queued.at)));
       if (usable && !(await this.sendHeld(conn))) {
         // A held row failed (a duplicate name): which work it belongs to is not known, so each runs again alone.
         usable = await this.rollback(conn);
@@ -380,6 +422,7 @@ export class MysqlGroupCommit {
       for (const member of members) member.queued.resolve(member.result);
     } finally {
       deferredOf.delete(conn);
+      clearDeadline(conn);
       connection.active = false;
       await client.releaseConnection(conn);
     }

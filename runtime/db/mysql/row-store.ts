@@ -165,7 +165,11 @@ export class MysqlRowStore implements RowStore {
 
   read(binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
     if (binding.meta.issingle) return loadSingle(this.db.knex, binding);
-    return onPooledConnection(this.db.knex, (conn) => this.readOn(conn, binding, name, false));
+    return onPooledConnection(
+      this.db.knex,
+      (conn) => this.readOn(conn, binding, name, false),
+      this.statementMs,
+    );
   }
 
   async load(
@@ -352,7 +356,7 @@ export class MysqlRowStore implements RowStore {
     const run = async (conn: MysqlConnection) =>
       (await execute<unknown[][]>(conn, sql, [name], this.statementMs, true)).rows.length > 0;
     const conn = await mysqlConnection(trx);
-    return conn ? run(conn) : onPooledConnection(this.db.knex, run);
+    return conn ? run(conn) : onPooledConnection(this.db.knex, run, this.statementMs);
   }
 
   async takenByOther(
@@ -374,7 +378,7 @@ export class MysqlRowStore implements RowStore {
       (await execute<unknown[][]>(conn, sql, [mysqlValue(value), name], this.statementMs, true)).rows.length >
       0;
     const conn = await mysqlConnection(trx);
-    return conn ? run(conn) : onPooledConnection(this.db.knex, run);
+    return conn ? run(conn) : onPooledConnection(this.db.knex, run, this.statementMs);
   }
 
   async insertRows(trx: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
@@ -451,8 +455,10 @@ export class MysqlRowStore implements RowStore {
     limitMs: number,
   ): Promise<{ rows: unknown[][]; fields: MysqlField[] | undefined }> {
     try {
-      return await onPooledConnection(this.db.knex, (conn) =>
-        execute<unknown[][]>(conn, sql, bindings.map(mysqlValue), this.statementMs, true),
+      return await onPooledConnection(
+        this.db.knex,
+        (conn) => execute<unknown[][]>(conn, sql, bindings.map(mysqlValue), this.statementMs, true),
+        this.statementMs,
       );
     } catch (err) {
       if (isTimeLimitError(err)) throw queryTimeout(limitMs);

@@ -4,6 +4,8 @@
 // (its acquire timeout, afterCreate session settings and outage handling stay), or are the connection of the write
 // transaction a call belongs to, so the statements commit and roll back with it.
 import type { Knex } from 'knex';
+import { acquireBy } from '../acquire-by';
+import { clearDeadline, deadlineError, setDeadline, statementLimit } from './deadline';
 
 /** A mysql2 field (column definition) of a result, as far as the row stores read it. */
 export interface MysqlField {
@@ -54,17 +56,11 @@ export function mysqlValue(value: unknown): unknown {
   return value;
 }
 
-/** The error of a statement past db_statement_timeout (mysql2's code for its own query timeout: 503). */
-function statementTimeout(statementMs: number): Error {
-  return Object.assign(new Error(`The database did not answer within ${statementMs} ms`), {
-    code: 'PROTOCOL_SEQUENCE_TIMEOUT',
-  });
-}
-
 /**
- * Settles with `run`'s callback, or past `statementMs` (db_statement_timeout) destroys the connection, as knex's
- * queries do (mysql2 would leave the late answer queued on it), and fails with PROTOCOL_SEQUENCE_TIMEOUT (503). The
- * timer is ours, not mysql2's: mysql2's starts only once a statement is prepared, and preparing waits on the server too.
+ * Settles with `run`'s callback, or past `statementMs` (db_statement_timeout; less when the call the statement belongs
+ * to ends sooner: deadline.ts) destroys the connection, as knex's queries do (mysql2 would leave the late answer queued
+ * on it), and fails with PROTOCOL_SEQUENCE_TIMEOUT (503). The timer is ours, not mysql2's: mysql2's starts only once a
+ * statement is prepared, and preparing waits on the server too.
  */
 function limited<T>(
   conn: MysqlConnection,
@@ -74,11 +70,14 @@ function limited<T>(
 ): Promise<T> {
   return new Promise((resolve, reject) => {
     let settled = false;
-    const timer = setTimeout(() => {
-      settled = true;
-      conn.destroy();
-      reject(statementTimeout(statementMs));
-    }, statementMs);
+    const timer = setTimeout(
+      () => {
+        settled = true;
+        conn.destroy();
+        reject(deadlineError(statementMs));
+      },
+      statementLimit(conn, statementMs),
+    );
     run((err, value) => {
       if (settled) return;
       settled = true;
@@ -121,16 +120,30 @@ export function command(conn: MysqlConnection, sql: string, statementMs: number)
   return limited(conn, sql, statementMs, (done) => conn.query({ sql }, (err) => done(err)));
 }
 
-/** Runs `work` on a connection of knex's pool (reads of committed data: no transaction), released after. */
+/**
+ * Runs `work` on a connection of knex's pool (reads of committed data: no transaction), released after. The wait for the
+ * connection and `work`'s statements share one deadline, `callMs` (db_statement_timeout) after `since` (the call, or
+ * when the requests it answers asked).
+ */
 export async function onPooledConnection<T>(
   knex: Knex,
   work: (conn: MysqlConnection) => Promise<T>,
+  callMs: number,
+  since = Date.now(),
 ): Promise<T> {
   const client = knex.client as Knex.Client;
-  const conn = (await client.acquireConnection()) as MysqlConnection;
+  const at = since + callMs;
+  const conn = await acquireBy(
+    client.acquireConnection() as Promise<MysqlConnection>,
+    at,
+    () => deadlineError(callMs),
+    (late) => client.releaseConnection(late),
+  );
+  setDeadline(conn, at);
   try {
     return await work(conn);
   } finally {
+    clearDeadline(conn);
     await client.releaseConnection(conn);
   }
 }

@@ -6,6 +6,8 @@
 // statement opens the transaction, so no BEGIN round trip.
 import knexFactory, { type Knex } from 'knex';
 import type { MysqlDatabase } from './backend';
+import { acquireBy } from '../acquire-by';
+import { clearDeadline, deadlineError, setDeadline, statementLimit } from './deadline';
 import { command, type MysqlConnection } from './statements';
 
 /** The knex bound to one pooled connection, usable while a work holds the connection. */
@@ -54,9 +56,10 @@ export function boundConnection(knex: Knex, conn: MysqlConnection, statementMs: 
       return Promise.resolve();
     }
 
-    // Every statement gets db_statement_timeout, as on the site's knex (backend.ts, limitStatements).
+    // Every statement gets db_statement_timeout, or what is left of the work's deadline (deadline.ts).
     _query(connection: MysqlConnection, obj: { sql?: string; options?: object }): Promise<unknown> {
-      if (obj && typeof obj === 'object') obj.options = { timeout: statementMs, ...obj.options };
+      if (obj && typeof obj === 'object')
+        obj.options = { timeout: statementLimit(connection, statementMs), ...obj.options };
       return baseQuery.call(this, connection, obj).catch((err: unknown) => {
         if ((err as { code?: string }).code === 'PROTOCOL_SEQUENCE_TIMEOUT') connection.destroy();
         throw err;
@@ -74,13 +77,21 @@ export function boundConnection(knex: Knex, conn: MysqlConnection, statementMs: 
 /**
  * Runs `work` in one transaction on a connection of the write pool: the work, COMMIT when it resolves and ROLLBACK when
  * it throws (the work's error is what the caller sees). A connection whose ROLLBACK or COMMIT fails is destroyed, so
- * the pool never hands out one with a transaction open.
+ * the pool never hands out one with a transaction open. The wait for the connection, the work's statements and the
+ * COMMIT share one deadline, db_statement_timeout after the call (deadline.ts).
  */
 export async function inMysqlTransaction<T>(db: MysqlDatabase, work: (q: Knex) => Promise<T>): Promise<T> {
   const { statementMs, writeKnex: knex } = db;
   const client = knex.client as Knex.Client;
-  const conn = (await client.acquireConnection()) as MysqlConnection;
+  const at = Date.now() + statementMs;
+  const conn = await acquireBy(
+    client.acquireConnection() as Promise<MysqlConnection>,
+    at,
+    () => deadlineError(statementMs),
+    (late) => client.releaseConnection(late),
+  );
   const connection = boundConnection(knex, conn, statementMs);
+  setDeadline(conn, at);
   try {
     connection.active = true;
     let result: T;
@@ -102,6 +113,7 @@ export async function inMysqlTransaction<T>(db: MysqlDatabase, work: (q: Knex) =
     return result;
   } finally {
     connection.active = false;
+    clearDeadline(conn);
     await client.releaseConnection(conn);
   }
 }

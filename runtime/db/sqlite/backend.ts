@@ -10,6 +10,7 @@ import { DatabaseHealth } from '../health';
 import { KNEX_LOG } from '../knex-log';
 import { SQLITE_ERRORS } from './errors';
 import { GroupCommit } from './group-commit';
+import { LOCK_SPIN_MS, waitForLockOffTheLoop } from './lock-wait';
 import { createReadSnapshots } from './read-snapshot';
 import { ReaderPool } from './reader-pool';
 import { SqliteRowStore } from './row-store';
@@ -40,6 +41,7 @@ function sqliteFile(url: string): string {
   return file;
 }
 
+/** `busyMs`: the connection's busy_timeout (the reader's db_busy_timeout; the writer's LOCK_SPIN_MS, see lock-wait.ts). */
 function tuneSqlite(db: BetterSqlite3.Database, busyMs: number, cacheKb: number | undefined): void {
   db.pragma('journal_mode = WAL');
   if (cacheKb !== undefined) db.pragma(`cache_size = ${-Math.floor(cacheKb)}`);
@@ -72,12 +74,13 @@ export function connectSqlite(url: string, options: DatabaseOptions): SqliteData
     log: KNEX_LOG,
     pool: {
       afterCreate: (conn: BetterSqlite3.Database, done: (err: Error | null, conn: unknown) => void) => {
-        tuneSqlite(conn, busyMs, cacheKb);
+        tuneSqlite(conn, Math.min(busyMs, LOCK_SPIN_MS), cacheKb);
         writer = conn;
         done(null, conn);
       },
     },
   });
+  waitForLockOffTheLoop(knex, busyMs);
   const reader = new BetterSqlite3(file);
   tuneSqlite(reader, busyMs, cacheKb);
   const health = new DatabaseHealth(() => knex.raw('select 1'), logger, SQLITE_ERRORS);
@@ -107,7 +110,7 @@ export function connectSqlite(url: string, options: DatabaseOptions): SqliteData
     ...(readerPool ? { readerPool } : {}),
     openRowStore: (registry) => new SqliteRowStore(db, registry),
     // Every write of a turn shares the group commit, whatever it does: SQLite has one writer at a time anyway.
-    transaction: (work) => (group ??= new GroupCommit(knex)).run(work),
+    transaction: (work) => (group ??= new GroupCommit(knex, busyMs)).run(work),
     async changeVersion() {
       const conn = readConnection();
       let statement = dataVersions.get(conn);

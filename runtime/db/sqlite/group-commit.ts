@@ -4,7 +4,9 @@
 // under load). Forty creates read in one poll now pay for one commit, and rows they share a page with are written once.
 import type BetterSqlite3 from 'better-sqlite3';
 import knexFactory, { type Knex } from 'knex';
+import { acquireBy } from '../acquire-by';
 import { BatchRolledBackError } from '../write-transaction';
+import { lockWaitError, untilLocked } from './lock-wait';
 
 /** What the read snapshots need to know of a connection's group commits. */
 export interface BatchClock {
@@ -83,6 +85,14 @@ function boundConnection(knex: Knex, conn: BetterSqlite3.Database): BoundConnect
   return made;
 }
 
+/** A work waiting for the connection while another runs. */
+interface Waiter {
+  resume(): void;
+  reject(err: unknown): void;
+  /** Its deadline (ms since the epoch): db_busy_timeout after it was asked for. */
+  at: number;
+}
+
 /** A work whose changes are released into the open batch and that waits for its commit. */
 interface Member {
   resolve(): void;
@@ -103,22 +113,36 @@ interface Batch {
  * throws; the batch commits in the check phase of the turn it opened in, or when the work running then ends (a work
  * that awaits real I/O delays the commit, as it held the connection before). A work's promise settles after the
  * commit: its caller never answers for a write that is not durable, and every read it makes afterwards sees it.
+ * Behind another process's write lock, a work waits at most db_busy_timeout from its call, whether it waits for the
+ * lock itself (BEGIN IMMEDIATE, tried again on a timer: lock-wait.ts) or for the work ahead of it; then it fails with
+ * SQLITE_BUSY (503). The event loop stays free meanwhile.
  */
 export class GroupCommit {
   private busy = false;
-  private readonly waiting: (() => void)[] = [];
+  private readonly waiting: Waiter[] = [];
   private batch: Batch | undefined;
+  /** Fires at the earliest waiting deadline (see expire). */
+  private expiry: NodeJS.Timeout | undefined;
 
-  constructor(private readonly knex: Knex) {}
+  /** `busyMs`: db_busy_timeout, the longest a work waits for the write lock and for the works ahead of it. */
+  constructor(
+    private readonly knex: Knex,
+    private readonly busyMs: number,
+  ) {}
 
   /** Runs `work` in the current batch; resolves with its result once the batch is committed, rejects with its error. */
   async run<T>(work: (q: Knex) => Promise<T>): Promise<T> {
-    if (this.busy) await new Promise<void>((resume) => this.waiting.push(resume));
-    else this.busy = true;
+    const at = Date.now() + this.busyMs;
+    if (this.busy) {
+      await new Promise<void>((resume, reject) => {
+        this.waiting.push({ resume, reject, at });
+        this.armExpiry();
+      });
+    } else this.busy = true;
     let batch: Batch;
     let result: T;
     try {
-      batch = this.batch ?? (await this.open());
+      batch = this.batch ?? (await this.open(at));
       result = await this.inSavepoint(batch, work);
     } catch (err) {
       this.next();
@@ -130,16 +154,50 @@ export class GroupCommit {
     return result;
   }
 
-  private async open(): Promise<Batch> {
-    const client = this.knex.client as Knex.Client;
-    const conn = (await client.acquireConnection()) as BetterSqlite3.Database;
-    const connection = boundConnection(this.knex, conn);
-    try {
-      connection.begin.run();
-    } catch (err) {
-      await client.releaseConnection(conn);
-      throw err;
+  /** Starts the timer of the earliest waiting deadline, unless one runs (one timer for the queue, not one per work). */
+  private armExpiry(): void {
+    if (this.expiry || !this.waiting.length) return;
+    let at = Infinity;
+    for (const waiter of this.waiting) at = Math.min(at, waiter.at);
+    this.expiry = setTimeout(() => this.expire(), Math.max(0, at - Date.now()));
+    this.expiry.unref();
+  }
+
+  /** Fails the waiting works past their deadline: the work ahead of them still waits for the lock, or runs long. */
+  private expire(): void {
+    this.expiry = undefined;
+    const now = Date.now();
+    for (let i = this.waiting.length - 1; i >= 0; i--) {
+      const waiter = this.waiting[i] as Waiter;
+      if (waiter.at > now) continue;
+      this.waiting.splice(i, 1);
+      waiter.reject(lockWaitError(this.busyMs));
     }
+    this.armExpiry();
+  }
+
+  /**
+   * Opens a batch: BEGIN IMMEDIATE on knex's connection, tried again until `at` while another process holds the lock
+   * (the connection goes back to the pool between two attempts, for the site knex's reads).
+   */
+  private async open(at: number): Promise<Batch> {
+    const client = this.knex.client as Knex.Client;
+    const connection = await untilLocked(at, async () => {
+      const conn = await acquireBy(
+        client.acquireConnection() as Promise<BetterSqlite3.Database>,
+        at,
+        () => lockWaitError(this.busyMs),
+        (late) => client.releaseConnection(late),
+      );
+      const bound = boundConnection(this.knex, conn);
+      try {
+        bound.begin.run();
+      } catch (err) {
+        await client.releaseConnection(conn);
+        throw err;
+      }
+      return bound;
+    });
     const batch: Batch = { connection, members: [], due: false };
     this.batch = batch;
     connection.inBatch = true;
@@ -176,8 +234,8 @@ export class GroupCommit {
   private next(): void {
     const batch = this.batch;
     if (batch?.due) this.commit(batch);
-    const resume = this.waiting.shift();
-    if (resume) resume();
+    const waiter = this.waiting.shift();
+    if (waiter) waiter.resume();
     else this.busy = false;
   }
 

@@ -2,8 +2,7 @@
 // the connection of the write transaction for everything inside one (so they commit and roll back with it).
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
-import { SYSTEM_TABLES } from '../migrate';
-import { EVENT_COLUMNS, type EventRecord } from '../system-tables';
+import { EVENT_COLUMNS, SYSTEM_TABLES, type EventRecord } from '../system-tables';
 import { heldConnection } from './group-commit';
 import { type DocData, type Queryable, type RowStore } from '../row-store';
 import type { SqliteDatabase } from './backend';

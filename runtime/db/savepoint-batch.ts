@@ -1,10 +1,10 @@
-// A batch of write works in one MariaDB transaction, each in a savepoint of its own: what a bulk request's items share on
-// MariaDB (on SQLite the group commit does the same for every write of a turn, sqlite/group-commit.ts). An item that throws is
+// A batch of write works in one transaction, each in a savepoint of its own: what a bulk request's items share on MariaDB
+// and PostgreSQL (on SQLite the group commit does the same for every write of a turn, sqlite/group-commit.ts). An item that throws is
 // rolled back to its savepoint alone; the others commit together, once, when the batch is closed and its last work has
 // ended. A work's promise settles after that commit, so nothing is reported done before it is durable.
 import type { Knex } from 'knex';
-import type { ClosableWriteBatch } from '../backend';
-import { BatchRolledBackError } from '../write-transaction';
+import type { ClosableWriteBatch } from './backend';
+import { BatchRolledBackError } from './write-transaction';
 
 /** A work released into the open transaction, waiting for its commit. */
 interface Member {
@@ -15,7 +15,7 @@ interface Member {
 /**
  * Runs works one at a time, in the order `run` is called, on one knex transaction. The transaction opens with the
  * first work and commits when `close()` has been called and no work is queued or running. If the server ends the
- * transaction under a work (a deadlock rolls back the whole InnoDB transaction), the works released into it reject with
+ * transaction under a work (a deadlock rolls back the whole transaction), the works released into it reject with
  * BatchRolledBackError and the works still queued continue in a new transaction. A work arriving after the commit runs
  * in a transaction of its own.
  */
@@ -55,8 +55,8 @@ export class SavepointBatch implements ClosableWriteBatch {
 
   private async inSavepoint<T>(work: (q: Knex) => Promise<T>): Promise<T> {
     const trx = this.trx ?? (this.trx = await this.knex.transaction());
-    // No RELEASE after a work: the next SAVEPOINT of the same name replaces this one (MariaDB and MySQL), and the commit
-    // ends it; one round trip per item fewer.
+    // No RELEASE after a work: the next SAVEPOINT of the same name replaces this one (MariaDB and MySQL; PostgreSQL
+    // stacks it, and ROLLBACK TO names the newest), and the commit ends it; one round trip per item fewer.
     await trx.raw('SAVEPOINT svc_item');
     try {
       return await work(trx);

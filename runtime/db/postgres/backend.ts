@@ -1,0 +1,79 @@
+// The PostgreSQL backend (knex over node-postgres `pg`, client.ts): one pool whose sessions carry the statement and
+// lock timeouts from their start-up packet, transactions through knex, the change versions kept by triggers
+// (change-table.ts), and the row store's named prepared statements (row-store.ts).
+import knexFactory, { type Knex } from 'knex';
+import { logger } from '../../log/logger';
+import type { Backend, Database, DatabaseOptions } from '../backend';
+import { DatabaseHealth } from '../health';
+import { KNEX_LOG } from '../knex-log';
+import { SavepointBatch } from '../savepoint-batch';
+import { readChangeVersion } from './change-table';
+import { PG_TYPES, postgresClient } from './client';
+import { POSTGRES_ERRORS } from './errors';
+import { POSTGRES_PATCH_STATEMENTS } from './patch-statements';
+import { PostgresRowStore } from './row-store';
+import { POSTGRES_SCHEMA } from './schema';
+
+/** An open PostgreSQL database: the core's Database. */
+export type PostgresDatabase = Database;
+
+/**
+ * How many bulk items share one transaction, each in its own savepoint (db/savepoint-batch.ts): under 64, the
+ * subtransactions a PostgreSQL backend keeps in shared memory before every snapshot must look them up on disk.
+ */
+const BULK_WINDOW = 50;
+
+/** Connections per process at most. */
+const POOL_MAX = 10;
+
+/**
+ * A knex over node-postgres for `url`: at most POOL_MAX connections, each with statement_timeout (db_statement_timeout)
+ * and lock_timeout (db_busy_timeout) set at connect, no extra round trip.
+ */
+function postgresKnex(url: string, options: DatabaseOptions): Knex {
+  return knexFactory({
+    client: postgresClient(),
+    connection: {
+      connectionString: url.replace(/^postgresql:/, 'postgres:'),
+      types: PG_TYPES,
+      statement_timeout: options.statementMs,
+      lock_timeout: options.busyMs,
+      connectionTimeoutMillis: options.acquireMs,
+      application_name: 'doctype-service',
+    } as Knex.PgConnectionConfig,
+    acquireConnectionTimeout: options.acquireMs,
+    log: KNEX_LOG,
+    pool: { min: 0, max: POOL_MAX, createTimeoutMillis: options.acquireMs },
+    // An error's message carries the SQL with `?`, never the bound values (session tokens, passwords, user input).
+    compileSqlOnError: false,
+  });
+}
+
+/** Opens the PostgreSQL database of `url` (`postgres://user:pass@host:port/db`, or `postgresql://`). */
+export function connectPostgres(url: string, options: DatabaseOptions): PostgresDatabase {
+  const knex = postgresKnex(url, options);
+  const health = new DatabaseHealth(() => knex.raw('select 1'), logger, POSTGRES_ERRORS);
+  const db: PostgresDatabase = {
+    knex,
+    health,
+    schema: POSTGRES_SCHEMA,
+    patchStatements: POSTGRES_PATCH_STATEMENTS,
+    errors: POSTGRES_ERRORS,
+    bulkWrites: { window: BULK_WINDOW, openBatch: () => new SavepointBatch(knex) },
+    openRowStore: (registry) => new PostgresRowStore(db, registry),
+    transaction: (work) => knex.transaction((trx) => work(trx)),
+    changeVersion: (q, table) => readChangeVersion(q, table),
+    close: async () => {
+      health.stopProbe();
+      await knex.destroy();
+    },
+  };
+  return db;
+}
+
+/** PostgreSQL, for DATABASE_URL `postgres://…` or `postgresql://…`. */
+export const POSTGRES: Backend = {
+  name: 'postgres',
+  schemes: ['postgres://', 'postgresql://'],
+  connect: connectPostgres,
+};

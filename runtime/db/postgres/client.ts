@@ -1,0 +1,145 @@
+// knex's `pg` client as the service needs it on PostgreSQL, so the core's knex queries answer as on MariaDB without the
+// core knowing: Frappe's PostgreSQL column types (Int bigint, Datetime timestamp without time zone), NULLs first in an
+// ascending ORDER BY (last in a descending one) with indexes that serve that order, `like` case-insensitive (ILIKE) on any column, booleans bound as 0/1
+// (Check columns are smallint), and numbers, timestamps, dates and times read as MariaDB's driver hands them over.
+import knexFactory, { type Knex } from 'knex';
+import { types } from 'pg';
+
+/** pg type OIDs the service reads its own way. */
+const OID = {
+  int8: 20,
+  numeric: 1700,
+  date: 1082,
+  time: 1083,
+  timestamp: 1114,
+  timestamptz: 1184,
+} as const;
+
+const asText = (value: string) => value;
+
+/** How each pg type is parsed: counts and bigints as numbers, decimals as numbers, dates and times as their text. */
+const PARSERS = new Map<number, (value: string) => unknown>([
+  [OID.int8, Number],
+  [OID.numeric, Number],
+  [OID.date, asText],
+  [OID.time, asText],
+  [OID.timestamp, asText],
+  [OID.timestamptz, asText],
+]);
+
+/** The type parsers of every connection (node-postgres' `types` option; the global defaults stay untouched). */
+export const PG_TYPES = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    return PARSERS.get(oid) ?? types.getTypeParser(oid, format);
+  },
+};
+
+/**
+ * The query engine's LIKE conditions (query/build-where.ts): a pattern with `\` as its escape. On PostgreSQL they become
+ * ILIKE (case-insensitive, as MariaDB's collation) on the column's text (as MariaDB compares numbers with LIKE).
+ */
+const LIKE_CONDITION = /^\?\? (not )?like \? escape \?$/;
+
+/** A value as PostgreSQL should get it: booleans as 0/1, as MariaDB and SQLite store Check fields. */
+export function pgValue(value: unknown): unknown {
+  if (value === undefined) return null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return value;
+}
+
+/** An order item of knex's query compiler (the parts read here). */
+interface OrderItem {
+  type?: string;
+  direction?: unknown;
+  nulls?: 'first' | 'last' | '';
+  value?: unknown;
+}
+
+/** knex's `pg` client class and its compilers, as far as they are overridden here (not in knex's typings). */
+type ClientClass = typeof Knex.Client & {
+  prototype: Knex.Client & {
+    queryCompiler(builder: unknown, formatter: unknown): object;
+    columnCompiler(...args: unknown[]): object;
+    tableCompiler(...args: unknown[]): object;
+  };
+};
+
+let made: typeof Knex.Client | undefined;
+
+/** The service's PostgreSQL knex client class (a subclass of knex's `pg` client), made once. */
+export function postgresClient(): typeof Knex.Client {
+  if (made) return made;
+  // knex exposes its dialect classes only through an instance's client.
+  const probe = knexFactory({ client: 'pg' });
+  const Base = probe.client.constructor as ClientClass;
+  const QueryCompiler = (
+    Base.prototype.queryCompiler.call(probe.client, probe.queryBuilder(), undefined) as object
+  ).constructor as new (...args: unknown[]) => { _groupOrder(item: OrderItem, type: string): string };
+  void probe.destroy();
+
+  class ServiceQueryCompiler extends QueryCompiler {
+    override _groupOrder(item: OrderItem, type: string): string {
+      if (type === 'order' && item.type !== 'orderByRaw' && !item.nulls) {
+        const descending = String(item.direction ?? 'asc').toLowerCase() === 'desc';
+        return super._groupOrder({ ...item, nulls: descending ? 'last' : 'first' }, type);
+      }
+      return super._groupOrder(item, type);
+    }
+  }
+
+  const columnCompilerOf = Base.prototype.columnCompiler;
+  const tableCompilerOf = Base.prototype.tableCompiler;
+  class ServicePostgresClient extends Base {
+    override queryCompiler(builder: unknown, formatter?: unknown): object {
+      return new ServiceQueryCompiler(this, builder, formatter);
+    }
+
+    override columnCompiler(...args: unknown[]): object {
+      const compiler = columnCompilerOf.apply(this, args) as Record<string, unknown>;
+      compiler.integer = 'bigint';
+      compiler.datetime = (options: { precision?: number } | boolean | undefined, precision?: number) => {
+        const p = typeof options === 'object' ? options.precision : precision;
+        return p === undefined || p === null ? 'timestamp' : `timestamp(${p})`;
+      };
+      return compiler;
+    }
+
+    // Plain indexes keep NULLs first: read forwards they serve `asc nulls first`, backwards `desc nulls last`, the order
+    // every list asks for (a default index would serve neither, and each list would sort the whole table).
+    override tableCompiler(...args: unknown[]): object {
+      const compiler = tableCompilerOf.apply(this, args) as {
+        index: (...a: unknown[]) => void;
+        unique: (columns: unknown, options?: unknown) => void;
+      };
+      const index = compiler.index;
+      const unique = compiler.unique;
+      // A unique index, not a constraint: the migration drops it as any index (DROP INDEX), and ON CONFLICT uses it.
+      compiler.unique = (columns: unknown, options?: unknown) => {
+        const named = typeof options === 'object' && options !== null ? options : { indexName: options };
+        unique.call(compiler, columns, { ...named, useConstraint: false });
+      };
+      compiler.index = (columns: unknown, ...rest: unknown[]) => {
+        const list = (Array.isArray(columns) ? columns : [columns]).map((c) =>
+          typeof c === 'string' ? this.raw('?? nulls first', [c]) : c,
+        );
+        index.call(compiler, list, ...rest);
+      };
+      return compiler;
+    }
+
+    override raw(sql: unknown, ...rest: unknown[]): Knex.Raw {
+      const match = typeof sql === 'string' ? LIKE_CONDITION.exec(sql) : null;
+      const text = match ? `??::text ${match[1] ?? ''}ilike ? escape ?` : sql;
+      return (Base.prototype.raw as (...a: unknown[]) => Knex.Raw).call(this, text, ...rest);
+    }
+
+    override prepBindings(bindings: unknown[] | undefined): unknown[] | undefined {
+      return (Base.prototype.prepBindings as (b: unknown[] | undefined) => unknown[] | undefined).call(
+        this,
+        bindings?.map(pgValue),
+      );
+    }
+  }
+  made = ServicePostgresClient;
+  return made;
+}

@@ -1,0 +1,46 @@
+// node-postgres' errors the core treats alike on every backend: a database unavailable or too busy (503) and a
+// duplicate key (409). PostgreSQL reports SQLSTATE codes; the driver reports a dropped connection by message.
+import type { DriverErrors } from '../backend';
+
+/** SQLSTATE codes of a server gone, restarting, overloaded, or a transaction to run again. */
+const UNAVAILABLE_CODES = new Set([
+  // lock_timeout (db_busy_timeout) passed, statement_timeout (db_statement_timeout) passed
+  '55P03',
+  '57014',
+  // deadlock and serialization failure: the transaction was rolled back whole and may simply run again (MariaDB's
+  // lock waits answer the same 503 with Retry-After)
+  '40P01',
+  '40001',
+  // shutting down, crash shutdown, starting up, too many connections, out of resources
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '53000',
+  '53100',
+  '53200',
+  // read-only transaction (a standby, or a primary being demoted)
+  '25006',
+]);
+
+/** Class 08: connection exceptions. */
+const CONNECTION_CLASS = /^08/;
+
+/** node-postgres' errors without a code for a connection that closed under the request. */
+const CLOSED_MESSAGES =
+  /^Connection terminated|Client has encountered a connection error and is not queryable|^Client was closed and is not queryable|timeout exceeded when trying to connect/;
+
+/** The errors of node-postgres. */
+export const POSTGRES_ERRORS: DriverErrors = {
+  unavailableReason({ code, message }) {
+    if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || CONNECTION_CLASS.test(code))) return code;
+    if (typeof message === 'string' && CLOSED_MESSAGES.test(message)) return 'CONNECTION_CLOSED';
+    return undefined;
+  },
+  isDuplicateKey({ code }) {
+    return code === '23505';
+  },
+};
+
+/** PostgreSQL's code for a statement cancelled at statement_timeout (list reads: max_query_time). */
+export const QUERY_CANCELED = '57014';

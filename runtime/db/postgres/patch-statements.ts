@@ -1,0 +1,31 @@
+// PostgreSQL's statements for patches (db/patch-statements.ts): ALTER TABLE … RENAME COLUMN / DROP COLUMN and
+// ALTER TABLE … RENAME TO. Indexes and the change trigger follow a renamed column or table (the next schema sync gives a
+// renamed table its change rows).
+import type { Knex } from 'knex';
+import type { PatchStatements } from '../patch-statements';
+import { quoteIdent } from './statements';
+
+/** The patch statements of PostgreSQL. */
+export const POSTGRES_PATCH_STATEMENTS: PatchStatements = {
+  async renameColumn(knex, table, from, to) {
+    await knex.raw(`ALTER TABLE ${quoteIdent(table)} RENAME COLUMN ${quoteIdent(from)} TO ${quoteIdent(to)}`);
+  },
+
+  async dropColumn(knex, table, column) {
+    await knex.raw(`ALTER TABLE ${quoteIdent(table)} DROP COLUMN ${quoteIdent(column)}`);
+  },
+
+  async renameTable(knex, from, to) {
+    await knex.raw(`ALTER TABLE ${quoteIdent(from)} RENAME TO ${quoteIdent(to)}`);
+    // The primary key's index keeps its name (`<table>_pkey`, knex's); a table later made under the old name needs it.
+    await knex.raw(
+      `ALTER INDEX IF EXISTS ${quoteIdent(`${from}_pkey`)} RENAME TO ${quoteIdent(`${to}_pkey`)}`,
+    );
+  },
+
+  async run(knex, sql, bindings) {
+    // node-postgres through knex: a result whose `rows` is empty for a statement that returns none.
+    const result = (await knex.raw(sql, [...bindings] as Knex.RawBinding[])) as { rows?: unknown };
+    return Array.isArray(result.rows) ? (result.rows as Record<string, unknown>[]) : [];
+  },
+};

@@ -1,0 +1,378 @@
+// The PostgreSQL row store: statement texts built once per DocType and shape, run as node-postgres named prepared
+// statements (statements.ts) with no knex builder on the hot path. Reads of committed data take a pooled connection and
+// no transaction; writes run on the connection of the write transaction they belong to (inWriteTransaction's), so they
+// commit and roll back with it. Full rows name their columns (never `select *`): a prepared `select *` fails once a
+// migration adds a column under it.
+import type { Knex } from 'knex';
+import { queryTimeout } from '../query-time';
+import type { DocData, Queryable, RowStore } from '../row-store';
+import type { PostgresDatabase } from './backend';
+import { QUERY_CANCELED } from './errors';
+import {
+  execute,
+  numbered,
+  onPooledConnection,
+  pgConnection,
+  quoteIdent,
+  type PgConnection,
+} from './statements';
+import type { DocTypeMeta } from '../../meta/types';
+import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../compiled-query';
+import type { DocTypeBinding, Registry } from '../../registry/registry';
+import { childRowChanges } from '../child-row-changes';
+import { fieldLists, tableFields } from '../../registry/field-lists';
+import {
+  CHILD_STANDARD,
+  decodeRow,
+  insertError,
+  loadSingle,
+  PARENT_STANDARD,
+  rowValues,
+} from '../document-rows';
+import { encodeValue } from '../stored-values';
+import { EVENT_COLUMNS, SYSTEM_TABLES, type EventRecord } from '../system-tables';
+
+/** Rows per INSERT of `insertRows`. */
+const BATCH_SIZE = 100;
+
+/** The event log's INSERT (its values in EVENT_COLUMNS order). */
+const EVENT_INSERT = numbered(
+  `insert into ${quoteIdent(SYSTEM_TABLES.events)} (${EVENT_COLUMNS.map(quoteIdent).join(', ')}) values (${EVENT_COLUMNS.map(() => '?').join(', ')})`,
+);
+
+/** Statement texts per DocType and kind, built once. */
+const texts = new WeakMap<DocTypeMeta, Map<string, string>>();
+
+function cachedText(meta: DocTypeMeta, kind: string, build: () => string): string {
+  let byKind = texts.get(meta);
+  if (!byKind) texts.set(meta, (byKind = new Map()));
+  let sql = byKind.get(kind);
+  if (sql === undefined) byKind.set(kind, (sql = numbered(build())));
+  return sql;
+}
+
+/** The columns of a full row of `meta`: the `standard` ones, then every stored field. */
+function fullColumns(meta: DocTypeMeta, standard: readonly string[]): string[] {
+  return [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)];
+}
+
+/** The bound values of a full row (the `standard` columns but `skip`, then every stored field); undefined when one is unset. */
+function fullRowValues(
+  meta: DocTypeMeta,
+  data: DocData,
+  standard: readonly string[],
+  skip?: string,
+): unknown[] | undefined {
+  const values: unknown[] = [];
+  for (const key of standard) {
+    if (data[key] === undefined) return undefined;
+    if (key !== skip) values.push(data[key]);
+  }
+  for (const field of fieldLists(meta).stored) {
+    if (data[field.fieldname] === undefined) return undefined;
+    values.push(encodeValue(field, data[field.fieldname]));
+  }
+  return values;
+}
+
+/** knex's compilation of a list plan with `$n` placeholders, kept with it. */
+const nativeTexts = new WeakMap<object, string>();
+
+/** The statement_timeout each pooled connection runs with now (list reads set theirs: site config max_query_time). */
+const sessionTimeouts = new WeakMap<PgConnection, number>();
+
+/** PostgreSQL text cannot hold U+0000: no stored name has one, and binding one would fail the statement (22021). */
+const unstorable = (value: unknown) => typeof value === 'string' && value.includes('\u0000');
+
+/** Documents on PostgreSQL through cached statement texts and named prepared statements; see RowStore. */
+export class PostgresRowStore implements RowStore {
+  constructor(
+    private readonly db: PostgresDatabase,
+    private readonly registry: Registry,
+  ) {}
+
+  async read(binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
+    if (binding.meta.issingle) return loadSingle(this.db.knex, binding);
+    if (unstorable(name)) return undefined;
+    return onPooledConnection(this.db.knex, (conn) => this.readOn(conn, binding, name, false));
+  }
+
+  async load(
+    trx: Queryable,
+    binding: DocTypeBinding,
+    name: string,
+    options: { forUpdate?: boolean } = {},
+  ): Promise<DocData | undefined> {
+    if (binding.meta.issingle) return loadSingle(trx, binding);
+    if (unstorable(name)) return undefined;
+    const conn = await pgConnection(trx);
+    if (!conn) return this.read(binding, name);
+    return this.readOn(conn, binding, name, options.forUpdate === true);
+  }
+
+  /** Reads one document (not a Single) with its child rows on `conn`. */
+  private async readOn(
+    conn: PgConnection,
+    binding: DocTypeBinding,
+    name: string,
+    forUpdate: boolean,
+  ): Promise<DocData | undefined> {
+    const { meta } = binding;
+    const sql = cachedText(meta, forUpdate ? 'read-locked' : 'read', () => {
+      const columns = fullColumns(meta, PARENT_STANDARD).map(quoteIdent).join(', ');
+      return `select ${columns} from ${quoteIdent(meta.tableName)} where name = ?${forUpdate ? ' for update' : ''}`;
+    });
+    const row = (await execute(conn, sql, [name])).rows[0];
+    if (!row) return undefined;
+    const data = decodeRow(meta, row);
+    for (const { field, child } of tableFields(meta, this.registry)) {
+      const childSql = cachedText(child.meta, 'children', () => {
+        const columns = fullColumns(child.meta, CHILD_STANDARD).map(quoteIdent).join(', ');
+        return `select ${columns} from ${quoteIdent(child.meta.tableName)} where parent = ? and parenttype = ? and parentfield = ? order by idx`;
+      });
+      const { rows } = await execute(conn, childSql, [name, meta.name, field.fieldname]);
+      data[field.fieldname] = rows.map((r) => {
+        const childRow = decodeRow(child.meta, r);
+        childRow.doctype = child.meta.name;
+        return childRow;
+      });
+    }
+    return data;
+  }
+
+  async insert(trx: Knex, binding: DocTypeBinding, data: DocData): Promise<void> {
+    const { meta } = binding;
+    const conn = await writeConnection(trx);
+    try {
+      await this.insertRow(conn, trx, meta, data, PARENT_STANDARD);
+    } catch (err) {
+      throw insertError(this.db, meta, data.name, err);
+    }
+    for (const { field, child } of tableFields(meta, this.registry)) {
+      for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
+        await this.insertRow(conn, trx, child.meta, row, CHILD_STANDARD);
+    }
+  }
+
+  /** Inserts a full row through its DocType's cached text; a row with unset columns leaves them to their defaults. */
+  private async insertRow(
+    conn: PgConnection,
+    trx: Knex,
+    meta: DocTypeMeta,
+    data: DocData,
+    standard: readonly string[],
+  ): Promise<void> {
+    const values = fullRowValues(meta, data, standard);
+    if (!values) {
+      await trx(meta.tableName).insert(rowValues(meta, data, standard));
+      return;
+    }
+    const sql = cachedText(meta, standard === PARENT_STANDARD ? 'insert' : 'insert-child', () => {
+      const columns = fullColumns(meta, standard);
+      return `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+    });
+    await execute(conn, sql, values);
+  }
+
+  /** Updates a stored row (a child row when `parent` is given) by name; unset columns are left as they are. */
+  private async updateRow(
+    conn: PgConnection,
+    trx: Knex,
+    meta: DocTypeMeta,
+    data: DocData,
+    parent?: string,
+  ): Promise<void> {
+    const standard = parent === undefined ? PARENT_STANDARD : CHILD_STANDARD;
+    const name = String(data.name);
+    const values = fullRowValues(meta, data, standard, 'name');
+    if (!values) {
+      const changes = rowValues(meta, data, standard);
+      delete changes.name;
+      const query = trx(meta.tableName).update(changes).where('name', name);
+      await (parent === undefined ? query : query.andWhere('parent', parent));
+      return;
+    }
+    const sql = cachedText(meta, parent === undefined ? 'update' : 'update-child', () => {
+      const columns = fullColumns(meta, standard).filter((c) => c !== 'name');
+      const where = parent === undefined ? 'name = ?' : 'name = ? and parent = ?';
+      return `update ${quoteIdent(meta.tableName)} set ${columns.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${where}`;
+    });
+    values.push(name);
+    if (parent !== undefined) values.push(parent);
+    await execute(conn, sql, values);
+  }
+
+  async update(trx: Knex, binding: DocTypeBinding, data: DocData, previous: DocData): Promise<void> {
+    const { meta } = binding;
+    const conn = await writeConnection(trx);
+    const name = String(data.name);
+    await this.updateRow(conn, trx, meta, data);
+    for (const { field, child } of tableFields(meta, this.registry)) {
+      const rows = data[field.fieldname] as DocData[] | undefined;
+      if (rows === undefined) continue;
+      const { before, removed } = childRowChanges(previous[field.fieldname] as DocData[] | undefined, rows);
+      const deleteSql = cachedText(
+        child.meta,
+        'delete-child',
+        () => `delete from ${quoteIdent(child.meta.tableName)} where name = ? and parent = ?`,
+      );
+      for (const rowName of removed) await execute(conn, deleteSql, [rowName, name]);
+      for (const row of rows) {
+        if (before.has(String(row.name))) await this.updateRow(conn, trx, child.meta, row, name);
+        else await this.insertRow(conn, trx, child.meta, row, CHILD_STANDARD);
+      }
+    }
+  }
+
+  async delete(trx: Knex, binding: DocTypeBinding, name: string): Promise<void> {
+    const conn = await writeConnection(trx);
+    for (const { child } of tableFields(binding.meta, this.registry)) {
+      const sql = cachedText(
+        child.meta,
+        'delete-children',
+        () => `delete from ${quoteIdent(child.meta.tableName)} where parent = ? and parenttype = ?`,
+      );
+      await execute(conn, sql, [name, binding.meta.name]);
+    }
+    const sql = cachedText(
+      binding.meta,
+      'delete',
+      () => `delete from ${quoteIdent(binding.meta.tableName)} where name = ?`,
+    );
+    await execute(conn, sql, [name]);
+  }
+
+  async exists(trx: Queryable, binding: DocTypeBinding, name: string): Promise<boolean> {
+    const { meta } = binding;
+    if (unstorable(name)) return false;
+    const sql = cachedText(
+      meta,
+      'exists',
+      () => `select 1 from ${quoteIdent(meta.tableName)} where name = ?`,
+    );
+    const run = async (conn: PgConnection) => (await execute(conn, sql, [name])).rows.length > 0;
+    const conn = await pgConnection(trx);
+    return conn ? run(conn) : onPooledConnection(this.db.knex, run);
+  }
+
+  async takenByOther(
+    trx: Queryable,
+    binding: DocTypeBinding,
+    fieldname: string,
+    value: unknown,
+    name: string,
+  ): Promise<boolean> {
+    const { meta } = binding;
+    if (unstorable(value)) return false;
+    // `fieldname` comes from the DocType's metadata (its unique fields), never from a request.
+    const sql = cachedText(
+      meta,
+      `taken\u0000${fieldname}`,
+      () =>
+        `select 1 from ${quoteIdent(meta.tableName)} where ${quoteIdent(fieldname)} = ? and name <> ? limit 1`,
+    );
+    const run = async (conn: PgConnection) => (await execute(conn, sql, [value, name])).rows.length > 0;
+    const conn = await pgConnection(trx);
+    return conn ? run(conn) : onPooledConnection(this.db.knex, run);
+  }
+
+  async insertRows(trx: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+    // One INSERT when the rows fit in one (a job item's outcome): batchInsert would wrap it in a savepoint.
+    if (rows.length <= BATCH_SIZE) await trx(table).insert([...rows]);
+    else await trx.batchInsert(table, [...rows], BATCH_SIZE);
+  }
+
+  /** One prepared INSERT on the write transaction's connection. */
+  async insertEvent(trx: Knex, event: EventRecord): Promise<void> {
+    await execute(
+      await writeConnection(trx),
+      EVENT_INSERT,
+      EVENT_COLUMNS.map((column) => event[column]),
+    );
+  }
+
+  async insertRowOnce(
+    trx: Knex,
+    table: string,
+    row: Record<string, unknown>,
+    key: readonly string[],
+  ): Promise<void> {
+    await trx(table)
+      .insert(row)
+      .onConflict([...key])
+      .ignore();
+  }
+
+  /** One upsert that returns the new number: the row is locked until the write transaction ends (series stay gap-free). */
+  async nextSeriesValue(trx: Knex, key: string): Promise<number> {
+    const conn = await writeConnection(trx);
+    const table = quoteIdent(SYSTEM_TABLES.series);
+    const sql = numbered(
+      `insert into ${table} (name, current) values (?, 1) on conflict (name) do update set current = ${table}.current + 1 returning current`,
+    );
+    const { rows } = await execute<{ current: unknown }>(conn, sql, [key]);
+    return Number(rows[0]?.current);
+  }
+
+  async select(source: SelectSource, slot: CompiledSlot, limitMs: number): Promise<RowSet> {
+    const compiled = slot.compiled ?? (slot.compiled = compile(source.build(false)));
+    const result = await this.readLimited(this.nativeText(compiled), compiled.bindings, limitMs);
+    const known = slot.columns;
+    const names = result.fields.map((f) => f.name);
+    // The same column list each run of the slot: the page decoder built for it is reused (list-operations).
+    const columns =
+      known && known.length === names.length && known.every((c, i) => c === names[i])
+        ? known
+        : (slot.columns = names);
+    return { columns, rows: result.rows };
+  }
+
+  async count(build: () => Knex.QueryBuilder, slot: CompiledSlot, limitMs: number): Promise<number> {
+    const compiled = slot.compiled ?? (slot.compiled = compile(build()));
+    const { rows } = await this.readLimited(this.nativeText(compiled), compiled.bindings, limitMs);
+    return Number(rows[0]?.[0] ?? 0);
+  }
+
+  /** The text of a compiled list query with PostgreSQL's placeholders (knex compiles to `?`). */
+  private nativeText(compiled: { sql: string }): string {
+    let text = nativeTexts.get(compiled);
+    if (text === undefined) {
+      const client = this.db.knex.client as { positionBindings(sql: string): string };
+      nativeTexts.set(compiled, (text = client.positionBindings(compiled.sql)));
+    }
+    return text;
+  }
+
+  /**
+   * Runs a list SELECT of committed data on a pooled connection, rows as value lists, with statement_timeout at
+   * `limitMs` (set on the connection when it differs: once per connection while max_query_time stays); past it, 503
+   * QueryTimeoutError. The text is knex's compilation of a checked plan, kept in its slot; it is not prepared by name
+   * (plans are many and their texts long-lived only while remembered).
+   */
+  private async readLimited(
+    sql: string,
+    bindings: readonly unknown[],
+    limitMs: number,
+  ): Promise<{ rows: unknown[][]; fields: { name: string }[] }> {
+    try {
+      return await onPooledConnection(this.db.knex, async (conn) => {
+        if (sessionTimeouts.get(conn) !== limitMs) {
+          await conn.query(`set statement_timeout = ${Math.ceil(limitMs)}`);
+          sessionTimeouts.set(conn, limitMs);
+        }
+        const result = await conn.query<unknown[]>({ text: sql, values: [...bindings], rowMode: 'array' });
+        return { rows: result.rows, fields: result.fields };
+      });
+    } catch (err) {
+      if ((err as { code?: unknown }).code === QUERY_CANCELED) throw queryTimeout(limitMs);
+      throw err;
+    }
+  }
+}
+
+/** The connection of the write transaction `trx` (writes outside one are a programming error). */
+async function writeConnection(trx: Knex): Promise<PgConnection> {
+  const conn = await pgConnection(trx);
+  if (!conn) throw new Error('PostgreSQL rows are written inside a write transaction (inWriteTransaction)');
+  return conn;
+}
