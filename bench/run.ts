@@ -1459,11 +1459,12 @@ async function fixtureScenarios(): Promise<void> {
   log(`  ${summary?.[0] ?? 'generated'} (${(gen.ms / 1000).toFixed(1)} s wall)`);
   report.measures.push({
     id: 'generate_s',
-    label: 'generate 768 fixture DocTypes (npx tsx generator/cli.ts)',
+    label: 'generate 768 fixture DocTypes (npx tsx generator/cli.ts; A/B: bench/generate-ab.ts)',
     value: gen.ms / 1000,
     unit: 's',
-    target: '< 20 s',
-    ok: gen.ms < 20000,
+    // Issue #36 item 20: under 8 s for 913 DocTypes (these 768 and another app's).
+    target: '< 8 s',
+    ok: gen.ms < 8000,
     note: summary ? summary[0] : undefined,
   });
   if (summary)

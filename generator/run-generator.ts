@@ -1,10 +1,11 @@
-// The generator pipeline: load → validate → normalize → extract methods → emit → write.
+// The generator pipeline: load → validate → normalize → extract methods → emit → write (and store the validator cache).
 import { createContext } from './context';
 import { emitAll } from './emit';
 import { loadDocTypes } from './load-doctypes';
 import { extractMethods } from './methods/extract-methods';
 import { normalizeDocTypes } from './normalize';
 import { GeneratorProblems, type Problem } from './problems';
+import { diskValidatorCache, type DiskValidatorCache } from './validator-cache';
 import { validateDocTypes } from './validate-doctypes';
 import { writeFileMap, type FileMap } from './write/file-map';
 
@@ -15,6 +16,8 @@ export interface GeneratorOptions {
   /** Output folder. */
   out: string;
   cwd?: string;
+  /** Reuse and store compiled validators (generator/validator-cache.ts); default true. */
+  validatorCache?: boolean;
 }
 
 /** What a run produced. */
@@ -25,8 +28,11 @@ export interface GeneratorResult {
   warnings: Problem[];
 }
 
+/** What buildFiles made: the result without the write, and the validator cache to store after writing. */
+export type BuiltFiles = Omit<GeneratorResult, 'written'> & { validatorCache?: DiskValidatorCache };
+
 /** Builds the file map without touching the output folder (load, validate, normalize, emit). */
-export async function buildFiles(options: GeneratorOptions): Promise<Omit<GeneratorResult, 'written'>> {
+export async function buildFiles(options: GeneratorOptions): Promise<BuiltFiles> {
   const loaded = await loadDocTypes(options.doctypes, options.cwd);
   const problems = [...loaded.problems, ...validateDocTypes(loaded.doctypes)];
   if (problems.some((p) => p.severity === 'error')) throw new GeneratorProblems(problems);
@@ -35,12 +41,15 @@ export async function buildFiles(options: GeneratorOptions): Promise<Omit<Genera
   problems.push(...extracted.problems);
   if (problems.some((p) => p.severity === 'error')) throw new GeneratorProblems(problems);
   const ctx = createContext(doctypes, options.out, extracted.methods);
-  return { doctypeCount: ctx.doctypes.length, files: emitAll(ctx), warnings: problems };
+  const validatorCache = options.validatorCache === false ? undefined : diskValidatorCache();
+  const files = await emitAll(ctx, validatorCache);
+  return { doctypeCount: ctx.doctypes.length, files, warnings: problems, validatorCache };
 }
 
 /** Runs the whole pipeline and writes the output folder. */
 export async function runGenerator(options: GeneratorOptions): Promise<GeneratorResult> {
-  const built = await buildFiles(options);
-  const written = await writeFileMap(built.files, options.out);
-  return { ...built, written };
+  const { validatorCache, ...result } = await buildFiles(options);
+  const written = await writeFileMap(result.files, options.out);
+  await validatorCache?.save();
+  return { ...result, written };
 }

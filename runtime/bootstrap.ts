@@ -14,6 +14,7 @@ import { SchemaConflictError, SchemaPendingError } from './errors/errors';
 import { ensureSigningKey } from './oauth/signing-keys';
 import { installFeatures } from './features';
 import type { PatchList } from './patches/patch-list';
+import { patchLogMeta, pendingPatches } from './patches/patch-log';
 import { runPatches } from './patches/run-patches';
 import { openResultCache, resultCacheLimits } from './query/result-cache';
 import { SitePlugins } from './site';
@@ -105,23 +106,56 @@ async function ensureAdministrator(site: Site): Promise<boolean> {
   return true;
 }
 
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
 /**
- * Migrates the schema at start (site config auto_migrate), or with auto_migrate false refuses to go on while a change
- * is pending; a refused change stops the start. Both throw with the reason on one line.
+ * Migrates the schema at start (site config auto_migrate), running the pending patches around the sync under the
+ * migration lock; or, with auto_migrate false, refuses to go on while a schema change or a patch is pending. A refused
+ * change stops the start. Both throw with the reason on one line.
  */
-async function migrateAtStart(site: Site, options: MigrateOptions): Promise<string[]> {
+async function migrateAtStart(
+  site: Site,
+  options: MigrateOptions,
+  patches: PatchList | undefined,
+): Promise<{ changed: string[]; patched: string[] }> {
   const metas = site.registry.all().map((b) => b.meta);
   if (!site.config.site.auto_migrate) {
     const pending = (await migrate(site.db, metas, { ...options, dryRun: true })).plan.filter(isPending);
-    if (pending.length)
-      throw new SchemaPendingError(
-        `${pending.length} schema change${pending.length === 1 ? ' is' : 's are'} pending (${[...new Set(pending.map((c) => c.doctype))].slice(0, 5).join(', ')}) and auto_migrate is false: run \`svc migrate\``,
-      );
-    return [];
+    const waiting = patches ? await pendingPatches(site, patches) : [];
+    const reasons = [
+      ...(pending.length
+        ? [
+            `${plural(pending.length, 'schema change is', 'schema changes are')} pending (${[...new Set(pending.map((c) => c.doctype))].slice(0, 5).join(', ')})`,
+          ]
+        : []),
+      ...(waiting.length
+        ? [`${plural(waiting.length, 'patch is', 'patches are')} pending (${waiting.slice(0, 5).join(', ')})`]
+        : []),
+    ];
+    if (reasons.length)
+      throw new SchemaPendingError(`${reasons.join(', ')} and auto_migrate is false: run \`svc migrate\``);
+    return { changed: [], patched: [] };
   }
-  const { changed, refused } = await migrate(site.db, metas, options);
+  const patched: string[] = [];
+  const withPatches =
+    patches && patches.pre_model_sync.length + patches.post_model_sync.length > 0
+      ? {
+          syncFirst: [patchLogMeta(site)],
+          phases: {
+            beforeSync: [
+              async () =>
+                void patched.push(...(await runPatches(site, 'pre_model_sync', patches.pre_model_sync))),
+            ],
+            afterSync: [
+              async () =>
+                void patched.push(...(await runPatches(site, 'post_model_sync', patches.post_model_sync))),
+            ],
+          },
+        }
+      : {};
+  const { changed, refused } = await migrate(site.db, metas, { ...options, ...withPatches });
   if (refused.length) throw new SchemaConflictError(refused.map((c) => c.refusal).join('; '));
-  return changed;
+  return { changed, patched };
 }
 
 /** What opening a site does around the schema sync: MigrateOptions, and the patches of patches.txt to run around it. */
@@ -131,8 +165,8 @@ export interface OpenSiteOptions extends MigrateOptions {
 }
 
 /**
- * Opens the site's database and syncs it (between the pre_model_sync and post_model_sync patches, when given); creates
- * roles and Administrator when missing. A failing patch or sync closes the database and throws.
+ * Opens the site's database and syncs it (between the pre_model_sync and post_model_sync patches, when given, all under
+ * the migration lock); creates roles and Administrator when missing. A failing patch or sync closes the database and throws.
  */
 export async function openSite(
   config: ServiceConfig,
@@ -160,12 +194,10 @@ export async function openSite(
   const jobs = siteJobQueue(site);
   setJobQueue(site, jobs);
   const { patches, ...migration } = options;
-  const patched: string[] = [];
   let changed: string[];
+  let patched: string[];
   try {
-    if (patches) patched.push(...(await runPatches(site, 'pre_model_sync', patches.pre_model_sync)));
-    changed = await migrateAtStart(site, migration);
-    if (patches) patched.push(...(await runPatches(site, 'post_model_sync', patches.post_model_sync)));
+    ({ changed, patched } = await migrateAtStart(site, migration, patches));
   } catch (err) {
     await site.plugins.close(site).catch(() => undefined);
     throw err;

@@ -1,23 +1,13 @@
 // Emits generated/validators/<slug>.ts: ajv standalone validators for create and update bodies.
-import Ajv from 'ajv';
-import standaloneCode from 'ajv/dist/standalone';
 import type { DocTypeMeta } from '../../runtime/meta/types';
 import type { GeneratorContext } from '../context';
 import { bodyFields, fieldSchema, type JsonSchema } from '../json-schema';
 import type { DocTypeIR } from '../normalize';
-import { restyleAjvCode } from '../ts/ajv-style';
 import { header } from '../ts/header';
+import { validatorCode } from './validator-code';
 
 /** Path of a DocType's validator module inside the output folder. */
 export const validatorPath = (ir: DocTypeIR) => `validators/${ir.meta.slug}.ts`;
-
-/** The ajv options the emitted code was compiled with (coercion and unknown-key removal happen in place). */
-export const AJV_OPTIONS = {
-  coerceTypes: true,
-  removeAdditional: true,
-  allErrors: true,
-  strict: false,
-} as const;
 
 function rowSchema(child: DocTypeMeta, ctx: GeneratorContext): JsonSchema {
   return {
@@ -49,28 +39,16 @@ export function bodySchema(ir: DocTypeIR, ctx: GeneratorContext): JsonSchema {
   };
 }
 
-/**
- * Emits the validator module of one DocType. Create and update bodies have the same schema (neither requires
- * fields: mandatory fields are checked after defaults and hooks, as in Frappe), so one compiled function,
- * `validateBody`, serves both.
- */
-export function emitValidator(ir: DocTypeIR, ctx: GeneratorContext): string {
-  // One instance per DocType keeps each file's output independent of the others (ajv numbers functions per
-  // instance); without the meta-schema an instance is cheap to build.
-  const ajv = new Ajv({
-    ...AJV_OPTIONS,
-    meta: false,
-    validateSchema: false,
-    code: { source: true, esm: true, lines: true },
-  });
-  ajv.addSchema({ $id: 'body', ...bodySchema(ir, ctx) });
-  const code = standaloneCode(ajv, { validateBody: 'body' }).replace(/^"use strict";\n?/, '');
-  // The ajv output is opaque JavaScript: it is written after the header in the generated files' style
-  // (restyleAjvCode), not re-parsed by ts-morph (re-parsing megabytes of it dominated generation time for large
-  // DocType sets).
+/** The validator module of one DocType around its compiled code (validatorCode, here or on a validator thread). */
+export function validatorModule(ir: DocTypeIR, code: string): string {
   return [
     header('generator/emit/validator.ts', ir.loaded.file),
     '// @ts-nocheck: ajv standalone output is plain JavaScript.\n',
-    restyleAjvCode(code.endsWith('\n') ? code : `${code}\n`),
+    code,
   ].join('');
+}
+
+/** Emits the validator module of one DocType on this thread (emitAll compiles the code on validator threads). */
+export function emitValidator(ir: DocTypeIR, ctx: GeneratorContext): string {
+  return validatorModule(ir, validatorCode(bodySchema(ir, ctx)));
 }

@@ -26,20 +26,24 @@ async function listFiles(dir: string): Promise<string[]> {
 export async function writeFileMap(files: FileMap, outDir: string): Promise<number> {
   const abs = path.resolve(outDir);
   const wanted = new Set([...files.keys()].map((rel) => path.join(abs, rel)));
-  for (const existing of await listFiles(abs)) {
-    if (wanted.has(existing)) continue;
-    const text = await fs.readFile(existing, 'utf8');
+  const existing = new Set(await listFiles(abs));
+  for (const file of existing) {
+    if (wanted.has(file)) continue;
+    const text = await fs.readFile(file, 'utf8');
     if (!text.includes(MARKER)) {
-      throw new Error(`refusing to delete ${existing}: it was not made by the generator`);
+      throw new Error(`refusing to delete ${file}: it was not made by the generator`);
     }
-    await fs.unlink(existing);
+    await fs.unlink(file);
   }
+  const entries = [...files.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
+  // Each folder is made once, before the files in it are written.
+  for (const dir of new Set(entries.map(([rel]) => path.dirname(path.join(abs, rel)))))
+    await fs.mkdir(dir, { recursive: true });
   let written = 0;
-  for (const [rel, text] of [...files.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const [rel, text] of entries) {
     const target = path.join(abs, rel);
-    const current = await fs.readFile(target, 'utf8').catch(() => undefined);
-    if (current === text) continue;
-    await fs.mkdir(path.dirname(target), { recursive: true });
+    // Only a file that was there is read back (a first run reads nothing); an unchanged one keeps its mtime.
+    if (existing.has(target) && (await fs.readFile(target, 'utf8')) === text) continue;
     await fs.writeFile(target, text);
     written++;
   }

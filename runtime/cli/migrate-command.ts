@@ -6,6 +6,7 @@ import { connect } from '../db/connect';
 import { isPending, migrate, migrationHistory } from '../db/migrate';
 import type { SchemaChange } from '../db/migration-plan';
 import { readPatchList } from '../patches/patch-list';
+import { pendingPatches } from '../patches/patch-log';
 import { projectRoot } from './layout';
 import { loadRegistry } from './load-registry';
 
@@ -35,6 +36,10 @@ function planJson(change: SchemaChange) {
   const { doctype, kind, field, detail, statements, warnings, refusal } = change;
   return { doctype, kind, field: field ?? null, detail, statements, warnings, refusal: refusal ?? null };
 }
+
+/** A pending patch in the dry run's lines (`patch | pending | <line of patches.txt>`) and JSON. */
+const patchLine = (key: string) => `patch | pending | ${key}`;
+const patchJson = (key: string) => ({ kind: 'patch', patch: key });
 
 /** Removed fields' columns first (what --drop-removed would drop), then the plan in its order. */
 const REMOVED_FIRST = (a: SchemaChange, b: SchemaChange) =>
@@ -102,7 +107,10 @@ export async function migrateCommand(argv: string[]): Promise<number> {
       await db.close();
       return await migrateWithPatches(config, patches, has('--drop-removed'));
     }
-    const metas = (await loadRegistry()).all().map((b) => b.meta);
+    const registry = await loadRegistry();
+    const metas = registry.all().map((b) => b.meta);
+    // The dry run names the patches that would run (before and after the sync) besides the schema changes.
+    const waiting = has('--dry-run') ? await pendingPatches({ db, registry }, patches) : [];
     const result = await migrate(db, metas, {
       full: true,
       dryRun: has('--dry-run'),
@@ -111,17 +119,18 @@ export async function migrateCommand(argv: string[]): Promise<number> {
     const shown = result.plan
       .filter((c) => c.kind !== 'create_table' || has('--dry-run'))
       .sort(REMOVED_FIRST);
-    if (has('--json')) console.log(JSON.stringify(shown.map(planJson), null, 2));
-    else if (!shown.length && !result.changed.length)
+    if (has('--json'))
+      console.log(JSON.stringify([...waiting.map(patchJson), ...shown.map(planJson)], null, 2));
+    else if (!shown.length && !result.changed.length && !waiting.length)
       console.log(has('--dry-run') ? 'nothing to change' : 'schema is up to date');
-    else for (const change of shown) console.log(planLine(change));
+    else for (const line of [...waiting.map(patchLine), ...shown.map(planLine)]) console.log(line);
     if (result.changed.length && !has('--json'))
       console.log(`migrated ${result.changed.length} DocTypes: ${result.changed.join(', ')}`);
     if (result.refused.length) {
       for (const change of result.refused) console.error(change.refusal);
       code = 1;
     } else if (has('--dry-run') && !has('--json')) {
-      const pending = result.plan.filter(isPending).length;
+      const pending = result.plan.filter(isPending).length + waiting.length;
       console.log(`${pending} change${pending === 1 ? '' : 's'} pending`);
     }
   } finally {

@@ -123,8 +123,15 @@ export interface SchemaDialect {
   ): { sql: string; bindings: readonly (string | number)[] } | 'all' | undefined;
   /** The statements that convert the columns of a type change, keeping every row, column and index. */
   changeColumnTypes(knex: Knex, change: TypeChange): string[];
-  /** The statement that adds an index (online where the backend can). */
-  addIndex(knex: Knex, table: string, index: string, column: string, unique: boolean): string;
+  /** The statement that adds an index on `column` (of type `target`), online where the backend can. */
+  addIndex(
+    knex: Knex,
+    table: string,
+    index: string,
+    column: string,
+    unique: boolean,
+    target: ColumnTarget,
+  ): string;
   /** The statement that drops an index. */
   dropIndex(knex: Knex, table: string, index: string): string;
   /** What every CREATE TABLE of a DocType table adds (a character set). */
@@ -137,9 +144,15 @@ export interface SchemaDialect {
   /** Runs the CREATE TABLE statements `builders` (possibly all at once). */
   createTables(knex: Knex, builders: Knex.SchemaBuilder[]): Promise<void>;
   /**
-   * Runs a migration (`work` with the knex to run it on) holding the database's migration lock, so that processes
-   * starting together migrate one at a time (SQLite: its write lock, one transaction; MariaDB: GET_LOCK); then whatever
-   * the backend keeps per DocType table (the change counter's rows).
+   * Runs a whole migration run (patches and schema sync) holding the database's migration lock, so that processes
+   * starting together migrate one at a time (SQLite: a lock file's write lock; MariaDB: GET_LOCK). The lock is held by
+   * a connection of its own: the run's statements go through the database's usual connections.
+   */
+  migrationLock<T>(knex: Knex, work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs a schema sync (`work` with the knex to run it on) in the backend's sync transaction (SQLite: one transaction,
+   * begun IMMEDIATE; MariaDB: none, DDL commits by itself); then whatever the backend keeps per DocType table (the change
+   * counter's rows).
    */
   applySync(knex: Knex, doctypes: readonly DocTypeMeta[], work: (knex: Knex) => Promise<void>): Promise<void>;
   /**
@@ -147,6 +160,11 @@ export interface SchemaDialect {
    * (MariaDB), the refusal checks that ran before are what keeps a DocType whole.
    */
   atomically(knex: Knex, work: () => Promise<void>): Promise<void>;
+  /**
+   * Whether `atomically` undoes the statements of a DocType that failed (SQLite); where it cannot (MariaDB: each DDL
+   * statement commits), those that ran stay applied, and the migration records and says so.
+   */
+  ddlRollsBack: boolean;
 }
 
 /** How a backend's driver reports the errors the core treats alike, whatever the database. */

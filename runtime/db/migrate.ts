@@ -1,8 +1,8 @@
 // Schema migration: plan (migration-plan.ts), check (migration-checks.ts), apply. A run holds the database's migration
-// lock (processes starting together migrate one at a time) and goes through three phases: the steps before the schema
-// sync (patches), the sync, the steps after it. The sync plans only the DocTypes whose recorded hash moved (start-up
-// with nothing pending reads one table), unless asked for a full plan (`svc migrate`); a DocType with a refused change
-// changes nothing, the others proceed. Each applied change is one JSON log line and one row of the history table.
+// lock from start to end (processes starting together migrate one at a time) and goes through three phases: the steps
+// before the schema sync (patches), the sync, the steps after it. The sync plans only the DocTypes whose recorded hash
+// moved (start-up with nothing pending reads one table), unless asked for a full plan (`svc migrate`); a DocType with a
+// refused change changes nothing, the others proceed. Each applied change is one JSON log line and one row of the history table.
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { logger } from '../log/logger';
@@ -23,7 +23,7 @@ import { columnSpecs, createTable } from './table-columns';
 export { SYSTEM_TABLES } from './system-tables';
 export { indexName } from './table-columns';
 
-/** A step of a migration run before or after the schema sync (patches), on the knex the run holds. */
+/** A step of a migration run before or after the schema sync (patches), under the run's lock. */
 export type MigrationStep = (knex: Knex) => Promise<void>;
 
 /** The steps around the schema sync. */
@@ -39,6 +39,8 @@ export interface MigrateOptions extends PlanOptions {
   /** Plan every DocType (and orphan tables), not only those whose schema hash moved. */
   full?: boolean;
   phases?: MigrationPhases;
+  /** DocTypes synced on their own first, before the `beforeSync` steps (the Patch Log the patches record into). */
+  syncFirst?: readonly DocTypeMeta[];
 }
 
 /** Result of a migration. */
@@ -127,8 +129,20 @@ async function planAll(
   return { plan: await checkPlan(knex, dialect, plan), planned };
 }
 
-/** Logs and records one applied change. */
-function historyRow(change: SchemaChange, ms: number, appliedAt: string) {
+/** A row of the history table: an applied change, or (kind `failed`) a DocType's change that failed part-way. */
+interface HistoryRow {
+  doctype: string;
+  kind: SchemaChange['kind'] | 'failed';
+  field: string | null;
+  detail: string;
+  statements: string;
+  warnings: string | null;
+  applied_at: string;
+  ms: number;
+}
+
+/** The history row of one applied change. */
+function historyRow(change: SchemaChange, ms: number, appliedAt: string): HistoryRow {
   return {
     doctype: change.doctype,
     kind: change.kind,
@@ -159,7 +173,7 @@ async function applyPlan(
   const refused = plan.filter((c) => c.refusal !== undefined);
   const blocked = new Set(refused.map((c) => c.doctype));
   const changed: string[] = [];
-  const history: ReturnType<typeof historyRow>[] = [];
+  const history: HistoryRow[] = [];
   const log = logger();
   // A fresh site logs its tables in one line; an existing one logs each change.
   const fresh = recorded.size === 0;
@@ -191,20 +205,55 @@ async function applyPlan(
     const changes = byDocType.get(meta.name) ?? [];
     if (blocked.has(meta.name) || changes[0]?.kind === 'create_table') continue;
     const applied: { change: SchemaChange; ms: number }[] = [];
+    /** The statements of the change running now that have run. */
+    const ran: string[] = [];
     try {
       await dialect.atomically(knex, async () => {
         for (const change of changes) {
           const at = Date.now();
-          for (const sql of change.statements) await knex.raw(sql).options({ timeout: STATEMENT_MS });
+          ran.length = 0;
+          for (const sql of change.statements) {
+            await knex.raw(sql).options({ timeout: STATEMENT_MS });
+            ran.push(sql);
+          }
           applied.push({ change, ms: Date.now() - at });
         }
       });
     } catch (err) {
-      // A statement the checks did not foresee failed: the DocType is refused (on SQLite nothing of it changed).
+      // A statement the checks did not foresee failed: the DocType is refused.
       const failed = changes[applied.length] ?? changes[0]!;
-      failed.refusal = `${meta.name}: ${failed.kind} failed: ${String((err as Error).message ?? err).split('\n')[0]}`;
-      refused.push(failed);
+      const reason = String((err as Error).message ?? err).split('\n')[0];
       blocked.add(meta.name);
+      refused.push(failed);
+      const done = applied.reduce((n, a) => n + a.change.statements.length, 0) + ran.length;
+      if (dialect.ddlRollsBack || !done) {
+        failed.refusal = `${meta.name}: ${failed.kind} failed: ${reason} (nothing of ${meta.name} changed)`;
+        continue;
+      }
+      // Where DDL commits as it runs, what ran stays: recorded with the failure, and no hash, so that the next run plans
+      // this DocType against its table as it is now and applies what is left.
+      const total = changes.reduce((n, c) => n + c.statements.length, 0);
+      failed.refusal = `${meta.name}: ${failed.kind} (${failed.detail}) failed after ${done} of ${total} statements had run: ${reason}; the table is partly changed (recorded in ${SYSTEM_TABLES.migrations}); the next migration plans what is left and finishes it`;
+      const at = new Date().toISOString();
+      for (const { change, ms } of applied)
+        if (change.kind !== 'removed_field') history.push(historyRow(change, ms, at));
+      history.push({
+        ...historyRow(failed, 0, at),
+        kind: 'failed',
+        detail: `${failed.kind} ${failed.detail}: ${reason}`,
+        statements: JSON.stringify(ran),
+      });
+      log.error(
+        {
+          event: 'schema_migration_partial',
+          doctype: meta.name,
+          change: failed.kind,
+          applied: applied.map((a) => a.change.kind),
+          statements: ran,
+          err: reason,
+        },
+        failed.refusal,
+      );
       continue;
     }
     const at = new Date().toISOString();
@@ -246,9 +295,29 @@ async function applyPlan(
   return { changed, refused };
 }
 
+/** Plans, checks and applies the sync of `doctypes` in the backend's sync transaction. */
+async function syncSchema(
+  db: Database,
+  doctypes: readonly DocTypeMeta[],
+  options: MigrateOptions,
+): Promise<MigrateResult> {
+  const dialect = db.schema;
+  let result: MigrateResult = { changed: [], plan: [], refused: [] };
+  await dialect.applySync(db.knex, doctypes, async (knex) => {
+    await ensureSystemTables(knex, dialect);
+    const recorded = await readRecorded(knex, dialect, false);
+    const { plan, planned } = await planAll(knex, dialect, doctypes, recorded, options);
+    const { changed, refused } = await applyPlan(knex, dialect, plan, planned, recorded);
+    result = { changed, plan, refused };
+  });
+  return result;
+}
+
 /**
  * Syncs the database schema to the DocTypes (or, with `dryRun`, only says what it would do). Never drops a table; drops
- * a column only with `dropRemoved`. Refused changes are returned, not thrown: the caller decides what they stop.
+ * a column only with `dropRemoved`. Refused changes are returned, not thrown: the caller decides what they stop. The
+ * whole run (the `syncFirst` DocTypes, the steps before, the sync, the steps after) holds the migration lock; the steps
+ * after the sync do not run when a change was refused.
  */
 export async function migrate(
   db: Database,
@@ -261,17 +330,17 @@ export async function migrate(
     const { plan } = await planAll(db.knex, dialect, doctypes, recorded, options);
     return { changed: [], plan, refused: plan.filter((c) => c.refusal !== undefined) };
   }
-  let result: MigrateResult = { changed: [], plan: [], refused: [] };
-  await dialect.applySync(db.knex, doctypes, async (knex) => {
-    await ensureSystemTables(knex, dialect);
-    for (const step of options.phases?.beforeSync ?? []) await step(knex);
-    const recorded = await readRecorded(knex, dialect, false);
-    const { plan, planned } = await planAll(knex, dialect, doctypes, recorded, options);
-    const { changed, refused } = await applyPlan(knex, dialect, plan, planned, recorded);
-    result = { changed, plan, refused };
-    for (const step of options.phases?.afterSync ?? []) await step(knex);
+  return dialect.migrationLock(db.knex, async () => {
+    if (options.syncFirst?.length) {
+      const first = await syncSchema(db, options.syncFirst, {});
+      if (first.refused.length) return first;
+    }
+    for (const step of options.phases?.beforeSync ?? []) await step(db.knex);
+    const result = await syncSchema(db, doctypes, options);
+    if (result.refused.length) return result;
+    for (const step of options.phases?.afterSync ?? []) await step(db.knex);
+    return result;
   });
-  return result;
 }
 
 /** The applied changes, oldest first (`svc migrate --history`). */

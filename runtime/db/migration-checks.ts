@@ -1,6 +1,6 @@
 // The checks of a migration plan, run before any DDL: bound queries that find the rows a change would hurt. A value
-// that would not convert exactly, a value held twice under a new unique index, or rows under a naming change refuse
-// the change (naming the field, the number of rows and up to five documents or values); Select values outside the
+// that would not convert exactly, a value held twice under a new unique index (a new column's default included), or
+// rows under a naming change refuse the change (naming the field, the number of rows and up to five documents or values); Select values outside the
 // new options and rows of an orphan table become warnings.
 import type { Knex } from 'knex';
 import type { SchemaDialect } from './backend';
@@ -80,6 +80,14 @@ async function runCheck(
       return n
         ? {
             refusal: `${doctype}: cannot change naming to autoincrement: the table holds ${n} row${n === 1 ? '' : 's'}`,
+          }
+        : {};
+    }
+    case 'shared_default': {
+      const n = await count(knex(table));
+      return n > 1
+        ? {
+            refusal: `${doctype}: cannot make new field ${check.column} unique: its default ${quoted([check.value])} would be held by all ${n} rows`,
           }
         : {};
     }

@@ -36,6 +36,8 @@ export type ChangeCheck =
   | { kind: 'duplicates'; column: string }
   /** Any row refuses the change (naming changed to autoincrement). */
   | { kind: 'rows' }
+  /** A unique index on a column added with a default: more than one row would hold the default. */
+  | { kind: 'shared_default'; column: string; value: string | number }
   /** Stored values outside the options are counted in a warning. */
   | { kind: 'outside_options'; column: string; options: string[] }
   /** The rows of a table no DocType owns are counted in a warning (none: no change). */
@@ -247,8 +249,14 @@ export function planDocType(
     changes.push(
       change('add_index', `${unique ? 'unique ' : ''}index on ${spec.name}`, {
         field: spec.name,
-        statements: [dialect.addIndex(knex, table, index, spec.name, unique)],
-        checks: unique && live.columns.has(spec.name) ? [{ kind: 'duplicates', column: spec.name }] : [],
+        statements: [
+          dialect.addIndex(knex, table, index, spec.name, unique, { kind: spec.kind!, length: spec.length }),
+        ],
+        checks: !unique
+          ? []
+          : live.columns.has(spec.name)
+            ? [{ kind: 'duplicates', column: spec.name }]
+            : sharedDefault(spec),
       }),
     );
   }
@@ -281,6 +289,12 @@ export function planDocType(
     );
   }
   return changes;
+}
+
+/** The check of a unique index on a column added now: the existing rows all get its default, if it has one. */
+function sharedDefault(spec: ReturnType<typeof columnSpecs>[number]): ChangeCheck[] {
+  const value = spec.field && spec.kind ? columnDefault(spec.field, spec.kind) : undefined;
+  return value === undefined ? [] : [{ kind: 'shared_default', column: spec.name, value }];
 }
 
 /** A warning-only change for a table no DocType owns (checked for rows). */

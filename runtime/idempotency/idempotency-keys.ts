@@ -20,7 +20,6 @@ import { BadRequestError, IdempotencyKeyReusedError } from '../errors/errors';
 import type { AppContext } from '../http/state';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';
-import { isDuplicateKeyError } from '../db/document-rows';
 
 /** The request header. */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -109,7 +108,7 @@ export function assertSameRequest(record: KeyRecord, request: IdempotentRequest)
 /**
  * Records the key and the create's first answer (`status`, `body`: its JSON text) inside the create's write transaction (`trx`). A
  * live row of the same id (a concurrent request with the key committed first) makes the insert fail, and the create
- * with it; an expired row of the same id (not purged yet) is replaced. The insert comes first: a delete of a row that is
+ * with it; so does an expired row of the same id not purged yet (createOnce then deletes it and runs again). The insert comes first: a delete of a row that is
  * not there would take a gap lock on MariaDB, and concurrent requests with one key would deadlock on those locks before
  * any of them had recorded it. In a batch of MariaDB's group commit the insert is held until the batch's COMMIT: a
  * conflict then rolls the batch back, and its creates run again alone, where the conflict shows here.
@@ -129,17 +128,22 @@ export async function recordKey(
     body: created.body,
     created_at: Date.now(),
   };
-  try {
-    await site.rows.insertRows(trx, SYSTEM_TABLES.idempotency, [row]);
-  } catch (err) {
-    if (!isDuplicateKeyError(site.db, err)) throw err;
-    const expired = await trx(SYSTEM_TABLES.idempotency)
+  await site.rows.insertRows(trx, SYSTEM_TABLES.idempotency, [row]);
+}
+
+/**
+ * Deletes the expired row of this request's key, if one is left (not purged yet), in a transaction of its own; true when
+ * there was one. Called after a create whose key clashed: replacing the row inside the create's transaction cannot work
+ * on PostgreSQL, where the failed insert has already ended that transaction.
+ */
+export async function forgetExpiredKey(site: Site, request: IdempotentRequest): Promise<boolean> {
+  const deleted = await inWriteTransaction(site.db, (q) =>
+    q(SYSTEM_TABLES.idempotency)
       .where({ id: request.id })
       .andWhere('created_at', '<', Date.now() - KEY_LIFETIME_MS)
-      .delete();
-    if (!expired) throw err;
-    await site.rows.insertRows(trx, SYSTEM_TABLES.idempotency, [row]);
-  }
+      .delete(),
+  );
+  return Number(deleted) > 0;
 }
 
 /** When this process last purged the site's expired keys. */

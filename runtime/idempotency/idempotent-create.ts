@@ -8,6 +8,7 @@ import {
   REPLAYED_HEADER,
   assertSameRequest,
   findKey,
+  forgetExpiredKey,
   idempotentRequest,
   purgeExpiredKeys,
   recordKey,
@@ -80,10 +81,12 @@ export async function createOnce(
     created = await create(record);
   } catch (err) {
     // The key is recorded (a retry, or a concurrent request with the key committed first): this create rolled back,
-    // and answers as a retry. Else the create failed on its own: a retry runs it again.
+    // and answers as a retry. An expired row of the key, not purged yet, is deleted and the create runs again. Else the
+    // create failed on its own: a retry runs it again.
     const known = await findKey(site.db.knex, request).catch(() => undefined);
     if (known) return replay(ctx, known, request, answer);
-    throw err;
+    if (!(await forgetExpiredKey(site, request).catch(() => false))) throw err;
+    created = await create(record);
   }
   answer.send(sent ?? answer.bodyOf(created.doc, created.messages));
 }

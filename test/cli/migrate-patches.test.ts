@@ -1,9 +1,12 @@
 // `svc migrate` with patches.txt (SVC_ROOT): a failing patch exits 1 with one line naming the patch and its error, no
-// stack trace, and runs again on the next `svc migrate`, which then exits 0 and says what ran.
+// stack trace, and runs again on the next `svc migrate`, which then exits 0 and says what ran. Two processes starting
+// together run a patch once (it runs under the migration lock); with auto_migrate false a pending patch stops
+// `svc serve` as a pending schema change does, and the dry run lists it. SQLite, or MariaDB with TEST_MYSQL_URL.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import knexFactory from 'knex';
 import { patchProject } from '../helpers/patch-project';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -13,20 +16,52 @@ const database = path.join(
   'test/tmp',
   `cli_patches_${process.pid}_${randomBytes(4).toString('hex')}.sqlite`,
 );
-afterAll(() => {
+const mysql = process.env.TEST_MYSQL_URL;
+const mysqlName = `cli_patches_${process.pid}_${randomBytes(3).toString('hex')}`;
+/** The database the processes migrate: a SQLite file, or a MariaDB database of its own. */
+const databaseUrl = (() => {
+  if (!mysql) return `sqlite:${database}`;
+  const u = new URL(mysql);
+  u.pathname = `/${mysqlName}`;
+  return u.toString();
+})();
+
+/** Runs one statement on TEST_MYSQL_URL's server. */
+async function onServer(sql: string): Promise<void> {
+  const admin = knexFactory({ client: 'mysql2', connection: mysql });
+  try {
+    await admin.raw(sql);
+  } finally {
+    await admin.destroy();
+  }
+}
+
+beforeAll(async () => {
+  if (mysql)
+    await onServer(`CREATE DATABASE \`${mysqlName}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+});
+afterAll(async () => {
   project.remove();
-  for (const ext of ['', '-wal', '-shm']) rmSync(database + ext, { force: true });
+  for (const ext of ['', '-wal', '-shm', '-migrate-lock']) rmSync(database + ext, { force: true });
+  if (mysql) await onServer(`DROP DATABASE IF EXISTS \`${mysqlName}\``);
 });
 
-/** Runs `svc migrate` on the test database with the project's patches. */
-function svcMigrate(): Promise<{ status: number | null; stdout: string; stderr: string }> {
+/** Runs `svc <args>` (default `migrate`) on the test database with the project's patches. */
+function svcMigrate(
+  args: string[] = ['migrate'],
+  site: Record<string, unknown> = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const config = path.join(project.root, `site-${randomBytes(3).toString('hex')}.json`);
+  writeFileSync(config, JSON.stringify({ job_worker: false, ...site }));
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/svc.js', 'migrate'], {
+    const child = spawn(process.execPath, ['bin/svc.js', ...args], {
       cwd: ROOT,
       env: {
         ...process.env,
-        DATABASE_URL: `sqlite:${database}`,
+        DATABASE_URL: databaseUrl,
         SVC_ROOT: project.root,
+        SITE_CONFIG: config,
+        PORT: '4831',
         LOG_LEVEL: 'silent',
       },
     });
@@ -56,3 +91,53 @@ test('a failing patch exits 1 with one line; fixed, the next svc migrate runs it
   expect(fixed.status).toBe(0);
   expect(fixed.stdout).toContain('ran 1 patches: patches.cli.boom');
 });
+
+test('two svc migrate processes starting together run a slow patch once', async () => {
+  const trace = path.join(project.root, 'slow-runs.txt');
+  writeFileSync(trace, '');
+  // The patch notes each run as it starts, then takes 3 s: without the lock the second process would read an empty
+  // Patch Log meanwhile and run it again.
+  project.patch(
+    'patches.cli.slow',
+    `import { appendFileSync } from 'node:fs';
+export async function execute(): Promise<void> {
+  appendFileSync(${JSON.stringify(trace)}, process.pid + '\\n');
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+}
+`,
+  );
+  project.list('[post_model_sync]\npatches.cli.boom\n[pre_model_sync]\npatches.cli.slow\n');
+  const [a, b] = await Promise.all([svcMigrate(), svcMigrate()]);
+  expect([a.status, b.status, a.stderr, b.stderr]).toEqual([0, 0, '', '']);
+  expect(readFileSync(trace, 'utf8').trim().split('\n')).toHaveLength(1);
+  expect([a.stdout, b.stdout].filter((o) => o.includes('ran 1 patches: patches.cli.slow'))).toHaveLength(1);
+}, 120_000);
+
+test('auto_migrate false: a pending patch stops svc serve (one line, exit 1) and does not run', async () => {
+  const trace = path.join(project.root, 'late-runs.txt');
+  writeFileSync(trace, '');
+  project.patch(
+    'patches.cli.late',
+    `import { appendFileSync } from 'node:fs';
+export function execute(): void {
+  appendFileSync(${JSON.stringify(trace)}, 'ran\\n');
+}
+`,
+  );
+  project.list('[pre_model_sync]\npatches.cli.slow\n[post_model_sync]\npatches.cli.boom\npatches.cli.late\n');
+  const served = await svcMigrate(['serve'], { auto_migrate: false });
+  expect(served.status).toBe(1);
+  expect(served.stderr.trim().split('\n')).toEqual([
+    '1 patch is pending (patches.cli.late) and auto_migrate is false: run `svc migrate`',
+  ]);
+  expect(readFileSync(trace, 'utf8')).toBe('');
+
+  const dry = await svcMigrate(['migrate', '--dry-run']);
+  expect(dry.status).toBe(0);
+  expect(dry.stdout).toContain('patch | pending | patches.cli.late\n');
+  expect(dry.stdout).toContain('1 change pending');
+  expect(readFileSync(trace, 'utf8')).toBe('');
+
+  expect((await svcMigrate()).status).toBe(0);
+  expect(readFileSync(trace, 'utf8')).toBe('ran\n');
+}, 120_000);

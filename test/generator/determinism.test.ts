@@ -79,7 +79,9 @@ test('emitting from the loaded DocTypes in shuffled order gives identical bytes'
   const { doctypes } = await loadDocTypes(['doctypes'], ROOT);
   for (const seed of [1, 2, 3]) {
     const normalized = normalizeDocTypes(shuffle(doctypes, seed));
-    const files = emitAll(createContext(normalized, 'generated', extractMethods(normalized, ROOT).methods));
+    const files = await emitAll(
+      createContext(normalized, 'generated', extractMethods(normalized, ROOT).methods),
+    );
     expect(firstDifference(reference, files)).toBeUndefined();
   }
 });

@@ -2,7 +2,8 @@
 // run both through the emitted standalone module and through ajv compiling bodySchema with AJV_OPTIONS.
 import Ajv from 'ajv';
 import ts from 'typescript';
-import { AJV_OPTIONS, bodySchema, emitValidator } from '../../generator/emit/validator';
+import { bodySchema, emitValidator } from '../../generator/emit/validator';
+import { AJV_OPTIONS } from '../../generator/ts/ajv-standalone';
 import type { BodyValidator } from '../../runtime/registry/registry';
 import { contextOf, docTypeIR } from '../helpers/doctype-ir';
 

@@ -78,7 +78,7 @@ async function databaseUrl(): Promise<{ url: string; drop: () => Promise<void> }
   return {
     url: `sqlite:${file}`,
     drop: async () => {
-      for (const ext of ['', '-wal', '-shm']) rmSync(file + ext, { force: true });
+      for (const ext of ['', '-wal', '-shm', '-migrate-lock']) rmSync(file + ext, { force: true });
     },
   };
 }

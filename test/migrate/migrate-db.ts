@@ -49,7 +49,7 @@ export async function openMigrateDb(): Promise<MigrateDb> {
     const file = path.join(dir, `migrate_${suffix}.sqlite`);
     url = `sqlite:${file}`;
     drop = async () => {
-      for (const ext of ['', '-wal', '-shm']) rmSync(file + ext, { force: true });
+      for (const ext of ['', '-wal', '-shm', '-migrate-lock']) rmSync(file + ext, { force: true });
     };
   }
   const db = connect(url, { ...DEFAULT_TIMEOUTS, site: { reader_threads: 0 } });

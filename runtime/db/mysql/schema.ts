@@ -1,6 +1,6 @@
 // MariaDB/MySQL's schema DDL for migrate.ts: catalogue reads from information_schema, utf8mb4 tables, each DDL statement
 // on its own (MariaDB commits each implicitly), type changes as ALTER TABLE … MODIFY (the server converts the values),
-// indexes added online (ALGORITHM=INPLACE, LOCK=NONE: reads and writes go on while InnoDB builds them), a migration
+// indexes added online (ALGORITHM=INPLACE, LOCK=NONE: reads and writes go on while InnoDB builds them), a migration run
 // under GET_LOCK (per database: processes starting together migrate one at a time), and the change counter's rows.
 import type { Knex } from 'knex';
 import type { DocTypeMeta } from '../../meta/types';
@@ -85,6 +85,9 @@ const EXACT_TEXT: Partial<Record<string, string>> = {
   datetime: '^[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,6})?)?)?$',
   time: '^[0-9]{1,3}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,6})?)?$',
 };
+
+/** Bytes an InnoDB index key holds (innodb_page_size 16k). */
+const MAX_KEY_BYTES = 3072;
 
 /** Bytes a TEXT column holds. */
 const TEXT_BYTES = 65535;
@@ -171,13 +174,17 @@ export const MYSQL_SCHEMA: SchemaDialect = {
       );
   },
 
-  addIndex(knex, table, index, column, unique) {
+  /**
+   * Online (INPLACE, LOCK=NONE), but for a unique index on a varchar longer than an InnoDB key holds (utf8mb4: 4 bytes a
+   * character): MariaDB makes that one a hash over a hidden virtual column, which only ALGORITHM=COPY can add.
+   */
+  addIndex(knex, table, index, column, unique, target) {
+    const online = !(unique && target.kind === 'varchar' && (target.length ?? 140) * 4 > MAX_KEY_BYTES);
     return knex
-      .raw(`alter table ?? add ${unique ? 'unique ' : ''}index ?? (??), algorithm=inplace, lock=none`, [
-        table,
-        index,
-        column,
-      ])
+      .raw(
+        `alter table ?? add ${unique ? 'unique ' : ''}index ?? (??)${online ? ', algorithm=inplace, lock=none' : ''}`,
+        [table, index, column],
+      )
       .toQuery();
   },
 
@@ -199,10 +206,9 @@ export const MYSQL_SCHEMA: SchemaDialect = {
 
   /**
    * Under GET_LOCK, named after the database and held by a connection of its own: a second process waits up to
-   * LOCK_WAIT_S for it, then finds nothing pending. MariaDB commits each DDL statement implicitly, so the statements run
-   * as they are; then the change rows.
+   * LOCK_WAIT_S for it, then finds nothing pending. The lock goes with its connection if the process dies.
    */
-  async applySync(knex, doctypes, work) {
+  async migrationLock(knex, work) {
     const connection: unknown = await knex.client.acquireConnection();
     try {
       const [rows] = (await knex
@@ -212,8 +218,7 @@ export const MYSQL_SCHEMA: SchemaDialect = {
       if (Number(rows[0]?.got) !== 1)
         throw new Error(`another process has held the migration lock for ${LOCK_WAIT_S} s`);
       try {
-        await work(knex);
-        await ensureChangeRows(knex, doctypes);
+        return await work();
       } finally {
         await knex
           .raw("select release_lock(concat('svc_migrate:', database()))")
@@ -224,6 +229,14 @@ export const MYSQL_SCHEMA: SchemaDialect = {
       await knex.client.releaseConnection(connection);
     }
   },
+
+  /** MariaDB commits each DDL statement implicitly, so the statements run as they are; then the change rows. */
+  async applySync(knex, doctypes, work) {
+    await work(knex);
+    await ensureChangeRows(knex, doctypes);
+  },
+
+  ddlRollsBack: false,
 
   async atomically(_knex, work) {
     await work();

@@ -192,6 +192,42 @@ export const POSTGRES_SCHEMA: SchemaDialect = {
    * second process waits (up to LOCK_WAIT_MS) and then finds nothing pending; statements of the run have no time limit
    * (a type change rewrites the table).
    */
+  /**
+   * A session-level advisory lock on a connection of its own, held for the whole run (patches and the sync); another
+   * process waits up to LOCK_WAIT_MS. Its key differs from the sync's transaction-level lock, which the run's own
+   * connections take while this one holds its lock.
+   */
+  async migrationLock(knex, work) {
+    const connection: unknown = await knex.client.acquireConnection();
+    try {
+      await knex.raw(`set lock_timeout = ${LOCK_WAIT_MS}`).connection(connection);
+      try {
+        await knex
+          .raw("select pg_advisory_lock(hashtext('svc_migrate_run:' || current_database()))")
+          .connection(connection);
+      } catch {
+        throw new Error(`another process has held the migration lock for ${LOCK_WAIT_MS / 1000} s`);
+      }
+      try {
+        return await work();
+      } finally {
+        await knex
+          .raw("select pg_advisory_unlock(hashtext('svc_migrate_run:' || current_database()))")
+          .connection(connection)
+          .catch(() => undefined);
+      }
+    } finally {
+      await knex
+        .raw('set lock_timeout = 0')
+        .connection(connection)
+        .catch(() => undefined);
+      await knex.client.releaseConnection(connection);
+    }
+  },
+
+  /** PostgreSQL's DDL is transactional: a failed DocType rolls back to its savepoint, a failed run to nothing. */
+  ddlRollsBack: true,
+
   async applySync(knex, doctypes, work) {
     await knex.transaction(async (trx) => {
       await trx.raw(`set local lock_timeout = ${LOCK_WAIT_MS}`);

@@ -14,7 +14,7 @@ import { LOCK_SPIN_MS, waitForLockOffTheLoop } from './lock-wait';
 import { createReadSnapshots } from './read-snapshot';
 import { ReaderPool } from './reader-pool';
 import { SqliteRowStore } from './row-store';
-import { SQLITE_SCHEMA } from './schema';
+import { sqliteSchema } from './schema';
 import { SQLITE_PATCH_STATEMENTS } from './patch-statements';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startWalCheckpointer } from './wal-checkpointer';
 
@@ -102,7 +102,7 @@ export function connectSqlite(url: string, options: DatabaseOptions): SqliteData
   const db: SqliteDatabase = {
     knex,
     health,
-    schema: SQLITE_SCHEMA,
+    schema: sqliteSchema(file),
     patchStatements: SQLITE_PATCH_STATEMENTS,
     errors: SQLITE_ERRORS,
     bulkWrites: { window: BULK_WINDOW },

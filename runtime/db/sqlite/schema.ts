@@ -1,6 +1,6 @@
 // SQLite's schema DDL for migrate.ts: catalogue reads from sqlite_master and PRAGMA table_info, CREATE TABLE statements
-// run in one `exec`, a migration in one transaction begun IMMEDIATE (SQLite's write lock: a second process starting
-// at once waits for it), each DocType in a savepoint, and type changes as a table rebuild (SQLite cannot alter a
+// run in one `exec`, a migration run under the lock file's lock (migration-lock.ts: a second process starting at once
+// waits for it), the sync in one transaction begun IMMEDIATE, each DocType in a savepoint, and type changes as a table rebuild (SQLite cannot alter a
 // column's type): new table, INSERT … SELECT (SQLite converts each value to the new column's affinity), drop, rename,
 // indexes again.
 import type BetterSqlite3 from 'better-sqlite3';
@@ -9,8 +9,9 @@ import { assertNever } from '../../meta/field-types';
 import type { ColumnTarget, LiveIndex, SchemaDialect } from '../backend';
 import { createTable } from '../table-columns';
 import { DECIMAL_LIMITS, INTEGER_RANGE, kindFamily, typeFamily } from '../type-families';
+import { migrationLockFile, withMigrationLock } from './migration-lock';
 
-/** How long a migration waits for another process's (ms), beyond the busy timeout of each attempt. */
+/** How long a sync waits for the write lock (ms), beyond the busy timeout of each attempt (a serving process writes). */
 const LOCK_WAIT_MS = 10 * 60_000;
 /** The page cache of a migration's connection while it runs, in KiB. */
 const MIGRATION_CACHE_KB = 65536;
@@ -50,8 +51,8 @@ function sqliteType({ kind, length }: ColumnTarget): string {
 const isBusy = (err: unknown) =>
   /SQLITE_BUSY|database is locked/i.test(String((err as Error).message ?? err));
 
-/** The schema DDL of SQLite. */
-export const SQLITE_SCHEMA: SchemaDialect = {
+/** The schema DDL of SQLite, but the migration lock (which names the database file: sqliteSchema). */
+const SQLITE_DDL: Omit<SchemaDialect, 'migrationLock'> = {
   async tables(knex) {
     const rows = await knex('sqlite_master').select({ name: 'name' }).where({ type: 'table' });
     return new Set((rows as { name: string }[]).map((r) => r.name));
@@ -193,9 +194,9 @@ export const SQLITE_SCHEMA: SchemaDialect = {
   },
 
   /**
-   * One transaction, begun IMMEDIATE so that it holds the write lock before it reads anything: a process starting at
-   * the same time waits (busy timeout, then again until LOCK_WAIT_MS), then reads what this one wrote. knex keeps one
-   * connection for SQLite, so the statements between BEGIN and COMMIT all run on it.
+   * One transaction, begun IMMEDIATE so that it holds the write lock before it reads anything (a serving process's
+   * writes wait for it: busy timeout, then again until LOCK_WAIT_MS). knex keeps one connection for SQLite, so the
+   * statements between BEGIN and COMMIT all run on it.
    */
   async applySync(knex, _doctypes, work) {
     const deadline = Date.now() + LOCK_WAIT_MS;
@@ -222,6 +223,8 @@ export const SQLITE_SCHEMA: SchemaDialect = {
     }
   },
 
+  ddlRollsBack: true,
+
   async atomically(knex, work) {
     await knex.raw('savepoint svc_migrate_doctype');
     try {
@@ -234,3 +237,9 @@ export const SQLITE_SCHEMA: SchemaDialect = {
     await knex.raw('release svc_migrate_doctype');
   },
 };
+
+/** The schema DDL of the SQLite database `file`: its migration lock is the lock file beside it. */
+export function sqliteSchema(file: string): SchemaDialect {
+  const lockFile = migrationLockFile(file);
+  return { ...SQLITE_DDL, migrationLock: (_knex, work) => withMigrationLock(lockFile, work) };
+}
