@@ -1,9 +1,14 @@
-// Builds the Koa application: it only composes the middleware factories, in order.
+// Builds the Koa application: it only composes the middleware factories, in order; and attaches the realtime
+// (socket.io) to an HTTP server, its handshakes authenticated by the same middleware as requests.
+import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import Koa from 'koa';
+import { attachSocketServer, type RealtimeServer } from './events/socket-server';
 import { trackRequest } from './jobs/pacing';
 import { versionOf, type AppContext } from './http/state';
 import { describeError } from './errors/log-error';
 import { loadAuthHooks, type AuthHook } from './auth/auth-hooks';
+import { fromSameSite } from './auth/login-origin';
+import { CSRFTokenError } from './errors/errors';
 import { createAuthenticate } from './middleware/authenticate';
 import { createBodyParser } from './middleware/body-parser';
 import { UPLOAD_FORM_ROOM } from './files/upload-file';
@@ -106,4 +111,34 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
   app.use(createResourceScopes());
   app.use(createRouter(matcher, createRouteHandlers({ generatedDir: options.generatedDir ?? 'generated' })));
   return app;
+}
+
+/**
+ * Serves Frappe's realtime (socket.io) on `server` for `site`. A handshake authenticates as a request does (the
+ * authenticate middleware itself, with the same auth hooks): sid cookie, Authorization header, else Guest.
+ */
+export function attachRealtime(
+  server: Server,
+  site: Site,
+  options: Pick<AppOptions, 'authHooks'> = {},
+): RealtimeServer {
+  const authenticate = createAuthenticate({
+    authHooks: options.authHooks ?? loadAuthHooks(),
+    clientCredentials: () => false,
+  });
+  const koa = new Koa({ proxy: false });
+  return attachSocketServer(server, site, async (req: IncomingMessage) => {
+    const ctx = koa.createContext(req, new ServerResponse(req));
+    const state = ctx.state;
+    state.site = site;
+    state.path = ctx.path;
+    state.version = 2;
+    state.user = GUEST;
+    state.auth = 'guest';
+    state.messages = [];
+    // A page of another site must not open a socket with the user's cookie (cross-site WebSocket hijacking).
+    if (!fromSameSite(ctx)) throw new CSRFTokenError('Connection refused: the page is on another site');
+    await authenticate(ctx, () => Promise.resolve());
+    return state.user;
+  });
 }

@@ -4,6 +4,8 @@ import { AUTH_BROADCAST } from './auth/auth-broadcast';
 // Registers the Data Import job kind, so any process that opens a site (server or worker) can run imports.
 import './data-import/import-job';
 import { registerAuth } from './auth/auth-lifecycle';
+import { EVENT_FEED } from './events/event-feed';
+import { registerEvents } from './events/event-lifecycle';
 import { SITE_REDIS } from './redis/site-redis';
 import { registerFiles } from './files/file-lifecycle';
 import { registerHistory } from './history/history-lifecycle';
@@ -27,6 +29,8 @@ import { WEBHOOKS } from './webhooks/webhook-index';
 export function installFeatures(site: Site): void {
   // Redis outlives everything that subscribes or counts through it.
   site.plugins.install(SITE_REDIS);
+  // The event feed subscribes through Redis: it closes before it.
+  site.plugins.install(EVENT_FEED);
   // Process-wide: idle sandbox workers go when a site closes (the next script run starts one again).
   site.plugins.onClose('sandbox pool', shrinkSandboxPool);
   site.plugins.install(
@@ -46,4 +50,5 @@ export function installFeatures(site: Site): void {
   registerAuth(site);
   registerOAuth(site);
   registerHistory(site);
+  registerEvents(site);
 }

@@ -1,4 +1,5 @@
 // The service under test: start `runtime/cli/main.ts serve` pinned, log in, make API keys, seed ToDo rows.
+import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -140,6 +141,12 @@ export function benchDbKind(): 'sqlite' | 'mysql' | 'postgres' {
 /** The PostgreSQL server of the bench: BENCH_POSTGRES_URL, default root (trust) on 127.0.0.1:5432, database postgres. */
 export const BENCH_POSTGRES_URL = process.env.BENCH_POSTGRES_URL || 'postgres://root@127.0.0.1:5432/postgres';
 
+/**
+ * Tells this module's databases from another copy's in the same process: bench/ab.ts loads each root's copy, whose
+ * counters both start at 1 (two roots on MariaDB both asked for bench_<pid>_1).
+ */
+const DATABASE_TAG = randomBytes(3).toString('hex');
+
 let postgresDatabases = 0;
 
 /** Runs one statement on the server of BENCH_POSTGRES_URL (its own database). */
@@ -156,7 +163,7 @@ async function postgresStatement(sql: string): Promise<void> {
 
 /** Creates `bench_<pid>_pg<n>` (UTF-8) on BENCH_POSTGRES_URL's server; dropped by drop(), or at exit. */
 export async function benchPostgresDatabase(): Promise<BenchMysqlDatabase> {
-  const name = `bench_${process.pid}_pg${++postgresDatabases}`;
+  const name = `bench_${process.pid}_${DATABASE_TAG}_pg${++postgresDatabases}`;
   await postgresStatement(`CREATE DATABASE "${name}" ENCODING 'UTF8' TEMPLATE template0`);
   const dropSql = `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`;
   const unregister = runAtExit(() => {
@@ -214,7 +221,7 @@ async function mysqlStatement(serverUrl: string, sql: string): Promise<void> {
  * another way. Names are the bench's own, so a run never touches another database on the server.
  */
 export async function benchMysqlDatabase(): Promise<BenchMysqlDatabase> {
-  const name = `bench_${process.pid}_${++mysqlDatabases}`;
+  const name = `bench_${process.pid}_${DATABASE_TAG}_${++mysqlDatabases}`;
   await mysqlStatement(
     BENCH_MYSQL_URL,
     `CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,

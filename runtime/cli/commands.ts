@@ -1,6 +1,6 @@
 // The commands of `svc` (generate, migrate, serve, worker, client, add-user, set-password, generate-keys, import,
 // export) and their dispatch.
-import { createApp } from '../app';
+import { attachRealtime, createApp } from '../app';
 import { openSite } from '../bootstrap';
 import { checkRedisAtStart } from '../redis/site-redis';
 import { loadConfig } from '../config/config';
@@ -44,12 +44,14 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
         );
       // The site's Server Scripts are read now: when there are any, their sandbox on this thread loads during start-up.
       void scriptIndex(site).catch(() => undefined);
-      const app = createApp(site, { generatedDir: generatedDir(), authHooks: loadAuthHooks(doctypesDir()) });
+      const authHooks = loadAuthHooks(doctypesDir());
+      const app = createApp(site, { generatedDir: generatedDir(), authHooks });
       const served = serve(app, site, { host: config.host, port: config.port }, config.site, () => {
         console.log(
           `serving ${site.registry.all().length} DocTypes on http://${config.host}:${config.port} (${config.databaseUrl.split(':')[0]}, ready in ${Date.now() - started} ms)`,
         );
       });
+      attachRealtime(served.server, site, { authHooks });
       exitOnSignals(served);
       // Once listening: a DocType JSON edited but not regenerated is served as generated; one warning line each.
       served.server.once(

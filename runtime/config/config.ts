@@ -98,6 +98,10 @@ export interface SiteConfig {
   job_lease_seconds: number;
   /** How long finished and failed jobs (and their status) are kept. */
   job_retention_seconds: number;
+  /** How long the document event log keeps an event (hours): SSE clients further behind get `event: reset`. */
+  event_retention_hours: number;
+  /** The site's name: the socket.io namespace `/<site_name>` (default: the Host header without its port). */
+  site_name?: string;
   /** `svc serve` migrates the schema at start; false: it refuses to start while a change is pending. */
   auto_migrate: boolean;
   /** Seconds before each retry of a failed webhook delivery (default [300, 1800, 7200, 18000, 36000, 36000]). */
@@ -159,6 +163,7 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   job_poll_ms: 1000,
   job_lease_seconds: 30,
   job_retention_seconds: 7 * 24 * 3600,
+  event_retention_hours: 24,
   auto_migrate: true,
 };
 

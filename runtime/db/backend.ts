@@ -136,6 +136,11 @@ export interface SchemaDialect {
   dropIndex(knex: Knex, table: string, index: string): string;
   /** What every CREATE TABLE of a DocType table adds (a character set). */
   tableOptions(table: Knex.CreateTableBuilder): void;
+  /**
+   * Adds `column` as the table's key, a whole number the database assigns, larger than every id the table holds (the
+   * event log's ids). No id is reused while the table keeps its newest row.
+   */
+  sequenceKey(table: Knex.CreateTableBuilder, column: string): void;
   /** Runs the CREATE TABLE statements `builders` (possibly all at once). */
   createTables(knex: Knex, builders: Knex.SchemaBuilder[]): Promise<void>;
   /**

@@ -304,7 +304,7 @@ async function syncSchema(
   const dialect = db.schema;
   let result: MigrateResult = { changed: [], plan: [], refused: [] };
   await dialect.applySync(db.knex, doctypes, async (knex) => {
-    await ensureSystemTables(knex);
+    await ensureSystemTables(knex, dialect);
     const recorded = await readRecorded(knex, dialect, false);
     const { plan, planned } = await planAll(knex, dialect, doctypes, recorded, options);
     const { changed, refused } = await applyPlan(knex, dialect, plan, planned, recorded);

@@ -4,6 +4,7 @@
 import type { Knex } from 'knex';
 import type { CompiledSlot, RowSet, SelectSource } from './compiled-query';
 import type { DocTypeBinding } from '../registry/registry';
+import type { EventRecord } from './system-tables';
 
 /** A stored document as plain data: standard fields, field values, and child rows under their Table fields. */
 export type DocData = Record<string, unknown>;
@@ -48,6 +49,13 @@ export interface RowStore {
   ): Promise<boolean>;
   /** Inserts rows of a system table that all have the first row's columns, in batches (the request log). */
   insertRows(trx: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void>;
+  /**
+   * Adds a row to the document event log inside the write transaction `trx` (the lifecycle's afterWrite / afterDelete,
+   * once per document written). Undefined when the row is written, or held for the transaction's next statement, at
+   * once: the cost of the event log is this call on every create, so a backend does it without a turn of the event
+   * loop, a statement text built again or a round trip of its own where it can.
+   */
+  insertEvent(trx: Knex, event: EventRecord): Promise<void> | undefined;
   /** Inserts a row of a system table unless a row with the same `key` columns exists (nothing happens then). */
   insertRowOnce(
     trx: Knex,

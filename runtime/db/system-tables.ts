@@ -1,5 +1,6 @@
 // The tables the service keeps besides DocType tables, and their creation (part of every migration).
 import type { Knex } from 'knex';
+import type { SchemaDialect } from './backend';
 import { indexName } from './table-columns';
 
 /** Tables the service keeps besides DocType tables. */
@@ -21,10 +22,38 @@ export const SYSTEM_TABLES = {
   idempotency: '__Idempotency',
   /** The site's OpenID signing keys (runtime/oauth/signing-keys.ts): private and public JWK per key id. */
   oauthKeys: '__OAuthKey',
+  /** The site's document event log (runtime/events): one row per committed write, ids increasing, kept for a time. */
+  events: '__Event',
 } as const;
 
+/** One row of the document event log (`__Event`) as written; the database assigns its `id`. */
+export interface EventRecord {
+  doctype: string;
+  docname: string;
+  /** insert, save, submit, cancel, update (after submit) or delete. */
+  action: string;
+  modified: string | null;
+  /** The user who made the change. */
+  user: string;
+  /** The document's owner (what a delete event's permission is checked against: the row is gone). */
+  owner: string | null;
+  /** When the change was written (ms since epoch). */
+  created_at: number;
+}
+
+/** The columns of an event row in the order the row stores bind them. */
+export const EVENT_COLUMNS = [
+  'doctype',
+  'docname',
+  'action',
+  'modified',
+  'user',
+  'owner',
+  'created_at',
+] as const satisfies readonly (keyof EventRecord)[];
+
 /** Creates the system tables that are missing (and the columns newer versions added). */
-export async function ensureSystemTables(knex: Knex): Promise<void> {
+export async function ensureSystemTables(knex: Knex, dialect: SchemaDialect): Promise<void> {
   const create = async (name: string, build: (t: Knex.CreateTableBuilder) => void) => {
     if (!(await knex.schema.hasTable(name))) await knex.schema.createTable(name, build);
   };
@@ -108,6 +137,17 @@ export async function ensureSystemTables(knex: Knex): Promise<void> {
     t.integer('idx').notNullable();
     t.text('outcome').notNullable();
     t.primary(['job', 'idx']);
+  });
+  await create(SYSTEM_TABLES.events, (t) => {
+    dialect.sequenceKey(t, 'id');
+    t.string('doctype', 140).notNullable();
+    t.string('docname', 140).notNullable();
+    t.string('action', 24).notNullable();
+    t.string('modified', 32).nullable();
+    t.string('user', 140).notNullable();
+    t.string('owner', 140).nullable();
+    // No index: pruning finds its cut by the id (the key), as the times grow with it.
+    t.bigInteger('created_at').notNullable();
   });
   await create(SYSTEM_TABLES.scheduledRuns, (t) => {
     t.string('script', 140).notNullable();

@@ -38,6 +38,7 @@ export type Operation =
   | 'metrics'
   | 'jobStatus'
   | 'export'
+  | 'eventStream'
   | 'signIn'
   | 'docs'
   | 'docsAsset'

@@ -4,6 +4,7 @@ import * as bulk from './bulk-handlers';
 import { createDocsHandlers } from './docs-page';
 import { serveFile } from '../files/serve-file';
 import * as probes from './health-handlers';
+import { eventStream } from './event-handlers';
 import { exportDocuments } from './export-handler';
 import { jobStatus } from './job-handlers';
 import { metrics } from './metrics-handler';
@@ -52,6 +53,7 @@ export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers
     metrics,
     jobStatus,
     export: exportDocuments,
+    eventStream,
     signIn: signInPage,
     docs: docs.docs,
     docsAsset: docs.docsAsset,

@@ -244,6 +244,21 @@ const BULK_ACROSS_ROUTES: RouteRow[] = [
   }),
 ];
 
+/** Server-sent events of a DocType or a document (runtime/events/event-stream.ts): a stream, no OpenAPI operation. */
+const EVENT_ROUTES: RouteRow[] = [
+  {
+    verbs: ['GET'],
+    path: '/api/v2/events',
+    operation: 'eventStream',
+    status: 200,
+    envelope: 'raw',
+    openapi: [],
+    scopes: ALL,
+    request: 'none',
+    response: 'ok',
+  },
+];
+
 /** Background jobs: the status of a job a bulk request queued. */
 const JOB_ROUTES: RouteRow[] = [
   v2('/job/{name}', {
@@ -349,6 +364,7 @@ export const ROUTE_TABLE: readonly RouteRow[] = [
   ...V2_DOCUMENT_ROUTES,
   ...BULK_ACROSS_ROUTES,
   ...JOB_ROUTES,
+  ...EVENT_ROUTES,
   ...METHOD_ROUTES,
   ...OPENAPI_ROUTES,
   ...FILE_ROUTES,

@@ -61,7 +61,8 @@ export class PrivateMariaDB {
           '--skip-test-db',
           `--user=${process.env.USER ?? 'root'}`,
         ],
-        { encoding: 'utf8' },
+        // A temp folder of its own: two bootstraps at once in /tmp can collide on a temporary table's name.
+        { encoding: 'utf8', env: { ...process.env, TMPDIR: this.dir } },
       );
       if (init.status !== 0) throw new Error(`mariadb-install-db failed: ${init.stderr}`);
     }
@@ -78,6 +79,7 @@ export class PrivateMariaDB {
         '--skip-log-bin',
         '--innodb-buffer-pool-size=16M',
         '--innodb-log-file-size=8M',
+        `--tmpdir=${this.dir}`,
       ],
       { stdio: 'ignore' },
     );

@@ -33,6 +33,7 @@ export const LAYERS: readonly Layer[] = [
       'scripts',
       'webhooks',
       'metrics',
+      'events',
       'patches',
     ],
   },

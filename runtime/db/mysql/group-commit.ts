@@ -122,15 +122,60 @@ function sendDeferred(conn: MysqlConnection, send: (sql: string, values: unknown
   }
 }
 
+/** The error a statement still queued on a connection gets when the connection is destroyed (503, as a lost one). */
+function destroyedUnder(sql: unknown): Error {
+  return Object.assign(
+    new Error(`Connection lost: destroyed with the statement queued (${String(sql).slice(0, 60)})`),
+    { code: 'PROTOCOL_CONNECTION_LOST', fatal: true },
+  );
+}
+
 /**
  * Counts what the statements sent on `conn` did to its open transaction: wraps its `query` and `execute` once (above
- * the change counter's wrapper), so every statement is seen whatever sent it (row stores, knex, scripts).
+ * the change counter's wrapper), so every statement is seen whatever sent it (row stores, knex, scripts). It also
+ * bounds them: mysql2 starts a statement's own timeout only when the statement reaches the head of the connection's
+ * queue, and a destroyed connection never answers the statements queued on it. So destroying the connection (a
+ * statement past its timer: statements.ts `limited`, knex's timeout, or the held rows' own timer here, the one
+ * statement sent without a timer of its caller) fails every statement still waiting on it: a statement queued behind
+ * one the frozen server never answers is answered 503 within the deadline, not never. No timer per statement: those
+ * with one of their own keep it.
  */
-function watchTouches(conn: MysqlConnection): Touches {
+function watchTouches(conn: MysqlConnection, statementMs: number): Touches {
   const known = touchesOf.get(conn);
   if (known) return known;
   const touches: Touches = { writes: 0, unknown: 0, pending: 0 };
   const raw = conn as MysqlConnection & Record<'query' | 'execute', (...args: unknown[]) => unknown>;
+  /** The statements sent and not answered: each one's failure, called by destroy (once, as the answer is). */
+  const waiting = new Set<() => void>();
+  const baseDestroy = conn.destroy.bind(conn);
+  let destroyed = false;
+  raw.destroy = () => {
+    if (!destroyed) {
+      destroyed = true;
+      baseDestroy();
+    }
+    for (const fail of [...waiting]) fail();
+  };
+  /**
+   * `callback`, called once: with the answer, or with an error when the connection is destroyed first; with `timed`,
+   * the connection is destroyed if no answer comes within `statementMs` of now (the other statements have their own
+   * timer: statements.ts `limited`, or knex's mysql2 timeout, whose expiry destroys the connection).
+   */
+  const bounded = (sql: unknown, callback: Callback, timed = false): Callback => {
+    let done = false;
+    const timer = timed ? setTimeout(() => raw.destroy(), statementMs) : undefined;
+    timer?.unref();
+    const fail = () => settle(destroyedUnder(sql));
+    const settle: Callback = (err, ...rest) => {
+      if (done) return;
+      done = true;
+      waiting.delete(fail);
+      if (timer) clearTimeout(timer);
+      callback(err, ...rest);
+    };
+    waiting.add(fail);
+    return settle;
+  };
   const baseExecute = raw.execute.bind(conn);
   const wrap =
     (original: (...args: unknown[]) => unknown) =>
@@ -139,23 +184,31 @@ function watchTouches(conn: MysqlConnection): Touches {
       // Rows held back go first, so that this statement sees them (they are their own works' writes, counted when
       // held); if they fail, the batch runs again alone.
       sendDeferred(conn, (insert, values) =>
-        baseExecute({ sql: insert, values }, (err: Error | null) => {
-          if (err) touches.unknown++;
-        }),
+        baseExecute(
+          { sql: insert, values },
+          bounded(
+            insert,
+            (err) => {
+              if (err) touches.unknown++;
+            },
+            true,
+          ),
+        ),
       );
       if (typeof callback !== 'function' || typeof sql !== 'string' || ENDS.test(sql)) {
         touches.unknown++;
+        if (typeof callback === 'function') args[last] = bounded(sql, callback as Callback);
         return original(...args);
       }
       const read = READ.test(sql);
       touches.pending++;
-      args[last] = (err: (Error & { errno?: number }) | null, ...rest: unknown[]) => {
+      args[last] = bounded(sql, (err: (Error & { errno?: number }) | null, ...rest: unknown[]) => {
         touches.pending--;
         if (err) {
           if (!STATEMENT_ONLY_ERRNOS.has(err.errno as number)) touches.unknown++;
         } else if (!read) touches.writes++;
         (callback as Callback)(err, ...rest);
-      };
+      });
       return original(...args);
     };
   raw.query = wrap(raw.query.bind(conn));
@@ -280,7 +333,7 @@ export class MysqlGroupCommit {
       return;
     }
     const connection = boundConnection(this.knex, conn, this.statementMs);
-    const touches = watchTouches(conn);
+    const touches = watchTouches(conn, this.statementMs);
     let members: Member[] = [];
     let works = 0;
     // False once the connection may be unusable: the batch ends and the lane takes a new one.

@@ -196,6 +196,10 @@ export const MYSQL_SCHEMA: SchemaDialect = {
     table.charset('utf8mb4');
   },
 
+  sequenceKey(table, column) {
+    table.bigIncrements(column);
+  },
+
   async createTables(_knex, builders) {
     for (const builder of builders) await builder;
   },

@@ -19,6 +19,18 @@ export interface BoundConnection {
 
 const bound = new WeakMap<MysqlConnection, BoundConnection>();
 
+/** The bound connections by their knex (what a work is given as its transaction). */
+const byKnex = new WeakMap<Knex, { conn: MysqlConnection; state: BoundConnection }>();
+
+/**
+ * The connection of the write transaction `trx` while its work runs, found without a turn of the event loop (knex's
+ * acquireConnection answers with a promise); undefined for any other knex (a nested knex transaction, the site's).
+ */
+export function heldConnection(trx: Knex): MysqlConnection | undefined {
+  const held = byKnex.get(trx);
+  return held?.state.active ? held.conn : undefined;
+}
+
 /** mysql2's connection as knex's `_query` takes it. */
 type KnexQuery = (connection: MysqlConnection, obj: { sql?: string; options?: object }) => Promise<unknown>;
 
@@ -58,6 +70,7 @@ export function boundConnection(knex: Knex, conn: MysqlConnection, statementMs: 
     knex: knexFactory({ client: HeldConnectionClient, compileSqlOnError: false }),
   });
   bound.set(conn, made);
+  byKnex.set(made.knex, { conn, state: made });
   return made;
 }
 

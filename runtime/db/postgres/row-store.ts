@@ -30,10 +30,15 @@ import {
   rowValues,
 } from '../document-rows';
 import { encodeValue } from '../stored-values';
-import { SYSTEM_TABLES } from '../migrate';
+import { EVENT_COLUMNS, SYSTEM_TABLES, type EventRecord } from '../system-tables';
 
 /** Rows per INSERT of `insertRows`. */
 const BATCH_SIZE = 100;
+
+/** The event log's INSERT (its values in EVENT_COLUMNS order). */
+const EVENT_INSERT = numbered(
+  `insert into ${quoteIdent(SYSTEM_TABLES.events)} (${EVENT_COLUMNS.map(quoteIdent).join(', ')}) values (${EVENT_COLUMNS.map(() => '?').join(', ')})`,
+);
 
 /** Statement texts per DocType and kind, built once. */
 const texts = new WeakMap<DocTypeMeta, Map<string, string>>();
@@ -275,6 +280,15 @@ export class PostgresRowStore implements RowStore {
     // One INSERT when the rows fit in one (a job item's outcome): batchInsert would wrap it in a savepoint.
     if (rows.length <= BATCH_SIZE) await trx(table).insert([...rows]);
     else await trx.batchInsert(table, [...rows], BATCH_SIZE);
+  }
+
+  /** One prepared INSERT on the write transaction's connection. */
+  async insertEvent(trx: Knex, event: EventRecord): Promise<void> {
+    await execute(
+      await writeConnection(trx),
+      EVENT_INSERT,
+      EVENT_COLUMNS.map((column) => event[column]),
+    );
   }
 
   async insertRowOnce(

@@ -177,6 +177,11 @@ export const POSTGRES_SCHEMA: SchemaDialect = {
     // PostgreSQL text is the database's encoding (UTF-8) whatever the table says.
   },
 
+  sequenceKey(table, column) {
+    // bigserial: a sequence, never reused (a rolled-back transaction leaves a gap, as on MariaDB).
+    table.bigIncrements(column);
+  },
+
   async createTables(knex, builders) {
     for (const builder of builders) await builder;
   },

@@ -32,6 +32,18 @@ interface BoundConnection extends BatchClock {
 
 const bound = new WeakMap<BetterSqlite3.Database, BoundConnection>();
 
+/** The bound connections by their knex (what a work is given as its transaction). */
+const byKnex = new WeakMap<Knex, BoundConnection>();
+
+/**
+ * The connection of the write transaction `trx` while its work runs, found without a turn of the event loop (knex's
+ * acquireConnection answers with a promise); undefined for any other knex (a nested knex transaction, the site's).
+ */
+export function heldConnection(trx: Knex): BetterSqlite3.Database | undefined {
+  const held = byKnex.get(trx);
+  return held?.active ? held.conn : undefined;
+}
+
 /** The group-commit clock of `conn` (undefined before its first batch). */
 export function batchClock(conn: BetterSqlite3.Database): BatchClock | undefined {
   return bound.get(conn);
@@ -69,6 +81,7 @@ function boundConnection(knex: Knex, conn: BetterSqlite3.Database): BoundConnect
     rollbackToSavepoint: conn.prepare('ROLLBACK TO svc_work'),
   });
   bound.set(conn, made);
+  byKnex.set(made.knex, made);
   return made;
 }
 

@@ -2,7 +2,8 @@
 // the connection of the write transaction for everything inside one (so they commit and roll back with it).
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
-import { SYSTEM_TABLES } from '../migrate';
+import { EVENT_COLUMNS, SYSTEM_TABLES, type EventRecord } from '../system-tables';
+import { heldConnection } from './group-commit';
 import { type DocData, type Queryable, type RowStore } from '../row-store';
 import type { SqliteDatabase } from './backend';
 import { countOnReader, selectOnReader, type SqliteReaders } from './list-reads';
@@ -34,6 +35,9 @@ import {
 import { encodeValue } from '../stored-values';
 
 /** Documents on SQLite; see RowStore. */
+/** The event log's INSERT (its values in EVENT_COLUMNS order). */
+const EVENT_INSERT = `insert into ${quoteIdent(SYSTEM_TABLES.events)} (${EVENT_COLUMNS.map(quoteIdent).join(', ')}) values (${EVENT_COLUMNS.map(() => '?').join(', ')})`;
+
 export class SqliteRowStore implements RowStore {
   private readonly readConnection: () => BetterSqlite3.Database;
 
@@ -123,6 +127,14 @@ export class SqliteRowStore implements RowStore {
 
   async insertRows(trx: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
     insertRows(await writeConnection(trx), table, rows);
+  }
+
+  /** One prepared INSERT run at once on the batch's connection (about 5 us); through insertRows elsewhere. */
+  insertEvent(trx: Knex, event: EventRecord): Promise<void> | undefined {
+    const conn = heldConnection(trx);
+    if (!conn) return this.insertRows(trx, SYSTEM_TABLES.events, [{ ...event }]);
+    prepared(conn, EVENT_INSERT).run(EVENT_COLUMNS.map((column) => event[column]));
+    return undefined;
   }
 
   async insertRowOnce(

@@ -170,6 +170,12 @@ const SQLITE_DDL: Omit<SchemaDialect, 'migrationLock'> = {
     // SQLite text is UTF-8 whatever the table says.
   },
 
+  sequenceKey(table, column) {
+    // A rowid alias (INTEGER PRIMARY KEY: the next id is the largest plus one), without AUTOINCREMENT, whose
+    // sqlite_sequence row would be one more write per insert (the event log is written with every document).
+    table.specificType(column, 'integer').primary();
+  },
+
   /**
    * The statements knex builds run in one `exec` on the connection: knex prepares each statement, and a DDL statement
    * prepared on its own costs about a third more (thousands of them for large sets).

@@ -1,0 +1,147 @@
+// Frappe's rooms for sockets, kept here rather than in socket.io's adapter because every event is checked per socket:
+// `doc:<doctype>/<name>` gets `doc_update {doctype, name, modified}` for each save of the document, and
+// `doctype:<doctype>` gets `list_update {doctype, name, user}` for each save and delete of the DocType (never for a
+// Single or a child DocType). The rooms cover every namespace; while one of them has a socket, the realtime follows
+// the event feed, and each event reaches only the sockets whose user may read the document at that moment.
+import type { Socket } from 'socket.io';
+import type { SessionUser, Site } from '../site';
+import { EventReadChecks } from './event-access';
+import { EVENT_FEED } from './event-feed';
+import type { EventRow } from './event-log';
+
+/** What this service keeps on each socket (`socket.data`). */
+export interface SocketState {
+  user: SessionUser;
+  /** The rooms of this index the socket is in. */
+  rooms: Set<string>;
+  /** Documents the socket has open (`doctype/name`), for doc_viewers. */
+  open: Set<string>;
+}
+
+/** A socket of this service. */
+export type RealtimeSocket = Socket<
+  Record<string, (...args: unknown[]) => void>,
+  Record<string, (...args: unknown[]) => void>,
+  Record<string, never>,
+  SocketState
+>;
+
+/** Most rooms one socket may be in (documents, DocTypes, tasks, open documents together). */
+export const MAX_ROOMS_PER_SOCKET = 1000;
+
+/** The room of one document. */
+export const docRoom = (doctype: string, name: string): string => `doc:${doctype}/${name}`;
+/** The room of a DocType's list. */
+export const doctypeRoom = (doctype: string): string => `doctype:${doctype}`;
+
+/** The sockets of each room, and the feed subscription while a document or DocType room has one. */
+export class SocketRooms {
+  private readonly rooms = new Map<string, Set<RealtimeSocket>>();
+  /** How many sockets are in `doc:` and `doctype:` rooms (one per membership). */
+  private followers = 0;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(private readonly site: Site) {}
+
+  /** The sockets in `room` (none: an empty set). */
+  members(room: string): ReadonlySet<RealtimeSocket> {
+    return this.rooms.get(room) ?? new Set();
+  }
+
+  /** Puts `socket` in `room`; false when the socket is in too many rooms already. */
+  join(socket: RealtimeSocket, room: string): boolean {
+    const state = socket.data;
+    if (state.rooms.has(room)) return true;
+    if (state.rooms.size >= MAX_ROOMS_PER_SOCKET) return false;
+    state.rooms.add(room);
+    let members = this.rooms.get(room);
+    if (!members) this.rooms.set(room, (members = new Set()));
+    members.add(socket);
+    if (followed(room) && this.followers++ === 0)
+      EVENT_FEED.of(this.site)
+        .listen(this.onEvents)
+        .catch(() => undefined);
+    return true;
+  }
+
+  /** Takes `socket` out of `room`. */
+  leave(socket: RealtimeSocket, room: string): void {
+    if (!socket.data.rooms.delete(room)) return;
+    const members = this.rooms.get(room);
+    members?.delete(socket);
+    if (members && members.size === 0) this.rooms.delete(room);
+    if (followed(room) && --this.followers === 0) EVENT_FEED.of(this.site).unlisten(this.onEvents);
+  }
+
+  /** Takes `socket` out of every room (it disconnected). */
+  leaveAll(socket: RealtimeSocket): void {
+    for (const room of [...socket.data.rooms]) this.leave(socket, room);
+  }
+
+  /** Stops following the feed (the server closes). */
+  close(): void {
+    if (this.followers > 0) EVENT_FEED.of(this.site).unlisten(this.onEvents);
+    this.followers = 0;
+    this.rooms.clear();
+  }
+
+  private readonly onEvents = (events: readonly EventRow[]): void => {
+    this.chain = this.chain.then(() => this.deliver(events)).catch(() => undefined);
+  };
+
+  /** Decides every socket's right to each event of the batch, then emits them in id order. */
+  private async deliver(events: readonly EventRow[]): Promise<void> {
+    const checks = new EventReadChecks(this.site);
+    const plans = events.map((event) => {
+      const binding = this.site.registry.get(event.doctype);
+      const listed = binding !== undefined && !binding.meta.issingle && !binding.meta.istable;
+      const doc = event.action === 'delete' ? [] : [...this.members(docRoom(event.doctype, event.docname))];
+      const list = listed ? [...this.members(doctypeRoom(event.doctype))] : [];
+      return { event, doc, list };
+    });
+    const decided = new Map<string, boolean>();
+    await Promise.all(
+      plans.flatMap(({ event, doc, list }) =>
+        [...new Set([...doc, ...list].map((s) => s.data.user.name))].map(async (user) =>
+          decided.set(`${event.id}\u0000${user}`, await checks.canRead(user, event)),
+        ),
+      ),
+    );
+    const may = (event: EventRow, socket: RealtimeSocket) =>
+      socket.connected && decided.get(`${event.id}\u0000${socket.data.user.name}`) === true;
+    for (const { event, doc, list } of plans) {
+      const update = { doctype: event.doctype, name: event.docname, modified: event.modified };
+      emitTo(
+        doc.filter((s) => may(event, s)),
+        'doc_update',
+        update,
+      );
+      emitTo(
+        list.filter((s) => may(event, s)),
+        'list_update',
+        { doctype: event.doctype, name: event.docname, user: event.user },
+      );
+    }
+  }
+}
+
+/** True for the rooms that need the event feed. */
+function followed(room: string): boolean {
+  return room.startsWith('doc:') || room.startsWith('doctype:');
+}
+
+/** Emits one event to many sockets, encoded once per namespace (socket.io broadcasts to the sockets' own rooms). */
+export function emitTo(sockets: readonly RealtimeSocket[], event: string, payload: unknown): void {
+  if (sockets.length === 0) return;
+  if (sockets.length === 1) {
+    (sockets[0] as RealtimeSocket).emit(event, payload);
+    return;
+  }
+  const byNamespace = new Map<RealtimeSocket['nsp'], string[]>();
+  for (const socket of sockets) {
+    const ids = byNamespace.get(socket.nsp);
+    if (ids) ids.push(socket.id);
+    else byNamespace.set(socket.nsp, [socket.id]);
+  }
+  for (const [nsp, ids] of byNamespace) nsp.local.to(ids).emit(event, payload);
+}

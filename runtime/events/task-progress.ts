@@ -1,0 +1,89 @@
+// Background job progress for sockets (`task_subscribe(job_id)`): while a task room has a socket, the job is read from
+// the site's queue every TASK_POLL_MS, whichever process runs it (the embedded jobs table and BullMQ both keep its
+// progress); `task_progress {task_id, progress, total}` goes out when the count of finished items moves and
+// `task_complete {task_id, status, result, error}` once the job has finished or failed (then the room is let go).
+import { jobQueueOf } from '../jobs/job-queue';
+import { logger } from '../log/logger';
+import type { Site } from '../site';
+import { emitTo, type RealtimeSocket, type SocketRooms } from './socket-rooms';
+
+/** How often a followed job is read. */
+export const TASK_POLL_MS = 250;
+
+/** The room of a job's progress (Frappe's name). */
+export const taskRoom = (id: string): string => `task_progress:${id}`;
+
+/** The jobs sockets follow, each read on a timer while its room has a socket. */
+export class TaskWatch {
+  private readonly watched = new Map<string, { timer: NodeJS.Timeout; done: number; reading: boolean }>();
+
+  constructor(
+    private readonly site: Site,
+    private readonly rooms: SocketRooms,
+  ) {}
+
+  /** True when `user` may follow job `id` (its own job; System Manager and Administrator: any). */
+  async mayFollow(socket: RealtimeSocket, id: string): Promise<boolean> {
+    const job = await jobQueueOf(this.site)?.get(id);
+    const user = socket.data.user;
+    return (
+      job !== undefined &&
+      (job.user === user.name || user.name === 'Administrator' || user.roles.has('System Manager'))
+    );
+  }
+
+  /** Starts reading job `id` (its room has a socket now); the first read is at once. */
+  follow(id: string): void {
+    if (this.watched.has(id)) return;
+    const entry = { timer: setInterval(() => void this.poll(id), TASK_POLL_MS), done: -1, reading: false };
+    entry.timer.unref();
+    this.watched.set(id, entry);
+    void this.poll(id);
+  }
+
+  /** Stops reading job `id` when its room is empty. */
+  release(id: string): void {
+    if (this.rooms.members(taskRoom(id)).size > 0) return;
+    const entry = this.watched.get(id);
+    if (entry) clearInterval(entry.timer);
+    this.watched.delete(id);
+  }
+
+  /** Stops every timer. */
+  close(): void {
+    for (const entry of this.watched.values()) clearInterval(entry.timer);
+    this.watched.clear();
+  }
+
+  private async poll(id: string): Promise<void> {
+    const entry = this.watched.get(id);
+    if (!entry || entry.reading) return;
+    entry.reading = true;
+    try {
+      const job = await jobQueueOf(this.site)?.get(id);
+      const sockets = [...this.rooms.members(taskRoom(id))];
+      if (!job || !this.watched.has(id)) return;
+      if (job.done !== entry.done) {
+        entry.done = job.done;
+        emitTo(sockets, 'task_progress', { task_id: id, progress: job.done, total: job.total });
+      }
+      if (job.status === 'finished' || job.status === 'failed') {
+        emitTo(sockets, 'task_complete', {
+          task_id: id,
+          status: job.status,
+          result: job.result ?? null,
+          error: job.error,
+        });
+        for (const socket of sockets) this.rooms.leave(socket, taskRoom(id));
+        this.release(id);
+      }
+    } catch (err) {
+      logger().warn(
+        { event: 'task_progress_failed', err: String(err) },
+        'reading a job for its sockets failed',
+      );
+    } finally {
+      entry.reading = false;
+    }
+  }
+}

@@ -1,0 +1,47 @@
+// GET /api/v2/events?doctype=D[&name=N]: the server-sent events of a DocType or a document (runtime/events), resumed
+// after `Last-Event-ID` (header) or `last_event_id` (query). The parameters are checked here; the stream answers itself.
+import { DataError } from '../errors/errors';
+import { openEventStream } from '../events/event-stream';
+import { callerOf } from '../http/caller-of';
+import { queryParams } from '../http/params';
+import type { AppContext } from '../http/state';
+
+const EVENT_ID = /^\d{1,15}$/;
+
+/** One query parameter as a string (absent: undefined); repeated or over-long is a 400. */
+function single(ctx: AppContext, key: string): string | undefined {
+  const value = queryParams(ctx)[key];
+  if (Array.isArray(value)) throw new DataError(`Parameter ${key} was given more than once`);
+  if (value !== undefined && value.length > 140) throw new DataError(`Parameter ${key} is too long`);
+  return value === '' ? undefined : value;
+}
+
+/** Opens the event stream the query asks for. */
+export async function eventStream(ctx: AppContext): Promise<void> {
+  const doctype = single(ctx, 'doctype');
+  if (doctype === undefined) throw new DataError('Parameter doctype is required');
+  const name = single(ctx, 'name');
+  const header = ctx.get('last-event-id');
+  const last = header !== '' ? header : single(ctx, 'last_event_id');
+  if (last !== undefined && !EVENT_ID.test(last))
+    throw new DataError('Last-Event-ID must be an event id (a whole number)');
+  const caller = callerOf(ctx);
+  // The stream writes the response itself, for as long as the client stays.
+  ctx.respond = false;
+  try {
+    await openEventStream(
+      caller.site,
+      caller.user,
+      {
+        doctype,
+        ...(name !== undefined ? { name } : {}),
+        ...(last !== undefined ? { lastEventId: Number(last) } : {}),
+      },
+      ctx.res,
+    );
+  } catch (err) {
+    // Refused before anything was written: the error handler answers as for any request.
+    ctx.respond = true;
+    throw err;
+  }
+}

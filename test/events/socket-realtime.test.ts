@@ -1,0 +1,242 @@
+// Frappe's realtime wire over socket.io 4 with real socket.io-client connections: handshake authentication (token,
+// Basic, sid cookie, Guest; bad credentials refused), namespaces `/` and `/<site_name>`, doc_update / list_update with
+// read permission checked at subscribe and for every event, doc_viewers, task_progress / task_complete of a bulk job.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { io as connect, type Socket } from 'socket.io-client';
+import { attachRealtime } from '../../runtime/app';
+import type { RealtimeServer } from '../../runtime/events/socket-server';
+import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
+
+let t: TestSite;
+let server: http.Server;
+let realtime: RealtimeServer;
+let base: string;
+let u1: string;
+let u2: string;
+let manager: string;
+const sockets: Socket[] = [];
+
+beforeAll(async () => {
+  t = await createTestSite({
+    site: { bulk_operation_async_threshold: { ToDo: 3, '*': 20 }, job_poll_ms: 50 },
+  });
+  u1 = await createUser(t, 'u1@rt.test', [], 'u1-password-1');
+  u2 = await createUser(t, 'u2@rt.test', []);
+  manager = await createUser(t, 'manager@rt.test', ['System Manager']);
+  server = http.createServer(t.app.callback());
+  realtime = attachRealtime(server, t.site, { authHooks: [] });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  for (const s of sockets) s.disconnect();
+  realtime.close();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  await t.close();
+});
+
+/** Connects to `namespace` with these headers; resolves once connected, rejects with the connect_error. */
+function open(headers: Record<string, string> = {}, namespace = '/'): Promise<Socket> {
+  const socket = connect(base + namespace, {
+    path: '/socket.io',
+    transports: ['websocket'],
+    extraHeaders: headers,
+    reconnection: false,
+    forceNew: true,
+  });
+  sockets.push(socket);
+  return new Promise((resolve, reject) => {
+    socket.once('connect', () => resolve(socket));
+    socket.once('connect_error', reject);
+  });
+}
+const auth = (token: string) => ({ Authorization: token });
+/** Collects what a socket receives of `event`. */
+function collect(socket: Socket, event: string): any[] {
+  const got: any[] = [];
+  socket.on(event, (payload: unknown) => got.push(payload));
+  return got;
+}
+async function until(ready: () => boolean, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !ready();) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+const settle = () => new Promise((r) => setTimeout(r, 400));
+const create = async (token: string, description: string): Promise<string> => {
+  const res = await t.http.post('/api/v2/document/ToDo').set('Authorization', token).send({ description });
+  expect(res.status).toBe(201);
+  return res.body.data.name as string;
+};
+const update = async (name: string, description: string) =>
+  expect(
+    (
+      await t.http
+        .put(`/api/v2/document/ToDo/${name}`)
+        .set('Authorization', t.adminToken)
+        .send({ description })
+    ).status,
+  ).toBe(200);
+
+test('handshake: token, Basic and sid cookie authenticate; none is Guest; bad credentials are refused', async () => {
+  const [key, secret] = u1.slice('token '.length).split(':') as [string, string];
+  const login = await t.http.post('/api/method/login').send({ usr: 'u1@rt.test', pwd: 'u1-password-1' });
+  const sid = String(login.headers['set-cookie']?.[0]).split(';')[0] as string;
+  const name = await create(u1, 'u1 doc');
+  for (const headers of [
+    auth(u1),
+    auth(`Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}`),
+    { Cookie: sid },
+  ]) {
+    const s = await open(headers);
+    expect(await s.emitWithAck('doc_subscribe', 'ToDo', name)).toEqual({ ok: true });
+  }
+  const guest = await open();
+  expect(await guest.emitWithAck('doc_subscribe', 'ToDo', name)).toMatchObject({ ok: false });
+  await expect(open(auth('token nope:wrong'))).rejects.toThrow(/Invalid API key or secret/);
+  await expect(open(auth('Bearer not-a-token'))).rejects.toThrow(/bearer/i);
+});
+
+test('a handshake from a page of another site is refused; the own origin and allowed_referrers pass', async () => {
+  const host = new URL(base).host;
+  await expect(open({ Origin: 'https://evil.example' })).rejects.toThrow(/another site/);
+  await expect(open({ ...auth(u1), Origin: 'null' })).rejects.toThrow(/another site/);
+  const own = await open({ ...auth(u1), Origin: `http://${host}` });
+  expect(own.connected).toBe(true);
+  t.site.config.site.allowed_referrers = ['https://app.example'];
+  try {
+    expect((await open({ Origin: 'https://app.example' })).connected).toBe(true);
+  } finally {
+    t.site.config.site.allowed_referrers = [];
+  }
+});
+
+test('namespaces: / and /<site_name> (the Host without its port) serve; another name is refused', async () => {
+  const named = await open(auth(t.adminToken), '/127.0.0.1');
+  const updates = collect(named, 'doc_update');
+  const name = await create(t.adminToken, 'named ns');
+  expect(await named.emitWithAck('doc_subscribe', 'ToDo', name)).toEqual({ ok: true });
+  await update(name, 'changed');
+  await until(() => updates.length === 1);
+  expect(updates[0]).toEqual({ doctype: 'ToDo', name, modified: expect.any(String) });
+  await expect(open(auth(t.adminToken), '/another-site')).rejects.toThrow(/Unknown namespace/);
+});
+
+test('doc_update to doc:<doctype>/<name>, list_update to doctype:<doctype>, each per the reader’s permission', async () => {
+  const own = await create(u1, 'u1 own');
+  const adminDoc = await create(t.adminToken, 'admin only');
+  const s1 = await open(auth(u1));
+  const sm = await open(auth(manager));
+  const list1 = collect(s1, 'list_update');
+  const listSm = collect(sm, 'list_update');
+  const doc1 = collect(s1, 'doc_update');
+  expect(await s1.emitWithAck('doctype_subscribe', 'ToDo')).toEqual({ ok: true });
+  expect(await sm.emitWithAck('doctype_subscribe', 'ToDo')).toEqual({ ok: true });
+  expect(await s1.emitWithAck('doc_subscribe', 'ToDo', own)).toEqual({ ok: true });
+  // Refused at subscribe: another user's document.
+  expect(await s1.emitWithAck('doc_subscribe', 'ToDo', adminDoc)).toEqual({
+    ok: false,
+    error: 'Not permitted',
+  });
+  await update(adminDoc, 'admin change');
+  await update(own, 'own change');
+  const fresh = await create(u2, 'u2 doc');
+  await until(() => listSm.length === 3 && doc1.length === 1 && list1.length === 1);
+  await settle();
+  expect(list1).toEqual([{ doctype: 'ToDo', name: own, user: 'Administrator' }]);
+  expect(listSm.map((e) => e.name)).toEqual([adminDoc, own, fresh]);
+  expect(doc1.map((e) => e.name)).toEqual([own]);
+  expect(await s1.emitWithAck('doctype_unsubscribe', 'ToDo')).toEqual({ ok: true });
+  await update(own, 'after unsubscribe');
+  await until(() => doc1.length === 2);
+  await settle();
+  expect(list1).toHaveLength(1);
+});
+
+test('permission is checked again per event: a reader who lost its role gets nothing more', async () => {
+  const target = await create(t.adminToken, 'watched by the manager');
+  await createUser(t, 'fading@rt.test', ['System Manager']).then(async (token) => {
+    const s = await open(auth(token));
+    const got = collect(s, 'doc_update');
+    expect(await s.emitWithAck('doc_subscribe', 'ToDo', target)).toEqual({ ok: true });
+    await update(target, 'one');
+    await until(() => got.length === 1);
+    const res = await t.http
+      .put('/api/v2/document/User/fading@rt.test')
+      .set('Authorization', t.adminToken)
+      .send({ roles: [] });
+    expect(res.status).toBe(200);
+    await update(target, 'two');
+    await settle();
+    expect(got).toHaveLength(1);
+  });
+});
+
+test('Single DocTypes get doc_update but no list_update; child DocTypes cannot be followed', async () => {
+  const s = await open(auth(t.adminToken));
+  const lists = collect(s, 'list_update');
+  const docs = collect(s, 'doc_update');
+  expect(await s.emitWithAck('doctype_subscribe', 'System Settings')).toEqual({ ok: true });
+  expect(await s.emitWithAck('doc_subscribe', 'System Settings', 'System Settings')).toEqual({ ok: true });
+  expect(await s.emitWithAck('doctype_subscribe', 'Has Role')).toMatchObject({ ok: false });
+  const res = await t.http
+    .put('/api/v2/document/System Settings/System Settings')
+    .set('Authorization', t.adminToken)
+    .send({ log_api_requests: 0 });
+  expect(res.status).toBe(200);
+  await until(() => docs.length === 1);
+  await settle();
+  expect(docs[0]).toMatchObject({ doctype: 'System Settings', name: 'System Settings' });
+  expect(lists).toEqual([]);
+});
+
+test('doc_open / doc_close tell the document’s viewers who has it open', async () => {
+  const name = await create(t.adminToken, 'shared view');
+  const a = await open(auth(t.adminToken));
+  const b = await open(auth(manager));
+  const seenByA = collect(a, 'doc_viewers');
+  expect(await a.emitWithAck('doc_open', 'ToDo', name)).toEqual({ ok: true });
+  expect(await b.emitWithAck('doc_open', 'ToDo', name)).toEqual({ ok: true });
+  await until(() => seenByA.length === 1);
+  expect(seenByA[0]).toEqual({ doctype: 'ToDo', docname: name, users: ['Administrator', 'manager@rt.test'] });
+  b.disconnect();
+  await until(() => seenByA.length === 2);
+  expect(seenByA[1]).toEqual({ doctype: 'ToDo', docname: name, users: ['Administrator'] });
+  const u1Socket = await open(auth(u1));
+  expect(await u1Socket.emitWithAck('doc_open', 'ToDo', name)).toMatchObject({ ok: false });
+});
+
+test('task_subscribe follows a bulk job: task_progress, then task_complete; others’ jobs are refused', async () => {
+  const res = await t.http
+    .post('/api/v2/document/ToDo/bulk_insert')
+    .set('Authorization', u1)
+    .send({ docs: Array.from({ length: 6 }, (_, i) => ({ description: `job item ${i}` })) });
+  expect(res.status).toBe(202);
+  const id = res.body.data.job_id as string;
+  const s = await open(auth(u1));
+  const progress = collect(s, 'task_progress');
+  const complete = collect(s, 'task_complete');
+  expect(await s.emitWithAck('task_subscribe', id)).toEqual({ ok: true });
+  const other = await open(auth(u2));
+  expect(await other.emitWithAck('task_subscribe', id)).toMatchObject({ ok: false });
+  await until(() => complete.length === 1, 20_000);
+  expect(complete[0]).toMatchObject({ task_id: id, status: 'finished', error: null });
+  expect(complete[0].result.inserted).toHaveLength(6);
+  expect(progress.length).toBeGreaterThan(0);
+  expect(progress[progress.length - 1]).toEqual({ task_id: id, progress: 6, total: 6 });
+});
+
+test('hostile arguments are refused through the ack and join nothing', async () => {
+  const s = await open(auth(t.adminToken));
+  const got = collect(s, 'list_update');
+  for (const args of [[{ $ne: 1 }], [['ToDo']], ['x'.repeat(141)], [''], []])
+    expect(await s.emitWithAck('doctype_subscribe', ...args)).toMatchObject({ ok: false });
+  expect(await s.emitWithAck('doc_subscribe', 'ToDo')).toMatchObject({ ok: false });
+  expect(await s.emitWithAck('doctype_subscribe', 'No Such DocType')).toMatchObject({ ok: false });
+  await create(t.adminToken, 'nobody listens');
+  await settle();
+  expect(got).toEqual([]);
+});
