@@ -1,11 +1,13 @@
 // Frappe's realtime wire over socket.io 4 with real socket.io-client connections: handshake authentication (token,
 // Basic, sid cookie, Guest; bad credentials refused), namespaces `/` and `/<site_name>`, doc_update / list_update with
-// read permission checked at subscribe and for every event, doc_viewers, task_progress / task_complete of a bulk job.
+// read permission checked at subscribe and for every event, doc_viewers, task_progress / task_complete of a bulk job
+// and of a Data Import.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { io as connect, type Socket } from 'socket.io-client';
 import { attachRealtime } from '../../runtime/app';
 import type { RealtimeServer } from '../../runtime/events/socket-server';
+import { callImportMethod, newImport, uploadFile } from '../data-io/import-helpers';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 
 let t: TestSite;
@@ -227,6 +229,26 @@ test('task_subscribe follows a bulk job: task_progress, then task_complete; othe
   expect(complete[0].result.inserted).toHaveLength(6);
   expect(progress.length).toBeGreaterThan(0);
   expect(progress[progress.length - 1]).toEqual({ task_id: id, progress: 6, total: 6 });
+});
+
+test('task_subscribe follows a Data Import: progress in documents, then its counts', async () => {
+  const csv = `description\n${Array.from({ length: 40 }, (_, i) => `imported ${i}`).join('\n')}\n`;
+  const url = await uploadFile(t, t.adminToken, csv, 'progress.csv');
+  const name = await newImport(t, t.adminToken, 'ToDo', url);
+  const start = await callImportMethod(t, t.adminToken, 'form_start_import', { data_import: name });
+  expect(start.status).toBe(200);
+  const id = start.body.data.job_id as string;
+  const s = await open(auth(t.adminToken));
+  const progress = collect(s, 'task_progress');
+  const complete = collect(s, 'task_complete');
+  expect(await s.emitWithAck('task_subscribe', id)).toEqual({ ok: true });
+  await until(() => complete.length === 1, 20_000);
+  expect(complete[0]).toMatchObject({
+    task_id: id,
+    status: 'finished',
+    result: { total: 40, success_count: 40, failure_count: 0 },
+  });
+  expect(progress[progress.length - 1]).toEqual({ task_id: id, progress: 40, total: 40 });
 });
 
 test('hostile arguments are refused through the ack and join nothing', async () => {
