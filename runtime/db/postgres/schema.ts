@@ -5,6 +5,7 @@
 // rebuilds the indexes), and the change triggers. Column types come from the knex client (client.ts: Frappe's
 // PostgreSQL types).
 import type { Knex } from 'knex';
+import { inDdlSavepoint } from '../ddl-savepoint';
 import { assertNever } from '../../meta/field-types';
 import type { ColumnTarget, LiveIndex, SchemaDialect } from '../backend';
 import { DECIMAL_LIMITS, kindFamily, typeFamily } from '../type-families';
@@ -238,15 +239,5 @@ export const POSTGRES_SCHEMA: SchemaDialect = {
     });
   },
 
-  async atomically(knex, work) {
-    await knex.raw('savepoint svc_migrate_doctype');
-    try {
-      await work();
-    } catch (err) {
-      await knex.raw('rollback to savepoint svc_migrate_doctype');
-      await knex.raw('release savepoint svc_migrate_doctype');
-      throw err;
-    }
-    await knex.raw('release savepoint svc_migrate_doctype');
-  },
+  atomically: inDdlSavepoint,
 };

@@ -5,6 +5,7 @@
 // indexes again.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
+import { inDdlSavepoint } from '../ddl-savepoint';
 import { assertNever } from '../../meta/field-types';
 import type { ColumnTarget, LiveIndex, SchemaDialect } from '../backend';
 import { createTable } from '../table-columns';
@@ -225,17 +226,7 @@ const SQLITE_DDL: Omit<SchemaDialect, 'migrationLock'> = {
 
   ddlRollsBack: true,
 
-  async atomically(knex, work) {
-    await knex.raw('savepoint svc_migrate_doctype');
-    try {
-      await work();
-    } catch (err) {
-      await knex.raw('rollback to svc_migrate_doctype');
-      await knex.raw('release svc_migrate_doctype');
-      throw err;
-    }
-    await knex.raw('release svc_migrate_doctype');
-  },
+  atomically: inDdlSavepoint,
 };
 
 /** The schema DDL of the SQLite database `file`: its migration lock is the lock file beside it. */
