@@ -1,5 +1,6 @@
 // The streamed XLSX writer: what Excel's format needs (escaping, column names, inline strings) read back by exceljs,
 // hostile text, an error while reading the pages, and a slow reader holding the pages back (backpressure).
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import ExcelJS from 'exceljs';
@@ -75,22 +76,35 @@ test('a reader that does not read holds the pages back; one that leaves stops th
     try {
       for (;;) {
         pulled++;
-        yield Array.from({ length: 1000 }, (_, i) => [`row ${pulled}-${i}`, 'x'.repeat(100), i]);
+        // Random text: what the zip holds back is counted in compressed bytes, so text that compresses well would
+        // let many pages through before the zip's buffers fill.
+        yield Array.from({ length: 1000 }, (_, i) => [
+          `row ${pulled}-${i}`,
+          randomBytes(50).toString('hex'),
+          i,
+        ]);
       }
     } finally {
       stopped = true;
     }
   }
   const stream = xlsxWorkbook('x', endless());
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const pausedAt = pulled;
-  // 16 pages in Readable.from's buffer plus what the zip's own buffers hold: nowhere near an endless read.
+  // Wait until the pulls stop (the compressor works through what it was given), at most 5 s.
+  let pausedAt = -1;
+  for (let waited = 0; pulled !== pausedAt && waited < 5000; waited += 200) {
+    pausedAt = pulled;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  // 16 pages in Readable.from's buffer plus what the zip's own buffers hold: nowhere near an endless read, and no
+  // more pages while nothing reads.
   expect(pausedAt).toBeLessThan(100);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(pulled).toBe(pausedAt);
   let bytes = 0;
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       bytes += chunk.length;
-      if (bytes > 2_000_000) stream.destroy();
+      if (bytes > 20_000_000) stream.destroy();
       done();
     },
   });
