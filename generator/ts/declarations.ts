@@ -11,11 +11,11 @@ export function importLine(names: readonly string[], from: string, typeOnly = fa
 
 /**
  * A JSDoc block at `indent` as ts-morph prints a doc string: one line `/** text *\/` (no second space before `*\/`
- * when the text ends with one), or one ` * ` line per line of a multi-line text (a first empty line dropped).
+ * when the text is empty or ends with one), or one ` * ` line per line of a multi-line text (a first empty line dropped).
  */
 export function jsDoc(text: string, indent = ''): string {
   const lines = text.split(/\r?\n/);
-  if (lines.length <= 1) return `${indent}/** ${text}${text.endsWith(' ') ? '' : ' '}*/\n`;
+  if (lines.length <= 1) return `${indent}/** ${text}${text === '' || text.endsWith(' ') ? '' : ' '}*/\n`;
   const body = lines.slice(lines[0] === '' ? 1 : 0).map((line) => `${indent} *${line ? ` ${line}` : ''}\n`);
   return `${indent}/**\n${body.join('')}${indent} */\n`;
 }
