@@ -8,23 +8,15 @@
 //   GEN_COLD=1                           empty each side's validator cache before each run (generator/validator-cache.ts;
 //                                        otherwise a side's first run fills it and its later runs reuse it)
 // Prints each run and the medians with B/A; issue #36 item 20's target is under 8 s for 913 DocTypes.
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { runMain, runToEnd } from './lib/procs';
+import { childrenCpuMs, runMain, runToEnd } from './lib/procs';
 
 const ROOT = path.join(__dirname, '..');
 const ROUNDS = Math.max(1, Number(process.env.GEN_ROUNDS ?? 3));
 const FIXTURES = path.resolve(ROOT, '..', 'shared', 'fixtures');
 const SETS = ['frappe-v15', 'erpnext-v15'].map((set) => path.join(FIXTURES, set));
-
-/** CPU time (user + system, ms) of this process's children that have ended and been waited for. */
-function childrenCpuMs(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // Fields 16 and 17 of proc(5) (cutime, cstime), in clock ticks of 10 ms on Linux.
-  return (Number(fields[13]) + Number(fields[14])) * 10;
-}
 
 interface Run {
   side: 'A' | 'B';

@@ -35,6 +35,7 @@ import path from 'node:path';
 import type { LoadSpec } from './load-worker';
 import { type Measured, runLoad } from './lib/load';
 import {
+  childrenCpuMs,
   cpuMs,
   runMain,
   detectPinning,
@@ -1433,6 +1434,7 @@ async function fixtureScenarios(): Promise<void> {
   if (!KEEP_GEN) removeOnExit(path.join(ROOT, 'bench', 'tmp'));
   log(`generating the fixture DocTypes into ${GEN_OUT} ...`);
   const rel = (d: string) => path.relative(ROOT, d);
+  const cpuBefore = childrenCpuMs();
   const gen = await attempt('generate fixtures', async () => {
     const r = await runToEnd(
       'npx',
@@ -1456,16 +1458,28 @@ async function fixtureScenarios(): Promise<void> {
   });
   if (!gen) return;
   const summary = /generated (\d+) DocTypes.*$/m.exec(gen.stdout);
-  log(`  ${summary?.[0] ?? 'generated'} (${(gen.ms / 1000).toFixed(1)} s wall)`);
+  const genCpuMs = childrenCpuMs() - cpuBefore;
+  // Issue #36 item 20's target is under 8 s for 913 DocTypes (these and another app's): the figures scaled by 913/n.
+  const scale = 913 / Number(summary?.[1] ?? 766);
+  log(
+    `  ${summary?.[0] ?? 'generated'} (${(gen.ms / 1000).toFixed(1)} s wall, ${(genCpuMs / 1000).toFixed(1)} s CPU)`,
+  );
   report.measures.push({
     id: 'generate_s',
     label: 'generate 768 fixture DocTypes (npx tsx generator/cli.ts; A/B: bench/generate-ab.ts)',
     value: gen.ms / 1000,
     unit: 's',
-    // Issue #36 item 20: under 8 s for 913 DocTypes (these 768 and another app's).
-    target: '< 8 s',
-    ok: gen.ms < 8000,
-    note: summary ? summary[0] : undefined,
+    target: '< 8 s for 913 DocTypes (scaled)',
+    ok: gen.ms * scale < 8000,
+    note: `${summary ? `${summary[0]}; ` : ''}scaled to 913 DocTypes: ${((gen.ms * scale) / 1000).toFixed(1)} s`,
+  });
+  report.measures.push({
+    id: 'generate_cpu_s',
+    label:
+      "CPU (user + system) of that generation: the generator's processes and threads, esbuild's service aside",
+    value: genCpuMs / 1000,
+    unit: 's',
+    note: `scaled to 913 DocTypes: ${((genCpuMs * scale) / 1000).toFixed(1)} s`,
   });
   if (summary)
     report.measures.push({

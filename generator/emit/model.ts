@@ -1,5 +1,5 @@
-// Emits generated/models/<slug>.ts: the document interface, the metadata literal and the objection model.
-import { StructureKind, type InterfaceDeclarationStructure } from 'ts-morph';
+// Emits generated/models/<slug>.ts: the document interface, the metadata literal and the objection model (text from
+// generator/ts/declarations.ts, in ts-morph's layout).
 import { FIELD_TYPE_INFO, assertNever, isTableType } from '../../runtime/meta/field-types';
 import type { FieldMeta } from '../../runtime/meta/types';
 import { RUNTIME_INTERNAL, type GeneratorContext } from '../context';
@@ -7,7 +7,7 @@ import { className, propertyName } from '../naming';
 import type { DocTypeIR } from '../normalize';
 import { header } from '../ts/header';
 import { quote, tsLiteral } from '../ts/literal';
-import { printSourceFile } from '../ts/project';
+import { importLine, interfaceText, jsDoc, type PropertyText } from '../ts/declarations';
 
 /** Path of a DocType's model module inside the output folder. */
 export const modelPath = (ir: DocTypeIR) => `models/${ir.meta.slug}.ts`;
@@ -41,7 +41,8 @@ export function fieldTsType(field: FieldMeta, ctx: GeneratorContext): string {
   }
 }
 
-function documentInterface(ir: DocTypeIR, ctx: GeneratorContext): InterfaceDeclarationStructure {
+/** The document interface's properties: the standard fields, then the DocType's own with their labels as docs. */
+function documentProperties(ir: DocTypeIR, ctx: GeneratorContext): PropertyText[] {
   const standard = [
     ['name', 'string'],
     ['owner', 'string'],
@@ -58,21 +59,15 @@ function documentInterface(ir: DocTypeIR, ctx: GeneratorContext): InterfaceDecla
         ]
       : []),
   ] as const;
-  return {
-    kind: StructureKind.Interface,
-    name: className(ir.meta.name),
-    isExported: true,
-    docs: [`A ${ir.meta.name} document as the API returns it.`],
-    properties: [
-      ...standard.map(([name, type]) => ({ name, type })),
-      ...ir.meta.fields.map((f) => ({
-        name: propertyName(f.fieldname),
-        type: isTableType(f.fieldtype) ? fieldTsType(f, ctx) : `${fieldTsType(f, ctx)} | null`,
-        hasQuestionToken: !f.reqd,
-        docs: [f.label.replace(/\*\//g, '*\\/')],
-      })),
-    ],
-  };
+  return [
+    ...standard.map(([name, type]) => ({ name, type })),
+    ...ir.meta.fields.map((f) => ({
+      name: propertyName(f.fieldname),
+      type: isTableType(f.fieldtype) ? fieldTsType(f, ctx) : `${fieldTsType(f, ctx)} | null`,
+      optional: !f.reqd,
+      docs: f.label.replace(/\*\//g, '*\\/'),
+    })),
+  ];
 }
 
 /** Emits the model module of one DocType. */
@@ -87,49 +82,32 @@ export function emitModel(ir: DocTypeIR, ctx: GeneratorContext): string {
     .map((child) => {
       const target = ctx.byName.get(child) as DocTypeIR;
       const cls = className(target.meta.name);
-      return { moduleSpecifier: `./${target.meta.slug}`, namedImports: [cls, `${cls}Model`] };
+      return importLine([cls, `${cls}Model`], `./${target.meta.slug}`);
     });
-  const relations = tables
-    .map(
-      (f) =>
-        `  ${propertyName(f.fieldname)}: { relation: Model.HasManyRelation, modelClass: ${className(f.options as string)}Model, ` +
-        `join: { from: ${quote(`${ir.meta.tableName}.name`)}, to: ${quote(`tab${f.options}.parent`)} }, ` +
-        `filter: { parentfield: ${quote(f.fieldname)}, parenttype: ${quote(ir.meta.name)} } }`,
-    )
-    .join(',\n');
-  return printSourceFile(header('generator/emit/model.ts', ir.loaded.file), {
-    statements: [
-      { kind: StructureKind.ImportDeclaration, moduleSpecifier: 'objection', namedImports: ['Model'] },
-      {
-        kind: StructureKind.ImportDeclaration,
-        moduleSpecifier: RUNTIME_INTERNAL,
-        namedImports: ['DocTypeMeta'],
-        isTypeOnly: true,
-      },
-      ...childImports.map((i) => ({ kind: StructureKind.ImportDeclaration as const, ...i })),
-      documentInterface(ir, ctx),
-      // Text, not a variable structure: ts-morph would indent a multi-line initializer's lines two columns further.
-      `/** Metadata of ${ir.meta.name}, normalized from its DocType file. */\nexport const meta: DocTypeMeta = ${tsLiteral(ir.meta)};`,
-      {
-        kind: StructureKind.Class,
-        name: `${name}Model`,
-        isExported: true,
-        extends: 'Model',
-        docs: [`Objection model over \`${ir.meta.tableName}\`.`],
-        properties: [
-          { name: 'tableName', isStatic: true, initializer: quote(ir.meta.tableName) },
-          { name: 'idColumn', isStatic: true, initializer: "'name'" },
-        ],
-        getAccessors: tables.length
-          ? [{ name: 'relationMappings', isStatic: true, statements: `return {\n${relations}\n};` }]
-          : [],
-      },
-      {
-        kind: StructureKind.Interface,
-        name: `${name}Model`,
-        isExported: true,
-        extends: [`Partial<${name}>`],
-      },
-    ],
-  });
+  const relations = tables.map(
+    (f) =>
+      `      ${propertyName(f.fieldname)}: { relation: Model.HasManyRelation, modelClass: ${className(f.options as string)}Model, ` +
+      `join: { from: ${quote(`${ir.meta.tableName}.name`)}, to: ${quote(`tab${f.options}.parent`)} }, ` +
+      `filter: { parentfield: ${quote(f.fieldname)}, parenttype: ${quote(ir.meta.name)} } }`,
+  );
+  const relationMappings = tables.length
+    ? `\n  static get relationMappings() {\n    return {\n${relations.join(',\n')}\n    };\n  }\n`
+    : '';
+  return (
+    header('generator/emit/model.ts', ir.loaded.file) +
+    importLine(['Model'], 'objection') +
+    importLine(['DocTypeMeta'], RUNTIME_INTERNAL, true) +
+    childImports.join('') +
+    '\n' +
+    interfaceText(name, documentProperties(ir, ctx), {
+      docs: `A ${ir.meta.name} document as the API returns it.`,
+    }) +
+    `\n/** Metadata of ${ir.meta.name}, normalized from its DocType file. */\nexport const meta: DocTypeMeta = ${tsLiteral(ir.meta)};\n` +
+    '\n' +
+    jsDoc(`Objection model over \`${ir.meta.tableName}\`.`) +
+    `export class ${name}Model extends Model {\n` +
+    `  static tableName = ${quote(ir.meta.tableName)};\n  static idColumn = 'name';\n${relationMappings}}\n` +
+    '\n' +
+    interfaceText(`${name}Model`, [], { extendsText: `Partial<${name}>` })
+  );
 }

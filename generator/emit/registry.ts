@@ -1,10 +1,11 @@
-// Emits generated/index.ts: the registry of every DocType (metadata, model, validators, routes, controller).
-import { StructureKind, VariableDeclarationKind, type ImportDeclarationStructure } from 'ts-morph';
+// Emits generated/index.ts: the registry of every DocType (metadata, model, validators, routes, controller), as text in
+// the layout ts-morph's structure printer gave it (a run without controllers then never loads ts-morph).
 import { RUNTIME_INTERNAL, importFromOut, type GeneratorContext } from '../context';
 import { className, moduleIdentifier } from '../naming';
 import type { DocTypeIR } from '../normalize';
 import { header } from '../ts/header';
-import { printSourceFile } from '../ts/project';
+import { importLine, jsDoc } from '../ts/declarations';
+import { quote } from '../ts/literal';
 import { methodsPath } from './methods';
 import { modelPath } from './model';
 import { routesPath } from './routes';
@@ -13,57 +14,27 @@ import { validatorPath } from './validator';
 const ident = (ir: DocTypeIR) => moduleIdentifier(ir.meta.name);
 const spec = (rel: string) => `./${rel.replace(/\.ts$/, '')}`;
 
+/** `import * as name from 'module';` */
+const importAll = (name: string, from: string) => `import * as ${name} from ${quote(from)};\n`;
+
 /** Emits the registry module. */
 export function emitRegistry(ctx: GeneratorContext): string {
-  const imports: ImportDeclarationStructure[] = [
-    {
-      kind: StructureKind.ImportDeclaration,
-      moduleSpecifier: RUNTIME_INTERNAL,
-      namedImports: ['createRegistry'],
-    },
-  ];
+  const imports: string[] = [importLine(['createRegistry'], RUNTIME_INTERNAL)];
   const entries: string[] = [];
   for (const ir of ctx.doctypes) {
     const id = ident(ir);
     imports.push(
-      {
-        kind: StructureKind.ImportDeclaration,
-        moduleSpecifier: spec(modelPath(ir)),
-        namespaceImport: `${id}_model`,
-      },
-      {
-        kind: StructureKind.ImportDeclaration,
-        moduleSpecifier: spec(validatorPath(ir)),
-        namespaceImport: `${id}_validators`,
-      },
-      {
-        kind: StructureKind.ImportDeclaration,
-        moduleSpecifier: spec(routesPath(ir, 1)),
-        namespaceImport: `${id}_v1`,
-      },
-      {
-        kind: StructureKind.ImportDeclaration,
-        moduleSpecifier: spec(routesPath(ir, 2)),
-        namespaceImport: `${id}_v2`,
-      },
+      importAll(`${id}_model`, spec(modelPath(ir))),
+      importAll(`${id}_validators`, spec(validatorPath(ir))),
+      importAll(`${id}_v1`, spec(routesPath(ir, 1))),
+      importAll(`${id}_v2`, spec(routesPath(ir, 2))),
     );
     const hasMethods = ctx.methods.has(ir.meta.name);
-    if (hasMethods) {
-      imports.push({
-        kind: StructureKind.ImportDeclaration,
-        moduleSpecifier: spec(methodsPath(ir)),
-        namespaceImport: `${id}_methods`,
-      });
-    }
-    if (ir.loaded.controller) {
-      imports.push({
-        kind: StructureKind.ImportDeclaration,
-        moduleSpecifier: importFromOut(ctx, 'index.ts', ir.loaded.controller),
-        namespaceImport: `${id}_controller`,
-      });
-    }
+    if (hasMethods) imports.push(importAll(`${id}_methods`, spec(methodsPath(ir))));
+    if (ir.loaded.controller)
+      imports.push(importAll(`${id}_controller`, importFromOut(ctx, 'index.ts', ir.loaded.controller)));
     entries.push(
-      `{ meta: ${id}_model.meta, model: ${id}_model.${className(ir.meta.name)}Model, ` +
+      `  { meta: ${id}_model.meta, model: ${id}_model.${className(ir.meta.name)}Model, ` +
         `validateBody: ${id}_validators.validateBody, ` +
         `v1: ${id}_v1.routes, v2: ${id}_v2.routes` +
         (ir.loaded.controller ? `, controller: ${id}_controller` : '') +
@@ -71,16 +42,11 @@ export function emitRegistry(ctx: GeneratorContext): string {
         ' }',
     );
   }
-  return printSourceFile(header('generator/emit/registry.ts', 'every DocType file'), {
-    statements: [
-      ...imports,
-      {
-        kind: StructureKind.VariableStatement,
-        isExported: true,
-        declarationKind: VariableDeclarationKind.Const,
-        docs: ['Every DocType of this service, by name.'],
-        declarations: [{ name: 'registry', initializer: `createRegistry([\n${entries.join(',\n')}\n])` }],
-      },
-    ],
-  });
+  // The closing `]);` sits two columns in, where ts-morph's hanging indent of a multi-line initializer put it.
+  return (
+    header('generator/emit/registry.ts', 'every DocType file') +
+    imports.join('') +
+    jsDoc('Every DocType of this service, by name.') +
+    `export const registry = createRegistry([\n${entries.join(',\n')}\n  ]);\n`
+  );
 }

@@ -1,14 +1,13 @@
 // Emits generated/routes/v1/<slug>.ts and generated/routes/v2/<slug>.ts: the routes a DocType serves, read from the route
 // table (runtime/routes/route-table.ts), which the runtime dispatches the DocType's requests to, and each route's
 // request and response typed by the DocType's generated interface.
-import { StructureKind, type InterfaceDeclarationStructure } from 'ts-morph';
 import { docTypeRouteKey, type RouteRow } from '../../runtime/http/route-row';
 import { docTypeKind, docTypeRows } from '../../runtime/routes/route-table';
 import { RUNTIME_INTERNAL, type GeneratorContext } from '../context';
 import { className } from '../naming';
 import type { DocTypeIR } from '../normalize';
 import { header } from '../ts/header';
-import { printSourceFile } from '../ts/project';
+import { importLine, interfaceText } from '../ts/declarations';
 import { modelPath } from './model';
 import { validatorPath } from './validator';
 
@@ -95,59 +94,29 @@ export function emitRoutes(ir: DocTypeIR, _ctx: GeneratorContext, version: 1 | 2
       `  /** ${routeLine(row, ir)} */\n` +
       `  ${docTypeRouteKey(row)}: { row: row.${docTypeRouteKey(row)}${takesDocuments(row) ? ', validate: validateBody' : ''} },\n`,
   );
-  const types: InterfaceDeclarationStructure = {
-    kind: StructureKind.Interface,
-    name: 'Routes',
-    isExported: true,
-    docs: [`Request and success response of each REST v${version} route of ${ir.meta.name}, by key.`],
-    properties: rows.map((row) => ({
-      name: docTypeRouteKey(row),
-      type: routeType(row, doc, version),
-    })),
-  };
-  return printSourceFile(header('generator/emit/routes.ts', ir.loaded.file), {
-    statements: [
-      ...(rows.length
-        ? [
-            {
-              kind: StructureKind.ImportDeclaration as const,
-              moduleSpecifier: RUNTIME_INTERNAL,
-              namedImports: ['DOCTYPE_ROWS'],
-            },
-          ]
-        : []),
-      {
-        kind: StructureKind.ImportDeclaration,
-        moduleSpecifier: RUNTIME_INTERNAL,
-        namedImports: [
-          'DocTypeMeta',
-          'DocTypeRoutes',
-          ...(rows.some((r) => r.response === 'bulk-result') ? ['BulkResult'] : []),
-        ],
-        isTypeOnly: true,
-      },
-      {
-        kind: StructureKind.ImportDeclaration,
-        moduleSpecifier: `../../${modelPath(ir).replace(/\.ts$/, '')}`,
-        namedImports: [doc],
-        isTypeOnly: true,
-      },
-      ...(validates
-        ? [
-            {
-              kind: StructureKind.ImportDeclaration as const,
-              moduleSpecifier: `../../${validatorPath(ir).replace(/\.ts$/, '')}`,
-              namedImports: ['validateBody'],
-            },
-          ]
-        : []),
-      // Text, not structures: ts-morph indents a multi-line initializer once more than the literal printer does.
-      ...(rows.length ? [`const row = DOCTYPE_ROWS.v${version};\n`] : []),
-      `/**\n * The REST v${version} routes of ${ir.meta.name}, by key: the route table's row each serves${version === 1 ? ' (under /api and /api/v1)' : ''}, and\n` +
-        ` * the validator of a body of documents. The runtime dispatches the DocType's requests to these; a route left out\n` +
-        ` * answers as an operation the DocType does not have.\n */\n` +
-        `export const routes: DocTypeRoutes<Routes> = {${entries.length ? `\n${entries.join('')}` : ''}};\n`,
-      types,
-    ],
-  });
+  const types = rows.map((row) => ({ name: docTypeRouteKey(row), type: routeType(row, doc, version) }));
+  return (
+    header('generator/emit/routes.ts', ir.loaded.file) +
+    (rows.length ? importLine(['DOCTYPE_ROWS'], RUNTIME_INTERNAL) : '') +
+    importLine(
+      [
+        'DocTypeMeta',
+        'DocTypeRoutes',
+        ...(rows.some((r) => r.response === 'bulk-result') ? ['BulkResult'] : []),
+      ],
+      RUNTIME_INTERNAL,
+      true,
+    ) +
+    importLine([doc], `../../${modelPath(ir).replace(/\.ts$/, '')}`, true) +
+    (validates ? importLine(['validateBody'], `../../${validatorPath(ir).replace(/\.ts$/, '')}`) : '') +
+    (rows.length ? `const row = DOCTYPE_ROWS.v${version};\n` : '') +
+    `/**\n * The REST v${version} routes of ${ir.meta.name}, by key: the route table's row each serves${version === 1 ? ' (under /api and /api/v1)' : ''}, and\n` +
+    ` * the validator of a body of documents. The runtime dispatches the DocType's requests to these; a route left out\n` +
+    ` * answers as an operation the DocType does not have.\n */\n` +
+    `export const routes: DocTypeRoutes<Routes> = {${entries.length ? `\n${entries.join('')}` : ''}};\n` +
+    '\n' +
+    interfaceText('Routes', types, {
+      docs: `Request and success response of each REST v${version} route of ${ir.meta.name}, by key.`,
+    })
+  );
 }
