@@ -3,7 +3,7 @@
 // (`npm start`) runs in one node process without tsx. esbuild only strips types (no bundling, no type check: that is
 // `npm run typecheck`). The package's own name (`doctype-service`, `doctype-service/internal`, which package.json maps
 // to the TypeScript sources) is rewritten to the compiled files; JSON files beside the sources (DocType JSON, OpenAPI
-// documents, the generator's schema) are copied.
+// documents, the generator's schema) are copied, and so is the TypeScript the generator copies into its output.
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { transformSync } from 'esbuild';
@@ -14,6 +14,11 @@ import { bundleSandboxWorker } from '../runtime/scripts/worker-bundle';
 const ROOT = path.resolve(__dirname, '..');
 /** The folders compiled; tests, benchmarks and this script stay TypeScript. */
 const SOURCES = ['runtime', 'generated', 'doctypes', 'generator'];
+/**
+ * TypeScript files the compiled code reads as text, copied beside their compiled .js: the generator writes the typed
+ * client's runtime (generator/client/client-runtime.ts) into generated/client/ as it is.
+ */
+const TEXT_SOURCES = ['generator/client/client-runtime.ts'];
 /** The package's own import names and the module each is compiled to. */
 const SELF: Record<string, string> = {
   'doctype-service': 'runtime/index.js',
@@ -94,6 +99,10 @@ export async function build(out = path.join(ROOT, 'dist')): Promise<{ compiled: 
       copyFileSync(path.join(ROOT, file), path.join(out, file));
       copied++;
     }
+  }
+  for (const file of TEXT_SOURCES) {
+    copyFileSync(path.join(ROOT, file), path.join(out, file));
+    copied++;
   }
   // The compiled tree is CommonJS whatever an enclosing package.json says.
   writeFileSync(path.join(out, 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);

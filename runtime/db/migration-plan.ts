@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import type { DocTypeMeta } from '../meta/types';
 import type { ColumnTarget, LiveIndex, SchemaDialect } from './backend';
 import {
+  addedColumnValue,
   columnDefault,
   columnSpecs,
   createTable,
@@ -291,9 +292,12 @@ export function planDocType(
   return changes;
 }
 
-/** The check of a unique index on a column added now: the existing rows all get its default, if it has one. */
+/**
+ * The check of a unique index on a column added now: the existing rows all get its default, if it has one (a number
+ * field without one: 0).
+ */
 function sharedDefault(spec: ReturnType<typeof columnSpecs>[number]): ChangeCheck[] {
-  const value = spec.field && spec.kind ? columnDefault(spec.field, spec.kind) : undefined;
+  const value = spec.field && spec.kind ? addedColumnValue(spec.field, spec.kind) : undefined;
   return value === undefined ? [] : [{ kind: 'shared_default', column: spec.name, value }];
 }
 

@@ -69,15 +69,19 @@ export function defaultInDefinition(kind: ColumnKind): boolean {
   return kind !== 'text' && kind !== 'longtext' && kind !== 'json';
 }
 
+/** Column kinds whose column defaults to 0 when the field has no default of its own (Frappe's not-null numbers). */
+const ZERO_DEFAULT: ReadonlySet<ColumnKind> = new Set(['int', 'bigint', 'decimal', 'check']);
+
+/** What the existing rows hold once the field's column is added: its column default (0 for numbers), if any. */
+export function addedColumnValue(field: FieldMeta, kind: ColumnKind): string | number | undefined {
+  return columnDefault(field, kind) ?? (ZERO_DEFAULT.has(kind) ? 0 : undefined);
+}
+
 function fieldColumn(field: FieldMeta, kind: ColumnKind): ColumnSpec['add'] {
   const name = field.fieldname;
-  const fixed = defaultInDefinition(kind) ? columnDefault(field, kind) : undefined;
-  const withDefault = (column: Knex.ColumnBuilder, otherwise?: number) =>
-    fixed !== undefined
-      ? column.defaultTo(fixed)
-      : otherwise !== undefined
-        ? column.defaultTo(otherwise)
-        : column;
+  const fixed = defaultInDefinition(kind) ? addedColumnValue(field, kind) : undefined;
+  const withDefault = (column: Knex.ColumnBuilder) =>
+    fixed !== undefined ? column.defaultTo(fixed) : column;
   return (t) => {
     switch (kind) {
       case 'varchar':
@@ -88,15 +92,15 @@ function fieldColumn(field: FieldMeta, kind: ColumnKind): ColumnSpec['add'] {
       case 'json':
         return t.text(name, 'longtext').nullable();
       case 'int':
-        return withDefault(t.integer(name).nullable(), 0);
+        return withDefault(t.integer(name).nullable());
       case 'bigint':
-        return withDefault(t.bigInteger(name).nullable(), 0);
+        return withDefault(t.bigInteger(name).nullable());
       case 'decimal':
-        return withDefault(t.decimal(name, 21, 9).nullable(), 0);
+        return withDefault(t.decimal(name, 21, 9).nullable());
       case 'rating':
         return withDefault(t.decimal(name, 3, 2).nullable());
       case 'check':
-        return withDefault(t.tinyint(name).notNullable(), 0);
+        return withDefault(t.tinyint(name).notNullable());
       case 'date':
         return withDefault(t.date(name).nullable());
       case 'datetime':
@@ -112,8 +116,11 @@ function fieldColumn(field: FieldMeta, kind: ColumnKind): ColumnSpec['add'] {
   };
 }
 
-/** Column kinds an index can cover without a prefix length (MariaDB cannot index TEXT whole). */
-const SORT_INDEXABLE: ReadonlySet<string> = new Set([
+/**
+ * Column kinds an index can cover without a prefix length (MariaDB cannot index TEXT whole): as Frappe, a unique field
+ * of any of them gets a unique index; Text-like long types get none (the document checks still refuse a repeat).
+ */
+const INDEXABLE: ReadonlySet<ColumnKind> = new Set([
   'varchar',
   'int',
   'bigint',
@@ -164,12 +171,11 @@ export function columnSpecs(meta: DocTypeMeta): ColumnSpec[] {
   for (const field of meta.fields) {
     if (!storesValue(field.fieldtype)) continue;
     const kind = FIELD_TYPE_INFO[field.fieldtype].column;
-    const indexable = kind === 'varchar';
     let index: ColumnSpec['index'];
-    if (field.unique && indexable) index = 'unique';
+    if (field.unique && INDEXABLE.has(kind)) index = 'unique';
     // The default list order (sort_field) is read on every list without order_by: index it when its column can be.
-    else if (field.fieldname === meta.sortField && !meta.istable && SORT_INDEXABLE.has(kind)) index = 'plain';
-    else if (indexable && field.searchIndex && searchIndexes < 40) {
+    else if (field.fieldname === meta.sortField && !meta.istable && INDEXABLE.has(kind)) index = 'plain';
+    else if (kind === 'varchar' && field.searchIndex && searchIndexes < 40) {
       index = 'plain';
       searchIndexes++;
     }

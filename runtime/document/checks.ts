@@ -185,7 +185,10 @@ export async function checkLinks(
   }
 }
 
-/** Checks unique fields against other documents of the DocType (409 DuplicateEntryError naming the field). */
+/**
+ * Checks unique fields against other documents of the DocType (409 DuplicateEntryError naming the field). An unset
+ * field is checked with what its column will hold (an Int: 0, which the unique index counts as a value, as Frappe's).
+ */
 export async function checkUnique(
   rows: RowStore,
   q: Queryable,
@@ -193,8 +196,10 @@ export async function checkUnique(
   data: DocData,
 ): Promise<void> {
   if (binding.meta.issingle) return;
-  for (const field of fieldLists(binding.meta).unique) {
-    const value = data[field.fieldname];
+  const { unique, uniqueEmpty } = fieldLists(binding.meta);
+  for (let i = 0; i < unique.length; i++) {
+    const field = unique[i] as FieldMeta;
+    const value = data[field.fieldname] === undefined ? uniqueEmpty[i] : data[field.fieldname];
     if (value === undefined || value === null || value === '') continue;
     if (await rows.takenByOther(q, binding, field.fieldname, value, String(data.name)))
       throw new DuplicateEntryError(`${field.label} must be unique: ${String(value)} is already used`, {

@@ -22,6 +22,8 @@ export interface FieldLists {
   mandatoryOrTables: readonly FieldMeta[];
   /** Stored fields whose value must be unique among the DocType's documents. */
   unique: readonly FieldMeta[];
+  /** What each unset `unique` field holds in its column (as `storedEmpty`): an unset Int holds 0, a value too. */
+  uniqueEmpty: readonly (0 | null)[];
   /** Password fields. */
   passwords: readonly FieldMeta[];
   /** Data fields whose options (Email, Phone, URL, Name) Frappe validates. */
@@ -49,15 +51,20 @@ export function defaultOf(field: FieldMeta): FieldDefault | undefined {
   return { field, kind: 'fixed', value: raw };
 }
 
+const emptyOf = (f: FieldMeta): 0 | null =>
+  EMPTY_AS_ZERO.has(FIELD_TYPE_INFO[f.fieldtype].column) ? 0 : null;
+
 function listFields(meta: DocTypeMeta): FieldLists {
   const stored = meta.fields.filter((f) => storesValue(f.fieldtype));
+  const unique = stored.filter((f) => f.unique);
   return {
     stored,
-    storedEmpty: stored.map((f) => (EMPTY_AS_ZERO.has(FIELD_TYPE_INFO[f.fieldtype].column) ? 0 : null)),
+    storedEmpty: stored.map(emptyOf),
     tables: meta.fields.filter((f) => isTableType(f.fieldtype)),
     links: meta.fields.filter((f) => f.fieldtype === 'Link' || f.fieldtype === 'Dynamic Link'),
     mandatoryOrTables: meta.fields.filter((f) => f.reqd || isTableType(f.fieldtype)),
-    unique: stored.filter((f) => f.unique),
+    unique,
+    uniqueEmpty: unique.map(emptyOf),
     passwords: meta.fields.filter((f) => f.fieldtype === 'Password'),
     dataOptions: meta.fields.filter(hasDataOption),
     defaults: meta.fields.flatMap((f) => {

@@ -1,8 +1,9 @@
 // `npm run build`: the compiled JavaScript serves on its own, in one node process that can load neither tsx nor
 // esbuild (a preload makes requiring them throw), from a working directory outside the package; it answers, creates,
-// and stops on SIGTERM with exit code 0. `npm start`'s script runs it as one node process with its memory settings.
+// and stops on SIGTERM with exit code 0. `npm start`'s script runs it as one node process with its memory settings. The
+// compiled generator writes what the sources' generator writes.
 import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { build } from '../../bin/build';
@@ -56,6 +57,41 @@ test('the build compiles every source file and copies the JSON beside them', asy
   const { compiled, copied } = await build(out);
   expect(compiled).toBeGreaterThan(200);
   expect(copied).toBeGreaterThan(10);
+});
+
+/** Every file under `root`, relative to it. */
+const filesIn = (root: string, dir = ''): string[] =>
+  readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesIn(root, path.join(dir, e.name)) : [path.join(dir, e.name)],
+  );
+
+test('node <dist>/generator/cli.js generates without tsx or esbuild: the same files as the sources', () => {
+  const gen = path.join(dir, 'generated');
+  const run = spawnSync(
+    process.execPath,
+    [
+      '-r',
+      path.join(dir, 'no-typescript.js'),
+      path.join(out, 'generator/cli.js'),
+      '--quiet',
+      '--doctypes',
+      'doctypes',
+      '--out',
+      gen,
+    ],
+    { cwd: ROOT, encoding: 'utf8', env: { ...process.env, JEST_WORKER_ID: '' } },
+  );
+  expect(run.stderr).toBe('');
+  expect(run.status).toBe(0);
+  expect(run.stdout).toMatch(/^generated \d+ DocTypes: /);
+  const files = filesIn(path.join(ROOT, 'generated')).sort();
+  expect(filesIn(gen).sort()).toEqual(files);
+  // index.ts imports the controllers by paths relative to the output folder; every other file is the same text.
+  for (const file of files.filter((f) => f !== 'index.ts'))
+    expect([file, readFileSync(path.join(gen, file), 'utf8')]).toEqual([
+      file,
+      readFileSync(path.join(ROOT, 'generated', file), 'utf8'),
+    ]);
 });
 
 test('each compiled file names its source map beside it; the map points at the .ts file, without its text', () => {
