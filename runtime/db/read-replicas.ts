@@ -59,10 +59,13 @@ class FreshReads<P> {
   };
 }
 
-/** `promise`, or a rejection once `ms` have passed. */
+/** A replica that did not answer in time. */
+class NoAnswer extends Error {}
+
+/** `promise`, or a rejection (NoAnswer) once `ms` have passed. */
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    const timer = setTimeout(() => reject(new NoAnswer(`no answer within ${ms} ms`)), ms);
     promise.then(
       (value) => {
         clearTimeout(timer);
@@ -134,11 +137,13 @@ export class ReadReplicas {
    * Runs a list or count read on a replica that has every write acknowledged before this call (of `tables`, the
    * tables the read reads, undefined when unknown), else `onPrimary`. `versions`: the primary's change versions of
    * `tables` read after the request asked, when the caller has them already (the change stamp of a remembered result),
-   * saving a read of the primary's position here where they are one (MariaDB).
+   * saving a read of the primary's position here where they are one (MariaDB). `limitMs`: the read's own time limit
+   * (max_query_time); a replica silent past it and read_replica_timeout more is left out, and the primary answers.
    */
   async read<T>(
     tables: readonly string[] | undefined,
     versions: ReadonlyMap<string, number> | undefined,
+    limitMs: number,
     onReplica: (rows: RowStore) => Promise<T>,
     onPrimary: () => Promise<T>,
   ): Promise<T> {
@@ -166,7 +171,8 @@ export class ReadReplicas {
     }
     let value: T;
     try {
-      value = await onReplica(replica.rows);
+      // The server ends a read past its limit; a frozen one cannot, and a driver may wait for it forever.
+      value = await within(onReplica(replica.rows), limitMs + this.timeoutMs);
     } catch (err) {
       if (!(await this.failedReplica(replica, err))) throw err;
       return this.fallback('down', onPrimary);
@@ -216,12 +222,12 @@ export class ReadReplicas {
   }
 
   /**
-   * Whether the error `err` of a read on `replica` is the replica's fault (it is then left out): unavailable, or a
-   * statement past its time limit on a replica that no longer answers a position read in time. A slow query on a
+   * Whether the error `err` of a read on `replica` is the replica's fault (it is then left out): unavailable, silent,
+   * or a statement past its time limit on a replica that no longer answers a position read in time. A slow query on a
    * replica that answers is the query's own (it would be as slow on the primary).
    */
   private async failedReplica(replica: Replica, err: unknown): Promise<boolean> {
-    if (unavailableReason(err, replica.db.errors) === undefined) {
+    if (!(err instanceof NoAnswer) && unavailableReason(err, replica.db.errors) === undefined) {
       if (!(err instanceof QueryTimeoutError)) return false;
       const answers = await within(replica.positions.read([]), this.timeoutMs).then(
         () => true,

@@ -59,6 +59,7 @@ export function replicaSelect(
   return replicas.read(
     tables,
     reading && counterVersions(reading),
+    limitMs,
     (rows) => rows.select(source, slot, limitMs),
     primary,
   );
@@ -77,6 +78,7 @@ export function replicaCount(
   return replicas.read(
     tables,
     reading && counterVersions(reading),
+    limitMs,
     (rows) => rows.count(build, slot, limitMs),
     primary,
   );
