@@ -17,6 +17,7 @@ import type { PatchList } from './patches/patch-list';
 import { patchLogMeta, pendingPatches } from './patches/patch-log';
 import { runPatches } from './patches/run-patches';
 import { openResultCache, resultCacheLimits } from './query/result-cache';
+import { openReplicaReads } from './query/replica-reads';
 import { SitePlugins } from './site';
 import { ensureFileFolders } from './files/file-rules';
 import { now } from './db/stored-values';
@@ -191,6 +192,13 @@ export async function openSite(
   site.plugins.onClose('database', () => db.close());
   installFeatures(site);
   db.resultCache = resultCacheLimits(site);
+  try {
+    // A read_replicas the backend cannot serve (SQLite) is a configuration error: the site does not start.
+    openReplicaReads(site);
+  } catch (err) {
+    await site.plugins.close(site).catch(() => undefined);
+    throw err;
+  }
   const jobs = siteJobQueue(site);
   setJobQueue(site, jobs);
   const { patches, ...migration } = options;

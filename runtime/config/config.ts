@@ -61,6 +61,16 @@ export interface SiteConfig {
   sqlite_cache_kb: number;
   /** Longest a request waits for a pooled connection, or a new one to connect (ms), before it is 503. */
   db_acquire_timeout: number;
+  /**
+   * Replicas of DATABASE_URL (URLs of the same kind) that answer list and count reads once they have replayed every
+   * write acknowledged before the request (MariaDB, PostgreSQL; refused on SQLite).
+   */
+  read_replicas: string[];
+  /**
+   * Longest a replica may take to connect, lend a pooled connection or say how far it has replayed (ms) before the
+   * primary answers in its place.
+   */
+  read_replica_timeout: number;
   /** Longest a write waits on another's lock (ms: SQLite busy_timeout, MariaDB innodb_lock_wait_timeout) before 503. */
   db_busy_timeout: number;
   /** Longest a client may take to send a request's headers (ms; Node's headersTimeout). */
@@ -148,6 +158,8 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   reader_nice: 19,
   sqlite_cache_kb: 2048,
   db_acquire_timeout: 5000,
+  read_replicas: [],
+  read_replica_timeout: 1000,
   db_busy_timeout: 5000,
   headers_timeout: 20_000,
   request_timeout: 60_000,
@@ -198,6 +210,12 @@ export function loadSiteConfig(file: string | undefined, required: boolean): Sit
   )
     throw new ValidationError(
       `site config ${file}: sqlite_cache_kb must be a whole number of KiB from 64 to 1048576, got ${JSON.stringify(config.sqlite_cache_kb)}`,
+    );
+  if (!Array.isArray(config.read_replicas) || config.read_replicas.some((url) => typeof url !== 'string'))
+    throw new ValidationError(`site config ${file}: read_replicas must be a list of database URLs`);
+  if (!Number.isSafeInteger(config.read_replica_timeout) || config.read_replica_timeout < 1)
+    throw new ValidationError(
+      `site config ${file}: read_replica_timeout must be a whole number of ms, 1 or more, got ${JSON.stringify(config.read_replica_timeout)}`,
     );
   return config;
 }

@@ -72,6 +72,31 @@ export interface ChangeCounter {
   read(tables: readonly string[], askedAt?: number): Promise<Map<string, number>>;
 }
 
+/**
+ * How far a replica has replayed its primary's writes, as a backend can tell (read-replicas.ts routes list and count
+ * reads by it). A position is the backend's own value (MariaDB: change versions per table; PostgreSQL: a WAL LSN); the
+ * router only passes positions back to these methods.
+ */
+export interface ReplicaPositions<P = unknown> {
+  /** Whether a position is per table: a read whose tables are unknown then cannot go to a replica. */
+  perTable: boolean;
+  /** The primary's position now (for `tables`): every write acknowledged before the call is in it. */
+  primary(tables: readonly string[]): Promise<P>;
+  /**
+   * The primary's position given by its change counter's versions (ChangeCounter.read), read after the request asked,
+   * where they are one; undefined when they are not.
+   */
+  fromChangeVersions(versions: ReadonlyMap<string, number>): P | undefined;
+  /** What the replica database `replica` has replayed now (for `tables`). */
+  replica(replica: Database, tables: readonly string[]): Promise<P>;
+  /** Whether a replica at `at` has every write of the primary at `needed`, for reads of `tables`. */
+  covers(at: P, needed: P, tables: readonly string[]): boolean;
+  /** What a replica known to be at `known`, then seen at `at`, is known to have (it only moves forward). */
+  merge(known: P | undefined, at: P): P;
+  /** How many seconds the replica's replay is behind, as the replica reports it; undefined when it is not replaying. */
+  lagSeconds(replica: Database): Promise<number | undefined>;
+}
+
 /** An index of a live table. */
 export interface LiveIndex {
   unique: boolean;
@@ -215,5 +240,7 @@ export interface Database {
   changeVersion(q: Knex, table: string): Promise<string>;
   /** The change counter, where the backend keeps one (results remembered across processes, query/result-cache.ts). */
   changeCounter?: ChangeCounter;
+  /** How this database's replicas are known to be fresh, where the backend has replicas (site config read_replicas). */
+  replicaPositions?: ReplicaPositions;
   close(): Promise<void>;
 }

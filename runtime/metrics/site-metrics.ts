@@ -2,9 +2,10 @@
 // operation), verb and status, their latency, the database pool, database and Redis state, and background jobs by
 // status. Process metrics (CPU, memory, event-loop lag, GC) come from one process-wide registry. Requests are tallied
 // per request (request-tally.ts); the rest is read when scraped.
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { siteRedis } from '../redis/site-redis';
 import { changeStampsOf } from '../query/result-cache';
+import { replicaReadsOf } from '../query/replica-reads';
 import { RequestTally } from './request-tally';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';
@@ -103,12 +104,57 @@ function addStateGauges(site: Site, registry: Registry): void {
   });
 }
 
+/** The read replicas' counters and gauges (site config read_replicas), when the site has replicas. */
+function addReplicaMetrics(site: Site, registry: Registry): void {
+  const replicas = replicaReadsOf(site);
+  if (!replicas) return;
+  new Counter({
+    name: 'svc_db_replica_reads_total',
+    help: 'List and count reads a read replica answered, by replica (host:port)',
+    labelNames: ['replica'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of replicas.states()) this.inc({ replica: r.replica }, r.reads);
+    },
+  });
+  new Counter({
+    name: 'svc_db_replica_fallbacks_total',
+    help: 'List and count reads the primary answered instead of a replica, by reason (lag: no replica had replayed the writes the request must see; down: no replica answered in time; query: a read the freshness check cannot cover)',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [reason, n] of Object.entries(replicas.fallbacks)) this.inc({ reason }, n);
+    },
+  });
+  new Gauge({
+    name: 'svc_db_replica_up',
+    help: '1 while a read replica is in use, 0 while it is left out after failing to answer',
+    labelNames: ['replica'],
+    registers: [registry],
+    collect() {
+      for (const r of replicas.states()) this.set({ replica: r.replica }, r.up ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'svc_db_replica_lag_seconds',
+    help: "Seconds a read replica's replay is behind its primary, as the replica reports it; -1 while it does not answer or is not replaying",
+    labelNames: ['replica'],
+    registers: [registry],
+    async collect() {
+      for (const r of await replicas.lags()) this.set({ replica: r.replica }, r.seconds ?? -1);
+    },
+  });
+}
+
 /** The site's metrics registry and request tally. */
 const METRICS = new SitePlugin<SiteMetrics>('metrics', (site) => {
   const registry = new Registry();
   const metrics = { registry, requests: new RequestTally(LATENCY_BUCKETS) };
   metrics.requests.register(registry);
   addStateGauges(site, registry);
+  addReplicaMetrics(site, registry);
   return metrics;
 });
 

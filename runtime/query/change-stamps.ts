@@ -37,6 +37,11 @@ export function stampOf(reading: Reading, tables: readonly string[]): Stamp | un
   return stamp;
 }
 
+/** The versions of `reading` when they are the change counter's (not counts of Redis notices), else undefined. */
+export function counterVersions(reading: Reading): ReadonlyMap<string, number> | undefined {
+  return reading.source === COUNTER ? reading.versions : undefined;
+}
+
 /** Whether `stamp` (of `tables`) is still `reading`'s: the check of every remembered answer, allocating nothing. */
 export function isCurrent(stamp: Stamp, tables: readonly string[], reading: Reading): boolean {
   if (stamp.length !== tables.length + 1 || stamp[0] !== reading.source) return false;

@@ -119,9 +119,14 @@ export class ResultCache {
 
   /**
    * The rows of a SELECT: remembered ones while their tables are unchanged, else `run`'s (remembered for next time).
-   * The set is shared with the other requests it answers: callers must change neither it nor its rows.
+   * The set is shared with the other requests it answers: callers must change neither it nor its rows. `run` is given
+   * the change stamp's reading it will be remembered under (read after the request asked).
    */
-  async select(source: SelectSource, slot: CompiledSlot, run: () => Promise<RowSet>): Promise<RowSet> {
+  async select(
+    source: SelectSource,
+    slot: CompiledSlot,
+    run: (reading?: Reading) => Promise<RowSet>,
+  ): Promise<RowSet> {
     const query = (slot.remembered ??= rememberedQuery(source.build(false)));
     if (!query) return run();
     const reading = await this.stamps.read(query.tables);
@@ -129,7 +134,7 @@ export class ResultCache {
     if (hit) return hit;
     const stamp = stampOf(reading, query.tables);
     if (!stamp) return run();
-    const set = await run();
+    const set = await run(reading);
     const kept: RowSet = { columns: set.columns, rows: set.rows, derived: new Map() };
     this.set(query.key, stamp, query.tables, kept, sizeOf(set.rows) + query.key.length);
     return kept;
@@ -139,7 +144,7 @@ export class ResultCache {
   async count(
     build: () => Knex.QueryBuilder,
     slot: CompiledSlot,
-    run: () => Promise<number>,
+    run: (reading?: Reading) => Promise<number>,
   ): Promise<number> {
     const query = (slot.remembered ??= rememberedQuery(build()));
     if (!query) return run();
@@ -148,7 +153,7 @@ export class ResultCache {
     if (hit !== undefined) return hit;
     const stamp = stampOf(reading, query.tables);
     if (!stamp) return run();
-    const n = await run();
+    const n = await run(reading);
     this.set(query.key, stamp, query.tables, n, query.key.length + 8);
     return n;
   }

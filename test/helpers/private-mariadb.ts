@@ -35,9 +35,14 @@ export class PrivateMariaDB {
   private child?: ChildProcess;
   readonly dir: string;
 
+  /**
+   * `serverArgs`: options for mariadbd besides its folders and port (default: no binary log; a replication primary
+   * passes `--log-bin`, `--server-id`).
+   */
   constructor(
     readonly port: number,
     root = path.resolve(__dirname, '../tmp'),
+    private readonly serverArgs: readonly string[] = ['--skip-log-bin'],
   ) {
     this.dir = path.join(root, `mariadb-${port}-${process.pid}`);
   }
@@ -47,8 +52,8 @@ export class PrivateMariaDB {
     return `mysql://root@127.0.0.1:${this.port}/${database}`;
   }
 
-  /** Initialises the data folder (once) and starts the server; resolves when it accepts connections. */
-  async start(): Promise<void> {
+  /** Initialises the data folder, once. */
+  install(): void {
     if (!existsSync(path.join(this.dir, 'data', 'mysql'))) {
       rmSync(this.dir, { recursive: true, force: true });
       mkdirSync(this.dir, { recursive: true });
@@ -66,6 +71,11 @@ export class PrivateMariaDB {
       );
       if (init.status !== 0) throw new Error(`mariadb-install-db failed: ${init.stderr}`);
     }
+  }
+
+  /** Initialises the data folder (once) and starts the server; resolves when it accepts connections. */
+  async start(): Promise<void> {
+    this.install();
     this.child = spawn(
       MARIADBD as string,
       [
@@ -76,7 +86,7 @@ export class PrivateMariaDB {
         `--socket=${path.join(this.dir, 'mysqld.sock')}`,
         `--pid-file=${path.join(this.dir, 'mysqld.pid')}`,
         '--user=root',
-        '--skip-log-bin',
+        ...this.serverArgs,
         '--innodb-buffer-pool-size=16M',
         '--innodb-log-file-size=8M',
         `--tmpdir=${this.dir}`,
@@ -96,6 +106,21 @@ export class PrivateMariaDB {
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await exited;
     clearTimeout(timer);
+    this.child = undefined;
+  }
+
+  /** The server's process id (its CPU time is read from /proc by benchmarks), while it runs. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Kills the server at once (SIGKILL), as a crash would; resolves when it has exited. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGKILL');
+    await exited;
     this.child = undefined;
   }
 

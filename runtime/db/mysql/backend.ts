@@ -8,6 +8,7 @@ import { KNEX_LOG } from '../knex-log';
 import { changeCounter } from './change-counter';
 import { MYSQL_ERRORS } from './errors';
 import { GROUP_COMMIT_LANES, MysqlGroupCommit } from './group-commit';
+import { mysqlReplicaPositions } from './replica-positions';
 import { MysqlRowStore } from './row-store';
 import { SavepointBatch } from '../savepoint-batch';
 import { MYSQL_SCHEMA } from './schema';
@@ -119,6 +120,7 @@ export function connectMysql(url: string, timeouts: DatabaseOptions): MysqlDatab
   const writeKnex = mysqlKnex(url, timeouts, true, tableChanges);
   const health = new DatabaseHealth(() => knex.raw('select 1'), logger, MYSQL_ERRORS);
   let group: MysqlGroupCommit | undefined;
+  const counter = changeCounter(knex, tableChanges, timeouts.statementMs);
   const db: MysqlDatabase = {
     knex,
     health,
@@ -129,7 +131,8 @@ export function connectMysql(url: string, timeouts: DatabaseOptions): MysqlDatab
     writeKnex,
     statementMs: timeouts.statementMs,
     tableChanges,
-    changeCounter: changeCounter(knex, tableChanges, timeouts.statementMs),
+    changeCounter: counter,
+    replicaPositions: mysqlReplicaPositions(counter),
     groupCommit: (lanes = GROUP_COMMIT_LANES) =>
       (group ??= new MysqlGroupCommit(writeKnex, timeouts.statementMs, lanes)),
     openRowStore: (registry) => new MysqlRowStore(db, registry),

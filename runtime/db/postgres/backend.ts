@@ -11,6 +11,7 @@ import { readChangeVersion } from './change-table';
 import { PG_TYPES, postgresClient } from './client';
 import { POSTGRES_ERRORS } from './errors';
 import { POSTGRES_PATCH_STATEMENTS } from './patch-statements';
+import { postgresReplicaPositions } from './replica-positions';
 import { PostgresRowStore } from './row-store';
 import { POSTGRES_SCHEMA } from './schema';
 
@@ -63,6 +64,7 @@ export function connectPostgres(url: string, options: DatabaseOptions): Postgres
     openRowStore: (registry) => new PostgresRowStore(db, registry),
     transaction: (work) => knex.transaction((trx) => work(trx)),
     changeVersion: (q, table) => readChangeVersion(q, table),
+    replicaPositions: postgresReplicaPositions(knex),
     close: async () => {
       health.stopProbe();
       await knex.destroy();

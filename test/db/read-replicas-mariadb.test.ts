@@ -1,0 +1,206 @@
+// Read replicas on MariaDB, with a real replica: a private primary (binary log) and a private replica replicating from
+// it by GTID, started here and stopped after. A list or count right after a write, on the process that wrote or
+// another, never misses it; a replica whose SQL thread is stopped (lagging) or that is killed (-9) leaves the primary
+// to answer, at once and without an error; the replica's reads, the fallbacks and the lag are in /api/metrics.
+// Runs in the MariaDB pass (TEST_MYSQL_URL), so that the passes never start servers on the same ports.
+import { regenerateKeys } from '../../runtime/auth/api-keys';
+import { createApp } from '../../runtime/app';
+import { closeSite, openSite } from '../../runtime/bootstrap';
+import { DEFAULT_SITE_CONFIG, type SiteConfig } from '../../runtime/config/config';
+import { replicaReadsOf } from '../../runtime/query/replica-reads';
+import type { Site } from '../../runtime/site';
+import { registry } from '../../generated';
+import request from 'supertest';
+import { DB_KIND } from '../helpers/test-site';
+import { HAVE_MARIADB, MariaDBReplication, waitUntil } from '../helpers/private-replicas';
+
+const PRIMARY_PORT = 4821;
+const REPLICA_PORT = 4822;
+const DATABASE = 'replicas_site';
+/** Longest a request may take while the replica is down: the replica's timeout, one primary read, slack. */
+const BOUND_MS = 3000;
+
+const reason = !HAVE_MARIADB
+  ? 'no mariadbd / mariadb-install-db on this machine'
+  : DB_KIND !== 'mysql'
+    ? 'runs in the MariaDB pass (TEST_MYSQL_URL)'
+    : undefined;
+if (reason) console.log(`read replicas (MariaDB) skipped: ${reason}`);
+const run = reason ? describe.skip : describe;
+jest.setTimeout(90_000);
+
+/** One app process of the site: its site, an in-process HTTP client and Administrator's token. */
+interface AppProcess {
+  site: Site;
+  http: ReturnType<typeof request>;
+  auth: string;
+}
+
+let adminAuth: string | undefined;
+
+async function openProcess(
+  urls: { primary: string; replica: string },
+  site: Partial<SiteConfig> = {},
+): Promise<AppProcess> {
+  const opened = await openSite(
+    {
+      port: 0,
+      host: '127.0.0.1',
+      databaseUrl: urls.primary,
+      adminPassword: 'replica-admin-1',
+      adminPasswordDefaulted: false,
+      site: { ...DEFAULT_SITE_CONFIG, read_replicas: [urls.replica], read_replica_timeout: 500, ...site },
+    },
+    registry,
+  );
+  // One key for every process: making a new one replaces the last.
+  if (!adminAuth) {
+    const keys = await regenerateKeys(opened.db.knex, 'Administrator');
+    if (!keys) throw new Error('Administrator missing');
+    adminAuth = `token ${keys.api_key}:${keys.api_secret}`;
+  }
+  return {
+    site: opened,
+    http: request(createApp(opened, { onServerError: () => undefined }).callback()),
+    auth: adminAuth,
+  };
+}
+
+run('read replicas on MariaDB (private primary and replica)', () => {
+  const pair = new MariaDBReplication(PRIMARY_PORT, REPLICA_PORT);
+  const urls = { primary: pair.primary.url(DATABASE), replica: pair.replica.url(DATABASE) };
+  let a: AppProcess;
+  let b: AppProcess;
+
+  beforeAll(async () => {
+    await pair.start(DATABASE);
+    a = await openProcess(urls);
+    // Another process of the same site, remembering nothing: every list it answers is a query.
+    b = await openProcess(urls, { result_cache_entries: 0 });
+    await pair.caughtUp();
+    // Two database servers and a site's first migration: on a loaded shared machine this alone can take a minute.
+  }, 180_000);
+
+  afterAll(async () => {
+    if (b) await closeSite(b.site);
+    if (a) await closeSite(a.site);
+    await pair.destroy();
+  });
+
+  const create = async (p: AppProcess, description: string) => {
+    const res = await p.http.post('/api/resource/ToDo').set('Authorization', p.auth).send({ description });
+    expect(res.status).toBe(201);
+    return res.body.data.name as string;
+  };
+  const list = async (p: AppProcess, description: string) => {
+    const started = Date.now();
+    const res = await p.http
+      .get('/api/resource/ToDo')
+      .query({
+        filters: JSON.stringify([['description', 'like', `${description}%`]]),
+        limit_page_length: 1000,
+      })
+      .set('Authorization', p.auth);
+    expect(res.status).toBe(200);
+    return { names: (res.body.data as { name: string }[]).map((r) => r.name), ms: Date.now() - started };
+  };
+  const count = async (p: AppProcess, description: string) => {
+    const res = await p.http
+      .get('/api/v2/doctype/ToDo/count')
+      .query({ filters: JSON.stringify([['description', 'like', `${description}%`]]) })
+      .set('Authorization', p.auth);
+    expect(res.status).toBe(200);
+    return Number(res.body.data);
+  };
+  const replicaReads = (p: AppProcess) => replicaReadsOf(p.site)?.states()[0]?.reads ?? 0;
+
+  test('a replica URL of another kind than DATABASE_URL is refused at start', async () => {
+    await expect(
+      openProcess({ primary: urls.primary, replica: 'postgres://root@127.0.0.1:1/x' }),
+    ).rejects.toThrow(/read_replicas: each entry must be a mysql:\/\/ or mariadb:\/\/ URL/);
+  });
+
+  test('a list or count after a write, on the writing process or another, always holds it', async () => {
+    const before = replicaReads(a) + replicaReads(b);
+    const written: string[] = [];
+    for (let i = 0; i < 16; i++) {
+      written.push(await create(i % 2 ? b : a, `fresh-${i}`));
+      // Right after the write, and after a pause. On one machine a replica mostly applies a write within the
+      // request's own latency; the lagging test below is the one that holds it back.
+      if (i % 3 === 2) await new Promise((r) => setTimeout(r, 30));
+      for (const p of [a, b]) {
+        expect((await list(p, 'fresh-')).names.sort()).toEqual([...written].sort());
+        expect(await count(p, 'fresh-')).toBe(written.length);
+      }
+    }
+    await pair.caughtUp();
+    await list(b, 'fresh-');
+    // The replica answered reads, and says so in /api/metrics.
+    expect(replicaReads(a) + replicaReads(b)).toBeGreaterThan(before);
+    const metrics = await b.http.get('/api/metrics').set('Authorization', b.auth);
+    expect(metrics.text).toMatch(
+      new RegExp(`svc_db_replica_reads_total\\{replica="127.0.0.1:${REPLICA_PORT}"\\} [1-9]`),
+    );
+    expect(metrics.text).toMatch(
+      new RegExp(`svc_db_replica_lag_seconds\\{replica="127.0.0.1:${REPLICA_PORT}"\\} 0`),
+    );
+  });
+
+  test('a lagging replica (SQL thread stopped): the primary answers, fresh', async () => {
+    await pair.onReplica((k) => k.raw('STOP SLAVE SQL_THREAD'));
+    try {
+      const fallbacks = replicaReadsOf(b.site)!.fallbacks.lag;
+      const reads = replicaReads(b);
+      const name = await create(a, 'lagging-1');
+      expect((await list(b, 'lagging-')).names).toEqual([name]);
+      expect(await count(b, 'lagging-')).toBe(1);
+      expect(replicaReads(b)).toBe(reads);
+      expect(replicaReadsOf(b.site)!.fallbacks.lag).toBeGreaterThan(fallbacks);
+      const metrics = await b.http.get('/api/metrics').set('Authorization', b.auth);
+      expect(metrics.text).toMatch(/svc_db_replica_fallbacks_total\{reason="lag"\} [1-9]/);
+      expect(metrics.text).toMatch(
+        new RegExp(`svc_db_replica_lag_seconds\\{replica="127.0.0.1:${REPLICA_PORT}"\\} -1`),
+      );
+    } finally {
+      await pair.onReplica((k) => k.raw('START SLAVE SQL_THREAD'));
+    }
+    await pair.caughtUp();
+    const reads = replicaReads(b);
+    expect((await list(b, 'lagging-')).names).toHaveLength(1);
+    expect(replicaReads(b)).toBe(reads + 1);
+  });
+
+  test('a replica killed (-9): the primary answers every read at once, then the replica is used again', async () => {
+    const names = [await create(a, 'killed-1')];
+    await pair.caughtUp();
+    await pair.replica.kill();
+    try {
+      names.push(await create(a, 'killed-2'));
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => list(i % 2 ? a : b, 'killed-')));
+      for (const answer of answers) {
+        expect(answer.names.sort()).toEqual([...names].sort());
+        expect(answer.ms).toBeLessThan(BOUND_MS);
+      }
+      expect(await count(b, 'killed-')).toBe(2);
+      const metrics = await b.http.get('/api/metrics').set('Authorization', b.auth);
+      expect(metrics.text).toMatch(
+        new RegExp(`svc_db_replica_up\\{replica="127.0.0.1:${REPLICA_PORT}"\\} 0`),
+      );
+      expect(metrics.text).toMatch(/svc_db_replica_fallbacks_total\{reason="down"\} [1-9]/);
+    } finally {
+      await pair.replica.start();
+    }
+    await pair.caughtUp();
+    // Left out for a second after its failure, then tried again.
+    await waitUntil(
+      async () => {
+        const reads = replicaReads(b);
+        await list(b, 'killed-');
+        return replicaReads(b) > reads;
+      },
+      10_000,
+      'replica used again',
+    );
+    expect((await list(b, 'killed-')).names).toHaveLength(2);
+  });
+});
