@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { io, type Socket } from 'socket.io-client';
 import { runLoad } from './lib/load';
-import { detectPinning, freePort, runMain } from './lib/procs';
+import { detectPinning, freePort, removeOnExit, runMain, stopChild } from './lib/procs';
 import { apiToken, startService } from './lib/service';
 
 const SOCKETS = Number(process.env.RT_SOCKETS ?? 1000);
@@ -71,11 +71,15 @@ function percentile(sorted: readonly number[], p: number): number {
 async function main(): Promise<number> {
   const pinning = detectPinning();
   const port = await freePort();
+  const dbFile = path.join(__dirname, 'tmp', `realtime-${process.pid}.sqlite`);
+  for (const suffix of ['', '-wal', '-shm', '-migrate-lock']) removeOnExit(dbFile + suffix);
   const svc = await startService(pinning, {
     port,
-    dbFile: path.join(__dirname, 'tmp', `realtime-${process.pid}.sqlite`),
+    dbFile,
     timeoutMs: 120_000,
     label: 'realtime',
+    // RT_NODE_ARGS: node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+    nodeArgs: process.env.RT_NODE_ARGS ? process.env.RT_NODE_ARGS.split(/\s+/) : [],
   });
   try {
     const auth = await apiToken(svc.base);
@@ -128,7 +132,8 @@ async function main(): Promise<number> {
     );
     return 0;
   } finally {
-    svc.child.kill('SIGTERM');
+    // A graceful stop, so that a --cpu-prof profile is written.
+    await stopChild(svc.child, 20_000);
   }
 }
 
