@@ -3,18 +3,20 @@
 // per create; whether every socket received every create's list_update; and the delay from commit to receipt of every
 // (socket, create) of the loaded run, p50/p99/max: receipt time minus the document's `creation` (stamped inside the
 // transaction just before its commit, so a little more than commit to receipt), on one clock (loopback). Then the same
-// delay for RT_PROBES single creates on an otherwise idle server. The sockets live in this process (not pinned: on the
+// delay for RT_PROBES single creates on an otherwise idle server. And, as a busy machine moves it least, the server's
+// CPU per create for RT_FIXED creates (20 at a time) up to the last socket's receipt, with no socket and with them. The sockets live in this process (not pinned: on the
 // load core they starve the load worker), so on a small machine their parsing competes with the server for CPU.
-//   npx tsx bench/realtime.ts           RT_SOCKETS=1000 RT_SECONDS=5 RT_PROBES=20 RT_NODE_ARGS="--cpu-prof ..."
+//   npx tsx bench/realtime.ts           RT_SOCKETS=1000 RT_SECONDS=5 RT_PROBES=20 RT_FIXED=200 RT_NODE_ARGS="--cpu-prof ..."
 import path from 'node:path';
 import { io, type Socket } from 'socket.io-client';
 import { runLoad } from './lib/load';
-import { detectPinning, freePort, removeOnExit, runMain, stopChild } from './lib/procs';
+import { cpuMs, detectPinning, freePort, removeOnExit, runMain, stopChild } from './lib/procs';
 import { apiToken, startService } from './lib/service';
 
 const SOCKETS = Number(process.env.RT_SOCKETS ?? 1000);
 const SECONDS = Number(process.env.RT_SECONDS ?? 5);
 const PROBES = Number(process.env.RT_PROBES ?? 20);
+const FIXED = Number(process.env.RT_FIXED ?? 200);
 
 /** Connects `n` sockets subscribed to ToDo; each counts its list_update messages and notes when each name arrived. */
 async function subscribers(base: string, auth: string, n: number) {
@@ -93,6 +95,26 @@ function delays(
   return { sorted: out.sort((a, b) => a - b), complete, names: count };
 }
 
+/**
+ * Server CPU per create for a fixed amount of work, RT_FIXED creates 20 at a time, up to the moment every socket has
+ * received every one (`delivered` counts receipts): what a busy machine hardly moves, unlike req/s.
+ */
+async function fixedWork(
+  base: string,
+  auth: string,
+  pid: number,
+  delivered: () => number,
+  sockets: number,
+): Promise<number> {
+  const cpuStart = cpuMs(pid) ?? NaN;
+  const target = delivered() + FIXED * sockets;
+  for (let i = 0; i < FIXED; i += 20)
+    await Promise.all(Array.from({ length: Math.min(20, FIXED - i) }, () => probe(base, auth)));
+  for (const end = Date.now() + 60_000; delivered() < target && Date.now() < end;)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  return (((cpuMs(pid) ?? NaN) - cpuStart) * 1000) / FIXED;
+}
+
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
 }
@@ -127,14 +149,20 @@ async function main(): Promise<number> {
       warmupSeconds: 1,
     };
     const none = await runLoad(pinning, spec, 'no sockets', svc.pid);
+    const fixedNone = await fixedWork(svc.base, auth, svc.pid, () => 0, 0);
     const subs = await subscribers(svc.base, auth, SOCKETS);
+    const fixedSockets = await fixedWork(svc.base, auth, svc.pid, subs.count, SOCKETS);
     const before = new Set((await creations(svc.base, auth)).keys());
     subs.record(true);
     const loaded = await runLoad(pinning, spec, `${SOCKETS} sockets`, svc.pid);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    subs.record(false);
     const afterLoad = await creations(svc.base, auth);
     const loadNames = [...afterLoad.keys()].filter((name) => !before.has(name));
+    // Until every socket has every create (at most 30 s: a busy machine's server lags).
+    for (const end = Date.now() + 30_000; Date.now() < end;) {
+      if (loadNames.every((name) => (subs.received.get(name)?.length ?? 0) >= SOCKETS)) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    subs.record(false);
     const underLoad = delays(subs.received, afterLoad, loadNames, SOCKETS);
     subs.received.clear();
     subs.record(true);
@@ -154,6 +182,10 @@ async function main(): Promise<number> {
       `creates, ${SOCKETS} sockets: ${Math.round(loaded.rps)} req/s (${loaded.cpuUsPerReq?.toFixed(1)} us/req); ` +
         `ratio ${(loaded.rps / none.rps).toFixed(3)} (req/s), ` +
         `${((none.cpuUsPerReq ?? NaN) / (loaded.cpuUsPerReq ?? NaN)).toFixed(3)} (server CPU per create)`,
+    );
+    console.log(
+      `${FIXED} creates, 20 at a time, to the last receipt: server CPU ${fixedNone.toFixed(0)} us/create with no ` +
+        `socket, ${fixedSockets.toFixed(0)} with ${SOCKETS}; ratio ${(fixedNone / fixedSockets).toFixed(3)}`,
     );
     console.log(line('under load', underLoad, SOCKETS));
     console.log(line(`${PROBES} single creates`, idle, SOCKETS));
