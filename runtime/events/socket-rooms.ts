@@ -130,12 +130,20 @@ export class SocketRooms {
     for (const { event, doc, list } of plans) {
       const update = { doctype: event.doctype, name: event.docname, modified: event.modified };
       this.broadcast(await doc, 'doc_update', update);
-      this.broadcast(await list, 'list_update', { doctype: event.doctype, name: event.docname, user: event.user });
+      this.broadcast(await list, 'list_update', {
+        doctype: event.doctype,
+        name: event.docname,
+        user: event.user,
+      });
     }
   }
 
   /** The socket.io rooms of the users in `room` who may read the document of `event` now. */
-  private async allowed(checks: EventReadChecks, event: EventRow, room: string | undefined): Promise<string[]> {
+  private async allowed(
+    checks: EventReadChecks,
+    event: EventRow,
+    room: string | undefined,
+  ): Promise<string[]> {
     const users = room === undefined ? undefined : this.users.get(room);
     if (!users) return [];
     const names = [...users.keys()];
