@@ -1,17 +1,26 @@
 // Who may receive an event: the read permission of its document, decided when the event is delivered (not only when
 // the client subscribed), for the user as of now (a user disabled or stripped of a role since it connected stops
-// receiving). One instance serves one batch of events: the document is read once per event and each user decided
-// once per event, however many sockets or streams that user holds.
+// receiving). One instance serves one batch of events: each user is decided once per event, however many sockets or
+// streams that user holds. Most decisions need no document: they are made from the user's DocType rights and User
+// Permissions, which are cached and dropped when they change (users: on a User or Has Role write, rightsFor: per
+// DocType meta, replaced when its DocPerms change, User Permissions: on a User Permission write), so 1,000 sockets of
+// a few users cost a few map lookups per event. Only a read right limited to owners (decided by the event's recorded
+// owner), User Permissions that bear on the DocType, or a controller's hasPermission hook need more: the document,
+// read once per event in this process (shared by every socket and stream).
 import { loadUser } from '../auth/users';
 import type { DocData } from '../db/row-store';
-import { hasDocumentPermission } from '../permissions/document-permission';
+import { controllerAllows } from '../permissions/controller-permission';
 import { rightsFor } from '../permissions/doctype-rights';
+import { loadUserPermissions } from '../permissions/user-permissions';
+import type { DocTypeBinding } from '../registry/registry';
 import { ADMINISTRATOR, type SessionUser, type Site } from '../site';
 import type { EventRow } from './event-log';
 
+/** The document of each event as read at its first decision (the feed hands one row object to every listener). */
+const documents = new WeakMap<EventRow, Promise<DocData | undefined>>();
+
 /** The read decisions of one batch of events. */
 export class EventReadChecks {
-  private readonly docs = new Map<number, Promise<DocData | undefined>>();
   private readonly decisions = new Map<string, Promise<boolean>>();
   private readonly users = new Map<string, Promise<SessionUser | undefined>>();
 
@@ -44,26 +53,32 @@ export class EventReadChecks {
     const user = await this.user(userName);
     if (!user) return false;
     if (user.name === ADMINISTRATOR) return true;
-    if (!rightsFor(user, binding.meta).doc.has('read')) return false;
-    const doc = await this.document(event);
+    const reach = rightsFor(user, binding.meta).doc.get('read');
+    if (!reach) return false;
+    const perms = await loadUserPermissions(this.site, user.name);
+    const hook = typeof binding.controller?.hasPermission === 'function';
+    if (!hook && !perms.restricts(binding.meta, this.site.registry))
+      return reach === 'all' || (event.owner !== null && event.owner === user.name);
+    const doc = await this.document(binding, event);
     if (!doc) return false;
-    return hasDocumentPermission(this.site, user, binding, doc, 'read');
+    if (reach === 'owner' && doc.owner !== user.name) return false;
+    if (!perms.allowsDoc(binding.meta, this.site.registry, doc)) return false;
+    return controllerAllows(binding, doc, 'read', user);
   }
 
   /**
    * The document as stored now; for a delete (the row is gone) and a Single, its name and owner as the event recorded
    * them. Undefined when a saved document has been deleted since (its delete event follows).
    */
-  private document(event: EventRow): Promise<DocData | undefined> {
-    let doc = this.docs.get(event.id);
+  private document(binding: DocTypeBinding, event: EventRow): Promise<DocData | undefined> {
+    let doc = documents.get(event);
     if (!doc) {
-      const binding = this.site.registry.get(event.doctype);
       const recorded: DocData = { name: event.docname, owner: event.owner ?? undefined };
       doc =
-        event.action === 'delete' || !binding || binding.meta.issingle
+        event.action === 'delete' || binding.meta.issingle
           ? Promise.resolve(recorded)
           : this.site.rows.read(binding, event.docname);
-      this.docs.set(event.id, doc);
+      documents.set(event, doc);
     }
     return doc;
   }

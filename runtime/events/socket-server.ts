@@ -13,6 +13,7 @@ import { onShutdown } from '../lifecycle/shutdown-hooks';
 import { hasDocumentPermission } from '../permissions/document-permission';
 import { hasDocTypePermission } from '../permissions/doctype-permission';
 import type { SessionUser, Site } from '../site';
+import { batchSocketWrites } from './socket-writes';
 import { docRoom, doctypeRoom, emitTo, SocketRooms, type RealtimeSocket } from './socket-rooms';
 import { TaskWatch, taskRoom } from './task-progress';
 
@@ -58,6 +59,7 @@ export function attachSocketServer(
   // Loaded by a process that serves sockets only (`svc worker`, the CLI and most tests never do).
   const { Server: SocketServer } = require('socket.io') as typeof import('socket.io');
   const io = new SocketServer(server, { path: '/socket.io', serveClient: false, maxHttpBufferSize: 100_000 });
+  batchSocketWrites(io);
   const rooms = new SocketRooms(site);
   const tasks = new TaskWatch(site, rooms);
   const realtime = new SocketHandlers(site, rooms, tasks);

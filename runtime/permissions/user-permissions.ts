@@ -19,6 +19,7 @@ export class UserPermissions {
   private readonly byAllow = new Map<string, Row[]>();
   private readonly allowedMemo = new Map<string, ReadonlySet<string> | undefined>();
   private readonly restrictionMemo = new WeakMap<DocTypeMeta, { tree?: FilterNode }>();
+  private readonly restrictsMemo = new WeakMap<DocTypeMeta, boolean>();
 
   constructor(rows: Row[]) {
     for (const row of rows) {
@@ -78,6 +79,33 @@ export class UserPermissions {
       if (values && !values.has(String(value))) return { fieldname: field.fieldname, target: field.options };
     }
     return undefined;
+  }
+
+  /**
+   * False when allowsDoc accepts every document of `meta` (no User Permission bears on its name, its Link fields or its
+   * child rows' Link fields): then a read right on all documents decides without the document. Memoized per DocType.
+   */
+  restricts(meta: DocTypeMeta, registry: Registry): boolean {
+    if (this.empty) return false;
+    const hit = this.restrictsMemo.get(meta);
+    if (hit !== undefined) return hit;
+    const linksRestricted = (fields: DocTypeMeta['fields']) =>
+      fields.some(
+        (f) =>
+          f.fieldtype === 'Link' &&
+          !!f.options &&
+          !f.ignoreUserPermissions &&
+          this.allowed(f.options, meta.name) !== undefined,
+      );
+    const restricts =
+      this.allowed(meta.name, meta.name) !== undefined ||
+      linksRestricted(meta.fields) ||
+      meta.fields.some((f) => {
+        const child = f.fieldtype === 'Table' && f.options ? registry.get(f.options) : undefined;
+        return child !== undefined && linksRestricted(child.meta.fields);
+      });
+    this.restrictsMemo.set(meta, restricts);
+    return restricts;
   }
 
   /** True when a stored document (name, Link fields, child rows' Link fields) lies inside the user's permissions. */

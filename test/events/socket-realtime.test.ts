@@ -177,6 +177,75 @@ test('permission is checked again per event: a reader who lost its role gets not
   });
 });
 
+test('many sockets of several users: each gets exactly what its user may read, User Permissions included', async () => {
+  const wide = await createUser(t, 'wide@rt.test', ['System Manager']);
+  const narrow = await createUser(t, 'narrow@rt.test', ['System Manager']);
+  const owner = await createUser(t, 'owner@rt.test', []);
+  const a = await create(t.adminToken, 'a: narrow may read');
+  const perm = await t.http
+    .post('/api/v2/document/User Permission')
+    .set('Authorization', t.adminToken)
+    .send({ user: 'narrow@rt.test', allow: 'ToDo', for_value: a });
+  expect(perm.status).toBe(201);
+  // Three sockets per user, in both namespaces, all subscribed to the list.
+  const lists: Record<string, any[][]> = { wide: [], narrow: [], owner: [] };
+  for (const [who, token] of [
+    ['wide', wide],
+    ['narrow', narrow],
+    ['owner', owner],
+  ] as const)
+    for (const namespace of ['/', '/127.0.0.1', '/']) {
+      const s = await open(auth(token), namespace);
+      lists[who]!.push(collect(s, 'list_update'));
+      expect(await s.emitWithAck('doctype_subscribe', 'ToDo')).toEqual({ ok: true });
+    }
+  const b = await create(t.adminToken, 'b: only wide');
+  const own = await create(owner, 'own: wide and its owner');
+  await update(a, 'a changed');
+  const names = (got: any[]) => got.map((e) => e.name);
+  await until(() => lists.wide!.every((got) => got.length === 3));
+  await settle();
+  for (const got of lists.wide!) expect(names(got)).toEqual([b, own, a]);
+  for (const got of lists.narrow!) expect(names(got)).toEqual([a]);
+  for (const got of lists.owner!) expect(names(got)).toEqual([own]);
+  // A User Permission given to `wide` restricts it from the next event on.
+  const later = await t.http
+    .post('/api/v2/document/User Permission')
+    .set('Authorization', t.adminToken)
+    .send({ user: 'wide@rt.test', allow: 'ToDo', for_value: own });
+  expect(later.status).toBe(201);
+  await update(b, 'b changed');
+  await update(own, 'own changed');
+  await until(() => lists.wide!.every((got) => got.length === 4));
+  await settle();
+  for (const got of lists.wide!) expect(names(got)).toEqual([b, own, a, own]);
+  for (const got of lists.narrow!) expect(names(got)).toEqual([a]);
+  for (const got of lists.owner!) expect(names(got)).toEqual([own, own]);
+});
+
+test('a client that starts on polling and upgrades to the websocket gets a burst of events, each once', async () => {
+  const socket = connect(base, {
+    path: '/socket.io',
+    transports: ['polling', 'websocket'],
+    extraHeaders: auth(t.adminToken),
+    reconnection: false,
+    forceNew: true,
+  });
+  sockets.push(socket);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('connect_error', reject);
+  });
+  await until(() => socket.io.engine.transport.name === 'websocket');
+  const got = collect(socket, 'list_update');
+  expect(await socket.emitWithAck('doctype_subscribe', 'ToDo')).toEqual({ ok: true });
+  // Concurrent creates: committed together, delivered as one batch (one flush of several frames per socket).
+  const names = await Promise.all(Array.from({ length: 8 }, (_, i) => create(t.adminToken, `burst ${i}`)));
+  await until(() => got.length >= names.length);
+  await settle();
+  expect(got.map((e) => e.name).sort()).toEqual([...names].sort());
+});
+
 test('Single DocTypes get doc_update but no list_update; child DocTypes cannot be followed', async () => {
   const s = await open(auth(t.adminToken));
   const lists = collect(s, 'list_update');
