@@ -32,6 +32,8 @@
 // BENCH_DB=mysql (or mariadb): each side runs on a fresh MariaDB database of its own on BENCH_MYSQL_URL's server
 // (bench/lib/service.ts benchMysqlDatabase; dropped afterwards) instead of a SQLite file.
 // AB_SEED=N seeds N ToDos on each side first (for a list or count path; a path with {doc} seeds 100).
+// AB_DOCS=N: `{doc}` takes the first N seeded ToDos in turn, one per request (default 1: the same ToDo every time, so
+// updates from 50 connections wait on its row lock on MariaDB and PostgreSQL; a rotating set measures the update).
 // Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, B/A, and
 // each server's RSS after the rounds.
 import { existsSync } from 'node:fs';
@@ -110,9 +112,12 @@ async function start(tag: 'A' | 'B', urlPath: string) {
   if (settings) await setSystemSettings(svc.base, auth, JSON.parse(settings) as Record<string, unknown>);
   let resolved = urlPath;
   const seed = Number(process.env.AB_SEED ?? 0);
+  let paths: string[] | undefined;
   if (resolved.includes('{doc}')) {
-    const names = await service.seedTodos(svc.base, auth, 0, Math.max(100, seed));
-    resolved = resolved.replace('{doc}', encodeURIComponent(names[50] as string));
+    const docs = Math.max(1, Number(process.env.AB_DOCS ?? 1));
+    const names = await service.seedTodos(svc.base, auth, 0, Math.max(100, seed, docs));
+    if (docs > 1) paths = names.slice(0, docs).map((n) => resolved.replace('{doc}', encodeURIComponent(n)));
+    resolved = resolved.replace('{doc}', encodeURIComponent(names[docs > 1 ? 0 : 50] as string));
   } else if (seed > 0) await service.seedTodos(svc.base, auth, 0, seed);
   const headers = JSON.parse(process.env[`AB_HEADERS_${tag}`] || process.env.AB_HEADERS || '{}') as Record<
     string,
@@ -122,7 +127,7 @@ async function start(tag: 'A' | 'B', urlPath: string) {
     await procs.stopChild(svc.child);
     await mysqlDb?.drop();
   };
-  return { svc, auth, headers, url: svc.base + resolved, stop };
+  return { svc, auth, headers, url: svc.base + resolved, ...(paths ? { paths } : {}), stop };
 }
 
 /** Prints how many Webhook Request Log rows a side holds in each status (deliveries keeping up, or not). */
@@ -159,6 +164,7 @@ async function main(): Promise<void> {
   const a = await start('A', urlPath);
   const b = await start('B', urlPath);
   const ratios: number[] = [];
+  const cpuRatios: number[] = [];
   try {
     for (let round = 1; round <= rounds; round++) {
       const load = (side: typeof a, label: string) =>
@@ -171,6 +177,7 @@ async function main(): Promise<void> {
             idReplacement:
               (body?.includes('[<id>]') ?? false) ||
               Object.values(side.headers).some((value) => value.includes('[<id>]')),
+            ...(side.paths ? { paths: side.paths } : {}),
             connections: 50,
             seconds,
             warmupSeconds: 1,
@@ -180,6 +187,7 @@ async function main(): Promise<void> {
         );
       const [ra, rb] = await Promise.all([load(a, 'A'), load(b, 'B')]);
       ratios.push(rb.rps / ra.rps);
+      if (ra.cpuUsPerReq && rb.cpuUsPerReq) cpuRatios.push(ra.cpuUsPerReq / rb.cpuUsPerReq);
       console.log(
         `round ${round}: A ${Math.round(ra.rps)} req/s (${ra.cpuUsPerReq?.toFixed(1)} us/req)  B ${Math.round(rb.rps)} req/s (${rb.cpuUsPerReq?.toFixed(1)} us/req)  B/A ${(rb.rps / ra.rps).toFixed(3)}`,
       );
@@ -202,6 +210,12 @@ async function main(): Promise<void> {
   }
   const mean = ratios.reduce((sum, r) => sum + r, 0) / ratios.length;
   console.log(`B/A req/s: ${ratios.map((r) => r.toFixed(3)).join(' ')}; mean ${mean.toFixed(3)}`);
+  if (cpuRatios.length) {
+    const cpuMean = cpuRatios.reduce((sum, r) => sum + r, 0) / cpuRatios.length;
+    console.log(
+      `A/B server CPU per request (B's speed by CPU): ${cpuRatios.map((r) => r.toFixed(3)).join(' ')}; mean ${cpuMean.toFixed(3)}`,
+    );
+  }
 }
 
 main().then(

@@ -17,6 +17,11 @@ export interface LoadSpec {
    * every request.
    */
   idReplacement?: boolean;
+  /**
+   * Paths on `url`'s host that the requests take in turn (across all connections) instead of `url`'s own, e.g. updates
+   * of a rotating set of documents rather than of one (which measures its row lock).
+   */
+  paths?: string[];
   /** Linux, root: this worker's autogroup nice (bench/lib/procs.ts shieldSelf; BENCH_SHIELD of the large scenario). */
   shield?: number;
 }
@@ -54,6 +59,8 @@ function run(spec: LoadSpec, seconds: number): Promise<Run> {
   const seen = new WeakSet<object>();
   let steadyMax = 0;
   let firstMax = 0;
+  const paths = spec.paths;
+  let next = 0;
   const instance = autocannon({
     url: spec.url,
     method: spec.method ?? 'GET',
@@ -63,6 +70,9 @@ function run(spec: LoadSpec, seconds: number): Promise<Run> {
     connections: spec.connections,
     duration: seconds,
     pipelining: 1,
+    ...(paths?.length
+      ? { requests: [{ setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length] as string }) }] }
+      : {}),
   });
   // Without a callback autocannon returns its tracker (an EventEmitter) made thenable; the types only know the promise.
   (instance as unknown as NodeJS.EventEmitter).on(

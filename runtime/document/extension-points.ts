@@ -118,11 +118,17 @@ interface Registration {
 
 const KNOWN: ReadonlySet<string> = new Set(EXTENSION_POINTS);
 
+/** Sets of written DocTypes whose afterTransaction handlers are kept (a bulk write of many DocTypes need not be). */
+const SETTLED_KEYS = 256;
+
 /** A site's lifecycle extensions: what features registered, looked up per DocType (cached) by the lifecycle. */
 export class LifecycleExtensions {
   private readonly registrations: Registration[] = [];
   private readonly tables = new Map<string, ExtensionTable>();
-  /** afterTransaction handlers by the one DocType written (most transactions write one). */
+  /**
+   * afterTransaction handlers by the DocTypes written, in the order written (a tracked update writes its DocType and
+   * Version): at most SETTLED_KEYS such lists are kept.
+   */
   private readonly settled = new Map<string, readonly ExtensionHandlers['afterTransaction'][]>();
 
   /** Registers `handler` at `point` for `doctype` (every DocType when not given); an unknown point throws. */
@@ -146,10 +152,12 @@ export class LifecycleExtensions {
 
   /** The afterTransaction handlers for the DocTypes `written`, each once, in registration order. */
   afterTransaction(written: ReadonlySet<string>): readonly ExtensionHandlers['afterTransaction'][] {
-    if (written.size !== 1) return this.settledFor(written);
-    const [doctype] = written as Set<string>;
-    let handlers = this.settled.get(doctype as string);
-    if (!handlers) this.settled.set(doctype as string, (handlers = this.settledFor(written)));
+    const key = written.size === 1 ? (written.values().next().value as string) : [...written].join('\u0000');
+    let handlers = this.settled.get(key);
+    if (!handlers) {
+      handlers = this.settledFor(written);
+      if (this.settled.size < SETTLED_KEYS) this.settled.set(key, handlers);
+    }
     return handlers;
   }
 
