@@ -97,7 +97,9 @@ export function postgresClient(): typeof Knex.Client {
   const tableCompilerOf = Base.prototype.tableCompiler;
   class ServicePostgresClient extends Base {
     override queryBuilder(): Knex.QueryBuilder {
-      return new ServiceQueryBuilder(this) as unknown as Knex.QueryBuilder;
+      // An instance of knex's own builder class (the one its queryBuilder() makes), typed here by its orderBy only.
+      const builder: object = new ServiceQueryBuilder(this);
+      return builder as Knex.QueryBuilder;
     }
 
     override columnCompiler(...args: unknown[]): object {
