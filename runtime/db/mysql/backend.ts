@@ -13,9 +13,9 @@ import { MysqlRowStore } from './row-store';
 import { SavepointBatch } from '../savepoint-batch';
 import { MYSQL_SCHEMA } from './schema';
 import { MYSQL_PATCH_STATEMENTS } from './patch-statements';
-import { statementLimit } from './deadline';
 import { CHANGE_TABLE, TableChanges, type WatchedConnection } from './table-changes';
 import { inMysqlTransaction } from './transaction';
+import { limitedClient } from './limited-client';
 
 /** An open MariaDB/MySQL database: the core's Database and what this folder's modules use besides. */
 export interface MysqlDatabase extends Database {
@@ -41,37 +41,6 @@ const BULK_WINDOW = 50;
 /** mysql2 prepared statements per MariaDB connection (10 per pool). */
 const MAX_PREPARED_STATEMENTS = 200;
 
-/** mysql2's connection as knex hands it to `_query`. */
-interface MysqlConnection {
-  destroy(): void;
-}
-
-/**
- * Every MariaDB statement gets mysql2's `timeout` (db_statement_timeout, or what is left of its call's: deadline.ts);
- * a statement past it destroys its
- * connection (mysql2 would leave the late answer queued on it), so the pool opens a fresh one and a frozen server
- * costs each request at most the timeout.
- */
-function limitStatements(knex: Knex, statementMs: number): void {
-  const client = knex.client as {
-    _query: (
-      connection: MysqlConnection,
-      obj: { sql?: string; options?: object } | string,
-    ) => Promise<unknown>;
-  };
-  const query = client._query.bind(client);
-  client._query = async (connection, obj) => {
-    if (obj && typeof obj === 'object')
-      obj.options = { timeout: statementLimit(connection, statementMs), ...obj.options };
-    try {
-      return await query(connection, obj);
-    } catch (err) {
-      if ((err as { code?: string }).code === 'PROTOCOL_SEQUENCE_TIMEOUT') connection.destroy();
-      throw err;
-    }
-  };
-}
-
 /**
  * A knex over mysql2 for `url`: at most 10 connections, each with innodb_lock_wait_timeout from db_busy_timeout and,
  * for `writes`, autocommit off (every statement runs in a transaction that only COMMIT or ROLLBACK ends).
@@ -79,8 +48,9 @@ function limitStatements(knex: Knex, statementMs: number): void {
 function mysqlKnex(url: string, timeouts: DatabaseTimeouts, writes: boolean, changes: TableChanges): Knex {
   const lockWaitS = Math.max(1, Math.ceil(timeouts.busyMs / 1000));
   const session = `SET SESSION innodb_lock_wait_timeout = ${lockWaitS}${writes ? ', autocommit = 0' : ''}`;
-  const knex = knexFactory({
-    client: 'mysql2',
+  return knexFactory({
+    // Every statement within db_statement_timeout (limited-client.ts).
+    client: limitedClient(timeouts.statementMs),
     connection: {
       uri: url.replace(/^mariadb:/, 'mysql:'),
       dateStrings: true,
@@ -107,8 +77,6 @@ function mysqlKnex(url: string, timeouts: DatabaseTimeouts, writes: boolean, cha
     // An error's message carries the SQL with `?`, never the bound values (session tokens, passwords, user input).
     compileSqlOnError: false,
   });
-  limitStatements(knex, timeouts.statementMs);
-  return knex;
 }
 
 /** Opens the MariaDB/MySQL database of `url` (`mysql://user:pass@host:port/db`, or `mariadb://`). */

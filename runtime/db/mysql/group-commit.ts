@@ -332,7 +332,7 @@ export class MysqlGroupCommit {
       for (const queued of this.queue.splice(0)) queued.reject(err);
       return;
     }
-    const connection = boundConnection(this.knex, conn, this.statementMs);
+    const connection = boundConnection(this.knex, conn);
     const touches = watchTouches(conn, this.statementMs);
     let members: Member[] = [];
     let works = 0;

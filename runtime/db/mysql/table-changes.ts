@@ -14,7 +14,7 @@ export const CHANGE_TABLE = '__Change';
  */
 export const CHANGE_SHARDS = 8;
 
-/** The part of a mysql2 connection watched (knex's `_query` and the pool's `afterCreate` call `query`). */
+/** The part of a mysql2 connection watched (knex's mysql2 client and the pool's `afterCreate` call `query`). */
 export interface WatchedConnection {
   threadId: number | null;
   destroy(): void;

@@ -7,7 +7,8 @@
 import knexFactory, { type Knex } from 'knex';
 import type { MysqlDatabase } from './backend';
 import { acquireBy } from '../acquire-by';
-import { clearDeadline, deadlineError, setDeadline, statementLimit } from './deadline';
+import { clearDeadline, deadlineError, setDeadline } from './deadline';
+import type { LimitedClientClass } from './limited-client';
 import { command, type MysqlConnection } from './statements';
 
 /** The knex bound to one pooled connection, usable while a work holds the connection. */
@@ -31,17 +32,13 @@ export function heldConnection(trx: Knex): MysqlConnection | undefined {
   return held?.state.active ? held.conn : undefined;
 }
 
-/** mysql2's connection as knex's `_query` takes it. */
-type KnexQuery = (connection: MysqlConnection, obj: { sql?: string; options?: object }) => Promise<unknown>;
-
 /** Built once per connection: a knex whose queries run on `conn` (in its open transaction) while a work holds it. */
-export function boundConnection(knex: Knex, conn: MysqlConnection, statementMs: number): BoundConnection {
+export function boundConnection(knex: Knex, conn: MysqlConnection): BoundConnection {
   const known = bound.get(conn);
   if (known) return known;
   const state = { active: false };
-  const Base = knex.client.constructor as typeof Knex.Client;
-  // knex's mysql client runs each statement through `_query` (not in its typings).
-  const baseQuery = Reflect.get(Base.prototype, '_query') as KnexQuery;
+  // The site knex's client class (limited-client.ts): every statement within what is left of the work's deadline.
+  const Base = knex.client.constructor as LimitedClientClass;
   class HeldConnectionClient extends Base {
     // The work runs in a transaction: nested knex transactions (q.transaction(...)) become savepoints.
     transacting = true;
@@ -57,13 +54,8 @@ export function boundConnection(knex: Knex, conn: MysqlConnection, statementMs: 
     }
 
     // Every statement gets db_statement_timeout, or what is left of the work's deadline (deadline.ts).
-    _query(connection: MysqlConnection, obj: { sql?: string; options?: object }): Promise<unknown> {
-      if (obj && typeof obj === 'object')
-        obj.options = { timeout: statementLimit(connection, statementMs), ...obj.options };
-      return baseQuery.call(this, connection, obj).catch((err: unknown) => {
-        if ((err as { code?: string }).code === 'PROTOCOL_SEQUENCE_TIMEOUT') connection.destroy();
-        throw err;
-      });
+    override limitsStatements(): boolean {
+      return true;
     }
   }
   const made: BoundConnection = Object.assign(state, {
@@ -90,7 +82,7 @@ export async function inMysqlTransaction<T>(db: MysqlDatabase, work: (q: Knex) =
     () => deadlineError(statementMs),
     (late) => client.releaseConnection(late),
   );
-  const connection = boundConnection(knex, conn, statementMs);
+  const connection = boundConnection(knex, conn);
   setDeadline(conn, at);
   try {
     connection.active = true;

@@ -4,6 +4,8 @@
 // (Check columns are smallint), and numbers, timestamps, dates and times read as MariaDB's driver hands them over.
 import knexFactory, { type Knex } from 'knex';
 import { types } from 'pg';
+import { knexDialect } from '../knex-dialect';
+import { KNEX_LOG } from '../knex-log';
 
 /** pg type OIDs the service reads its own way. */
 const OID = {
@@ -47,18 +49,19 @@ export function pgValue(value: unknown): unknown {
   return value;
 }
 
-/** An order item of knex's query compiler (the parts read here). */
-interface OrderItem {
-  type?: string;
-  direction?: unknown;
-  nulls?: 'first' | 'last' | '';
-  value?: unknown;
+/** Where NULLs go in an ORDER BY item: first ascending and last descending, as on MariaDB and SQLite. */
+function nullsFor(direction: unknown): 'first' | 'last' {
+  return String(direction ?? 'asc').toLowerCase() === 'desc' ? 'last' : 'first';
 }
+
+/** knex's query builder, as far as it is overridden here (its public `orderBy`). */
+type BuilderClass = new (client: unknown) => {
+  orderBy(column: unknown, direction?: unknown, nulls?: string): unknown;
+};
 
 /** knex's `pg` client class and its compilers, as far as they are overridden here (not in knex's typings). */
 type ClientClass = typeof Knex.Client & {
   prototype: Knex.Client & {
-    queryCompiler(builder: unknown, formatter: unknown): object;
     columnCompiler(...args: unknown[]): object;
     tableCompiler(...args: unknown[]): object;
   };
@@ -69,29 +72,34 @@ let made: typeof Knex.Client | undefined;
 /** The service's PostgreSQL knex client class (a subclass of knex's `pg` client), made once. */
 export function postgresClient(): typeof Knex.Client {
   if (made) return made;
-  // knex exposes its dialect classes only through an instance's client.
-  const probe = knexFactory({ client: 'pg' });
-  const Base = probe.client.constructor as ClientClass;
-  const QueryCompiler = (
-    Base.prototype.queryCompiler.call(probe.client, probe.queryBuilder(), undefined) as object
-  ).constructor as new (...args: unknown[]) => { _groupOrder(item: OrderItem, type: string): string };
+  const Base = knexDialect('pg') as ClientClass;
+  // knex exports its query builder class only through a client's public queryBuilder().
+  const probe = knexFactory({ client: Base, log: KNEX_LOG });
+  const QueryBuilder = probe.client.queryBuilder().constructor as BuilderClass;
   void probe.destroy();
 
-  class ServiceQueryCompiler extends QueryCompiler {
-    override _groupOrder(item: OrderItem, type: string): string {
-      if (type === 'order' && item.type !== 'orderByRaw' && !item.nulls) {
-        const descending = String(item.direction ?? 'asc').toLowerCase() === 'desc';
-        return super._groupOrder({ ...item, nulls: descending ? 'last' : 'first' }, type);
-      }
-      return super._groupOrder(item, type);
+  // An ORDER BY item without NULLS FIRST/LAST gets the other databases' order (knex's public orderBy, every form).
+  class ServiceQueryBuilder extends QueryBuilder {
+    override orderBy(column: unknown, direction?: unknown, nulls?: string): unknown {
+      if (!Array.isArray(column)) return super.orderBy(column, direction, nulls || nullsFor(direction));
+      const items = column.map((item: unknown) => {
+        if (typeof item === 'string' || typeof item === 'number') return { column: item, nulls: 'first' };
+        if (typeof item !== 'object' || item === null || Object.getPrototypeOf(item) !== Object.prototype)
+          return item;
+        const { order, nulls: given } = item as { order?: unknown; nulls?: string };
+        return { ...item, nulls: given || nullsFor(order) };
+      });
+      return super.orderBy(items);
     }
   }
 
   const columnCompilerOf = Base.prototype.columnCompiler;
   const tableCompilerOf = Base.prototype.tableCompiler;
   class ServicePostgresClient extends Base {
-    override queryCompiler(builder: unknown, formatter?: unknown): object {
-      return new ServiceQueryCompiler(this, builder, formatter);
+    override queryBuilder(): Knex.QueryBuilder {
+      // An instance of knex's own builder class (the one its queryBuilder() makes), typed here by its orderBy only.
+      const builder: object = new ServiceQueryBuilder(this);
+      return builder as Knex.QueryBuilder;
     }
 
     override columnCompiler(...args: unknown[]): object {

@@ -10,7 +10,7 @@ import { DatabaseHealth } from '../health';
 import { KNEX_LOG } from '../knex-log';
 import { SQLITE_ERRORS } from './errors';
 import { GroupCommit } from './group-commit';
-import { LOCK_SPIN_MS, waitForLockOffTheLoop } from './lock-wait';
+import { LOCK_SPIN_MS, lockWaitingClient } from './lock-wait';
 import { createReadSnapshots } from './read-snapshot';
 import { ReaderPool } from './reader-pool';
 import { SqliteRowStore } from './row-store';
@@ -67,7 +67,7 @@ export function connectSqlite(url: string, options: DatabaseOptions): SqliteData
   // knex keeps one connection for SQLite (pool max 1): every write of this process goes through it.
   let writer: BetterSqlite3.Database | undefined;
   const knex = knexFactory({
-    client: 'better-sqlite3',
+    client: lockWaitingClient(busyMs),
     connection: { filename: file },
     useNullAsDefault: true,
     compileSqlOnError: false,
@@ -85,7 +85,6 @@ export function connectSqlite(url: string, options: DatabaseOptions): SqliteData
       },
     },
   });
-  waitForLockOffTheLoop(knex, busyMs);
   const reader = new BetterSqlite3(file);
   tuneSqlite(reader, busyMs, cacheKb);
   const health = new DatabaseHealth(() => knex.raw('select 1'), logger, SQLITE_ERRORS);

@@ -5,6 +5,7 @@
 // timer (1 ms, doubling to MAX_PAUSE_MS) and tries again, until its deadline: db_busy_timeout after it was asked for.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
+import { knexDialect } from '../knex-dialect';
 
 /** The write connection's busy_timeout (ms): how long one attempt may hold the event loop. */
 export const LOCK_SPIN_MS = 5;
@@ -41,17 +42,16 @@ export async function untilLocked<T>(at: number, attempt: () => T | Promise<T>):
 }
 
 /**
- * The site knex's statements outside a transaction (sessions, OAuth rows, jobs) wait for the lock as the group commit
- * does: `untilLocked`, db_busy_timeout from the statement's start. A statement inside a transaction is not tried again
- * (its transaction may have to give way); it fails after LOCK_SPIN_MS, as the transaction's caller expects of a lock.
+ * knex's better-sqlite3 client whose statements outside a transaction (sessions, OAuth rows, jobs) wait for the lock as
+ * the group commit does: `untilLocked`, db_busy_timeout from the statement's start. A statement inside a transaction is
+ * not tried again (its transaction may have to give way); it fails after LOCK_SPIN_MS, as the transaction's caller
+ * expects of a lock. It overrides knex's public `query` (Knex.Client), which runs one statement on a connection.
  */
-export function waitForLockOffTheLoop(knex: Knex, busyMs: number): void {
-  const client = knex.client as {
-    _query: (connection: BetterSqlite3.Database, obj: unknown) => Promise<unknown>;
+export function lockWaitingClient(busyMs: number): typeof Knex.Client {
+  return class LockWaitingClient extends knexDialect('better-sqlite3') {
+    override query(connection: BetterSqlite3.Database, obj: unknown): Promise<unknown> {
+      if (connection.inTransaction) return super.query(connection, obj) as Promise<unknown>;
+      return untilLocked(Date.now() + busyMs, () => super.query(connection, obj) as Promise<unknown>);
+    }
   };
-  const query = client._query.bind(client);
-  client._query = (connection, obj) =>
-    connection.inTransaction
-      ? query(connection, obj)
-      : untilLocked(Date.now() + busyMs, () => query(connection, obj));
 }
