@@ -8,6 +8,7 @@ import { SYSTEM_TABLES } from '../../runtime/db/migrate';
 import { pruneEvents } from '../../runtime/events/event-log';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { createTestSite, type TestSite } from '../helpers/test-site';
+import { saveScript } from '../scripts/script-helpers';
 
 let t: TestSite;
 beforeAll(async () => {
@@ -89,6 +90,27 @@ test('concurrent creates sharing a commit (one a duplicate) write one event each
   const rows = await events(from);
   expect(rows.map((r) => r.docname).sort()).toEqual(['dup-burst', ...made].sort());
   expect(rows.every((r) => r.action === 'insert')).toBe(true);
+});
+
+test('a create refused after its event was written (an After Insert script), among others, leaves no event', async () => {
+  const script = await saveScript(t, {
+    script_type: 'DocType Event',
+    reference_doctype: 'ToDo',
+    doctype_event: 'After Insert',
+    script: "if (doc.description === 'refuse after') frappe.throw('refused after insert')",
+  });
+  const from = await lastId();
+  // Sent at once, so the refused one shares a commit with the others: only its own event goes.
+  const answers = await Promise.all(
+    Array.from({ length: 12 }, (_, i) =>
+      send('post', '/api/v2/document/ToDo', { description: i === 5 ? 'refuse after' : `kept ${i}` }),
+    ),
+  );
+  await send('put', `/api/resource/Server Script/${script}`, { disabled: 1 });
+  expect(answers.map((a) => a.status).sort()).toEqual([...Array(11).fill(201), 400]);
+  const made = answers.filter((a) => a.status === 201).map((a) => a.body.data.name as string);
+  const todoEvents = (await events(from)).filter((r) => r.doctype === 'ToDo');
+  expect(todoEvents.map((r) => r.docname).sort()).toEqual([...made].sort());
 });
 
 test('a bulk insert writes one event per document; so does a bulk job', async () => {

@@ -7,6 +7,7 @@ import knexFactory, { type Knex } from 'knex';
 import { acquireBy } from '../acquire-by';
 import { BatchRolledBackError } from '../write-transaction';
 import { lockWaitError, untilLocked } from './lock-wait';
+import { prepared } from './statements';
 
 /** What the read snapshots need to know of a connection's group commits. */
 export interface BatchClock {
@@ -28,6 +29,15 @@ interface BoundConnection extends BatchClock {
   rollbackToSavepoint: BetterSqlite3.Statement;
   /** True while a work runs: queries of its knex are refused at any other time. */
   active: boolean;
+  /** Rows held back in the open batch (deferRow), inserted just before its COMMIT. */
+  deferred: DeferredRow[];
+}
+
+/** A row held back in a batch: its INSERT's head (`insert into t (...) values `), row tuple and values. */
+interface DeferredRow {
+  head: string;
+  tuple: string;
+  values: unknown[];
 }
 
 const bound = new WeakMap<BetterSqlite3.Database, BoundConnection>();
@@ -36,12 +46,40 @@ const bound = new WeakMap<BetterSqlite3.Database, BoundConnection>();
 const byKnex = new WeakMap<Knex, BoundConnection>();
 
 /**
- * The connection of the write transaction `trx` while its work runs, found without a turn of the event loop (knex's
- * acquireConnection answers with a promise); undefined for any other knex (a nested knex transaction, the site's).
+ * Holds back the insert of one row that no statement of the batch reads (the event log's), when `trx` is a work's
+ * transaction in a batch: the batch's held rows go in as one INSERT per table and chunk just before its COMMIT, instead
+ * of one statement per row; a work rolled back to its savepoint drops its own. False on any other knex: the caller
+ * inserts the row itself.
  */
-export function heldConnection(trx: Knex): BetterSqlite3.Database | undefined {
+export function deferRow(trx: Knex, head: string, tuple: string, values: unknown[]): boolean {
   const held = byKnex.get(trx);
-  return held?.active ? held.conn : undefined;
+  if (!held?.active) return false;
+  held.deferred.push({ head, tuple, values });
+  return true;
+}
+
+/** Rows per INSERT of held rows at most (a statement per row count up to it is prepared once per connection). */
+const DEFERRED_ROWS_PER_INSERT = 32;
+
+/** Inserts the rows held back on `connection`, in the order held, one INSERT per table and chunk. */
+function insertDeferred(connection: BoundConnection): void {
+  const rows = connection.deferred;
+  if (rows.length === 0) return;
+  connection.deferred = [];
+  const byHead = new Map<string, DeferredRow[]>();
+  for (const row of rows) {
+    const same = byHead.get(row.head);
+    if (same) same.push(row);
+    else byHead.set(row.head, [row]);
+  }
+  for (const [head, same] of byHead) {
+    const tuple = (same[0] as DeferredRow).tuple;
+    for (let start = 0; start < same.length; start += DEFERRED_ROWS_PER_INSERT) {
+      const chunk = same.slice(start, start + DEFERRED_ROWS_PER_INSERT);
+      const sql = head + new Array<string>(chunk.length).fill(tuple).join(', ');
+      prepared(connection.conn, sql).run(chunk.flatMap((row) => row.values));
+    }
+  }
 }
 
 /** The group-commit clock of `conn` (undefined before its first batch). */
@@ -53,7 +91,7 @@ export function batchClock(conn: BetterSqlite3.Database): BatchClock | undefined
 function boundConnection(knex: Knex, conn: BetterSqlite3.Database): BoundConnection {
   const known = bound.get(conn);
   if (known) return known;
-  const state = { active: false, inBatch: false, batchesEnded: 0 };
+  const state = { active: false, inBatch: false, batchesEnded: 0, deferred: [] as DeferredRow[] };
   const Base = knex.client.constructor as typeof Knex.Client;
   class HeldConnectionClient extends Base {
     // Nested knex transactions (trx.transaction(...)) become savepoints, as inside a knex transaction.
@@ -212,6 +250,7 @@ export class GroupCommit {
     const connection = batch.connection;
     connection.savepoint.run();
     connection.active = true;
+    const held = connection.deferred.length;
     try {
       const result = await work(connection.knex);
       connection.active = false;
@@ -219,6 +258,7 @@ export class GroupCommit {
       return result;
     } catch (err) {
       connection.active = false;
+      connection.deferred.length = held;
       if (connection.conn.inTransaction) {
         connection.rollbackToSavepoint.run();
         connection.release.run();
@@ -242,6 +282,7 @@ export class GroupCommit {
   private commit(batch: Batch): void {
     let failure: unknown;
     try {
+      insertDeferred(batch.connection);
       batch.connection.commit.run();
     } catch (err) {
       failure = err;
@@ -258,6 +299,7 @@ export class GroupCommit {
   private end(batch: Batch, failure: unknown): void {
     if (this.batch === batch) this.batch = undefined;
     batch.connection.inBatch = false;
+    batch.connection.deferred = [];
     batch.connection.batchesEnded++;
     const members = batch.members;
     batch.members = [];

@@ -3,7 +3,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { EVENT_COLUMNS, SYSTEM_TABLES, type EventRecord } from '../system-tables';
-import { heldConnection } from './group-commit';
+import { deferRow } from './group-commit';
 import { type DocData, type Queryable, type RowStore } from '../row-store';
 import type { SqliteDatabase } from './backend';
 import { countOnReader, selectOnReader, type SqliteReaders } from './list-reads';
@@ -35,8 +35,11 @@ import {
 import { encodeValue } from '../stored-values';
 
 /** Documents on SQLite; see RowStore. */
-/** The event log's INSERT (its values in EVENT_COLUMNS order). */
-const EVENT_INSERT = `insert into ${quoteIdent(SYSTEM_TABLES.events)} (${EVENT_COLUMNS.map(quoteIdent).join(', ')}) values (${EVENT_COLUMNS.map(() => '?').join(', ')})`;
+/** The event log's INSERT: its head and row tuple (values in EVENT_COLUMNS order). */
+const EVENT_INSERT = {
+  head: `insert into ${quoteIdent(SYSTEM_TABLES.events)} (${EVENT_COLUMNS.map(quoteIdent).join(', ')}) values `,
+  tuple: `(${EVENT_COLUMNS.map(() => '?').join(', ')})`,
+};
 
 export class SqliteRowStore implements RowStore {
   private readonly readConnection: () => BetterSqlite3.Database;
@@ -129,12 +132,11 @@ export class SqliteRowStore implements RowStore {
     insertRows(await writeConnection(trx), table, rows);
   }
 
-  /** One prepared INSERT run at once on the batch's connection (about 5 us); through insertRows elsewhere. */
+  /** Held for the group commit's INSERT of the batch's events (deferRow); through insertRows elsewhere. */
   insertEvent(trx: Knex, event: EventRecord): Promise<void> | undefined {
-    const conn = heldConnection(trx);
-    if (!conn) return this.insertRows(trx, SYSTEM_TABLES.events, [{ ...event }]);
-    prepared(conn, EVENT_INSERT).run(EVENT_COLUMNS.map((column) => event[column]));
-    return undefined;
+    const values = EVENT_COLUMNS.map((column) => event[column]);
+    if (deferRow(trx, EVENT_INSERT.head, EVENT_INSERT.tuple, values)) return undefined;
+    return this.insertRows(trx, SYSTEM_TABLES.events, [{ ...event }]);
   }
 
   async insertRowOnce(
