@@ -10,11 +10,15 @@
 // INJECT_HEAP=file: a sampling heap profile of them that counts the objects collected since (bytes allocated per request).
 // INJECT_LOG=1: System Settings log_api_requests on for the runs; INJECT_LOG=toggle: off and on between runs, the runs
 // without it reported apart with the paired difference (what the request log costs per request, as INJECT_TOGGLE).
+// INJECT_WEBHOOK=toggle (create): a signed Webhook on ToDo after_insert to a receiver answering 204 in a child process,
+// disabled and enabled between runs; each run's time includes its deliveries (it ends when no log row is Queued), so
+// the paired difference is what a create with one webhook costs this process, its delivery included.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Session } from 'node:inspector';
 import os from 'node:os';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { Duplex } from 'node:stream';
 import { PerformanceObserver } from 'node:perf_hooks';
 import Koa from 'koa';
@@ -23,6 +27,7 @@ import { regenerateKeys } from '../runtime/auth/api-keys';
 import { closeSite, openSite } from '../runtime/bootstrap';
 import { loadRegistry } from '../runtime/cli/load-registry';
 import { DEFAULT_SITE_CONFIG } from '../runtime/config/config';
+import { freePort } from './lib/procs';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => unknown;
 
@@ -71,6 +76,8 @@ async function main(): Promise<void> {
   const n = Number(process.argv[3] ?? 3000);
   const reps = Number(process.env.REPS ?? 10);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'doctype-inject-'));
+  const hooked = process.env.INJECT_WEBHOOK === 'toggle';
+  const receiver = hooked ? await startReceiver() : undefined;
   const registry = await loadRegistry(process.env.SVC_GENERATED ?? 'bench/tmp/feature-gen');
   const site = await openSite(
     {
@@ -80,7 +87,7 @@ async function main(): Promise<void> {
       databaseUrl: process.env.INJECT_DB_URL ?? `sqlite:${dir}/site.sqlite`,
       adminPassword: 'inject-admin-pw',
       adminPasswordDefaulted: false,
-      site: { ...DEFAULT_SITE_CONFIG },
+      site: { ...DEFAULT_SITE_CONFIG, ...(receiver ? { webhook_allowed_hosts: ['127.0.0.1'] } : {}) },
     },
     registry,
   );
@@ -120,6 +127,42 @@ async function main(): Promise<void> {
       const saved = await inject(app, 'POST', '/api/resource/Server Script', json, process.env.INJECT_SCRIPT);
       if (saved !== 201) throw new Error(`the Server Script was refused: ${saved}`);
     }
+    if (receiver) {
+      const saved = await inject(
+        app,
+        'POST',
+        '/api/resource/Webhook',
+        json,
+        JSON.stringify({
+          name: 'inject-webhook',
+          webhook_doctype: 'ToDo',
+          webhook_docevent: 'after_insert',
+          request_url: `http://127.0.0.1:${receiver.port}/hook`,
+          enable_security: 1,
+          webhook_secret: 'inject-secret',
+        }),
+      );
+      if (saved !== 201) throw new Error(`the Webhook was refused: ${saved}`);
+    }
+    /**
+     * Waits until every delivery is done (no Queued log row), so that a run's time includes its deliveries. Names are
+     * time-ordered: each look reads on from the oldest row still Queued at the last one, not the whole table.
+     */
+    let oldestQueued = '';
+    const drained = async () => {
+      if (!receiver) return;
+      for (;;) {
+        const row = (await site.db
+          .knex('tabWebhook Request Log')
+          .where('name', '>=', oldestQueued)
+          .andWhere({ status: 'Queued' })
+          .orderBy('name')
+          .first('name')) as { name: string } | undefined;
+        if (!row) return;
+        oldestQueued = row.name;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
     const spec = specs[what];
     if (!spec) throw new Error(`unknown scenario ${what}: one of ${Object.keys(specs).join(', ')}`);
     const [method, url, headers, body] = spec;
@@ -133,13 +176,14 @@ async function main(): Promise<void> {
           while (left-- > 0) await inject(handler, method, url, headers, body);
         }),
       );
+      await drained();
     };
     await run(Math.min(n, 5000));
     // INJECT_TOGGLE=1 (with INJECT_SCRIPT): the script is disabled and enabled again between runs, and the runs without
     // it are reported apart (the same process and moment: what the script costs, with the machine's drift on both).
     // INJECT_LOG=toggle does the same with System Settings log_api_requests (off, then on).
     const logToggled = process.env.INJECT_LOG === 'toggle';
-    const toggled = (process.env.INJECT_TOGGLE === '1' && scriptName !== undefined) || logToggled;
+    const toggled = (process.env.INJECT_TOGGLE === '1' && scriptName !== undefined) || logToggled || hooked;
     const setLog = async (on: number) => {
       const status = await inject(
         app,
@@ -154,10 +198,19 @@ async function main(): Promise<void> {
       await setLog(1);
       await run(Math.min(n, 5000));
     }
-    const subject = logToggled ? 'the request log' : 'the script';
+    const subject = logToggled ? 'the request log' : hooked ? 'the webhook' : 'the script';
     const setDisabled = async (disabled: number) => {
       if (logToggled) await setLog(disabled ? 0 : 1);
-      else {
+      else if (hooked) {
+        const status = await inject(
+          app,
+          'PUT',
+          '/api/resource/Webhook/inject-webhook',
+          json,
+          JSON.stringify({ enabled: disabled ? 0 : 1 }),
+        );
+        if (status !== 200) throw new Error(`the Webhook was not updated: ${status}`);
+      } else {
         const status = await inject(
           app,
           'PUT',
@@ -205,7 +258,7 @@ async function main(): Promise<void> {
       );
       diffs.sort((a, b) => a - b);
       console.log(
-        `${logToggled ? 'request log cost per request' : 'script cost per create'} (paired runs): median ${diffs[diffs.length >> 1]?.toFixed(1)} us, all ${diffs.map((d) => d.toFixed(1)).join(' ')}`,
+        `${logToggled ? 'request log cost per request' : `${hooked ? 'webhook' : 'script'} cost per create`} (paired runs): median ${diffs[diffs.length >> 1]?.toFixed(1)} us, all ${diffs.map((d) => d.toFixed(1)).join(' ')}`,
       );
     }
     if (heap) writeFileSync(process.env.INJECT_HEAP as string, JSON.stringify(await heap()));
@@ -216,9 +269,23 @@ async function main(): Promise<void> {
       `${what}${process.env.BARE ? ' (bare Koa)' : ''}: min ${fmt(perRequest[0])} us/req, median ${fmt(perRequest[perRequest.length >> 1])} us/req over ${reps} runs of ${n}`,
     );
   } finally {
+    receiver?.child.kill();
     await closeSite(site);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A webhook receiver answering 204, in a child process (its CPU is not this process's). */
+async function startReceiver(): Promise<{ port: number; child: ReturnType<typeof spawn> }> {
+  const port = await freePort();
+  const code = `require('http').createServer((q, s) => q.resume().on('end', () => s.writeHead(204).end()))
+    .listen(${port}, '127.0.0.1', () => console.log('ready'))`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout?.once('data', () => resolve());
+  });
+  return { port, child };
 }
 
 /**

@@ -6,14 +6,14 @@
 // SQLite every write transaction is taken from the writes of the requests. Inside that write, one locking read finds
 // the rows still Queued (another worker may have recorded one) and each outcome is the row store's full-row update (a
 // prepared statement on SQLite, where a knex UPDATE per row compiled and prepared its text each time); a URL is vetted
-// once per batch (its attempts leave together).
-import type { Agent } from 'node:http';
+// once per batch (its attempts leave together) and sent to over a kept-alive connection (receiver-pools.ts).
 import type { Knex } from 'knex';
 import { decodeRow } from '../db/document-rows';
 import type { DocData } from '../db/row-store';
 import { now } from '../db/stored-values';
 import { inWriteTransaction } from '../db/write-transaction';
 import type { Site } from '../site';
+import type { ReceiverPools } from './receiver-pools';
 import { sendRequest, type SendOutcome } from './send-request';
 import { signatureHeaders } from './signatures';
 import { LOG_DOCTYPE, LOG_TABLE, datetimeAt, insertLogRow, type LogStatus } from './request-log';
@@ -66,7 +66,7 @@ async function attempt(
   site: Site,
   log: DocData,
   webhook: WebhookNow | undefined,
-  agent: Agent,
+  pools: ReceiverPools,
   checks: UrlChecks,
 ): Promise<Attempted> {
   const stored = JSON.parse(String(log.headers || '{}')) as Record<string, string>;
@@ -95,7 +95,7 @@ async function attempt(
   return {
     log,
     headers,
-    outcome: await sendRequest(target, method, headers, body, webhook.timeoutMs, agent),
+    outcome: await sendRequest(target, method, headers, body, webhook.timeoutMs, pools),
   };
 }
 
@@ -165,7 +165,7 @@ async function record(
 export async function deliverLogRows(
   site: Site,
   names: readonly string[],
-  agent: Agent,
+  pools: ReceiverPools,
   due: (at: number) => void = () => undefined,
 ): Promise<Record<string, number>> {
   const knex = site.db.knex;
@@ -182,7 +182,7 @@ export async function deliverLogRows(
   const worker = async () => {
     while (next < logs.length) {
       const log = logs[next++] as DocData;
-      done.push(await attempt(site, log, webhooks.get(String(log.webhook)), agent, checks));
+      done.push(await attempt(site, log, webhooks.get(String(log.webhook)), pools, checks));
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL, logs.length) }, worker));

@@ -3,11 +3,11 @@
 // also looks for due rows every TICK_MS (and at the moment of a retry it queued itself): retries, and rows whose job
 // was never queued (a crash between the commit and the enqueue, Redis down) once their lease has run out. A row is
 // claimed by moving its `next_retry` past LEASE_MS, so two processes never queue it together.
-import { Agent } from 'node:http';
 import { inWriteTransaction } from '../db/write-transaction';
 import { jobQueueOf, registerJobKind, type JobRun } from '../jobs/job-queue';
 import { ADMINISTRATOR, SitePlugin, type Site } from '../site';
 import { deliverLogRows } from './deliver';
+import { ReceiverPools } from './receiver-pools';
 import { LOG_TABLE, datetimeAt } from './request-log';
 
 /** The kind name of delivery jobs. */
@@ -30,7 +30,7 @@ interface DispatchState {
   pending: string[];
   flushing: boolean;
   /** Kept-alive connections to receivers, for this process's attempts. */
-  agent: Agent;
+  pools: ReceiverPools;
   timer?: NodeJS.Timeout;
   wake?: NodeJS.Timeout;
   wakeAt?: number;
@@ -39,12 +39,12 @@ interface DispatchState {
 /** The site's dispatcher in this process. */
 export const DISPATCHER = new SitePlugin<DispatchState>(
   'webhook dispatcher',
-  () => ({ pending: [], flushing: false, agent: new Agent({ keepAlive: true, maxSockets: 8 }) }),
-  (state) => {
-    state.agent.destroy();
+  () => ({ pending: [], flushing: false, pools: new ReceiverPools() }),
+  async (state) => {
     clearInterval(state.timer);
     clearTimeout(state.wake);
     state.timer = undefined;
+    await state.pools.close();
   },
 );
 
@@ -136,7 +136,7 @@ export function startWebhookDispatcher(site: Site): void {
 export async function runDeliveryJob(run: JobRun): Promise<unknown> {
   const { logs } = run.payload as DeliveryPayload;
   const site = run.site;
-  return deliverLogRows(site, logs, DISPATCHER.of(site).agent, (at) => wakeAt(site, at));
+  return deliverLogRows(site, logs, DISPATCHER.of(site).pools, (at) => wakeAt(site, at));
 }
 
 registerJobKind(WEBHOOK_JOB, runDeliveryJob);

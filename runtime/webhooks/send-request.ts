@@ -1,9 +1,7 @@
 // One HTTP request of a webhook: to the address vetUrl checked (the host name is used for Host and TLS, never resolved
-// again), with a deadline over the whole exchange, redirects not followed, and at most RESPONSE_LIMIT bytes of the
-// answer kept for the log.
-import http, { type Agent } from 'node:http';
-import https from 'node:https';
-import type { LookupFunction } from 'node:net';
+// again: receiver-pools.ts), with a deadline over the whole exchange, redirects not followed, and at most
+// RESPONSE_LIMIT bytes of the answer kept for the log.
+import type { ReceiverPools } from './receiver-pools';
 import type { VettedUrl } from './vet-url';
 
 /** Bytes of a response body kept in the Webhook Request Log. */
@@ -13,70 +11,55 @@ export const RESPONSE_LIMIT = 64 * 1024;
 export type SendOutcome =
   { ok: boolean; status: number; body: string; location?: string } | { ok: false; error: string };
 
+/** The message of a failure: undici wraps a connection's error (ECONNREFUSED ...) as its `cause`. */
+function errorText(err: unknown): string {
+  const cause = (err as { cause?: unknown }).cause;
+  if (cause instanceof Error && cause.message) return cause.message;
+  return err instanceof Error ? err.message : String(err);
+}
+
 /**
- * Sends `body` with `method` and `headers` to the vetted URL; never rejects. `timeoutMs` bounds the whole exchange.
- * `agent` keeps plain-HTTP connections alive between attempts (TLS ones are made per request).
+ * Sends `body` with `method` and `headers` to the vetted URL over a kept-alive connection of `pools`; never rejects.
+ * `timeoutMs` bounds the whole exchange, the answer's body included.
  */
-export function sendRequest(
+export async function sendRequest(
   target: VettedUrl,
   method: string,
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
-  agent?: Agent,
+  pools: ReceiverPools,
 ): Promise<SendOutcome> {
-  const { url, address, family } = target;
-  // The checked address, whatever the name resolves to now (no DNS rebinding between the check and the connect).
-  const lookup: LookupFunction = (_host, options, callback) => {
-    if (options.all)
-      (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
-    else callback(null, address, family);
-  };
-  const client = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve) => {
-    let settled = false;
-    const finish = (outcome: SendOutcome) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(outcome);
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), timeoutMs);
+  try {
+    const response = await pools.pool(target).request({
+      path: `${target.url.pathname}${target.url.search}`,
+      method: method as 'POST',
+      headers,
+      body,
+      signal: deadline.signal,
+    });
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    // The rest of a long answer is read and dropped, so that its connection can be used again.
+    for await (const chunk of response.body as AsyncIterable<Buffer>)
+      if (kept < RESPONSE_LIMIT) {
+        chunks.push(chunk.subarray(0, RESPONSE_LIMIT - kept));
+        kept += chunk.length;
+      }
+    const status = response.statusCode;
+    const location = response.headers.location;
+    return {
+      ok: status >= 200 && status < 300,
+      status,
+      body: Buffer.concat(chunks).toString('utf8'),
+      ...(location ? { location: String(location) } : {}),
     };
-    const request = client.request(
-      url,
-      {
-        method,
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        lookup,
-        // A kept-alive connection was made to an address checked then; `lookup` answers for a new one.
-        agent: url.protocol === 'https:' ? false : (agent ?? false),
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        let kept = 0;
-        response.on('data', (chunk: Buffer) => {
-          if (kept < RESPONSE_LIMIT) {
-            chunks.push(chunk.subarray(0, RESPONSE_LIMIT - kept));
-            kept += chunk.length;
-          }
-        });
-        response.on('end', () => {
-          const status = response.statusCode ?? 0;
-          const location = response.headers.location;
-          finish({
-            ok: status >= 200 && status < 300,
-            status,
-            body: Buffer.concat(chunks).toString('utf8'),
-            ...(location ? { location } : {}),
-          });
-        });
-        response.on('error', (err) => finish({ ok: false, error: err.message }));
-      },
-    );
-    const timer = setTimeout(() => {
-      finish({ ok: false, error: `No answer within ${timeoutMs / 1000} s` });
-      request.destroy();
-    }, timeoutMs);
-    request.on('error', (err) => finish({ ok: false, error: err.message }));
-    request.end(body);
-  });
+  } catch (err) {
+    if (deadline.signal.aborted) return { ok: false, error: `No answer within ${timeoutMs / 1000} s` };
+    return { ok: false, error: errorText(err) };
+  } finally {
+    clearTimeout(timer);
+  }
 }
