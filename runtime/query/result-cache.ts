@@ -63,17 +63,20 @@ function docTablesOf(binding: DocTypeBinding, registry: Registry): DocTables {
   return found;
 }
 
-const FROM = /\b(?:from|join)\s+(`[^`]*`|[^\s(),]+)/gi;
+// Tables quoted as MariaDB quotes them (`tab…`) or as PostgreSQL does ("tab…").
+const FROM = /\b(?:from|join)\s+(`[^`]*`|"(?:[^"]|"")*"|[^\s(),]+)/gi;
+// MariaDB's functions whose value changes by itself, then PostgreSQL's (some of its own take no parentheses).
 const VOLATILE =
-  /\b(?:now|curdate|curtime|current_date|current_time|current_timestamp|sysdate|utc_date|utc_time|utc_timestamp|unix_timestamp|rand|uuid|uuid_short|connection_id|last_insert_id|localtime|localtimestamp)\s*\(/i;
-const TABLE = /^`(tab[^`]+)`$/;
+  /\b(?:now|curdate|curtime|current_date|current_time|current_timestamp|sysdate|utc_date|utc_time|utc_timestamp|unix_timestamp|rand|uuid|uuid_short|connection_id|last_insert_id|localtime|localtimestamp|random|clock_timestamp|statement_timestamp|transaction_timestamp|timeofday|gen_random_uuid|nextval|currval|setval|lastval|txid_current|pg_backend_pid)\s*\(|\b(?:current_date|current_time|current_timestamp|localtime|localtimestamp|current_user|session_user|current_role)\b/i;
+const TABLE = /^(?:`(tab[^`]+)`|"(tab(?:[^"]|"")+)")$/;
 
 /** The `tab…` tables `sql` reads, sorted; undefined when it reads another table or calls a volatile function. */
 export function tablesRead(sql: string): string[] | undefined {
   if (VOLATILE.test(sql)) return undefined;
   const tables = new Set<string>();
   for (const match of sql.matchAll(FROM)) {
-    const table = TABLE.exec(match[1]!)?.[1];
+    const quoted = TABLE.exec(match[1]!);
+    const table = quoted?.[1] ?? quoted?.[2]?.replace(/""/g, '"');
     if (table === undefined) return undefined;
     tables.add(`tab${table.slice(3)}`);
   }
