@@ -12,10 +12,12 @@ import { changeCounter } from './change-counter';
 import { readChangeVersion } from './change-table';
 import { PG_TYPES, postgresClient } from './client';
 import { POSTGRES_ERRORS } from './errors';
+import { PostgresGroupCommit } from './group-commit';
 import { POSTGRES_PATCH_STATEMENTS } from './patch-statements';
 import { PostgresRowStore } from './row-store';
 import { POSTGRES_SCHEMA } from './schema';
 import { TableChanges, type WatchedConnection } from './table-changes';
+import { inPostgresTransaction } from './transaction';
 
 /** An open PostgreSQL database: the core's Database. */
 export type PostgresDatabase = Database;
@@ -64,6 +66,7 @@ function postgresKnex(url: string, options: DatabaseOptions, changes: TableChang
 export function connectPostgres(url: string, options: DatabaseOptions): PostgresDatabase {
   const tableChanges = new TableChanges();
   const knex = postgresKnex(url, options, tableChanges);
+  let group: PostgresGroupCommit | undefined;
   const health = new DatabaseHealth(() => knex.raw('select 1'), logger, POSTGRES_ERRORS);
   const db: PostgresDatabase = {
     knex,
@@ -73,7 +76,12 @@ export function connectPostgres(url: string, options: DatabaseOptions): Postgres
     errors: POSTGRES_ERRORS,
     bulkWrites: { window: BULK_WINDOW, openBatch: () => new SavepointBatch(knex) },
     openRowStore: (registry) => new PostgresRowStore(db, registry),
-    transaction: (work) => knex.transaction((trx) => work(trx)),
+    // Only `grouped` works (new documents' inserts) share transactions (group-commit.ts): works that lock existing rows
+    // would wait on each other's batches. Every other write is a transaction of its own on a bound connection.
+    transaction: (work, grouped) =>
+      grouped
+        ? (group ??= new PostgresGroupCommit(knex, options.statementMs)).run(work)
+        : inPostgresTransaction(knex, work),
     changeVersion: (q, table) => readChangeVersion(q, table),
     changeCounter: changeCounter(knex, tableChanges),
     close: async () => {
