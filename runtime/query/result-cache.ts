@@ -1,4 +1,4 @@
-// Remembered list pages, counts and documents on MariaDB. Pages and counts are shared by the requests of every user whose
+// Remembered list pages, counts and documents on MariaDB and PostgreSQL. Pages and counts are shared by the requests of every user whose
 // query compiles to the same SQL and bindings (the reader's restrictions are in them); a document is its stored row and
 // child rows (GET one), before any permission check or field-level filtering, which every request still applies. Each carries the change stamp of the tables its SQL reads
 // (change-stamps.ts), read before the query ran, and is served only while a stamp read after the request asked is the
@@ -110,7 +110,7 @@ function sizeOf(rows: readonly unknown[][]): number {
   return size;
 }
 
-/** The remembered results of one MariaDB site. */
+/** The remembered results of one site whose database has a change counter. */
 export class ResultCache {
   private entries = new Map<string, Entry>();
   private bytes = 0;
@@ -254,7 +254,7 @@ export function resultCacheLimits(site: Site): ResultCacheLimits {
 }
 
 /**
- * A MariaDB site's remembered results, opened with the site. The change notices are published after every commit even
+ * A site's remembered results (MariaDB, PostgreSQL: a change counter), opened with the site. The change notices are published after every commit even
  * with remembering off here: the other processes may remember. Closing stops the change notices.
  */
 export const RESULT_CACHE = new SitePlugin<SiteResults>(
