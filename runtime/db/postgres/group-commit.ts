@@ -62,9 +62,8 @@ function watchTouches(conn: PgConnection): Touches {
   const known = touchesOf.get(conn);
   if (known) return known;
   const touches: Touches = { writes: 0, unknown: 0, pending: 0 };
-  const raw = conn as unknown as { query: (...args: unknown[]) => unknown };
-  const query = raw.query.bind(conn);
-  raw.query = (...args: unknown[]): unknown => {
+  const query = (conn.query as (...args: unknown[]) => unknown).bind(conn);
+  const counted = (...args: unknown[]): unknown => {
     const sql = textOf(args[0]);
     if (sql === undefined || ENDS.test(sql)) {
       touches.unknown++;
@@ -97,6 +96,7 @@ function watchTouches(conn: PgConnection): Touches {
       },
     );
   };
+  Object.assign(conn, { query: counted });
   touchesOf.set(conn, touches);
   return touches;
 }
