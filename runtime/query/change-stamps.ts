@@ -1,4 +1,4 @@
-// The change stamp of a set of tables on a database with a change counter (Database.changeCounter: MariaDB's): what a
+// The change stamp of a set of tables on a database with a change counter (Database.changeCounter: MariaDB's and PostgreSQL's): what a
 // remembered result carries, and what it must still equal when it is served. A stamp is read after the request asked
 // for it, never before, so a write another process acknowledged before that is always in it: from the change counter
 // (bumped in every write's transaction) by one small read shared by the requests of an event-loop turn, or, with REDIS_URL and a live
@@ -119,7 +119,7 @@ class Notices {
   }
 }
 
-/** The stamps of one MariaDB site. */
+/** The stamps of one site with a change counter. */
 export class ChangeStamps {
   /** The requests that asked since the last read began. */
   private pending: Batch | undefined;

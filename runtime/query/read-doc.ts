@@ -1,4 +1,4 @@
-// Hot-path reads of committed documents, through the site's row store (db/row-store.ts), remembered on MariaDB while
+// Hot-path reads of committed documents, through the site's row store (db/row-store.ts), remembered on MariaDB and PostgreSQL while
 // their tables are unchanged (result-cache.ts: a change stamp read after the request asked, shared by a turn's requests).
 import { documentCacheOf } from './result-cache';
 import type { DocTypeBinding } from '../registry/registry';

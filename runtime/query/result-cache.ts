@@ -1,4 +1,4 @@
-// Remembered list pages, counts and documents on MariaDB. Pages and counts are shared by the requests of every user whose
+// Remembered list pages, counts and documents on MariaDB and PostgreSQL. Pages and counts are shared by the requests of every user whose
 // query compiles to the same SQL and bindings (the reader's restrictions are in them); a document is its stored row and
 // child rows (GET one), before any permission check or field-level filtering, which every request still applies. Each carries the change stamp of the tables its SQL reads
 // (change-stamps.ts), read before the query ran, and is served only while a stamp read after the request asked is the
@@ -63,17 +63,20 @@ function docTablesOf(binding: DocTypeBinding, registry: Registry): DocTables {
   return found;
 }
 
-const FROM = /\b(?:from|join)\s+(`[^`]*`|[^\s(),]+)/gi;
+// Tables quoted as MariaDB quotes them (`tab…`) or as PostgreSQL does ("tab…").
+const FROM = /\b(?:from|join)\s+(`[^`]*`|"(?:[^"]|"")*"|[^\s(),]+)/gi;
+// MariaDB's functions whose value changes by itself, then PostgreSQL's (some of its own take no parentheses).
 const VOLATILE =
-  /\b(?:now|curdate|curtime|current_date|current_time|current_timestamp|sysdate|utc_date|utc_time|utc_timestamp|unix_timestamp|rand|uuid|uuid_short|connection_id|last_insert_id|localtime|localtimestamp)\s*\(/i;
-const TABLE = /^`(tab[^`]+)`$/;
+  /\b(?:now|curdate|curtime|current_date|current_time|current_timestamp|sysdate|utc_date|utc_time|utc_timestamp|unix_timestamp|rand|uuid|uuid_short|connection_id|last_insert_id|localtime|localtimestamp|random|clock_timestamp|statement_timestamp|transaction_timestamp|timeofday|gen_random_uuid|nextval|currval|setval|lastval|txid_current|pg_backend_pid)\s*\(|\b(?:current_date|current_time|current_timestamp|localtime|localtimestamp|current_user|session_user|current_role)\b/i;
+const TABLE = /^(?:`(tab[^`]+)`|"(tab(?:[^"]|"")+)")$/;
 
 /** The `tab…` tables `sql` reads, sorted; undefined when it reads another table or calls a volatile function. */
 export function tablesRead(sql: string): string[] | undefined {
   if (VOLATILE.test(sql)) return undefined;
   const tables = new Set<string>();
   for (const match of sql.matchAll(FROM)) {
-    const table = TABLE.exec(match[1]!)?.[1];
+    const quoted = TABLE.exec(match[1]!);
+    const table = quoted?.[1] ?? quoted?.[2]?.replace(/""/g, '"');
     if (table === undefined) return undefined;
     tables.add(`tab${table.slice(3)}`);
   }
@@ -107,7 +110,7 @@ function sizeOf(rows: readonly unknown[][]): number {
   return size;
 }
 
-/** The remembered results of one MariaDB site. */
+/** The remembered results of one site whose database has a change counter. */
 export class ResultCache {
   private entries = new Map<string, Entry>();
   private bytes = 0;
@@ -256,7 +259,7 @@ export function resultCacheLimits(site: Site): ResultCacheLimits {
 }
 
 /**
- * A MariaDB site's remembered results, opened with the site. The change notices are published after every commit even
+ * A site's remembered results (MariaDB, PostgreSQL: a change counter), opened with the site. The change notices are published after every commit even
  * with remembering off here: the other processes may remember. Closing stops the change notices.
  */
 export const RESULT_CACHE = new SitePlugin<SiteResults>(

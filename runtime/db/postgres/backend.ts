@@ -1,19 +1,24 @@
 // The PostgreSQL backend (knex over node-postgres `pg`, client.ts): one pool whose sessions carry the statement and
 // lock timeouts from their start-up packet, transactions through knex, the change versions kept by triggers
-// (change-table.ts), and the row store's named prepared statements (row-store.ts).
+// (change-table.ts) and read as the change counter (change-counter.ts; table-changes.ts tells this process what each
+// commit wrote), and the row store's named prepared statements (row-store.ts).
 import knexFactory, { type Knex } from 'knex';
 import { logger } from '../../log/logger';
 import type { Backend, Database, DatabaseOptions } from '../backend';
 import { DatabaseHealth } from '../health';
 import { KNEX_LOG } from '../knex-log';
 import { SavepointBatch } from '../savepoint-batch';
+import { changeCounter } from './change-counter';
 import { readChangeVersion } from './change-table';
 import { PG_TYPES, postgresClient } from './client';
 import { POSTGRES_ERRORS } from './errors';
+import { PostgresGroupCommit } from './group-commit';
 import { POSTGRES_PATCH_STATEMENTS } from './patch-statements';
 import { postgresReplicaPositions } from './replica-positions';
 import { PostgresRowStore } from './row-store';
 import { POSTGRES_SCHEMA } from './schema';
+import { TableChanges, type WatchedConnection } from './table-changes';
+import { inPostgresTransaction } from './transaction';
 
 /** An open PostgreSQL database: the core's Database. */
 export type PostgresDatabase = Database;
@@ -31,7 +36,7 @@ const POOL_MAX = 10;
  * A knex over node-postgres for `url`: at most POOL_MAX connections, each with statement_timeout (db_statement_timeout)
  * and lock_timeout (db_busy_timeout) set at connect, no extra round trip.
  */
-function postgresKnex(url: string, options: DatabaseOptions): Knex {
+function postgresKnex(url: string, options: DatabaseOptions, changes: TableChanges): Knex {
   return knexFactory({
     client: postgresClient(),
     connection: {
@@ -44,7 +49,15 @@ function postgresKnex(url: string, options: DatabaseOptions): Knex {
     } as Knex.PgConnectionConfig,
     acquireConnectionTimeout: options.acquireMs,
     log: KNEX_LOG,
-    pool: { min: 0, max: POOL_MAX, createTimeoutMillis: options.acquireMs },
+    pool: {
+      min: 0,
+      max: POOL_MAX,
+      createTimeoutMillis: options.acquireMs,
+      afterCreate: (conn: WatchedConnection, done: (err: Error | null, conn: unknown) => void) => {
+        changes.watch(conn);
+        done(null, conn);
+      },
+    },
     // An error's message carries the SQL with `?`, never the bound values (session tokens, passwords, user input).
     compileSqlOnError: false,
   });
@@ -52,7 +65,9 @@ function postgresKnex(url: string, options: DatabaseOptions): Knex {
 
 /** Opens the PostgreSQL database of `url` (`postgres://user:pass@host:port/db`, or `postgresql://`). */
 export function connectPostgres(url: string, options: DatabaseOptions): PostgresDatabase {
-  const knex = postgresKnex(url, options);
+  const tableChanges = new TableChanges();
+  const knex = postgresKnex(url, options, tableChanges);
+  let group: PostgresGroupCommit | undefined;
   const health = new DatabaseHealth(() => knex.raw('select 1'), logger, POSTGRES_ERRORS);
   const db: PostgresDatabase = {
     knex,
@@ -62,9 +77,15 @@ export function connectPostgres(url: string, options: DatabaseOptions): Postgres
     errors: POSTGRES_ERRORS,
     bulkWrites: { window: BULK_WINDOW, openBatch: () => new SavepointBatch(knex) },
     openRowStore: (registry) => new PostgresRowStore(db, registry),
-    transaction: (work) => knex.transaction((trx) => work(trx)),
+    // Only `grouped` works (new documents' inserts) share transactions (group-commit.ts): works that lock existing rows
+    // would wait on each other's batches. Every other write is a transaction of its own on a bound connection.
+    transaction: (work, grouped) =>
+      grouped
+        ? (group ??= new PostgresGroupCommit(knex, options.statementMs)).run(work)
+        : inPostgresTransaction(knex, work),
     changeVersion: (q, table) => readChangeVersion(q, table),
     replicaPositions: postgresReplicaPositions(knex),
+    changeCounter: changeCounter(knex, tableChanges),
     close: async () => {
       health.stopProbe();
       await knex.destroy();

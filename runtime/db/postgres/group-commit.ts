@@ -1,0 +1,297 @@
+// Group commit on PostgreSQL: concurrent creates share one transaction, committed once. A transaction of its own cost a
+// create BEGIN, its INSERTs and COMMIT (a WAL flush per COMMIT); in a batch BEGIN and COMMIT are paid once for all its
+// works, and the answers of a batch go out in the same turn. The works run one at a time on a pooled connection (a
+// lane); a few lanes run side by side, each taking the next queued work when it is free, so a batch is what queued up
+// while the lane was busy, and what came in during the rest of the event-loop turn in which it ran out of works: one
+// work when the service is quiet, many under load. The design of MariaDB's (mysql/group-commit.ts), with PostgreSQL's
+// rule that a failed statement aborts the whole transaction.
+import type { Knex } from 'knex';
+import type { PgConnection } from './statements';
+import { boundConnection, command, releaseOrClose, rolledBackError } from './transaction';
+
+/** Connections with a batch open at once (each runs its works one at a time). */
+export const GROUP_COMMIT_LANES = 2;
+/** Turns a batch waits at most, before its commit, for works still coming in. */
+export const GROUP_COMMIT_LINGER_TURNS = 4;
+/** Works per transaction at most: a longer batch would keep its first work's locks and answer waiting. */
+export const GROUP_COMMIT_MAX_WORKS = 32;
+
+/** A work waiting for a lane. */
+interface Queued {
+  work: (q: Knex) => Promise<unknown>;
+  resolve(result: unknown): void;
+  reject(err: unknown): void;
+  /** When it must have started (ms since the epoch): db_statement_timeout after it was queued. */
+  at: number;
+  /** Runs in a transaction of its own: its batch was rolled back and it runs again alone. */
+  alone?: boolean;
+}
+
+/** A read: it changes nothing in the transaction (a locking read takes locks, which the batch keeps). */
+const READ = /^\s*\(?\s*(?:select|show|values|explain|table)\b/i;
+/** A statement after which the batch's state is unknown: one that ends, begins or names a transaction boundary. */
+const ENDS =
+  /^\s*(?:commit|end|rollback(?!\s+to\b)|abort|begin|start\s+transaction|prepare\s+transaction|lock)\b/i;
+
+/** What the statements sent on one connection did to its open transaction, counted as they answer. */
+interface Touches {
+  /** Statements other than reads that answered without an error. */
+  writes: number;
+  /** Statements that failed (PostgreSQL aborts the transaction, unless a savepoint is rolled back to) or ENDS. */
+  unknown: number;
+  /** Statements sent and not answered yet. */
+  pending: number;
+}
+
+const touchesOf = new WeakMap<PgConnection, Touches>();
+
+type Callback = (err: Error | null, result?: unknown) => void;
+
+/** The SQL text of a `query` call (a string or a query config's `text`). */
+function textOf(first: unknown): string | undefined {
+  if (typeof first === 'string') return first;
+  const text = first && typeof first === 'object' ? (first as { text?: unknown }).text : undefined;
+  return typeof text === 'string' ? text : undefined;
+}
+
+/**
+ * Counts what the statements sent on `conn` do to its transaction: wraps its `query` once (above the change reports of
+ * table-changes.ts), so every statement is seen whatever sent it (row store, knex, scripts).
+ */
+function watchTouches(conn: PgConnection): Touches {
+  const known = touchesOf.get(conn);
+  if (known) return known;
+  const touches: Touches = { writes: 0, unknown: 0, pending: 0 };
+  const query = (conn.query as (...args: unknown[]) => unknown).bind(conn);
+  const counted = (...args: unknown[]): unknown => {
+    const sql = textOf(args[0]);
+    if (sql === undefined || ENDS.test(sql)) {
+      touches.unknown++;
+      return query(...args);
+    }
+    const read = READ.test(sql);
+    const answered = (err: unknown) => {
+      touches.pending--;
+      if (err) touches.unknown++;
+      else if (!read) touches.writes++;
+    };
+    touches.pending++;
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      args[last] = (err: Error | null, result?: unknown) => {
+        answered(err);
+        (callback as Callback)(err, result);
+      };
+      return query(...args);
+    }
+    return (query(...args) as Promise<unknown>).then(
+      (result) => {
+        answered(null);
+        return result;
+      },
+      (err: unknown) => {
+        answered(err);
+        throw err;
+      },
+    );
+  };
+  Object.assign(conn, { query: counted });
+  touchesOf.set(conn, touches);
+  return touches;
+}
+
+/** The error of a work that waited past db_statement_timeout for a lane (503, as a statement past its timeout). */
+function waitedTooLong(statementMs: number): Error {
+  return Object.assign(new Error(`The write waited more than ${statementMs} ms for the database`), {
+    code: '57014',
+  });
+}
+
+/**
+ * Runs the grouped works (new documents' inserts) of one PostgreSQL database in batches, one transaction per batch and
+ * no savepoints. A work that throws without having changed the transaction (a validation error, a hook that refuses
+ * before the write) is answered with its error and the batch goes on. A work that throws after a write, or during
+ * which a statement failed (PostgreSQL then aborts the whole transaction: a duplicate name), cannot be undone alone:
+ * unless it is the batch's first, the batch is rolled back and each of its works, that one too, runs again in a
+ * transaction of its own, so each is answered as it would be alone. The batch commits when its lane finds no queued
+ * work at the turn's check phase, or after GROUP_COMMIT_LINGER_TURNS turns that each brought some (or when it has run
+ * GROUP_COMMIT_MAX_WORKS); a work's promise settles after that COMMIT, so its caller never answers for a write that is
+ * not durable. A failed COMMIT rejects every work of the batch and closes the connection. A work may run twice, so it
+ * must do nothing outside the transaction before its commit (DocumentTransaction.run starts each run afresh).
+ */
+export class PostgresGroupCommit {
+  private readonly queue: Queued[] = [];
+  private lanes = 0;
+  /** Lanes waiting for the turn's check phase with a batch open: a work queued meanwhile joins one of them. */
+  private lingering = 0;
+  /** Works run again alone because their batch was rolled back (for tests). */
+  reruns = 0;
+  /** Batches committed (for tests). */
+  commits = 0;
+
+  constructor(
+    private readonly knex: Knex,
+    private readonly statementMs: number,
+    readonly maxLanes = GROUP_COMMIT_LANES,
+  ) {}
+
+  /** Runs `work` in a batch; resolves with its result once the batch has committed, rejects with its error. */
+  run<T>(work: (q: Knex) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({
+        work,
+        resolve: resolve as (result: unknown) => void,
+        reject,
+        at: Date.now() + this.statementMs,
+      });
+      this.startLane();
+    });
+  }
+
+  private startLane(): void {
+    if (this.lanes < this.maxLanes && !this.lingering) {
+      this.lanes++;
+      void this.lane();
+    }
+  }
+
+  /** Runs batches while works are queued. */
+  private async lane(): Promise<void> {
+    try {
+      while (this.queue.length) await this.batch();
+    } finally {
+      this.lanes--;
+    }
+  }
+
+  /** Queues the works of a rolled-back batch first, each to run again in a transaction of its own. */
+  private again(works: Queued[]): void {
+    for (const work of works) work.alone = true;
+    this.queue.unshift(...works);
+    this.reruns += works.length;
+    for (let i = 0; i < works.length; i++) this.startLane();
+  }
+
+  private async batch(): Promise<void> {
+    const client = this.knex.client as Knex.Client;
+    let conn: PgConnection;
+    try {
+      conn = (await client.acquireConnection()) as PgConnection;
+    } catch (err) {
+      // No connection (pool timeout, server down): every work queued now would wait as long for the same answer.
+      for (const queued of this.queue.splice(0)) queued.reject(err);
+      return;
+    }
+    const connection = boundConnection(this.knex, conn);
+    const touches = watchTouches(conn);
+    const members: { queued: Queued; result: unknown }[] = [];
+    let works = 0;
+    let lingered = 0;
+    /** False once the connection may be unusable: it is closed, not given back. */
+    let usable = true;
+    let begun = false;
+    try {
+      while (works < GROUP_COMMIT_MAX_WORKS) {
+        if (!this.queue.length) {
+          // Requests read in the same I/O phase reach the queue one socket callback after another: before committing,
+          // the batch waits for the turn's check phase (and more turns while each brings new works).
+          if (!members.length || lingered++ >= GROUP_COMMIT_LINGER_TURNS) break;
+          this.lingering++;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          this.lingering--;
+          if (!this.queue.length) break;
+        }
+        // A work run again alone has a transaction of its own: the batch open now commits first.
+        if (members.length && this.queue[0]!.alone) break;
+        const queued = this.queue.shift() as Queued;
+        if (queued.at <= Date.now()) {
+          queued.reject(waitedTooLong(this.statementMs));
+          continue;
+        }
+        works++;
+        if (!begun) {
+          try {
+            await command(conn, 'BEGIN');
+          } catch (err) {
+            // The connection is gone: this work gets its error, the queued ones a lane of their own.
+            usable = false;
+            queued.reject(err);
+            break;
+          }
+          begun = true;
+        }
+        const writes = touches.writes;
+        const unknown = touches.unknown;
+        connection.active = true;
+        let result: unknown;
+        let failure: unknown;
+        let failed = false;
+        try {
+          result = await queued.work(connection.knex);
+        } catch (err) {
+          failed = true;
+          failure = err;
+        }
+        connection.active = false;
+        const wrote = touches.writes !== writes;
+        const unsure = touches.unknown !== unknown || touches.pending > 0;
+        if (!members.length) {
+          // First in the transaction: its outcome is the one it would have alone.
+          if (!failed) members.push({ queued, result });
+          else {
+            queued.reject(failure);
+            if (wrote || unsure) {
+              usable = await this.rollback(conn);
+              begun = false;
+              if (!usable) break;
+            }
+          }
+        } else if ((failed && wrote) || unsure) {
+          // Its writes or failed statement cannot be undone without the others': all run again alone.
+          usable = await this.rollback(conn);
+          begun = false;
+          this.again([...members.splice(0).map((member) => member.queued), queued]);
+          break;
+        } else if (failed) {
+          // Nothing of it is in the transaction: it fails as it would alone, and the batch goes on.
+          queued.reject(failure);
+        } else members.push({ queued, result });
+        if (queued.alone) break;
+      }
+      if (!begun) return;
+      if (!members.length) {
+        usable = await this.rollback(conn);
+        return;
+      }
+      let tag: string;
+      try {
+        tag = await command(conn, 'COMMIT');
+      } catch (err) {
+        // Whether the commit happened is unknown: the connection is not reused.
+        usable = false;
+        for (const member of members) member.queued.reject(err);
+        return;
+      }
+      this.commits++;
+      if (tag === 'ROLLBACK') {
+        // A statement failed without any work seeing it (caught inside a work): nothing committed; each runs alone.
+        if (members.length === 1) members[0]!.queued.reject(rolledBackError());
+        else this.again(members.map((member) => member.queued));
+        return;
+      }
+      for (const member of members) member.queued.resolve(member.result);
+    } finally {
+      connection.active = false;
+      await releaseOrClose(client, conn, !usable);
+    }
+  }
+
+  /** Rolls the open transaction back; resolves whether the connection answered. */
+  private rollback(conn: PgConnection): Promise<boolean> {
+    return command(conn, 'ROLLBACK').then(
+      () => true,
+      () => false,
+    );
+  }
+}

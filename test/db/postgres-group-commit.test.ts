@@ -1,0 +1,175 @@
+// Group commit on PostgreSQL: the works that queue while a lane is busy share its transaction, none settled before the
+// COMMIT. A work that throws without having written fails alone and the batch goes on; one that throws after writing,
+// or during which a statement failed (PostgreSQL aborts the whole transaction: a duplicate key), has its batch rolled
+// back and each work of it run again alone, unless it was first in the batch; a COMMIT that answers ROLLBACK
+// acknowledges nothing. One lane here, so which works share a batch does not depend on timing.
+import type { Knex } from 'knex';
+import { PostgresGroupCommit } from '../../runtime/db/postgres/group-commit';
+import { DB_KIND, createTestSite, type TestSite } from '../helpers/test-site';
+
+const onPostgres = DB_KIND === 'postgres' ? describe : describe.skip;
+
+onPostgres('PostgresGroupCommit', () => {
+  const table = 'tabPgc Scratch';
+  let t: TestSite;
+  let group: PostgresGroupCommit;
+  beforeAll(async () => {
+    t = await createTestSite();
+    await t.site.db.knex.schema.dropTableIfExists(table);
+    await t.site.db.knex.schema.createTable(table, (tb) => tb.string('name', 40).primary());
+  });
+  afterAll(() => t?.close());
+  beforeEach(async () => {
+    await t.site.db.knex(table).delete();
+    group = new PostgresGroupCommit(t.site.db.knex, 8000, 1);
+  });
+
+  /** The committed rows, as another connection sees them. */
+  const committed = async () => (await t.site.db.knex(table).pluck('name')).sort();
+  const insert = (name: string) => (q: Knex) => q(table).insert({ name });
+  /** A work that counts its runs in `runs` under `name`, then does `then`. */
+  const counted =
+    (runs: Record<string, number>, name: string, then: (q: Knex) => Promise<unknown>) => (q: Knex) => {
+      runs[name] = (runs[name] ?? 0) + 1;
+      return then(q);
+    };
+
+  test('works queued behind a running one share its transaction: each sees the ones before it, nothing is visible or settled before the COMMIT', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const settled: string[] = [];
+    const seen: unknown[] = [];
+    const a = group
+      .run(async (q) => {
+        await q(table).insert({ name: 'a' });
+        await gate;
+      })
+      .then(() => settled.push('a'));
+    const b = group
+      .run(async (q) => {
+        await q(table).insert({ name: 'b' });
+        seen.push((await q(table).orderBy('name').pluck('name')) as string[], await committed());
+      })
+      .then(() => settled.push('b'));
+    const c = group
+      .run(async (q) => {
+        await q(table).insert({ name: 'c' });
+        seen.push([...settled]);
+        return 'c done';
+      })
+      .then((result) => {
+        settled.push('c');
+        return result;
+      });
+    open();
+    await Promise.all([a, b]);
+    expect(await c).toBe('c done');
+    expect(seen).toEqual([['a', 'b'], [], []]);
+    expect(await committed()).toEqual(['a', 'b', 'c']);
+    expect(group.commits).toBe(1);
+  });
+
+  test('a work that throws after writing: its batch is rolled back and each work runs again alone; the others commit, it fails again', async () => {
+    const runs: Record<string, number> = {};
+    const refuse = (name: string) => async (q: Knex) => {
+      await q(table).insert({ name });
+      throw new Error(`${name} refused`);
+    };
+    const works = [
+      group.run(counted(runs, 'a', refuse('a'))),
+      group.run(counted(runs, 'b', insert('b'))),
+      group.run(counted(runs, 'c', refuse('c'))),
+      group.run(counted(runs, 'd', insert('d'))),
+    ];
+    const outcomes = await Promise.allSettled(works);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(String((outcomes[0] as PromiseRejectedResult).reason)).toContain('a refused');
+    expect(String((outcomes[2] as PromiseRejectedResult).reason)).toContain('c refused');
+    expect(await committed()).toEqual(['b', 'd']);
+    // a was first in its transaction (its failure is its own); b shared c's batch and ran again alone, as did c.
+    expect(runs).toEqual({ a: 1, b: 2, c: 2, d: 1 });
+    expect(group.reruns).toBe(2);
+  });
+
+  test('a duplicate key aborts the batch: its works run again alone and only the duplicate fails (23505); a work that fails before writing fails alone', async () => {
+    const runs: Record<string, number> = {};
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const a = group.run(
+      counted(runs, 'a', async (q) => {
+        await q(table).insert({ name: 'a' });
+        await gate;
+      }),
+    );
+    const duplicate = group.run(counted(runs, 'dup', insert('a')));
+    const refused = group.run(
+      counted(runs, 'refused', async (q) => {
+        await q(table).where({ name: 'a' }).first();
+        throw new Error('refused before writing');
+      }),
+    );
+    const d = group.run(counted(runs, 'd', insert('d')));
+    open();
+    const outcomes = await Promise.allSettled([a, duplicate, refused, d]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
+    expect(String((outcomes[2] as PromiseRejectedResult).reason)).toContain('refused before writing');
+    expect(await committed()).toEqual(['a', 'd']);
+    expect(runs).toEqual({ a: 2, dup: 2, refused: 1, d: 1 });
+    expect(group.reruns).toBe(2);
+  });
+
+  test('a work that swallows its own failed statement: the COMMIT answers ROLLBACK and the work is not acknowledged', async () => {
+    const swallows = async (q: Knex) => {
+      await q(table).insert({ name: 'x' });
+      await q(table)
+        .insert({ name: 'x' })
+        .catch(() => undefined);
+      return 'said ok';
+    };
+    await expect(group.run(swallows)).rejects.toThrow(/rolled back at COMMIT/);
+    expect(await committed()).toEqual([]);
+    // The lane goes on: the next batch commits.
+    await Promise.all([group.run(insert('c')), group.run(insert('d'))]);
+    expect(await committed()).toEqual(['c', 'd']);
+  });
+
+  test('a work that ends the transaction under the batch: the works before it run again alone and commit, whether it throws or not', async () => {
+    const endsIt = (fail: boolean) => async (q: Knex) => {
+      await q(table).insert({ name: fail ? 'b' : 'e' });
+      await q.raw('ROLLBACK');
+      if (fail) throw new Error('the transaction ended');
+    };
+    const a = group.run(insert('a'));
+    const b = group.run(endsIt(true));
+    const c = group.run(insert('c'));
+    await a;
+    await expect(b).rejects.toThrow('the transaction ended');
+    await c;
+    expect(await committed()).toEqual(['a', 'c']);
+    const d = group.run(insert('d'));
+    const e = group.run(endsIt(false));
+    await Promise.all([d, e]);
+    expect(await committed()).toEqual(['a', 'c', 'd']);
+  });
+
+  test('concurrent creates through the API (several lanes): every acknowledged name is stored once', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        t.http
+          .post('/api/resource/ToDo')
+          .set('Authorization', t.adminToken)
+          .send({ description: `group commit ${i}` }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(40).fill(201));
+    const names = answers.map((a) => a.body.data.name as string).sort();
+    const stored = (
+      (await t.site.db
+        .knex('tabToDo')
+        .where('description', 'like', 'group commit %')
+        .pluck('name')) as string[]
+    ).sort();
+    expect(stored).toEqual(names);
+  });
+});
