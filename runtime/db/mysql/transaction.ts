@@ -4,7 +4,8 @@
 // connection (the row store's prepared statements and the work's knex queries), then COMMIT or ROLLBACK. The
 // connections are the write pool's (MysqlDatabase.writeKnex), whose sessions run with autocommit off: the work's first
 // statement opens the transaction, so no BEGIN round trip.
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
+import { heldConnectionKnex } from '../held-connection';
 import type { MysqlDatabase } from './backend';
 import { acquireBy } from '../acquire-by';
 import { clearDeadline, deadlineError, setDeadline } from './deadline';
@@ -38,28 +39,16 @@ export function boundConnection(knex: Knex, conn: MysqlConnection): BoundConnect
   if (known) return known;
   const state = { active: false };
   // The site knex's client class (limited-client.ts): every statement within what is left of the work's deadline.
-  const Base = knex.client.constructor as LimitedClientClass;
-  class HeldConnectionClient extends Base {
-    // The work runs in a transaction: nested knex transactions (q.transaction(...)) become savepoints.
-    transacting = true;
-
-    override acquireConnection(): Promise<MysqlConnection> {
-      // A query left running after its work ended must not land in another work's transaction.
-      if (!state.active) return Promise.reject(new Error('Transaction query already complete'));
-      return Promise.resolve(conn);
-    }
-
-    override releaseConnection(): Promise<void> {
-      return Promise.resolve();
-    }
-
+  class LimitedHeldClient extends (knex.client.constructor as LimitedClientClass) {
     // Every statement gets db_statement_timeout, or what is left of the work's deadline (deadline.ts).
     override limitsStatements(): boolean {
       return true;
     }
   }
   const made: BoundConnection = Object.assign(state, {
-    knex: knexFactory({ client: HeldConnectionClient, compileSqlOnError: false }),
+    knex: heldConnectionKnex(LimitedHeldClient, conn, state, {
+      compileSqlOnError: false,
+    }),
   });
   bound.set(conn, made);
   byKnex.set(made.knex, { conn, state: made });

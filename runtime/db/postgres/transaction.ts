@@ -3,7 +3,8 @@
 // for as long as it lives, and a transaction is BEGIN, the work's statements on that connection (the row store's
 // prepared statements and the work's knex queries), then COMMIT or ROLLBACK. Each statement keeps the session's
 // statement_timeout (db_statement_timeout); the wait for a connection is knex's acquire timeout.
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
+import { heldConnectionKnex } from '../held-connection';
 import type { PgConnection } from './statements';
 
 /** The knex bound to one pooled connection, usable while a work holds the connection. */
@@ -20,24 +21,11 @@ export function boundConnection(knex: Knex, conn: PgConnection): BoundConnection
   const known = bound.get(conn);
   if (known) return known;
   const state = { active: false };
-  const Base = knex.client.constructor as typeof Knex.Client;
-  class HeldConnectionClient extends Base {
-    // The work runs in a transaction: nested knex transactions (q.transaction(...)) become savepoints, and the row
-    // store runs its statements on this connection (statements.ts pgConnection).
-    transacting = true;
-
-    override acquireConnection(): Promise<PgConnection> {
-      // A query left running after its work ended must not land in another work's transaction.
-      if (!state.active) return Promise.reject(new Error('Transaction query already complete'));
-      return Promise.resolve(conn);
-    }
-
-    override releaseConnection(): Promise<void> {
-      return Promise.resolve();
-    }
-  }
+  // The row store runs its statements on this connection too while the work holds it (statements.ts pgConnection).
   const made: BoundConnection = Object.assign(state, {
-    knex: knexFactory({ client: HeldConnectionClient, compileSqlOnError: false }),
+    knex: heldConnectionKnex(knex.client.constructor as typeof Knex.Client, conn, state, {
+      compileSqlOnError: false,
+    }),
   });
   bound.set(conn, made);
   return made;

@@ -3,7 +3,8 @@
 // and writes every changed page as a frame; alone it cost more than the insert it wrapped (~40 of a create's ~110 us
 // under load). Forty creates read in one poll now pay for one commit, and rows they share a page with are written once.
 import type BetterSqlite3 from 'better-sqlite3';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
+import { heldConnectionKnex } from '../held-connection';
 import { acquireBy } from '../acquire-by';
 import { BatchRolledBackError } from '../write-transaction';
 import { lockWaitError, untilLocked } from './lock-wait';
@@ -92,25 +93,12 @@ function boundConnection(knex: Knex, conn: BetterSqlite3.Database): BoundConnect
   const known = bound.get(conn);
   if (known) return known;
   const state = { active: false, inBatch: false, batchesEnded: 0, deferred: [] as DeferredRow[] };
-  const Base = knex.client.constructor as typeof Knex.Client;
-  class HeldConnectionClient extends Base {
-    // Nested knex transactions (trx.transaction(...)) become savepoints, as inside a knex transaction.
-    transacting = true;
-
-    override acquireConnection(): Promise<BetterSqlite3.Database> {
-      // A query left running after its work ended must not land in another work's savepoint.
-      if (!state.active) return Promise.reject(new Error('Transaction query already complete'));
-      return Promise.resolve(conn);
-    }
-
-    override releaseConnection(): Promise<void> {
-      return Promise.resolve();
-    }
-  }
   const { useNullAsDefault } = knex.client.config as Knex.Config;
   const made: BoundConnection = Object.assign(state, {
     conn,
-    knex: knexFactory({ client: HeldConnectionClient, useNullAsDefault: useNullAsDefault ?? true }),
+    knex: heldConnectionKnex(knex.client.constructor as typeof Knex.Client, conn, state, {
+      useNullAsDefault: useNullAsDefault ?? true,
+    }),
     begin: conn.prepare('BEGIN IMMEDIATE'),
     commit: conn.prepare('COMMIT'),
     rollback: conn.prepare('ROLLBACK'),
