@@ -175,6 +175,21 @@ describe('max_query_time', () => {
       );
     }
   }, 60_000);
+
+  (DB_KIND === 'postgres' ? test : test.skip)(
+    'PostgreSQL: a list under max_query_time gives its connection back with db_statement_timeout',
+    async () => {
+      t.site.config.site.max_query_time = 1234;
+      const filters = q([['description', 'like', '%row 3%']]);
+      expect((await get(`/api/v2/document/ToDo?filters=${filters}&limit=2`)).status).toBe(200);
+      t.site.config.site.max_query_time = 5000;
+      // As many at once as the pool holds: the list's connection is among them.
+      const shown = (await Promise.all(
+        Array.from({ length: 10 }, () => t.site.db.knex.raw('show statement_timeout')),
+      )) as { rows: { statement_timeout: string }[] }[];
+      expect(shown.map((r) => r.rows[0]!.statement_timeout)).not.toContain('1234ms');
+    },
+  );
 });
 
 (DB_KIND === 'sqlite' ? test : test.skip)(

@@ -78,9 +78,6 @@ function fullRowValues(
 /** knex's compilation of a list plan with `$n` placeholders, kept with it. */
 const nativeTexts = new WeakMap<object, string>();
 
-/** The statement_timeout each pooled connection runs with now (list reads set theirs: site config max_query_time). */
-const sessionTimeouts = new WeakMap<PgConnection, number>();
-
 /** PostgreSQL text cannot hold U+0000: no stored name has one, and binding one would fail the statement (22021). */
 const unstorable = (value: unknown) => typeof value === 'string' && value.includes('\u0000');
 
@@ -345,23 +342,32 @@ export class PostgresRowStore implements RowStore {
 
   /**
    * Runs a list SELECT of committed data on a pooled connection, rows as value lists, with statement_timeout at
-   * `limitMs` (set on the connection when it differs: once per connection while max_query_time stays); past it, 503
-   * QueryTimeoutError. The text is knex's compilation of a checked plan, kept in its slot; it is not prepared by name
-   * (plans are many and their texts long-lived only while remembered).
+   * `limitMs`; past it, 503 QueryTimeoutError. When that is not the session's own (db_statement_timeout, set at
+   * connect), it is set for the read and set back right after it, whether the read succeeded or not, so the next user
+   * of the connection (a GET, a write, the change counter) runs under its own timeout. The text is knex's compilation
+   * of a checked plan, kept in its slot; it is not prepared by name (plans are many and their texts long-lived only
+   * while remembered).
    */
   private async readLimited(
     sql: string,
     bindings: readonly unknown[],
     limitMs: number,
   ): Promise<{ rows: unknown[][]; fields: { name: string }[] }> {
+    const limit = Math.ceil(limitMs);
+    const session = (this.db.knex.client.config as Knex.Config).connection as { statement_timeout: number };
     try {
       return await onPooledConnection(this.db.knex, async (conn) => {
-        if (sessionTimeouts.get(conn) !== limitMs) {
-          await conn.query(`set statement_timeout = ${Math.ceil(limitMs)}`);
-          sessionTimeouts.set(conn, limitMs);
+        const own = limit === session.statement_timeout;
+        if (!own) await conn.query(`set statement_timeout = ${limit}`);
+        const reading = conn.query<unknown[]>({ text: sql, values: [...bindings], rowMode: 'array' });
+        // Queued behind the read on the connection: it runs when the read ends, cancelled or not.
+        const reset = own ? undefined : conn.query(`set statement_timeout = ${session.statement_timeout}`);
+        try {
+          const result = await reading;
+          return { rows: result.rows, fields: result.fields };
+        } finally {
+          await reset;
         }
-        const result = await conn.query<unknown[]>({ text: sql, values: [...bindings], rowMode: 'array' });
-        return { rows: result.rows, fields: result.fields };
       });
     } catch (err) {
       if ((err as { code?: unknown }).code === QUERY_CANCELED) throw queryTimeout(limitMs);
