@@ -13,7 +13,7 @@ export interface HeldState {
  * transactions (q.transaction(...)) become savepoints, as inside a knex transaction.
  */
 export function heldConnectionKnex(
-  Base: new (config: Knex.Config) => Knex.Client,
+  Base: typeof Knex.Client,
   conn: unknown,
   state: HeldState,
   config: Omit<Knex.Config, 'client'> = {},
@@ -30,5 +30,5 @@ export function heldConnectionKnex(
       return Promise.resolve();
     }
   }
-  return knexFactory({ ...config, client: HeldConnectionClient as unknown as typeof Knex.Client });
+  return knexFactory({ ...config, client: HeldConnectionClient });
 }
