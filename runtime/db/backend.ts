@@ -201,6 +201,15 @@ export interface DriverErrors {
   unavailableReason(err: { code?: unknown; message?: unknown }): string | undefined;
   /** Whether the driver's error `err` is a primary-key or unique-index clash. */
   isDuplicateKey(err: { code?: unknown; errno?: unknown }): boolean;
+  /**
+   * What the duplicate-key error `err` names as the clashing key: the unique index's name, or (SQLite) its column;
+   * undefined when it names none.
+   */
+  duplicateKeyName(err: {
+    message?: unknown;
+    sqlMessage?: unknown;
+    constraint?: unknown;
+  }): string | undefined;
 }
 
 /** How much a site remembers of list results (site config result_cache_*). */

@@ -12,6 +12,7 @@ import type { DocTypeBinding, Registry } from '../registry/registry';
 import { defaultValue } from './field-defaults';
 import { fieldLists, tableFields } from '../registry/field-lists';
 import { decodeValue, encodeValue, formatDatetime } from './stored-values';
+import { indexName } from './table-columns';
 
 const STANDARD_DATETIMES = ['creation', 'modified'] as const;
 
@@ -164,24 +165,46 @@ export async function nextSeriesValueWithKnex(trx: Knex, key: string): Promise<n
   return Number(row.current);
 }
 
-/** True when the error of the database `db` is a primary-key or unique-index clash. */
-export function isDuplicateKeyError(db: Pick<Database, 'errors'>, err: unknown): boolean {
-  const e = err as { code?: unknown; errno?: unknown; nativeError?: unknown } | null | undefined;
-  if (!e || typeof e !== 'object') return false;
-  // objection wraps driver errors (UniqueViolationError on MariaDB); the driver's own error is `nativeError`.
-  if (e.nativeError && isDuplicateKeyError(db, e.nativeError)) return true;
-  return db.errors.isDuplicateKey(e);
+/** The driver's error under objection's wrapping (UniqueViolationError on MariaDB holds it as `nativeError`). */
+function driverError(err: unknown): Record<string, unknown> | undefined {
+  if (!err || typeof err !== 'object') return undefined;
+  const nativeError = (err as { nativeError?: unknown }).nativeError;
+  return nativeError && typeof nativeError === 'object'
+    ? driverError(nativeError)
+    : (err as Record<string, unknown>);
 }
 
-/** The error to throw for a failed insert of a document's row: 409 DuplicateEntryError when the name is taken. */
-export function insertError(
+/** True when the error of the database `db` is a primary-key or unique-index clash. */
+export function isDuplicateKeyError(db: Pick<Database, 'errors'>, err: unknown): boolean {
+  const e = driverError(err);
+  return e !== undefined && db.errors.isDuplicateKey(e);
+}
+
+/**
+ * The error to throw for a failed write of a document's row (`data`, as written): 409 DuplicateEntryError naming the
+ * unique field the database refused (a write racing another to one value: both checked before either committed), or
+ * the name when it is the name that is taken; any other error as it is.
+ */
+export function duplicateError(
   db: Pick<Database, 'errors'>,
   meta: DocTypeMeta,
-  name: unknown,
+  data: DocData,
   err: unknown,
 ): unknown {
-  if (!isDuplicateKeyError(db, err)) return err;
-  return new DuplicateEntryError(`${meta.name} ${String(name)} already exists`, {
+  const e = driverError(err);
+  if (!e || !db.errors.isDuplicateKey(e)) return err;
+  const key = db.errors.duplicateKeyName(e);
+  const { unique, uniqueEmpty } = fieldLists(meta);
+  const i = unique.findIndex((f) => key === f.fieldname || key === indexName(meta.tableName, f.fieldname));
+  const field = unique[i];
+  if (field) {
+    const value = data[field.fieldname] === undefined ? uniqueEmpty[i] : data[field.fieldname];
+    return new DuplicateEntryError(`${field.label} must be unique: ${String(value)} is already used`, {
+      cause: err,
+      title: 'Duplicate Entry',
+    });
+  }
+  return new DuplicateEntryError(`${meta.name} ${String(data.name)} already exists`, {
     cause: err,
     title: 'Duplicate Name',
   });

@@ -198,6 +198,36 @@ describe("the driver's errors", () => {
     expect(unavailableReason(duplicate, t.site.db.errors)).toBeUndefined();
   });
 
+  test('a unique-index clash names its index, or on SQLite its column', async () => {
+    const { knex, errors } = t.site.db;
+    const table = '__BackendUnique';
+    const index = indexName(table, 'v');
+    await knex.schema.dropTableIfExists(table);
+    await knex.schema.createTable(table, (tb) => {
+      tb.string('k', 40).primary();
+      tb.string('v', 40).nullable();
+      tb.unique(['v'], { indexName: index });
+    });
+    const clash = (row: Record<string, unknown>) =>
+      knex(table)
+        .insert(row)
+        .then(
+          () => ({}) as Record<string, unknown>,
+          (err: Record<string, unknown>) => (err.nativeError as Record<string, unknown> | undefined) ?? err,
+        );
+    try {
+      await knex(table).insert({ k: 'a', v: 'same' });
+      const onIndex = await clash({ k: 'b', v: 'same' });
+      expect(isDuplicateKeyError(t.site.db, onIndex)).toBe(true);
+      expect([index, 'v']).toContain(errors.duplicateKeyName(onIndex));
+      const onPrimary = await clash({ k: 'a', v: 'other' });
+      expect(isDuplicateKeyError(t.site.db, onPrimary)).toBe(true);
+      expect([index, 'v']).not.toContain(errors.duplicateKeyName(onPrimary));
+    } finally {
+      await knex.schema.dropTableIfExists(table);
+    }
+  });
+
   test("an unreachable server is unavailable whatever the driver; the driver's own codes by its errors", () => {
     const { errors } = t.site.db;
     expect(unavailableReason({ code: 'ECONNREFUSED' }, errors)).toBe('ECONNREFUSED');

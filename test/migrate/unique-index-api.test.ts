@@ -159,6 +159,28 @@ test('an unset Int holds 0, a value like any other: a second document without it
   expect(await count({ day: null })).toBeGreaterThan(1);
 });
 
+// Two writers that check at once both find the value free; the unique index refuses the later one (on MariaDB and
+// PostgreSQL once the first commits). That refusal is the same 409 naming the field, never a 500.
+test('writes racing to one unique value: one is saved, the others are 409 naming the field', async () => {
+  const names: string[] = [];
+  for (let i = 0; i < 8; i++)
+    names.push(((await create({ title: `racer ${i}` })).body.data as { name: string }).name);
+  for (const [round, value] of [5001, 5002, 5003].entries()) {
+    const answers = await Promise.all([
+      ...names.map((name) => update(name, { seq: value })),
+      ...names.slice(0, round + 1).map(() => create({ title: 'racing create' }, value)),
+    ]);
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s !== 409)).toHaveLength(1);
+    expect([200, 201]).toContain(statuses.find((s) => s !== 409));
+    for (const refused of answers.filter((a) => a.status === 409)) {
+      expect(refused.body.exc_type).toBe('DuplicateEntryError');
+      expect(JSON.stringify(refused.body)).toContain(`Seq must be unique: ${value} is already used`);
+    }
+    expect(await count({ seq: value })).toBe(1);
+  }
+});
+
 test('without the flag the index goes and a value repeats; with it again over the repeat, the site refuses to start', async () => {
   await close();
   await open(withoutUnique(['seq']));

@@ -33,4 +33,9 @@ export const MYSQL_ERRORS: DriverErrors = {
   isDuplicateKey({ code, errno }) {
     return code === 'ER_DUP_ENTRY' || errno === 1062;
   },
+  // "Duplicate entry '5' for key 'idx_tabWidget_code'" (MySQL 8 prefixes the table: 'tabWidget.idx_tabWidget_code').
+  duplicateKeyName({ sqlMessage }) {
+    const key = typeof sqlMessage === 'string' ? /for key '([^']+)'$/.exec(sqlMessage)?.[1] : undefined;
+    return key?.slice(key.lastIndexOf('.') + 1);
+  },
 };

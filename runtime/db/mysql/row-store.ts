@@ -28,7 +28,7 @@ import { fieldLists, tableFields } from '../../registry/field-lists';
 import {
   CHILD_STANDARD,
   documentColumns,
-  insertError,
+  duplicateError,
   loadSingle,
   nextSeriesValueWithKnex,
   PARENT_STANDARD,
@@ -234,7 +234,7 @@ export class MysqlRowStore implements RowStore {
     try {
       await this.insertRow(conn, trx, meta, data, PARENT_STANDARD);
     } catch (err) {
-      throw insertError(this.db, meta, data.name, err);
+      throw duplicateError(this.db, meta, data, err);
     }
     for (const { field, child } of tableFields(meta, this.registry)) {
       for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
@@ -310,7 +310,11 @@ export class MysqlRowStore implements RowStore {
     const { meta } = binding;
     const conn = await writeConnection(trx);
     const name = String(data.name);
-    await this.updateRow(conn, trx, meta, data);
+    try {
+      await this.updateRow(conn, trx, meta, data);
+    } catch (err) {
+      throw duplicateError(this.db, meta, data, err);
+    }
     for (const { field, child } of tableFields(meta, this.registry)) {
       const rows = data[field.fieldname] as DocData[] | undefined;
       if (rows === undefined) continue;

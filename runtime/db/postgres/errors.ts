@@ -40,6 +40,9 @@ export const POSTGRES_ERRORS: DriverErrors = {
   isDuplicateKey({ code }) {
     return code === '23505';
   },
+  duplicateKeyName({ constraint }) {
+    return typeof constraint === 'string' ? constraint : undefined;
+  },
 };
 
 /** PostgreSQL's code for a statement cancelled at statement_timeout (list reads: max_query_time). */

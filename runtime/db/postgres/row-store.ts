@@ -24,7 +24,7 @@ import { fieldLists, tableFields } from '../../registry/field-lists';
 import {
   CHILD_STANDARD,
   decodeRow,
-  insertError,
+  duplicateError,
   loadSingle,
   PARENT_STANDARD,
   rowValues,
@@ -143,7 +143,7 @@ export class PostgresRowStore implements RowStore {
     try {
       await this.insertRow(conn, trx, meta, data, PARENT_STANDARD);
     } catch (err) {
-      throw insertError(this.db, meta, data.name, err);
+      throw duplicateError(this.db, meta, data, err);
     }
     for (const { field, child } of tableFields(meta, this.registry)) {
       for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
@@ -203,7 +203,11 @@ export class PostgresRowStore implements RowStore {
     const { meta } = binding;
     const conn = await writeConnection(trx);
     const name = String(data.name);
-    await this.updateRow(conn, trx, meta, data);
+    try {
+      await this.updateRow(conn, trx, meta, data);
+    } catch (err) {
+      throw duplicateError(this.db, meta, data, err);
+    }
     for (const { field, child } of tableFields(meta, this.registry)) {
       const rows = data[field.fieldname] as DocData[] | undefined;
       if (rows === undefined) continue;

@@ -23,4 +23,8 @@ export const SQLITE_ERRORS: DriverErrors = {
   isDuplicateKey({ code }) {
     return typeof code === 'string' && /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(code);
   },
+  // "UNIQUE constraint failed: tabWidget.code" (a one-column index): the column.
+  duplicateKeyName({ message }) {
+    return typeof message === 'string' ? /constraint failed: [^,]*\.([^.,]+)$/.exec(message)?.[1] : undefined;
+  },
 };

@@ -26,7 +26,7 @@ import {
   CHILD_STANDARD,
   decodeRow,
   documentColumns,
-  insertError,
+  duplicateError,
   loadSingle,
   nextSeriesValueWithKnex,
   PARENT_STANDARD,
@@ -69,7 +69,7 @@ export class SqliteRowStore implements RowStore {
     try {
       insertFullRow(conn, meta, data, PARENT_STANDARD);
     } catch (err) {
-      throw insertError(this.db, meta, data.name, err);
+      throw duplicateError(this.db, meta, data, err);
     }
     for (const { field, child } of tableFields(meta, this.registry)) {
       for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
@@ -81,7 +81,11 @@ export class SqliteRowStore implements RowStore {
     const { meta } = binding;
     const conn = await writeConnection(trx);
     const name = String(data.name);
-    updateFullRow(conn, meta, data);
+    try {
+      updateFullRow(conn, meta, data);
+    } catch (err) {
+      throw duplicateError(this.db, meta, data, err);
+    }
     for (const { field, child } of tableFields(meta, this.registry)) {
       const rows = data[field.fieldname] as DocData[] | undefined;
       if (rows === undefined) continue;
