@@ -12,6 +12,20 @@ const INSTALL_DB = ['/usr/bin/mariadb-install-db', '/usr/bin/mysql_install_db'].
 /** True when this machine can run a private MariaDB. */
 export const HAVE_MARIADB = Boolean(MARIADBD && INSTALL_DB);
 
+/** Polls `check` every 50 ms until it is true (or throws after `ms`). */
+export async function waitUntil(
+  check: () => Promise<boolean>,
+  ms = 20_000,
+  what = 'condition',
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`${what} not reached after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Resolves when something accepts TCP connections on `port` (or rejects after `ms`). */
 export async function waitForPort(port: number, ms = 20_000): Promise<void> {
   const deadline = Date.now() + ms;

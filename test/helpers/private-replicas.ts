@@ -1,27 +1,14 @@
 // Private replicated databases for read-replica tests and benchmarks: a MariaDB primary with a replica replicating from
 // it by GTID, and a PostgreSQL primary with a streaming standby (pg_basebackup -R), each on its own ports and data
 // folders, started and stopped by the caller. Only the processes started here are ever signalled.
-import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { chownSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, cpSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
-import { HAVE_MARIADB, PrivateMariaDB, waitForPort } from './private-mariadb';
+import { HAVE_MARIADB, PrivateMariaDB, waitUntil } from './private-mariadb';
+import { PrivatePostgres, serverUser } from './private-postgres';
 
-/** Polls `check` every 50 ms until it is true (or throws after `ms`). */
-export async function waitUntil(
-  check: () => Promise<boolean>,
-  ms = 20_000,
-  what = 'condition',
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${what} not reached after ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-export { HAVE_MARIADB };
+export { HAVE_MARIADB, waitUntil };
+export { HAVE_POSTGRES } from './private-postgres';
 
 /** No flush per commit: these servers hold test data only, and the machine is shared. */
 const FAST = ['--innodb-flush-log-at-trx-commit=0', '--sync-binlog=0', '--skip-innodb-doublewrite'];
@@ -97,128 +84,21 @@ export class MariaDBReplication {
 }
 
 /** The PostgreSQL binaries' folder (the newest installed), when there is one. */
-const PG_BIN = (() => {
-  const root = '/usr/lib/postgresql';
-  if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root)
-    .filter((v) => existsSync(path.join(root, v, 'bin', 'pg_basebackup')))
-    .sort((a, b) => Number(b) - Number(a));
-  return versions[0] ? path.join(root, versions[0], 'bin') : undefined;
-})();
-
-/** True when this machine can run a private PostgreSQL primary and standby. */
-export const HAVE_POSTGRES = Boolean(PG_BIN);
-
-/** As root, PostgreSQL runs as the `postgres` user (it refuses to run as root). */
-function serverUser(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const id = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
-  const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
-  if (id.status !== 0) throw new Error('running as root needs a postgres user to run PostgreSQL as');
-  return { uid: Number(id.stdout.trim()), gid: Number(gid.stdout.trim()) };
-}
-
-/** One private postgres server on a data folder. */
-class PostgresServer {
-  private child?: ChildProcess;
-
-  constructor(
-    readonly port: number,
-    readonly dir: string,
-    private readonly user: { uid: number; gid: number } | undefined,
-  ) {}
-
-  get data(): string {
-    return path.join(this.dir, 'data');
-  }
-
-  /** Runs a PostgreSQL tool as the server's user; throws with its output when it fails. */
-  tool(name: string, args: string[]): void {
-    const result = spawnSync(path.join(PG_BIN as string, name), args, {
-      encoding: 'utf8',
-      ...(this.user ?? {}),
-      cwd: this.dir,
-    });
-    if (result.status !== 0) throw new Error(`${name} failed: ${result.stderr}${result.stdout}`);
-  }
-
-  async start(): Promise<void> {
-    const options: SpawnOptions = { stdio: 'ignore', ...(this.user ?? {}) };
-    this.child = spawn(
-      path.join(PG_BIN as string, 'postgres'),
-      [
-        '-D',
-        this.data,
-        '-p',
-        String(this.port),
-        '-k',
-        this.dir,
-        '-c',
-        'listen_addresses=127.0.0.1',
-        '-c',
-        'shared_buffers=16MB',
-        '-c',
-        'fsync=off',
-        '-c',
-        'max_wal_senders=4',
-        '-c',
-        'wal_level=replica',
-      ],
-      options,
-    );
-    await waitForPort(this.port);
-    await waitUntil(
-      async () =>
-        spawnSync(path.join(PG_BIN as string, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(this.port)])
-          .status === 0,
-      20_000,
-      `postgres on ${this.port} ready`,
-    );
-  }
-
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
-  /** SIGKILL to the postmaster; its backends exit once they see it gone. */
-  async kill(): Promise<void> {
-    await this.signal('SIGKILL');
-  }
-
-  /** Fast shutdown (SIGINT), then SIGKILL after 10 s. */
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await this.signal('SIGINT');
-    clearTimeout(timer);
-  }
-
-  private async signal(signal: NodeJS.Signals): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill(signal);
-    await exited;
-    this.child = undefined;
-  }
-}
-
 /** A PostgreSQL primary and a streaming standby made from it with pg_basebackup -R. */
 export class PostgresReplication {
-  readonly primary: PostgresServer;
-  readonly standby: PostgresServer;
+  readonly primary: PrivatePostgres;
+  readonly standby: PrivatePostgres;
   private readonly dir: string;
 
   constructor(primaryPort: number, standbyPort: number, root = path.resolve(__dirname, '../tmp')) {
     this.dir = path.join(root, `postgres-${primaryPort}-${process.pid}`);
     const user = serverUser();
-    this.primary = new PostgresServer(primaryPort, path.join(this.dir, 'primary'), user);
-    this.standby = new PostgresServer(standbyPort, path.join(this.dir, 'standby'), user);
+    this.primary = new PrivatePostgres(primaryPort, path.join(this.dir, 'primary'), user);
+    this.standby = new PrivatePostgres(standbyPort, path.join(this.dir, 'standby'), user);
   }
 
   /** `postgres://root@127.0.0.1:<port>/<db>` of the primary or the standby. */
-  url(server: PostgresServer, database: string): string {
+  url(server: PrivatePostgres, database: string): string {
     return `postgres://root@127.0.0.1:${server.port}/${database}`;
   }
 

@@ -11,6 +11,7 @@ import { SavepointBatch } from '../savepoint-batch';
 import { changeCounter } from './change-counter';
 import { readChangeVersion } from './change-table';
 import { PG_TYPES, postgresClient } from './client';
+import { READ_TIMEOUT_SLACK_MS, limitConnection } from './read-timeout';
 import { POSTGRES_ERRORS } from './errors';
 import { PostgresGroupCommit } from './group-commit';
 import { POSTGRES_PATCH_STATEMENTS } from './patch-statements';
@@ -34,7 +35,8 @@ const POOL_MAX = 10;
 
 /**
  * A knex over node-postgres for `url`: at most POOL_MAX connections, each with statement_timeout (db_statement_timeout)
- * and lock_timeout (db_busy_timeout) set at connect, no extra round trip.
+ * and lock_timeout (db_busy_timeout) set at connect, no extra round trip, and a client-side limit a little past
+ * statement_timeout for a server that stopped answering (read-timeout.ts).
  */
 function postgresKnex(url: string, options: DatabaseOptions, changes: TableChanges): Knex {
   return knexFactory({
@@ -55,6 +57,7 @@ function postgresKnex(url: string, options: DatabaseOptions, changes: TableChang
       createTimeoutMillis: options.acquireMs,
       afterCreate: (conn: WatchedConnection, done: (err: Error | null, conn: unknown) => void) => {
         changes.watch(conn);
+        limitConnection(conn, options.statementMs + READ_TIMEOUT_SLACK_MS);
         done(null, conn);
       },
     },

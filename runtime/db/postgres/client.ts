@@ -6,6 +6,7 @@ import knexFactory, { type Knex } from 'knex';
 import { types } from 'pg';
 import { knexDialect } from '../knex-dialect';
 import { KNEX_LOG } from '../knex-log';
+import { answeredWithin } from './read-timeout';
 
 /** pg type OIDs the service reads its own way. */
 const OID = {
@@ -67,10 +68,17 @@ type ClientClass = typeof Knex.Client & {
   };
 };
 
-let made: typeof Knex.Client | undefined;
+/** The service's PostgreSQL knex client class. */
+export type PostgresClientClass = Pick<typeof Knex.Client, keyof typeof Knex.Client> &
+  (new (config: Knex.Config) => Knex.Client & {
+    /** Whether this client's statements get the connection's client-side limit (read-timeout.ts). */
+    limitsStatements(): boolean;
+  });
+
+let made: PostgresClientClass | undefined;
 
 /** The service's PostgreSQL knex client class (a subclass of knex's `pg` client), made once. */
-export function postgresClient(): typeof Knex.Client {
+export function postgresClient(): PostgresClientClass {
   if (made) return made;
   const Base = knexDialect('pg') as ClientClass;
   // knex exports its query builder class only through a client's public queryBuilder().
@@ -133,6 +141,20 @@ export function postgresClient(): typeof Knex.Client {
         index.call(compiler, list, ...rest);
       };
       return compiler;
+    }
+
+    /**
+     * Whether this client's statements get the connection's client-side limit (read-timeout.ts): the pool's do; those
+     * of a knex transaction (the migration, bulk batches) run as long as they take. transaction.ts's held connections
+     * override it.
+     */
+    limitsStatements(): boolean {
+      return (this as { transacting?: unknown }).transacting !== true;
+    }
+
+    override query(connection: object, obj: unknown): Promise<unknown> {
+      const running = super.query(connection, obj) as Promise<unknown>;
+      return this.limitsStatements() ? answeredWithin(connection, running) : running;
     }
 
     override raw(sql: unknown, ...rest: unknown[]): Knex.Raw {

@@ -1,6 +1,7 @@
 // node-postgres' errors the core treats alike on every backend: a database unavailable or too busy (503) and a
 // duplicate key (409). PostgreSQL reports SQLSTATE codes; the driver reports a dropped connection by message.
 import type { DriverErrors } from '../backend';
+import { READ_TIMEOUT_CODE } from './read-timeout';
 
 /** SQLSTATE codes of a server gone, restarting, overloaded, or a transaction to run again. */
 const UNAVAILABLE_CODES = new Set([
@@ -21,14 +22,16 @@ const UNAVAILABLE_CODES = new Set([
   '53200',
   // read-only transaction (a standby, or a primary being demoted)
   '25006',
+  // no answer from the server within the client's limit (read-timeout.ts)
+  READ_TIMEOUT_CODE,
 ]);
 
 /** Class 08: connection exceptions. */
 const CONNECTION_CLASS = /^08/;
 
-/** node-postgres' errors without a code for a connection that closed under the request. */
+/** node-postgres' errors without a code for a connection that closed under the request (statements.ts puts the SQL first). */
 const CLOSED_MESSAGES =
-  /^Connection terminated|Client has encountered a connection error and is not queryable|^Client was closed and is not queryable|timeout exceeded when trying to connect/;
+  /(^| - )Connection terminated|Client has encountered a connection error and is not queryable|(^| - )Client was closed and is not queryable|timeout exceeded when trying to connect/;
 
 /** The errors of node-postgres. */
 export const POSTGRES_ERRORS: DriverErrors = {

@@ -8,6 +8,7 @@ import { queryTimeout } from '../query-time';
 import type { DocData, Queryable, RowStore } from '../row-store';
 import type { PostgresDatabase } from './backend';
 import { QUERY_CANCELED } from './errors';
+import { READ_TIMEOUT_SLACK_MS, answeredWithin } from './read-timeout';
 import {
   execute,
   numbered,
@@ -362,9 +363,14 @@ export class PostgresRowStore implements RowStore {
     try {
       return await onPooledConnection(this.db.knex, async (conn) => {
         const own = limit === session.statement_timeout;
-        if (!own) await conn.query(`set statement_timeout = ${limit}`);
-        const reading = conn.query<unknown[]>({ text: sql, values: [...bindings], rowMode: 'array' });
-        // Queued behind the read on the connection: it runs when the read ends, cancelled or not.
+        if (!own) await answeredWithin(conn, conn.query(`set statement_timeout = ${limit}`));
+        const reading = answeredWithin(
+          conn,
+          conn.query<unknown[]>({ text: sql, values: [...bindings], rowMode: 'array' }),
+          limit + READ_TIMEOUT_SLACK_MS,
+        );
+        // Queued behind the read on the connection: it runs when the read ends, cancelled or not (a read without an
+        // answer closes the connection, and this fails with it).
         const reset = own ? undefined : conn.query(`set statement_timeout = ${session.statement_timeout}`);
         try {
           const result = await reading;

@@ -10,6 +10,7 @@ import { assertNever } from '../../meta/field-types';
 import type { ColumnTarget, LiveIndex, SchemaDialect } from '../backend';
 import { DECIMAL_LIMITS, kindFamily, typeFamily } from '../type-families';
 import { ensureChangeRows } from './change-table';
+import type { PgConnection } from './statements';
 
 /** How long a migration waits for another process's lock (ms). */
 const LOCK_WAIT_MS = 10 * 60_000;
@@ -199,29 +200,25 @@ export const POSTGRES_SCHEMA: SchemaDialect = {
    * connections take while this one holds its lock.
    */
   async migrationLock(knex, work) {
-    const connection: unknown = await knex.client.acquireConnection();
+    // Straight on the node-postgres connection: the wait may be long, past the pool's client-side limit.
+    const connection = (await knex.client.acquireConnection()) as PgConnection;
     try {
-      await knex.raw(`set lock_timeout = ${LOCK_WAIT_MS}`).connection(connection);
+      await connection.query(`set lock_timeout = ${LOCK_WAIT_MS}`);
       try {
-        await knex
-          .raw("select pg_advisory_lock(hashtext('svc_migrate_run:' || current_database()))")
-          .connection(connection);
+        await connection.query("select pg_advisory_lock(hashtext('svc_migrate_run:' || current_database()))");
       } catch {
         throw new Error(`another process has held the migration lock for ${LOCK_WAIT_MS / 1000} s`);
       }
       try {
         return await work();
       } finally {
-        await knex
-          .raw("select pg_advisory_unlock(hashtext('svc_migrate_run:' || current_database()))")
-          .connection(connection)
+        await connection
+          .query("select pg_advisory_unlock(hashtext('svc_migrate_run:' || current_database()))")
           .catch(() => undefined);
       }
     } finally {
-      await knex
-        .raw('set lock_timeout = 0')
-        .connection(connection)
-        .catch(() => undefined);
+      // Back to the session's own (db_busy_timeout, from the connection's start-up packet).
+      await connection.query('reset lock_timeout').catch(() => undefined);
       await knex.client.releaseConnection(connection);
     }
   },

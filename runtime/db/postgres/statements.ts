@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { ClientBase, QueryResult } from 'pg';
 import { pgValue } from './client';
+import { answeredWithin } from './read-timeout';
 
 /** A node-postgres connection, as the row store uses it. */
 export type PgConnection = ClientBase;
@@ -42,7 +43,10 @@ export async function execute<R extends Record<string, unknown> = Record<string,
   values: readonly unknown[],
 ): Promise<QueryResult<R>> {
   try {
-    return await conn.query<R>({ name: statementName(text), text, values: values.map(pgValue) });
+    return await answeredWithin(
+      conn,
+      conn.query<R>({ name: statementName(text), text, values: values.map(pgValue) }),
+    );
   } catch (err) {
     // As knex reports a failed query (compileSqlOnError false): the SQL with placeholders, never the bound values.
     if (err instanceof Error) err.message = `${text} - ${err.message}`;

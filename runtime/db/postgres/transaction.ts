@@ -5,6 +5,8 @@
 // statement_timeout (db_statement_timeout); the wait for a connection is knex's acquire timeout.
 import type { Knex } from 'knex';
 import { heldConnectionKnex } from '../held-connection';
+import type { PostgresClientClass } from './client';
+import { answeredWithin } from './read-timeout';
 import type { PgConnection } from './statements';
 
 /** The knex bound to one pooled connection, usable while a work holds the connection. */
@@ -22,8 +24,14 @@ export function boundConnection(knex: Knex, conn: PgConnection): BoundConnection
   if (known) return known;
   const state = { active: false };
   // The row store runs its statements on this connection too while the work holds it (statements.ts pgConnection).
+  // The site knex's client class (client.ts), whose statements here all get the connection's client-side limit.
+  class LimitedHeldClient extends (knex.client.constructor as PostgresClientClass) {
+    override limitsStatements(): boolean {
+      return true;
+    }
+  }
   const made: BoundConnection = Object.assign(state, {
-    knex: heldConnectionKnex(knex.client.constructor as typeof Knex.Client, conn, state, {
+    knex: heldConnectionKnex(LimitedHeldClient, conn, state, {
       compileSqlOnError: false,
     }),
   });
@@ -33,7 +41,7 @@ export function boundConnection(knex: Knex, conn: PgConnection): BoundConnection
 
 /** Sends a transaction command (BEGIN, COMMIT, ROLLBACK); resolves with its command tag. */
 export async function command(conn: PgConnection, sql: string): Promise<string> {
-  const result = await conn.query(sql);
+  const result = await answeredWithin(conn, conn.query(sql));
   return result.command;
 }
 
