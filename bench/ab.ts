@@ -30,7 +30,8 @@
 //   AB_PATH=/api/resource/ToDo AB_BODY='{"description":"x"}' AB_HEADERS_A='{"x-bench-id":"[<id>]"}' \
 //     AB_HEADERS_B='{"idempotency-key":"[<id>]"}' npx tsx bench/ab.ts
 // BENCH_DB=mysql (or mariadb): each side runs on a fresh MariaDB database of its own on BENCH_MYSQL_URL's server
-// (bench/lib/service.ts benchMysqlDatabase; dropped afterwards) instead of a SQLite file.
+// (bench/lib/service.ts benchMysqlDatabase; dropped afterwards) instead of a SQLite file; BENCH_DB=postgres likewise on
+// BENCH_POSTGRES_URL's server (benchPostgresDatabase).
 // AB_SEED=N seeds N ToDos on each side first (for a list or count path; a path with {doc} seeds 100).
 // AB_DOCS=N: `{doc}` takes the first N seeded ToDos in turn, one per request (default 1: the same ToDo every time, so
 // updates from 50 connections wait on its row lock on MariaDB and PostgreSQL; a rotating set measures the update).
@@ -74,7 +75,13 @@ async function start(tag: 'A' | 'B', urlPath: string) {
     ? (JSON.parse(process.env[`NODE_ARGS_${tag}`] as string) as string[])
     : undefined;
   // The root's own service module made the database: its exit handler drops it.
-  const mysqlDb = service.benchDbKind() === 'mysql' ? await service.benchMysqlDatabase() : undefined;
+  const kind = service.benchDbKind();
+  const mysqlDb =
+    kind === 'mysql'
+      ? await service.benchMysqlDatabase()
+      : kind === 'postgres'
+        ? await service.benchPostgresDatabase()
+        : undefined;
   const svc = await service.startService(detectPinning(), {
     port: await freePort(),
     ...(mysqlDb ? { databaseUrl: mysqlDb.url } : {}),
