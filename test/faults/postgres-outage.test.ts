@@ -1,184 +1,40 @@
-// Database outages with a real server: a private PostgreSQL (own port and data folder) is stopped, then frozen with
-// SIGSTOP (the postmaster and every backend), under concurrent load. Run in the PostgreSQL leg of the suite. Every request answers 503 ServiceUnavailableError with Retry-After within the
-// configured timeouts (never 500, never a hang), the outage logs one line when it starts and one when it ends, and
-// the service answers 200 again once the server is back, without a restart.
+// A private PostgreSQL stopped, then frozen (SIGSTOP of the postmaster and every backend), under load, in the suite's
+// PostgreSQL run: test/helpers/outage-suite.ts says what must hold.
 import { rmSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import knexFactory from 'knex';
-import { regenerateKeys } from '../../runtime/auth/api-keys';
-import { createApp } from '../../runtime/app';
-import { closeSite, openSite } from '../../runtime/bootstrap';
-import { DEFAULT_SITE_CONFIG } from '../../runtime/config/config';
-import { createLogger, logger, setLogger } from '../../runtime/log/logger';
-import type { Site } from '../../runtime/site';
-import { registry } from '../../generated';
+import { outageSuite } from '../helpers/outage-suite';
 import { HAVE_POSTGRES, PrivatePostgres, serverUser } from '../helpers/private-postgres';
 
-const PORT = 4175;
-const TIMEOUT_MS = 1500;
-/** The longest a request may take during an outage: a pool wait plus one statement, and scheduling slack. */
-const BOUND_MS = 2 * TIMEOUT_MS + 1500;
-
-const run = HAVE_POSTGRES && process.env.TEST_POSTGRES_URL ? describe : describe.skip;
-if (!HAVE_POSTGRES) console.log('postgres-outage: skipped, no PostgreSQL binaries under /usr/lib/postgresql');
 jest.setTimeout(120_000);
-
-run('PostgreSQL outage (private postgres)', () => {
+if (HAVE_POSTGRES && process.env.TEST_POSTGRES_URL) {
   const server = new PrivatePostgres(
-    PORT,
+    4175,
     path.resolve(__dirname, `../tmp/postgres-outage-${process.pid}`),
     serverUser(),
   );
-  let site: Site;
-  let listener: http.Server;
-  let base: string;
-  let auth: string;
-  const lines: Record<string, unknown>[] = [];
-  const previous = logger();
-
-  beforeAll(async () => {
-    server.init();
-    await server.start();
-    const admin = knexFactory({ client: 'pg', connection: server.url('postgres') });
-    await admin.raw(`CREATE DATABASE site ENCODING 'UTF8' TEMPLATE template0`);
-    await admin.destroy();
-    setLogger(
-      createLogger({
-        level: 'info',
-        destination: new Writable({
-          write(chunk: Buffer, _enc, done) {
-            for (const line of chunk.toString().split('\n').filter(Boolean))
-              lines.push(JSON.parse(line) as Record<string, unknown>);
-            done();
-          },
-        }),
-      }),
-    );
-    site = await openSite(
-      {
-        port: 0,
-        host: '127.0.0.1',
-        databaseUrl: server.url('site'),
-        adminPassword: 'outage-admin-1',
-        adminPasswordDefaulted: false,
-        site: {
-          ...DEFAULT_SITE_CONFIG,
-          db_statement_timeout: TIMEOUT_MS,
-          db_acquire_timeout: TIMEOUT_MS,
-          db_busy_timeout: TIMEOUT_MS,
-        },
-      },
-      registry,
-    );
-    const keys = await regenerateKeys(site.db.knex, 'Administrator');
-    auth = `token ${keys!.api_key}:${keys!.api_secret}`;
-    listener = createApp(site, { onServerError: () => undefined }).listen(0, '127.0.0.1');
-    await new Promise((r) => listener.once('listening', r));
-    base = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+  outageSuite('PostgreSQL outage (private postgres)', {
+    async open() {
+      server.init();
+      await server.start();
+      const admin = knexFactory({ client: 'pg', connection: server.url('postgres') });
+      await admin.raw(`CREATE DATABASE site ENCODING 'UTF8' TEMPLATE template0`);
+      await admin.destroy();
+      return server.url('site');
+    },
+    start: () => server.start(),
+    stop: () => server.stop(),
+    freeze: () => server.freeze(),
+    thaw: () => server.thaw(),
+    async destroy() {
+      await server.stop();
+      rmSync(server.dir, { recursive: true, force: true });
+    },
   });
-
-  afterAll(async () => {
-    server.thaw();
-    listener?.close();
-    if (site) await closeSite(site).catch(() => undefined);
-    await server.stop();
-    rmSync(server.dir, { recursive: true, force: true });
-    setLogger(previous);
-  });
-
-  /** One request: status, Retry-After, exc_type and how long it took. */
-  async function call(method: 'GET' | 'POST', path: string, body?: object) {
-    const started = Date.now();
-    const res = await fetch(base + path, {
-      method,
-      // A request that hangs fails the test here, naming itself, instead of the test's own timeout.
-      signal: AbortSignal.timeout(30_000),
-      headers: { authorization: auth, 'content-type': 'application/json' },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    const json = (await res.json().catch(() => ({}))) as { exc_type?: string };
-    return {
-      status: res.status,
-      retryAfter: res.headers.get('retry-after'),
-      excType: json.exc_type,
-      ms: Date.now() - started,
-    };
-  }
-
-  /** 24 concurrent requests: lists, gets, counts and creates. */
-  const load = () =>
-    Promise.all(
-      Array.from({ length: 24 }, (_, i) =>
-        i % 4 === 0
-          ? call('POST', '/api/resource/ToDo', { description: `during outage ${i}` })
-          : i % 4 === 1
-            ? call('GET', '/api/v2/doctype/ToDo/count')
-            : call('GET', '/api/resource/ToDo?limit_page_length=5'),
-      ),
-    );
-
-  async function untilHealthy(ms = 20_000): Promise<number> {
-    const started = Date.now();
-    for (;;) {
-      const res = await call('GET', '/api/resource/ToDo?limit_page_length=1');
-      if (res.status === 200) return Date.now() - started;
-      expect(res.status).toBe(503);
-      if (Date.now() - started > ms) throw new Error(`not healthy after ${ms} ms`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-
-  const events = () => lines.map((l) => l.event).filter(Boolean);
-
-  test('healthy before: 200', async () => {
-    expect((await call('POST', '/api/resource/ToDo', { description: 'before' })).status).toBe(201);
-    expect((await call('GET', '/api/resource/ToDo')).status).toBe(200);
-  });
-
-  test('server stopped: every request is 503 with Retry-After within the bound; back after a restart', async () => {
-    lines.length = 0;
-    await server.stop();
-    const answers = await load();
-    for (const a of answers) {
-      expect(a).toMatchObject({ status: 503, excType: 'ServiceUnavailableError' });
-      expect(Number(a.retryAfter)).toBeGreaterThan(0);
-      expect(a.ms).toBeLessThan(BOUND_MS);
-    }
-    expect(events()).toEqual(['database_unavailable']);
-    const probes = await Promise.all(['/api/health', '/api/ready'].map((p) => fetch(base + p)));
-    expect(probes.map((r) => r.status)).toEqual([200, 503]);
-    expect(await probes[1]!.json()).toMatchObject({ status: 'unavailable', database: 'down' });
-    await server.start();
-    await untilHealthy();
-    expect((await call('POST', '/api/resource/ToDo', { description: 'after restart' })).status).toBe(201);
-    expect((await fetch(`${base}/api/ready`)).status).toBe(200);
-    // The probe noticed the recovery: one line for the start of the outage, one for its end.
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(events()).toEqual(['database_unavailable', 'database_available']);
-  });
-
-  test('server frozen (SIGSTOP): 503 within the bound, not a hang; back after SIGCONT', async () => {
-    lines.length = 0;
-    server.freeze();
-    try {
-      const answers = await load();
-      for (const a of answers) {
-        expect(a).toMatchObject({ status: 503, excType: 'ServiceUnavailableError' });
-        expect(a.ms).toBeLessThan(BOUND_MS);
-      }
-      // Still frozen: later requests keep answering within the bound.
-      const again = await load();
-      for (const a of again) expect(a.ms).toBeLessThan(BOUND_MS);
-      expect(events()).toEqual(['database_unavailable']);
-    } finally {
-      server.thaw();
-    }
-    await untilHealthy();
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(events()).toEqual(['database_unavailable', 'database_available']);
-    expect((await call('GET', '/api/resource/ToDo')).status).toBe(200);
-  });
-});
+} else
+  test.skip(
+    HAVE_POSTGRES
+      ? 'PostgreSQL outage: runs with TEST_POSTGRES_URL (the PostgreSQL run)'
+      : 'PostgreSQL outage: no PostgreSQL binaries under /usr/lib/postgresql',
+    () => undefined,
+  );
