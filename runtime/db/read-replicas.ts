@@ -12,6 +12,7 @@ import type { Database, DatabaseOptions, ReplicaPositions } from './backend';
 import { backendFor } from './connect';
 import type { RowStore } from './row-store';
 import { unavailableReason } from './unavailable';
+import { within } from './within';
 
 /** How long a replica that failed is left out before a request tries it again (ms). */
 const RETRY_MS = 1000;
@@ -62,22 +63,8 @@ class FreshReads<P> {
 /** A replica that did not answer in time. */
 class NoAnswer extends Error {}
 
-/** `promise`, or a rejection (NoAnswer) once `ms` have passed. */
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new NoAnswer(`no answer within ${ms} ms`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
-}
+/** The error of a replica without an answer within `ms`. */
+const noAnswer = (ms: number) => () => new NoAnswer(`no answer within ${ms} ms`);
 
 /** One replica: its database, row store, what it is known to have replayed, and whether it is left out. */
 class Replica {
@@ -161,7 +148,7 @@ export class ReadReplicas {
     }
     if (replica.known === undefined || !this.positions.covers(replica.known, position, asked)) {
       try {
-        const at = await within(replica.positions.read(asked), this.timeoutMs);
+        const at = await within(replica.positions.read(asked), this.timeoutMs, noAnswer(this.timeoutMs));
         replica.known = this.positions.merge(replica.known, at);
       } catch (err) {
         this.leaveOut(replica, err);
@@ -172,7 +159,11 @@ export class ReadReplicas {
     let value: T;
     try {
       // The server ends a read past its limit; a frozen one cannot, and a driver may wait for it forever.
-      value = await within(onReplica(replica.rows), limitMs + this.timeoutMs);
+      value = await within(
+        onReplica(replica.rows),
+        limitMs + this.timeoutMs,
+        noAnswer(limitMs + this.timeoutMs),
+      );
     } catch (err) {
       if (!(await this.failedReplica(replica, err))) throw err;
       return this.fallback('down', onPrimary);
@@ -193,7 +184,11 @@ export class ReadReplicas {
     return Promise.all(
       this.replicas.map(async (r) => ({
         replica: r.label,
-        seconds: await within(this.positions.lagSeconds(r.db), this.timeoutMs).catch(() => undefined),
+        seconds: await within(
+          this.positions.lagSeconds(r.db),
+          this.timeoutMs,
+          noAnswer(this.timeoutMs),
+        ).catch(() => undefined),
       })),
     );
   }
@@ -229,7 +224,7 @@ export class ReadReplicas {
   private async failedReplica(replica: Replica, err: unknown): Promise<boolean> {
     if (!(err instanceof NoAnswer) && unavailableReason(err, replica.db.errors) === undefined) {
       if (!(err instanceof QueryTimeoutError)) return false;
-      const answers = await within(replica.positions.read([]), this.timeoutMs).then(
+      const answers = await within(replica.positions.read([]), this.timeoutMs, noAnswer(this.timeoutMs)).then(
         () => true,
         () => false,
       );

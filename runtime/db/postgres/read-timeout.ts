@@ -4,6 +4,7 @@
 // public `end` destroys the socket of a client with a query still active), so knex's pool, seeing it ended, never hands
 // it out again. Statements of a knex transaction (the migration, bulk batches, key regeneration) and the migration
 // lock's wait run as long as they take, as on MariaDB (mysql/limited-client.ts).
+import { within } from '../within';
 
 /** How long after the server's own statement_timeout the client stops waiting for an answer. */
 export const READ_TIMEOUT_SLACK_MS = 500;
@@ -30,22 +31,10 @@ export function limitConnection(conn: object, ms: number): void {
  */
 export function answeredWithin<T>(conn: object, query: Promise<T>, ms = limits.get(conn)): Promise<T> {
   if (ms === undefined) return query;
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      (conn as Endable).end().catch(() => undefined);
-      reject(
-        Object.assign(new Error(`The database did not answer within ${ms} ms`), { code: READ_TIMEOUT_CODE }),
-      );
-    }, ms);
-    query.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
+  return within(query, ms, () => {
+    (conn as Endable).end().catch(() => undefined);
+    return Object.assign(new Error(`The database did not answer within ${ms} ms`), {
+      code: READ_TIMEOUT_CODE,
+    });
   });
 }
