@@ -1,6 +1,7 @@
 // A webhook receiver on a loopback port for the webhook tests: records every request and answers with the status the
 // test chooses (per request, in order; the last one repeats), or not at all.
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { TestSite } from '../helpers/test-site';
 
 /** One request a receiver got. */
@@ -21,7 +22,7 @@ export interface Receiver {
 /** How to answer: a status (with optional headers), or 'hang' (never answer). */
 export type Answer = number | 'hang' | { status: number; headers: Record<string, string> };
 
-/** Starts a receiver on `host`:`port` answering with `answers` in order (the last repeats). */
+/** Starts a receiver on `host`:`port` (0: a free port, in its `url`) answering with `answers` in order (the last repeats). */
 export async function startReceiver(port: number, answers: Answer[], host = '127.0.0.1'): Promise<Receiver> {
   const requests: Received[] = [];
   const server = http.createServer((req, res) => {
@@ -42,7 +43,7 @@ export async function startReceiver(port: number, answers: Answer[], host = '127
   });
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   return {
-    url: `http://${host}:${port}/hook`,
+    url: `http://${host}:${(server.address() as AddressInfo).port}/hook`,
     requests,
     close: () =>
       new Promise((resolve) => {

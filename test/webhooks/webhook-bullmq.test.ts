@@ -8,7 +8,6 @@ import { createTodo, createWebhook, logRows, startReceiver, waitFor, type Receiv
 jest.setTimeout(30_000);
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const PORT = 41570 + (process.env.TEST_MYSQL_URL ? 5 : 0);
 const prefix = `svc-webhooks-${process.pid}-${randomBytes(4).toString('hex')}`;
 
 let t: TestSite;
@@ -37,7 +36,7 @@ it('retries a 500 through BullMQ and succeeds', async () => {
       webhook_retry_schedule: [0.2, 0.2],
     },
   });
-  receiver = await startReceiver(PORT, [500, 200]);
+  receiver = await startReceiver(0, [500, 200]);
   expect((await createWebhook(t, { name: 'bull', request_url: receiver.url })).status).toBe(201);
   await createTodo(t);
   await waitFor(async () => (await logRows(t)).some((r) => r.status === 'Success'), 20_000, 'Success');

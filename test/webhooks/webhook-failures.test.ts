@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 it('gives up on a receiver that never answers after the timeout, retrying on the schedule', async () => {
-  const receiver = await startReceiver(BASE, ['hang']);
+  const receiver = await startReceiver(0, ['hang']);
   receivers.push(receiver);
   expect((await createWebhook(t, { name: 'slow', request_url: receiver.url, timeout: 1 })).status).toBe(201);
   const started = Date.now();
@@ -54,9 +54,9 @@ it('retries a receiver that is down until Exhausted, then nothing more', async (
 });
 
 it('does not follow a redirect to a refused address', async () => {
-  const target = await startReceiver(BASE + 2, [200], '127.0.0.3');
+  const target = await startReceiver(0, [200], '127.0.0.3');
   receivers.push(target);
-  const redirecting = await startReceiver(BASE + 3, [{ status: 302, headers: { location: target.url } }]);
+  const redirecting = await startReceiver(0, [{ status: 302, headers: { location: target.url } }]);
   receivers.push(redirecting);
   expect((await createWebhook(t, { name: 'redirect', request_url: redirecting.url })).status).toBe(201);
   await createTodo(t);
@@ -68,7 +68,7 @@ it('does not follow a redirect to a refused address', async () => {
 });
 
 it('ends a delivery whose webhook was deleted as Exhausted at once', async () => {
-  const receiver = await startReceiver(BASE + 4, ['hang']);
+  const receiver = await startReceiver(0, ['hang']);
   receivers.push(receiver);
   expect((await createWebhook(t, { name: 'gone', request_url: receiver.url, timeout: 1 })).status).toBe(201);
   await createTodo(t);

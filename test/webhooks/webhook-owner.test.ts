@@ -5,14 +5,12 @@ import { createTodo, logRows, startReceiver, waitFor, type Receiver } from './re
 
 jest.setTimeout(30_000);
 
-const PORT = 41580 + (process.env.TEST_MYSQL_URL ? 5 : 0);
-
 let t: TestSite;
 let receiver: Receiver;
 
 beforeEach(async () => {
   t = await createTestSite({ site: { webhook_allowed_hosts: ['127.0.0.1'], job_poll_ms: 50 } });
-  receiver = await startReceiver(PORT, [200]);
+  receiver = await startReceiver(0, [200]);
 });
 
 afterEach(async () => {

@@ -5,13 +5,11 @@ import { createTestSite, type TestSite } from '../helpers/test-site';
 import { importFile } from '../data-io/import-helpers';
 import { createTodo, createWebhook, logRows, startReceiver, waitFor, type Receiver } from './receiver';
 
-const PORT = 41530 + (process.env.TEST_MYSQL_URL ? 5 : 0);
-
 let t: TestSite;
 let receiver: Receiver;
 beforeAll(async () => {
   t = await createTestSite({ site: { webhook_allowed_hosts: ['127.0.0.1'], job_poll_ms: 50 } });
-  receiver = await startReceiver(PORT, [200]);
+  receiver = await startReceiver(0, [200]);
   expect((await createWebhook(t, { name: 'on-insert', request_url: receiver.url })).status).toBe(201);
 });
 afterAll(async () => {
