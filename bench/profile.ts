@@ -8,14 +8,22 @@
 // Starts the server (pinned, fresh SQLite, `node --cpu-prof`), seeds ToDo rows, runs the load worker, stops the server
 // and prints where the server's CPU time went (self time by function, and by file or package).
 // Environment: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50), PROFILE_ROWS (rows to seed, default 1000),
-// BENCH_DB=mysql (the service on a fresh MariaDB database bench_<pid>_<n> on BENCH_MYSQL_URL's server, dropped after).
+// BENCH_DB=mysql (the service on a fresh MariaDB database bench_<pid>_<n> on BENCH_MYSQL_URL's server, dropped after);
+// BENCH_DB=postgres likewise on BENCH_POSTGRES_URL's server.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { runLoad } from './lib/load';
 import { runMain, detectPinning, freePort, installCleanup, removeOnExit, stopChild } from './lib/procs';
-import { apiToken, benchDbKind, benchMysqlDatabase, seedTodos, startService } from './lib/service';
+import {
+  apiToken,
+  benchDbKind,
+  benchMysqlDatabase,
+  benchPostgresDatabase,
+  seedTodos,
+  startService,
+} from './lib/service';
 import { uploadBytes } from './lib/files';
 import { bulkJob } from './lib/bulk';
 
@@ -218,8 +226,14 @@ async function main(): Promise<number> {
   removeOnExit(tmp);
   const profDir = path.join(ROOT, 'bench', 'results', 'profiles');
   mkdirSync(profDir, { recursive: true });
-  const db = benchDbKind() === 'mysql' ? await benchMysqlDatabase() : undefined;
-  const stamp = `${kind}-${generated ? path.basename(generated) : 'core'}${db ? '-mysql' : ''}-${Date.now()}`;
+  const dbKind = benchDbKind();
+  const db =
+    dbKind === 'mysql'
+      ? await benchMysqlDatabase()
+      : dbKind === 'postgres'
+        ? await benchPostgresDatabase()
+        : undefined;
+  const stamp = `${kind}-${generated ? path.basename(generated) : 'core'}${db ? `-${dbKind}` : ''}-${Date.now()}`;
   const svc = await startService(pinning, {
     port: await freePort(),
     dbFile: path.join(tmp, 'p.sqlite'),

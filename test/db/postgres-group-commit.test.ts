@@ -172,4 +172,38 @@ onPostgres('PostgresGroupCommit', () => {
     ).sort();
     expect(stored).toEqual(names);
   });
+
+  // A batch holds the row store's inserts back and sends them as one INSERT per table before its COMMIT (deferInsert):
+  // two works inserting one name both succeed in the batch and fail that INSERT together; each then runs again alone.
+  test("the row store's held rows: sent once before the COMMIT; one name twice fails the batch, each runs again alone", async () => {
+    const binding = t.site.registry.get('ToDo')!;
+    const stamp = Date.now();
+    const doc = (name: string) => ({
+      name,
+      description: name,
+      owner: 'Administrator',
+      modified_by: 'Administrator',
+      creation: '2026-11-28 00:00:00.000000',
+      modified: '2026-11-28 00:00:00.000000',
+      docstatus: 0,
+      idx: 0,
+    });
+    const runs: Record<string, number> = {};
+    const names = ['one', 'twice', 'twice', 'two'].map((n) => `held ${stamp} ${n}`);
+    const outcomes = await Promise.allSettled(
+      names.map((name, i) =>
+        group.run(counted(runs, String(i), (q) => t.site.rows.insert(q, binding, doc(name)))),
+      ),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ excType: 'DuplicateEntryError' });
+    // The three works of the failed batch ran twice (the batch, then alone); a work queued after it may have run once.
+    expect([runs[0], runs[1], runs[2]]).toEqual([2, 2, 2]);
+    expect(group.reruns).toBeGreaterThanOrEqual(3);
+    const stored = (await t.site.db
+      .knex('tabToDo')
+      .where('name', 'like', `held ${stamp} %`)
+      .pluck('name')) as string[];
+    expect(stored.sort()).toEqual([names[0], names[1], names[3]].sort());
+  });
 });

@@ -6,7 +6,7 @@
 // work when the service is quiet, many under load. The design of MariaDB's (mysql/group-commit.ts), with PostgreSQL's
 // rule that a failed statement aborts the whole transaction.
 import type { Knex } from 'knex';
-import type { PgConnection } from './statements';
+import { execute, quoteIdent, type PgConnection } from './statements';
 import { boundConnection, command, releaseOrClose, rolledBackError } from './transaction';
 
 /** Connections with a batch open at once (each runs its works one at a time). */
@@ -47,6 +47,78 @@ const touchesOf = new WeakMap<PgConnection, Touches>();
 
 type Callback = (err: Error | null, result?: unknown) => void;
 
+/** Rows held back in an open batch, per table and column list: the columns and the rows' values. */
+type Deferred = Map<string, { table: string; columns: readonly string[]; rows: unknown[][] }>;
+
+/** The connections whose batch holds back its works' inserts (a work run again alone sends its own). */
+const deferredOf = new WeakMap<PgConnection, Deferred>();
+
+/**
+ * Holds back the insert of one row of `table` (`values` in the order of `columns`) when `conn` runs a batch of the
+ * group commit: a table's rows are sent as one INSERT just before the next statement on the connection, or before the
+ * COMMIT, so that a batch's creates cost one round trip together instead of one each, and every statement still sees
+ * them. False (nothing held) on any other connection: the caller sends the insert itself.
+ */
+export function deferInsert(
+  conn: PgConnection,
+  table: string,
+  columns: readonly string[],
+  values: unknown[],
+): boolean {
+  const deferred = deferredOf.get(conn);
+  if (!deferred) return false;
+  const key = `${table}\u0000${columns.join('\u0000')}`;
+  const held = deferred.get(key);
+  if (held) held.rows.push(values);
+  else deferred.set(key, { table, columns, rows: [values] });
+  // A held row is a write of its work: if the work fails, the batch's transaction holds it (see PostgresGroupCommit).
+  (touchesOf.get(conn) as Touches).writes++;
+  return true;
+}
+
+/** Placeholders per INSERT at most (PostgreSQL allows 65,535 per statement). */
+const MAX_PLACEHOLDERS = 16_384;
+
+/** Multi-row INSERT texts per table, columns and number of rows. */
+const insertTexts = new Map<string, string>();
+
+function insertText(table: string, columns: readonly string[], rows: number): string {
+  const key = `${rows}\u0000${table}\u0000${columns.join('\u0000')}`;
+  let sql = insertTexts.get(key);
+  if (sql === undefined) {
+    const tuples: string[] = [];
+    for (let r = 0; r < rows; r++)
+      tuples.push(`(${columns.map((_, c) => `$${r * columns.length + c + 1}`).join(', ')})`);
+    sql = `insert into ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) values ${tuples.join(', ')}`;
+    if (insertTexts.size < 4096) insertTexts.set(key, sql);
+  }
+  return sql;
+}
+
+/**
+ * Sends the rows `conn` holds back: one INSERT per table (in the order the tables were first written, split to stay
+ * under MAX_PLACEHOLDERS), queued on the connection ahead of whatever is sent next. Resolves whether they all went in.
+ */
+function sendDeferred(conn: PgConnection): Promise<boolean> | undefined {
+  const deferred = deferredOf.get(conn);
+  if (!deferred?.size) return undefined;
+  const tables = [...deferred.values()];
+  deferred.clear();
+  const sent: Promise<unknown>[] = [];
+  for (const { table, columns, rows } of tables) {
+    const perStatement = Math.max(1, Math.floor(MAX_PLACEHOLDERS / Math.max(1, columns.length)));
+    for (let start = 0; start < rows.length; start += perStatement) {
+      const chunk = rows.slice(start, start + perStatement);
+      sent.push(execute(conn, insertText(table, columns, chunk.length), chunk.flat()));
+    }
+  }
+  // A failure is counted by watchTouches (unknown), and aborts the transaction: the batch runs again alone.
+  return Promise.all(sent).then(
+    () => true,
+    () => false,
+  );
+}
+
 /** The SQL text of a `query` call (a string or a query config's `text`). */
 function textOf(first: unknown): string | undefined {
   if (typeof first === 'string') return first;
@@ -64,6 +136,8 @@ function watchTouches(conn: PgConnection): Touches {
   const touches: Touches = { writes: 0, unknown: 0, pending: 0 };
   const query = (conn.query as (...args: unknown[]) => unknown).bind(conn);
   const counted = (...args: unknown[]): unknown => {
+    // Rows held back go first, so that this statement sees them (they are their own works' writes, counted when held).
+    void sendDeferred(conn);
     const sql = textOf(args[0]);
     if (sql === undefined || ENDS.test(sql)) {
       touches.unknown++;
@@ -221,6 +295,8 @@ export class PostgresGroupCommit {
           }
           begun = true;
         }
+        if (queued.alone) deferredOf.delete(conn);
+        else if (!deferredOf.has(conn)) deferredOf.set(conn, new Map());
         const writes = touches.writes;
         const unknown = touches.unknown;
         connection.active = true;
@@ -264,6 +340,13 @@ export class PostgresGroupCommit {
         usable = await this.rollback(conn);
         return;
       }
+      const held = sendDeferred(conn);
+      if (held && !(await held)) {
+        // A held row failed (a duplicate name): which work it belongs to is not known, so each runs again alone.
+        usable = await this.rollback(conn);
+        this.again(members.map((member) => member.queued));
+        return;
+      }
       let tag: string;
       try {
         tag = await command(conn, 'COMMIT');
@@ -283,12 +366,15 @@ export class PostgresGroupCommit {
       for (const member of members) member.queued.resolve(member.result);
     } finally {
       connection.active = false;
+      // Nothing is held back on the connection outside a batch (rows of a rolled-back batch are dropped).
+      deferredOf.delete(conn);
       await releaseOrClose(client, conn, !usable);
     }
   }
 
   /** Rolls the open transaction back; resolves whether the connection answered. */
   private rollback(conn: PgConnection): Promise<boolean> {
+    deferredOf.get(conn)?.clear();
     return command(conn, 'ROLLBACK').then(
       () => true,
       () => false,

@@ -8,6 +8,7 @@ import { queryTimeout } from '../query-time';
 import type { DocData, Queryable, RowStore } from '../row-store';
 import type { PostgresDatabase } from './backend';
 import { QUERY_CANCELED } from './errors';
+import { deferInsert } from './group-commit';
 import { READ_TIMEOUT_SLACK_MS, answeredWithin } from './read-timeout';
 import {
   execute,
@@ -165,6 +166,7 @@ export class PostgresRowStore implements RowStore {
       await trx(meta.tableName).insert(rowValues(meta, data, standard));
       return;
     }
+    if (deferInsert(conn, meta.tableName, fullColumns(meta, standard), values)) return;
     const sql = cachedText(meta, standard === PARENT_STANDARD ? 'insert' : 'insert-child', () => {
       const columns = fullColumns(meta, standard);
       return `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
@@ -286,11 +288,10 @@ export class PostgresRowStore implements RowStore {
 
   /** One prepared INSERT on the write transaction's connection. */
   async insertEvent(trx: Knex, event: EventRecord): Promise<void> {
-    await execute(
-      await writeConnection(trx),
-      EVENT_INSERT,
-      EVENT_COLUMNS.map((column) => event[column]),
-    );
+    const conn = await writeConnection(trx);
+    const values = EVENT_COLUMNS.map((column) => event[column]);
+    if (deferInsert(conn, SYSTEM_TABLES.events, EVENT_COLUMNS, values)) return;
+    await execute(conn, EVENT_INSERT, values);
   }
 
   async insertRowOnce(
