@@ -281,6 +281,11 @@ export class PostgresRowStore implements RowStore {
   }
 
   async insertRows(trx: Knex, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+    // One row (an Idempotency-Key) in a batch of the group commit joins the batch's INSERT of its table, as a
+    // document's row does.
+    const row = rows.length === 1 ? rows[0] : undefined;
+    const conn = row && (await pgConnection(trx));
+    if (row && conn && deferInsert(conn, table, Object.keys(row), Object.values(row))) return;
     // One INSERT when the rows fit in one (a job item's outcome): batchInsert would wrap it in a savepoint.
     if (rows.length <= BATCH_SIZE) await trx(table).insert([...rows]);
     else await trx.batchInsert(table, [...rows], BATCH_SIZE);
