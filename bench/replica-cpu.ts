@@ -1,11 +1,12 @@
 // Read replicas (issue #32): what a list-heavy load costs the primary with one replica answering it, against the same
-// load without read_replicas. A private MariaDB primary (binary log) and replica (GTID) on their own ports; the site's
+// load without read_replicas. A private MariaDB primary (binary log) and replica (GTID) on their own ports, or with
+// BENCH_DB=postgres a private PostgreSQL primary and streaming standby (pg_basebackup -R); the site's
 // ToDo table seeded with ROWS rows; `svc serve` started for each run with site config read_replicas [] (A) or
 // [replica] (B), result_cache_entries 0 in both (every list is a query, not a remembered page); the same list page of
-// 20 (filter, sort) at CONNECTIONS connections for SECONDS. The primary's and the replica's mariadbd CPU time (their
-// /proc/PID/stat) over each run, per request. Runs A, B, B, A (both orders); the line: primary CPU per request B/A
+// 20 (filter, sort) at CONNECTIONS connections for SECONDS. The primary's and the replica's CPU time (/proc/PID/stat of
+// mariadbd, or of the postmaster and all its children on PostgreSQL) over each run, per request. Runs A, B, B, A (both orders); the line: primary CPU per request B/A
 // (issue's bound: <= 0.20).
-//   npx tsx bench/replica-cpu.ts
+//   npx tsx bench/replica-cpu.ts                      (BENCH_DB=postgres: PostgreSQL)
 //   PRIMARY_PORT=4825 REPLICA_PORT=4826 ROWS=2000 BENCH_SECONDS=10 CONNECTIONS=16 npx tsx bench/replica-cpu.ts
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,7 +15,12 @@ import { regenerateKeys } from '../runtime/auth/api-keys';
 import { closeSite, openSite } from '../runtime/bootstrap';
 import { DEFAULT_SITE_CONFIG } from '../runtime/config/config';
 import { registry } from '../generated';
-import { HAVE_MARIADB, MariaDBReplication } from '../test/helpers/private-replicas';
+import {
+  HAVE_MARIADB,
+  HAVE_POSTGRES,
+  MariaDBReplication,
+  PostgresReplication,
+} from '../test/helpers/private-replicas';
 import { runLoad } from './lib/load';
 import {
   cpuMs,
@@ -38,6 +44,65 @@ const DATABASE = 'replicas_bench';
 const TMP = path.join(ROOT, 'bench/tmp', `replica-cpu-${process.pid}`);
 
 type Side = 'A' | 'B';
+
+/** The replicated pair under test, whatever the database. */
+interface Pair {
+  /** The server program, for the report. */
+  program: string;
+  start(database: string): Promise<void>;
+  caughtUp(): Promise<void>;
+  destroy(): Promise<void>;
+  primaryUrl(database: string): string;
+  replicaUrl(database: string): string;
+  /** The processes whose CPU counts for each server. */
+  primaryPids(): number[];
+  replicaPids(): number[];
+}
+
+function mariadbPair(): Pair {
+  const pair = new MariaDBReplication(PRIMARY_PORT, REPLICA_PORT, TMP);
+  return {
+    program: 'mariadbd',
+    start: (database) => pair.start(database),
+    caughtUp: () => pair.caughtUp(),
+    destroy: () => pair.destroy(),
+    primaryUrl: (database) => pair.primary.url(database),
+    replicaUrl: (database) => pair.replica.url(database),
+    primaryPids: () => (pair.primary.pid ? [pair.primary.pid] : []),
+    replicaPids: () => (pair.replica.pid ? [pair.replica.pid] : []),
+  };
+}
+
+function postgresPair(): Pair {
+  const pair = new PostgresReplication(PRIMARY_PORT, REPLICA_PORT, TMP);
+  return {
+    program: 'postgres',
+    start: (database) => pair.start(database),
+    caughtUp: () => pair.caughtUp(),
+    destroy: () => pair.destroy(),
+    primaryUrl: (database) => pair.url(pair.primary, database),
+    replicaUrl: (database) => pair.url(pair.standby, database),
+    primaryPids: () => pair.primary.processes(),
+    replicaPids: () => pair.standby.processes(),
+  };
+}
+
+/** CPU time (ms) of each of `pids` now. */
+function cpuOf(pids: readonly number[]): Map<number, number> {
+  const times = new Map<number, number>();
+  for (const pid of pids) {
+    const ms = cpuMs(pid);
+    if (ms !== undefined) times.set(pid, ms);
+  }
+  return times;
+}
+
+/** CPU time spent since `before` by the processes now in `pids` (one started meanwhile counts from 0). */
+function cpuSince(before: Map<number, number>, pids: readonly number[]): number {
+  let total = 0;
+  for (const [pid, ms] of cpuOf(pids)) total += ms - (before.get(pid) ?? 0);
+  return total;
+}
 
 /** The figures of one run. */
 interface Run {
@@ -90,14 +155,14 @@ async function prepare(url: string): Promise<string> {
   }
 }
 
-async function measure(side: Side, pair: MariaDBReplication, auth: string): Promise<Run> {
+async function measure(side: Side, pair: Pair, auth: string): Promise<Run> {
   const config = path.join(TMP, `site-${side}.json`);
   writeFileSync(
     config,
     JSON.stringify({
       job_worker: false,
       result_cache_entries: 0,
-      read_replicas: side === 'B' ? [pair.replica.url(DATABASE)] : [],
+      read_replicas: side === 'B' ? [pair.replicaUrl(DATABASE)] : [],
     }),
   );
   const pinning = detectPinning();
@@ -113,7 +178,7 @@ async function measure(side: Side, pair: MariaDBReplication, auth: string): Prom
       ...process.env,
       PORT: String(port),
       HOST: '127.0.0.1',
-      DATABASE_URL: pair.primary.url(DATABASE),
+      DATABASE_URL: pair.primaryUrl(DATABASE),
       SITE_CONFIG: config,
       LOG_LEVEL: 'warn',
     },
@@ -135,12 +200,10 @@ async function measure(side: Side, pair: MariaDBReplication, auth: string): Prom
       warmupSeconds: 0,
     };
     await runLoad(pinning, { ...spec, seconds: 3 }, `warm-up ${side}`);
-    const primaryPid = pair.primary.pid as number;
-    const replicaPid = pair.replica.pid as number;
-    const before = { primary: cpuMs(primaryPid) ?? NaN, replica: cpuMs(replicaPid) ?? NaN };
+    const before = { primary: cpuOf(pair.primaryPids()), replica: cpuOf(pair.replicaPids()) };
     const result = await runLoad(pinning, { ...spec, seconds: SECONDS }, `list ${side}`);
-    const primaryMs = (cpuMs(primaryPid) ?? NaN) - before.primary;
-    const replicaMs = (cpuMs(replicaPid) ?? NaN) - before.replica;
+    const primaryMs = cpuSince(before.primary, pair.primaryPids());
+    const replicaMs = cpuSince(before.replica, pair.replicaPids());
     return {
       side,
       requests: result.total,
@@ -155,16 +218,19 @@ async function measure(side: Side, pair: MariaDBReplication, auth: string): Prom
 }
 
 runMain(async () => {
-  if (!HAVE_MARIADB) {
-    console.log('replica-cpu: skipped, no mariadbd / mariadb-install-db on this machine');
+  const postgres = process.env.BENCH_DB === 'postgres';
+  if (postgres ? !HAVE_POSTGRES : !HAVE_MARIADB) {
+    console.log(
+      `replica-cpu: skipped, no ${postgres ? 'PostgreSQL binaries' : 'mariadbd / mariadb-install-db'} here`,
+    );
     return 0;
   }
   mkdirSync(TMP, { recursive: true });
   removeOnExit(TMP);
-  const pair = new MariaDBReplication(PRIMARY_PORT, REPLICA_PORT, TMP);
+  const pair = postgres ? postgresPair() : mariadbPair();
   // A bench that dies leaves no server behind.
   const stopPair = runAtExit(() => {
-    for (const pid of [pair.primary.pid, pair.replica.pid])
+    for (const pid of [...pair.primaryPids(), ...pair.replicaPids()])
       if (pid)
         try {
           process.kill(pid, 'SIGKILL');
@@ -174,14 +240,14 @@ runMain(async () => {
   });
   try {
     await pair.start(DATABASE);
-    const auth = await prepare(pair.primary.url(DATABASE));
+    const auth = await prepare(pair.primaryUrl(DATABASE));
     await pair.caughtUp();
     const runs: Run[] = [];
     for (const side of ['A', 'B', 'B', 'A'] as Side[]) {
       const run = await measure(side, pair, auth);
       runs.push(run);
       console.log(
-        `  ${side} (${side === 'A' ? 'no replica' : 'one replica'}): ${run.requests} lists, ${Math.round(run.rps)} req/s, primary mariadbd ${run.primaryUs.toFixed(0)} us/req, replica mariadbd ${run.replicaUs.toFixed(0)} us/req (load ${run.loadavg.toFixed(1)})`,
+        `  ${side} (${side === 'A' ? 'no replica' : 'one replica'}): ${run.requests} lists, ${Math.round(run.rps)} req/s, primary ${pair.program} ${run.primaryUs.toFixed(0)} us/req, replica ${pair.program} ${run.replicaUs.toFixed(0)} us/req (load ${run.loadavg.toFixed(1)})`,
       );
     }
     const mean = (side: Side, pick: (r: Run) => number) => {

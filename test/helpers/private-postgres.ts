@@ -109,8 +109,8 @@ export class PrivatePostgres {
     for (const pid of this.processes()) process.kill(pid, 'SIGCONT');
   }
 
-  /** The postmaster and its children, read from /proc (only processes this server started). */
-  private processes(): number[] {
+  /** The postmaster and its children (backends, WAL processes), read from /proc: only processes this server started. */
+  processes(): number[] {
     const root = this.child?.pid;
     if (root === undefined) return [];
     const children = readdirSync('/proc')
