@@ -1,7 +1,7 @@
 // A private MariaDB server for fault tests: its own data folder (mariadb-install-db) and port, started, stopped,
 // frozen (SIGSTOP) and thawed by the test. Only the process it started is ever signalled.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -11,6 +11,23 @@ const INSTALL_DB = ['/usr/bin/mariadb-install-db', '/usr/bin/mysql_install_db'].
 
 /** True when this machine can run a private MariaDB. */
 export const HAVE_MARIADB = Boolean(MARIADBD && INSTALL_DB);
+
+/**
+ * Waits (spinning, at most 2 s) until every thread of `pid` is stopped. SIGSTOP is queued at once, but a thread running
+ * on the other core may still answer a statement sent right after it: a test that freezes a server and then sends
+ * one expects it unanswered.
+ */
+export function untilStopped(pid: number): void {
+  const stopped = (stat: string) => /^[tT]$/.test(stat.charAt(stat.lastIndexOf(')') + 2));
+  for (const end = Date.now() + 2000; Date.now() < end;) {
+    try {
+      const tasks = readdirSync(`/proc/${pid}/task`);
+      if (tasks.every((t) => stopped(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8')))) return;
+    } catch {
+      return; // gone, or a thread ended meanwhile: nothing left to wait for
+    }
+  }
+}
 
 /** Polls `check` every 50 ms until it is true (or throws after `ms`). */
 export async function waitUntil(
@@ -138,9 +155,11 @@ export class PrivateMariaDB {
     this.child = undefined;
   }
 
-  /** Freezes the server: connections stay open, nothing answers. */
+  /** Freezes the server: connections stay open, nothing answers (every thread stopped when this returns). */
   freeze(): void {
+    const pid = this.child?.pid;
     this.child?.kill('SIGSTOP');
+    if (pid !== undefined) untilStopped(pid);
   }
 
   /** Thaws a frozen server. */

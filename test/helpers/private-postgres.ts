@@ -4,7 +4,7 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { waitForPort, waitUntil } from './private-mariadb';
+import { untilStopped, waitForPort, waitUntil } from './private-mariadb';
 
 /** The newest PostgreSQL's binaries on this machine (Debian's layout). */
 const PG_BIN = (() => {
@@ -101,7 +101,9 @@ export class PrivatePostgres {
 
   /** Freezes the server (SIGSTOP to the postmaster and every backend: each connection is a process of its own). */
   freeze(): void {
-    for (const pid of this.processes()) process.kill(pid, 'SIGSTOP');
+    const pids = this.processes();
+    for (const pid of pids) process.kill(pid, 'SIGSTOP');
+    for (const pid of pids) untilStopped(pid);
   }
 
   /** Thaws a frozen server. */

@@ -2,7 +2,7 @@
 // every write, so it survives a kill -9), started and stopped by the test. Only the process it started is signalled.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { waitForPort } from './private-mariadb';
+import { untilStopped, waitForPort } from './private-mariadb';
 
 const REDIS_SERVER = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => existsSync(p));
 
@@ -66,7 +66,9 @@ export class PrivateRedis {
 
   /** Freezes the server (SIGSTOP): its sockets stay open, nothing answers. */
   freeze(): void {
+    const pid = this.child?.pid;
     this.child?.kill('SIGSTOP');
+    if (pid !== undefined) untilStopped(pid);
   }
 
   /** Thaws a frozen server. */
