@@ -21,6 +21,14 @@ export function heldConnectionKnex(
   class HeldConnectionClient extends Base {
     transacting = true;
 
+    /**
+     * A held work's statements always get the client's limit, on the clients that have one (MariaDB's limited-client,
+     * PostgreSQL's client): its deadline or db_statement_timeout.
+     */
+    limitsStatements(): boolean {
+      return true;
+    }
+
     override acquireConnection(): Promise<unknown> {
       if (!state.active) return Promise.reject(new Error('Transaction query already complete'));
       return Promise.resolve(conn);

@@ -39,14 +39,8 @@ export function boundConnection(knex: Knex, conn: MysqlConnection): BoundConnect
   if (known) return known;
   const state = { active: false };
   // The site knex's client class (limited-client.ts): every statement within what is left of the work's deadline.
-  class LimitedHeldClient extends (knex.client.constructor as LimitedClientClass) {
-    // Every statement gets db_statement_timeout, or what is left of the work's deadline (deadline.ts).
-    override limitsStatements(): boolean {
-      return true;
-    }
-  }
   const made: BoundConnection = Object.assign(state, {
-    knex: heldConnectionKnex(LimitedHeldClient, conn, state, {
+    knex: heldConnectionKnex(knex.client.constructor as LimitedClientClass, conn, state, {
       compileSqlOnError: false,
     }),
   });

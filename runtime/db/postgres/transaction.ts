@@ -24,14 +24,9 @@ export function boundConnection(knex: Knex, conn: PgConnection): BoundConnection
   if (known) return known;
   const state = { active: false };
   // The row store runs its statements on this connection too while the work holds it (statements.ts pgConnection).
-  // The site knex's client class (client.ts), whose statements here all get the connection's client-side limit.
-  class LimitedHeldClient extends (knex.client.constructor as PostgresClientClass) {
-    override limitsStatements(): boolean {
-      return true;
-    }
-  }
+  // The site knex's client class (client.ts): every statement here gets the connection's client-side limit.
   const made: BoundConnection = Object.assign(state, {
-    knex: heldConnectionKnex(LimitedHeldClient, conn, state, {
+    knex: heldConnectionKnex(knex.client.constructor as PostgresClientClass, conn, state, {
       compileSqlOnError: false,
     }),
   });
