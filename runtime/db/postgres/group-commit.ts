@@ -47,8 +47,16 @@ const touchesOf = new WeakMap<PgConnection, Touches>();
 
 type Callback = (err: Error | null, result?: unknown) => void;
 
-/** Rows held back in an open batch, per table and column list: the columns and the rows' values. */
-type Deferred = Map<string, { table: string; columns: readonly string[]; rows: unknown[][] }>;
+/** Rows of one table and column list held back in an open batch; `key` names the table and the columns. */
+interface HeldRows {
+  key: string;
+  table: string;
+  columns: readonly string[];
+  rows: unknown[][];
+}
+
+/** Rows held back in an open batch, by their `key`. */
+type Deferred = Map<string, HeldRows>;
 
 /** The connections whose batch holds back its works' inserts (a work run again alone sends its own). */
 const deferredOf = new WeakMap<PgConnection, Deferred>();
@@ -70,7 +78,7 @@ export function deferInsert(
   const key = `${table}\u0000${columns.join('\u0000')}`;
   const held = deferred.get(key);
   if (held) held.rows.push(values);
-  else deferred.set(key, { table, columns, rows: [values] });
+  else deferred.set(key, { key, table, columns, rows: [values] });
   // A held row is a write of its work: if the work fails, the batch's transaction holds it (see PostgresGroupCommit).
   (touchesOf.get(conn) as Touches).writes++;
   return true;
@@ -82,8 +90,8 @@ const MAX_PLACEHOLDERS = 16_384;
 /** Multi-row INSERT texts per table, columns and number of rows. */
 const insertTexts = new Map<string, string>();
 
-function insertText(table: string, columns: readonly string[], rows: number): string {
-  const key = `${rows}\u0000${table}\u0000${columns.join('\u0000')}`;
+function insertText({ key: held, table, columns }: HeldRows, rows: number): string {
+  const key = `${rows}\u0000${held}`;
   let sql = insertTexts.get(key);
   if (sql === undefined) {
     const tuples: string[] = [];
@@ -105,11 +113,11 @@ function sendDeferred(conn: PgConnection): Promise<boolean> | undefined {
   const tables = [...deferred.values()];
   deferred.clear();
   const sent: Promise<unknown>[] = [];
-  for (const { table, columns, rows } of tables) {
-    const perStatement = Math.max(1, Math.floor(MAX_PLACEHOLDERS / Math.max(1, columns.length)));
-    for (let start = 0; start < rows.length; start += perStatement) {
-      const chunk = rows.slice(start, start + perStatement);
-      sent.push(execute(conn, insertText(table, columns, chunk.length), chunk.flat()));
+  for (const held of tables) {
+    const perStatement = Math.max(1, Math.floor(MAX_PLACEHOLDERS / Math.max(1, held.columns.length)));
+    for (let start = 0; start < held.rows.length; start += perStatement) {
+      const chunk = held.rows.slice(start, start + perStatement);
+      sent.push(execute(conn, insertText(held, chunk.length), chunk.flat()));
     }
   }
   // A failure is counted by watchTouches (unknown), and aborts the transaction: the batch runs again alone.

@@ -53,9 +53,17 @@ function cachedText(meta: DocTypeMeta, kind: string, build: () => string): strin
   return sql;
 }
 
+/** Full-row column lists per DocType and standard columns, built once. */
+const columnLists = new WeakMap<DocTypeMeta, Map<readonly string[], readonly string[]>>();
+
 /** The columns of a full row of `meta`: the `standard` ones, then every stored field. */
-function fullColumns(meta: DocTypeMeta, standard: readonly string[]): string[] {
-  return [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)];
+function fullColumns(meta: DocTypeMeta, standard: readonly string[]): readonly string[] {
+  let byStandard = columnLists.get(meta);
+  if (!byStandard) columnLists.set(meta, (byStandard = new Map()));
+  let columns = byStandard.get(standard);
+  if (!columns)
+    byStandard.set(standard, (columns = [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)]));
+  return columns;
 }
 
 /** The bound values of a full row (the `standard` columns but `skip`, then every stored field); undefined when one is unset. */
