@@ -8,18 +8,11 @@ const server = new PrivateMariaDB(process.env.TEST_MYSQL_URL ? 4181 : 4171);
 
 jest.setTimeout(120_000);
 if (HAVE_MARIADB)
-  outageSuite('MariaDB outage (private mariadbd)', {
-    async open() {
-      await server.start();
-      const admin = knexFactory({ client: 'mysql2', connection: server.url('mysql') });
-      await admin.raw('CREATE DATABASE IF NOT EXISTS site CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci');
-      await admin.destroy();
-      return server.url('site');
-    },
-    start: () => server.start(),
-    stop: () => server.stop(),
-    freeze: () => server.freeze(),
-    thaw: () => server.thaw(),
-    destroy: () => server.destroy(),
+  outageSuite('MariaDB outage (private mariadbd)', server, async () => {
+    await server.start();
+    const admin = knexFactory({ client: 'mysql2', connection: server.url('mysql') });
+    await admin.raw('CREATE DATABASE IF NOT EXISTS site CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci');
+    await admin.destroy();
+    return server.url('site');
   });
 else test.skip('MariaDB outage: no mariadbd on this machine', () => undefined);

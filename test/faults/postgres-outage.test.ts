@@ -1,6 +1,5 @@
 // A private PostgreSQL stopped, then frozen (SIGSTOP of the postmaster and every backend), under load, in the suite's
 // PostgreSQL run: test/helpers/outage-suite.ts says what must hold.
-import { rmSync } from 'node:fs';
 import path from 'node:path';
 import knexFactory from 'knex';
 import { outageSuite } from '../helpers/outage-suite';
@@ -13,23 +12,13 @@ if (HAVE_POSTGRES && process.env.TEST_POSTGRES_URL) {
     path.resolve(__dirname, `../tmp/postgres-outage-${process.pid}`),
     serverUser(),
   );
-  outageSuite('PostgreSQL outage (private postgres)', {
-    async open() {
-      server.init();
-      await server.start();
-      const admin = knexFactory({ client: 'pg', connection: server.url('postgres') });
-      await admin.raw(`CREATE DATABASE site ENCODING 'UTF8' TEMPLATE template0`);
-      await admin.destroy();
-      return server.url('site');
-    },
-    start: () => server.start(),
-    stop: () => server.stop(),
-    freeze: () => server.freeze(),
-    thaw: () => server.thaw(),
-    async destroy() {
-      await server.stop();
-      rmSync(server.dir, { recursive: true, force: true });
-    },
+  outageSuite('PostgreSQL outage (private postgres)', server, async () => {
+    server.init();
+    await server.start();
+    const admin = knexFactory({ client: 'pg', connection: server.url('postgres') });
+    await admin.raw(`CREATE DATABASE site ENCODING 'UTF8' TEMPLATE template0`);
+    await admin.destroy();
+    return server.url('site');
   });
 } else
   test.skip(

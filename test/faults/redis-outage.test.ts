@@ -3,9 +3,8 @@
 // requests are untouched, rate-limited methods count in memory (the README's fallback), each change of state logs
 // one line, and everything works again once Redis is back, without a restart. A Redis unreachable from the start is
 // a warning at start-up, and rate-limited calls do not wait on it.
-import { Writable } from 'node:stream';
 import { checkRedisAtStart, siteRedis } from '../../runtime/redis/site-redis';
-import { createLogger, logger, setLogger } from '../../runtime/log/logger';
+import { captureLog, type CapturedLog } from '../helpers/captured-log';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { HAVE_REDIS, PrivateRedis } from '../helpers/private-redis';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
@@ -23,22 +22,10 @@ run('Redis outage (private redis-server)', () => {
   let session: LoggedIn;
   const USER = 'redis-outage@example.com';
   const PASSWORD = 'redis-outage-1';
-  const lines: Record<string, unknown>[] = [];
-  const previous = logger();
+  let log: CapturedLog;
 
   beforeAll(async () => {
-    setLogger(
-      createLogger({
-        level: 'info',
-        destination: new Writable({
-          write(chunk: Buffer, _enc, done) {
-            for (const line of chunk.toString().split('\n').filter(Boolean))
-              lines.push(JSON.parse(line) as Record<string, unknown>);
-            done();
-          },
-        }),
-      }),
-    );
+    log = captureLog();
     await server.start();
     t = await createTestSite({ registry: await fixtureRegistry() });
     t.site.config.redisUrl = server.url;
@@ -51,7 +38,7 @@ run('Redis outage (private redis-server)', () => {
     server.thaw();
     await t?.close();
     await server.stop();
-    setLogger(previous);
+    log?.restore();
   });
 
   const whoAmI = (cookie: string) =>
@@ -61,7 +48,7 @@ run('Redis outage (private redis-server)', () => {
     const result = await work();
     return [result, Date.now() - started];
   };
-  const events = () => lines.map((l) => l.event).filter((e) => String(e).startsWith('redis_'));
+  const events = () => log.lines.map((l) => l.event).filter((e) => String(e).startsWith('redis_'));
   /** Waits past the memory cache of sessions (2 s with Redis), so requests go to Redis. */
   const pastSessionCache = () => new Promise((r) => setTimeout(r, 2100));
 
@@ -109,7 +96,7 @@ run('Redis outage (private redis-server)', () => {
   });
 
   test('Redis stopped: fast 503s, fallbacks, one line; back after a restart', async () => {
-    lines.length = 0;
+    log.lines.length = 0;
     await server.stop();
     await pastSessionCache();
     await outage();
@@ -125,7 +112,7 @@ run('Redis outage (private redis-server)', () => {
   });
 
   test('Redis frozen (SIGSTOP): fast 503s, fallbacks, one line; back after SIGCONT', async () => {
-    lines.length = 0;
+    log.lines.length = 0;
     await pastSessionCache();
     server.freeze();
     try {
@@ -142,9 +129,9 @@ run('Redis outage (private redis-server)', () => {
     const other = await createTestSite({ registry: await fixtureRegistry() });
     try {
       other.site.config.redisUrl = 'redis://127.0.0.1:4173';
-      lines.length = 0;
+      log.lines.length = 0;
       expect(await checkRedisAtStart(other.site)).toBe(false);
-      expect(lines.find((l) => l.event === 'redis_unavailable')).toMatchObject({ level: 40 });
+      expect(log.lines.find((l) => l.event === 'redis_unavailable')).toMatchObject({ level: 40 });
       for (let i = 0; i < 3; i++) {
         const [res, ms] = await timed(() =>
           other.http.get('/api/v2/method/Widget/limited').set('Authorization', other.adminToken),

@@ -5,14 +5,13 @@
 // restart.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { regenerateKeys } from '../../runtime/auth/api-keys';
 import { createApp } from '../../runtime/app';
 import { closeSite, openSite } from '../../runtime/bootstrap';
 import { DEFAULT_SITE_CONFIG } from '../../runtime/config/config';
-import { createLogger, logger, setLogger } from '../../runtime/log/logger';
 import type { Site } from '../../runtime/site';
 import { registry } from '../../generated';
+import { captureLog, type CapturedLog } from './captured-log';
 
 export const TIMEOUT_MS = 1500;
 /** The longest a request may take during an outage: a pool wait plus one statement, and scheduling slack. */
@@ -20,9 +19,7 @@ const BOUND_MS = 2 * TIMEOUT_MS + 1500;
 
 /** A private database server the suite stops, starts, freezes and thaws. */
 export interface OutageServer {
-  /** Starts the server the first time and makes the site's database; its DATABASE_URL. */
-  open(): Promise<string>;
-  /** Starts the stopped server again. */
+  /** Starts the server (the first time, or again after `stop`). */
   start(): Promise<void>;
   stop(): Promise<void>;
   /** SIGSTOP to every process of the server. */
@@ -32,29 +29,21 @@ export interface OutageServer {
   destroy(): Promise<void>;
 }
 
-export function outageSuite(title: string, server: OutageServer): void {
+/**
+ * The suite on `server`; `open` starts it the first time and makes the site's database, resolving with its
+ * DATABASE_URL.
+ */
+export function outageSuite(title: string, server: OutageServer, open: () => Promise<string>): void {
   describe(title, () => {
     let site: Site;
     let listener: http.Server;
     let base: string;
     let auth: string;
-    const lines: Record<string, unknown>[] = [];
-    const previous = logger();
+    let log: CapturedLog;
 
     beforeAll(async () => {
-      const databaseUrl = await server.open();
-      setLogger(
-        createLogger({
-          level: 'info',
-          destination: new Writable({
-            write(chunk: Buffer, _enc, done) {
-              for (const line of chunk.toString().split('\n').filter(Boolean))
-                lines.push(JSON.parse(line) as Record<string, unknown>);
-              done();
-            },
-          }),
-        }),
-      );
+      const databaseUrl = await open();
+      log = captureLog();
       site = await openSite(
         {
           port: 0,
@@ -83,7 +72,7 @@ export function outageSuite(title: string, server: OutageServer): void {
       listener?.close();
       if (site) await closeSite(site).catch(() => undefined);
       await server.destroy();
-      setLogger(previous);
+      log?.restore();
     });
 
     /** One request: status, Retry-After, exc_type and how long it took. */
@@ -128,7 +117,7 @@ export function outageSuite(title: string, server: OutageServer): void {
       }
     }
 
-    const events = () => lines.map((l) => l.event).filter(Boolean);
+    const events = () => log.lines.map((l) => l.event).filter(Boolean);
 
     test('healthy before: 200', async () => {
       expect((await call('POST', '/api/resource/ToDo', { description: 'before' })).status).toBe(201);
@@ -136,7 +125,7 @@ export function outageSuite(title: string, server: OutageServer): void {
     });
 
     test('server stopped: every request is 503 with Retry-After within the bound; back after a restart', async () => {
-      lines.length = 0;
+      log.lines.length = 0;
       await server.stop();
       const answers = await load();
       for (const a of answers) {
@@ -158,7 +147,7 @@ export function outageSuite(title: string, server: OutageServer): void {
     });
 
     test('server frozen (SIGSTOP): 503 within the bound, not a hang; back after SIGCONT', async () => {
-      lines.length = 0;
+      log.lines.length = 0;
       server.freeze();
       try {
         const answers = await load();

@@ -128,6 +128,12 @@ export class PrivatePostgres {
     return [root, ...children];
   }
 
+  /** Stops the server and removes its folder. */
+  async destroy(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
   get pid(): number | undefined {
     return this.child?.pid;
   }
