@@ -58,14 +58,15 @@ export interface DnsResponder {
   close(): Promise<void>;
 }
 
-/** Starts a responder on 127.0.0.1:`port` answering from `table`. */
-export async function startDnsResponder(
-  port: number,
-  table: Record<string, string[]>,
-): Promise<DnsResponder> {
+/**
+ * Starts a responder on a free port of 127.0.0.1 answering from `table` (a fixed port could be held by any UDP socket:
+ * resolvers pick their source ports in the same range).
+ */
+export async function startDnsResponder(table: Record<string, string[]>): Promise<DnsResponder> {
   const socket: Socket = createSocket('udp4');
   socket.on('message', (msg, peer) => socket.send(answer(msg, table), peer.port, peer.address));
-  await new Promise<void>((resolve) => socket.bind(port, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  const { port } = socket.address();
   const resolver = new Resolver({ timeout: 1000, tries: 1 });
   resolver.setServers([`127.0.0.1:${port}`]);
   return {

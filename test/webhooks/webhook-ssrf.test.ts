@@ -9,7 +9,6 @@ import { createTodo, createWebhook, logRows, startReceiver, waitFor, type Receiv
 
 jest.setTimeout(30_000);
 
-const BASE = 41540 + (process.env.TEST_MYSQL_URL ? 10 : 0);
 const table: Record<string, string[]> = {
   'loopback.test': ['127.0.0.5'],
   'metadata.test': ['169.254.169.254'],
@@ -23,7 +22,7 @@ let dns: DnsResponder;
 let receiver: Receiver | undefined;
 
 beforeAll(async () => {
-  dns = await startDnsResponder(BASE, table);
+  dns = await startDnsResponder(table);
 });
 
 afterAll(async () => {
