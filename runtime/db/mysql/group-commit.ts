@@ -8,27 +8,10 @@
 // event-loop turn in which it ran out of works: one work when the service is quiet, many under load.
 import type { Knex } from 'knex';
 import { DEFAULT_TIMEOUTS } from '../backend';
+import { BatchLanes, GROUP_COMMIT_LANES, GROUP_COMMIT_MAX_WORKS, type Queued } from '../batch-lanes';
 import { clearDeadline, deadlineError, setDeadline } from './deadline';
 import { command, execute, statementCall, type MysqlConnection } from './statements';
 import { boundConnection } from './transaction';
-
-/** Connections with a batch open at once (each runs its works one at a time). */
-export const GROUP_COMMIT_LANES = 2;
-/** Turns a batch waits at most, before its commit, for works still coming in (see MysqlGroupCommit.batch). */
-export const GROUP_COMMIT_LINGER_TURNS = 4;
-/** Works per transaction at most: a longer batch would keep its first work's locks and answer waiting. */
-export const GROUP_COMMIT_MAX_WORKS = 32;
-
-/** A work waiting for a lane. */
-interface Queued {
-  work: (q: Knex) => Promise<unknown>;
-  resolve(result: unknown): void;
-  reject(err: unknown): void;
-  /** When it must have been answered (ms since the epoch): db_statement_timeout after it was queued. */
-  at: number;
-  /** Runs in a transaction of its own: its batch was rolled back and it runs again alone. */
-  alone?: boolean;
-}
 
 /** A work whose changes are in the open transaction, waiting for its commit. */
 interface Member {
@@ -233,103 +216,28 @@ function watchTouches(conn: MysqlConnection, statementMs: number): Touches {
  * has run GROUP_COMMIT_MAX_WORKS); a work's promise settles after that COMMIT, so its caller never
  * answers for a write that is not durable. A failed COMMIT rejects every work of the batch and closes the connection.
  * A work may run twice, so it must do nothing outside the transaction before its commit (DocumentTransaction.run
- * starts each run afresh: its messages, after-commit tasks and the document it saves).
+ * starts each run afresh: its messages, after-commit tasks and the document it saves). A work's wait for a lane, its
+ * statements and its batch's COMMIT share one deadline, db_statement_timeout from its call: past it the work is
+ * answered 503 (PROTOCOL_SEQUENCE_TIMEOUT), whichever of them it was waiting for.
  */
-export class MysqlGroupCommit {
-  private readonly queue: Queued[] = [];
-  private lanes = 0;
-  /** Lanes waiting for the turn's check phase with a batch open: a work queued meanwhile joins one of them. */
-  private lingering = 0;
-  private readonly statementMs: number;
-  /** Works run again alone because their batch was rolled back (for tests). */
-  reruns = 0;
-  /** Fires when the earliest queued work's deadline passes (see expire). */
-  private expiry: NodeJS.Timeout | undefined;
-
+export class MysqlGroupCommit extends BatchLanes {
   /** `knex` is the write pool's (MysqlDatabase.writeKnex): its sessions run with autocommit off. */
   constructor(
     private readonly knex: Knex,
     statementMs = DEFAULT_TIMEOUTS.statementMs,
-    readonly maxLanes = GROUP_COMMIT_LANES,
+    maxLanes = GROUP_COMMIT_LANES,
   ) {
-    this.statementMs = statementMs;
+    super(statementMs, maxLanes, () => deadlineError(statementMs));
   }
 
-  /** Works waiting for a lane (for tests). */
-  get waiting(): number {
-    return this.queue.length;
-  }
-
-  /**
-   * Runs `work` in a batch; resolves with its result once the batch has committed, rejects with its error. Its wait for
-   * a lane, its statements and its batch's COMMIT share one deadline, db_statement_timeout from now: past it the work
-   * is answered 503 (PROTOCOL_SEQUENCE_TIMEOUT), whichever of them it was waiting for.
-   */
-  run<T>(work: (q: Knex) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const at = Date.now() + this.statementMs;
-      this.queue.push({ work, resolve: resolve as (result: unknown) => void, reject, at });
-      this.armExpiry();
-      this.startLane();
-    });
-  }
-
-  /** Starts the timer of the earliest queued deadline, unless one runs (one timer for the queue, not one per work). */
-  private armExpiry(): void {
-    if (this.expiry || !this.queue.length) return;
-    let at = Infinity;
-    for (const queued of this.queue) at = Math.min(at, queued.at);
-    this.expiry = setTimeout(() => this.expire(), Math.max(0, at - Date.now()));
-    this.expiry.unref();
-  }
-
-  /** Answers 503 to the queued works past their deadline (their lanes are stuck on a frozen server or a lock). */
-  private expire(): void {
-    this.expiry = undefined;
-    const now = Date.now();
-    for (let i = this.queue.length - 1; i >= 0; i--) {
-      const queued = this.queue[i] as Queued;
-      if (queued.at > now) continue;
-      this.queue.splice(i, 1);
-      queued.reject(deadlineError(this.statementMs));
-    }
-    this.armExpiry();
-  }
-
-  private startLane(): void {
-    if (this.lanes < this.maxLanes && !this.lingering) {
-      this.lanes++;
-      void this.lane();
-    }
-  }
-
-  /** Runs batches while works are queued. */
-  private async lane(): Promise<void> {
-    try {
-      while (this.queue.length) await this.batch();
-    } finally {
-      this.lanes--;
-    }
-  }
-
-  /** Queues the works of a rolled-back batch first, each to run again in a transaction of its own. */
-  private again(works: Queued[]): void {
-    for (const work of works) work.alone = true;
-    this.queue.unshift(...works);
-    this.reruns += works.length;
-    // Their deadlines stay: one that has passed (its batch's statements waited on a frozen server) answers 503 now.
-    this.armExpiry();
-    for (let i = 0; i < works.length; i++) this.startLane();
-  }
-
-  private async batch(): Promise<void> {
+  protected async batch(): Promise<void> {
     const client = this.knex.client as Knex.Client;
     let conn: MysqlConnection;
     try {
       conn = (await client.acquireConnection()) as MysqlConnection;
     } catch (err) {
       // No connection (pool timeout, server down): every work queued now would wait as long for the same answer.
-      for (const queued of this.queue.splice(0)) queued.reject(err);
+      for (const queued of this.queue.drain()) queued.reject(err);
       return;
     }
     const connection = boundConnection(this.knex, conn);
@@ -338,26 +246,11 @@ export class MysqlGroupCommit {
     let works = 0;
     // False once the connection may be unusable: the batch ends and the lane takes a new one.
     let usable = true;
-    let lingered = 0;
+    const turns = { lingered: 0 };
     try {
       while (usable && works < GROUP_COMMIT_MAX_WORKS) {
-        if (!this.queue.length) {
-          // Requests read in the same I/O phase reach the queue one socket callback after another, each after the
-          // previous one's work has run here: before committing, the batch waits for the turn's check phase (and
-          // more turns while each brings new works), so that they share its INSERT, bump and COMMIT.
-          if (!members.length || lingered++ >= GROUP_COMMIT_LINGER_TURNS) break;
-          this.lingering++;
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          this.lingering--;
-          if (!this.queue.length) break;
-        }
-        // A work run again alone has a transaction of its own: the batch open now commits first.
-        if (members.length && this.queue[0]!.alone) break;
-        const queued = this.queue.shift() as Queued;
-        if (queued.at <= Date.now()) {
-          queued.reject(deadlineError(this.statementMs));
-          continue;
-        }
+        const queued = await this.nextWork(members.length, turns);
+        if (!queued) break;
         works++;
         setDeadline(conn, queued.at);
         if (queued.alone) deferredOf.delete(conn);

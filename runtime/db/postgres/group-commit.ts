@@ -6,26 +6,9 @@
 // work when the service is quiet, many under load. The design of MariaDB's (mysql/group-commit.ts), with PostgreSQL's
 // rule that a failed statement aborts the whole transaction.
 import type { Knex } from 'knex';
+import { BatchLanes, GROUP_COMMIT_LANES, GROUP_COMMIT_MAX_WORKS, type Queued } from '../batch-lanes';
 import { execute, quoteIdent, type PgConnection } from './statements';
 import { boundConnection, command, releaseOrClose, rolledBackError } from './transaction';
-
-/** Connections with a batch open at once (each runs its works one at a time). */
-export const GROUP_COMMIT_LANES = 2;
-/** Turns a batch waits at most, before its commit, for works still coming in. */
-export const GROUP_COMMIT_LINGER_TURNS = 4;
-/** Works per transaction at most: a longer batch would keep its first work's locks and answer waiting. */
-export const GROUP_COMMIT_MAX_WORKS = 32;
-
-/** A work waiting for a lane. */
-interface Queued {
-  work: (q: Knex) => Promise<unknown>;
-  resolve(result: unknown): void;
-  reject(err: unknown): void;
-  /** When it must have started (ms since the epoch): db_statement_timeout after it was queued. */
-  at: number;
-  /** Runs in a transaction of its own: its batch was rolled back and it runs again alone. */
-  alone?: boolean;
-}
 
 /** A read: it changes nothing in the transaction (a locking read takes locks, which the batch keeps). */
 const READ = /^\s*\(?\s*(?:select|show|values|explain|table)\b/i;
@@ -202,95 +185,40 @@ function waitedTooLong(statementMs: number): Error {
  * not durable. A failed COMMIT rejects every work of the batch and closes the connection. A work may run twice, so it
  * must do nothing outside the transaction before its commit (DocumentTransaction.run starts each run afresh).
  */
-export class PostgresGroupCommit {
-  private readonly queue: Queued[] = [];
-  private lanes = 0;
-  /** Lanes waiting for the turn's check phase with a batch open: a work queued meanwhile joins one of them. */
-  private lingering = 0;
-  /** Works run again alone because their batch was rolled back (for tests). */
-  reruns = 0;
+export class PostgresGroupCommit extends BatchLanes {
   /** Batches committed (for tests). */
   commits = 0;
 
   constructor(
     private readonly knex: Knex,
-    private readonly statementMs: number,
-    readonly maxLanes = GROUP_COMMIT_LANES,
-  ) {}
-
-  /** Runs `work` in a batch; resolves with its result once the batch has committed, rejects with its error. */
-  run<T>(work: (q: Knex) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({
-        work,
-        resolve: resolve as (result: unknown) => void,
-        reject,
-        at: Date.now() + this.statementMs,
-      });
-      this.startLane();
-    });
+    statementMs: number,
+    maxLanes = GROUP_COMMIT_LANES,
+  ) {
+    super(statementMs, maxLanes, () => waitedTooLong(statementMs));
   }
 
-  private startLane(): void {
-    if (this.lanes < this.maxLanes && !this.lingering) {
-      this.lanes++;
-      void this.lane();
-    }
-  }
-
-  /** Runs batches while works are queued. */
-  private async lane(): Promise<void> {
-    try {
-      while (this.queue.length) await this.batch();
-    } finally {
-      this.lanes--;
-    }
-  }
-
-  /** Queues the works of a rolled-back batch first, each to run again in a transaction of its own. */
-  private again(works: Queued[]): void {
-    for (const work of works) work.alone = true;
-    this.queue.unshift(...works);
-    this.reruns += works.length;
-    for (let i = 0; i < works.length; i++) this.startLane();
-  }
-
-  private async batch(): Promise<void> {
+  protected async batch(): Promise<void> {
     const client = this.knex.client as Knex.Client;
     let conn: PgConnection;
     try {
       conn = (await client.acquireConnection()) as PgConnection;
     } catch (err) {
       // No connection (pool timeout, server down): every work queued now would wait as long for the same answer.
-      for (const queued of this.queue.splice(0)) queued.reject(err);
+      for (const queued of this.queue.drain()) queued.reject(err);
       return;
     }
     const connection = boundConnection(this.knex, conn);
     const touches = watchTouches(conn);
     const members: { queued: Queued; result: unknown }[] = [];
     let works = 0;
-    let lingered = 0;
     /** False once the connection may be unusable: it is closed, not given back. */
     let usable = true;
     let begun = false;
+    const turns = { lingered: 0 };
     try {
       while (works < GROUP_COMMIT_MAX_WORKS) {
-        if (!this.queue.length) {
-          // Requests read in the same I/O phase reach the queue one socket callback after another: before committing,
-          // the batch waits for the turn's check phase (and more turns while each brings new works).
-          if (!members.length || lingered++ >= GROUP_COMMIT_LINGER_TURNS) break;
-          this.lingering++;
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          this.lingering--;
-          if (!this.queue.length) break;
-        }
-        // A work run again alone has a transaction of its own: the batch open now commits first.
-        if (members.length && this.queue[0]!.alone) break;
-        const queued = this.queue.shift() as Queued;
-        if (queued.at <= Date.now()) {
-          queued.reject(waitedTooLong(this.statementMs));
-          continue;
-        }
+        const queued = await this.nextWork(members.length, turns);
+        if (!queued) break;
         works++;
         if (!begun) {
           try {

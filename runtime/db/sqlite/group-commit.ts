@@ -6,6 +6,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { heldConnectionKnex } from '../held-connection';
 import { acquireBy } from '../acquire-by';
+import { DeadlineQueue, type Waiting } from '../deadline-queue';
 import { BatchRolledBackError } from '../write-transaction';
 import { lockWaitError, untilLocked } from './lock-wait';
 import { prepared } from './statements';
@@ -111,12 +112,9 @@ function boundConnection(knex: Knex, conn: BetterSqlite3.Database): BoundConnect
   return made;
 }
 
-/** A work waiting for the connection while another runs. */
-interface Waiter {
+/** A work waiting for the connection while another runs; its deadline is db_busy_timeout after it was asked for. */
+interface Waiter extends Waiting {
   resume(): void;
-  reject(err: unknown): void;
-  /** Its deadline (ms since the epoch): db_busy_timeout after it was asked for. */
-  at: number;
 }
 
 /** A work whose changes are released into the open batch and that waits for its commit. */
@@ -145,25 +143,23 @@ interface Batch {
  */
 export class GroupCommit {
   private busy = false;
-  private readonly waiting: Waiter[] = [];
+  /** Works waiting for the connection: one still waiting at its deadline fails (the work ahead waits for the lock). */
+  private readonly waiting: DeadlineQueue<Waiter>;
   private batch: Batch | undefined;
-  /** Fires at the earliest waiting deadline (see expire). */
-  private expiry: NodeJS.Timeout | undefined;
 
   /** `busyMs`: db_busy_timeout, the longest a work waits for the write lock and for the works ahead of it. */
   constructor(
     private readonly knex: Knex,
     private readonly busyMs: number,
-  ) {}
+  ) {
+    this.waiting = new DeadlineQueue(() => lockWaitError(busyMs));
+  }
 
   /** Runs `work` in the current batch; resolves with its result once the batch is committed, rejects with its error. */
   async run<T>(work: (q: Knex) => Promise<T>): Promise<T> {
     const at = Date.now() + this.busyMs;
     if (this.busy) {
-      await new Promise<void>((resume, reject) => {
-        this.waiting.push({ resume, reject, at });
-        this.armExpiry();
-      });
+      await new Promise<void>((resume, reject) => this.waiting.push({ resume, reject, at }));
     } else this.busy = true;
     let batch: Batch;
     let result: T;
@@ -178,28 +174,6 @@ export class GroupCommit {
     this.next();
     await committed;
     return result;
-  }
-
-  /** Starts the timer of the earliest waiting deadline, unless one runs (one timer for the queue, not one per work). */
-  private armExpiry(): void {
-    if (this.expiry || !this.waiting.length) return;
-    let at = Infinity;
-    for (const waiter of this.waiting) at = Math.min(at, waiter.at);
-    this.expiry = setTimeout(() => this.expire(), Math.max(0, at - Date.now()));
-    this.expiry.unref();
-  }
-
-  /** Fails the waiting works past their deadline: the work ahead of them still waits for the lock, or runs long. */
-  private expire(): void {
-    this.expiry = undefined;
-    const now = Date.now();
-    for (let i = this.waiting.length - 1; i >= 0; i--) {
-      const waiter = this.waiting[i] as Waiter;
-      if (waiter.at > now) continue;
-      this.waiting.splice(i, 1);
-      waiter.reject(lockWaitError(this.busyMs));
-    }
-    this.armExpiry();
   }
 
   /**
