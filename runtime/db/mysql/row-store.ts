@@ -14,7 +14,6 @@ import {
   mysqlValue,
   onPooledConnection,
   quoteIdent,
-  type MysqlChange,
   type MysqlConnection,
   type MysqlField,
 } from './statements';
@@ -23,17 +22,9 @@ import { flavour, isTimeLimitError, limitedSelect } from './time-limit';
 import type { DocTypeMeta, FieldMeta } from '../../meta/types';
 import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../compiled-query';
 import type { DocTypeBinding, Registry } from '../../registry/registry';
-import { childRowChanges } from '../child-row-changes';
 import { fieldLists, tableFields } from '../../registry/field-lists';
-import {
-  CHILD_STANDARD,
-  documentColumns,
-  duplicateError,
-  loadSingle,
-  nextSeriesValueWithKnex,
-  PARENT_STANDARD,
-  rowValues,
-} from '../document-rows';
+import { documentColumns, loadSingle, nextSeriesValueWithKnex, PARENT_STANDARD } from '../document-rows';
+import { RowWrites, type RowStatements } from '../row-writes';
 import { decodeValue, encodeValue, formatDatetime } from '../stored-values';
 
 /** Rows per INSERT of `insertRows`. */
@@ -152,15 +143,53 @@ function isFullRow(meta: DocTypeMeta, data: DocData, standard: readonly string[]
   return true;
 }
 
+/** How the shared write path (row-writes.ts) runs its statements here: mysql2 `execute` within `statementMs`. */
+function mysqlRowStatements(statementMs: number): RowStatements<MysqlConnection> {
+  return {
+    writeConnection,
+    text: cachedText,
+    run: (conn, sql, values) => execute(conn, sql, values, statementMs),
+    fullRow: (meta, data, standard, skip) =>
+      isFullRow(meta, data, standard) ? boundRow(meta, data, standard, skip) : undefined,
+    fullColumns,
+    async insertFull(conn, meta, standard, values) {
+      const kind = standard === PARENT_STANDARD ? 'insert' : 'insert-child';
+      const head = cachedText(meta, `${kind} head`, () => {
+        const columns = fullColumns(meta, standard);
+        return `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values `;
+      });
+      const tuple = cachedText(
+        meta,
+        `${kind} tuple`,
+        () =>
+          `(${fullColumns(meta, standard)
+            .map(() => '?')
+            .join(', ')})`,
+      );
+      // In a batch of the group commit the row joins the batch's INSERT of its table (sent before the next statement).
+      if (deferInsert(conn, head, tuple, values)) return;
+      await execute(
+        conn,
+        cachedText(meta, kind, () => head + tuple),
+        values,
+        statementMs,
+      );
+    },
+    quote: quoteIdent,
+  };
+}
+
 /** Documents on MariaDB/MySQL through cached statement texts and mysql2 `execute`; see RowStore. */
 export class MysqlRowStore implements RowStore {
   private readonly statementMs: number;
+  private readonly writes: RowWrites<MysqlConnection>;
 
   constructor(
     private readonly db: MysqlDatabase,
     private readonly registry: Registry,
   ) {
     this.statementMs = db.statementMs;
+    this.writes = new RowWrites(db, registry, mysqlRowStatements(db.statementMs));
   }
 
   read(binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
@@ -228,126 +257,16 @@ export class MysqlRowStore implements RowStore {
     return data;
   }
 
-  async insert(trx: Knex, binding: DocTypeBinding, data: DocData): Promise<void> {
-    const { meta } = binding;
-    const conn = await writeConnection(trx);
-    try {
-      await this.insertRow(conn, trx, meta, data, PARENT_STANDARD);
-    } catch (err) {
-      throw duplicateError(this.db, meta, data, err);
-    }
-    for (const { field, child } of tableFields(meta, this.registry)) {
-      for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
-        await this.insertRow(conn, trx, child.meta, row, CHILD_STANDARD);
-    }
+  insert(trx: Knex, binding: DocTypeBinding, data: DocData): Promise<void> {
+    return this.writes.insert(trx, binding, data);
   }
 
-  /** Inserts a full row through its DocType's cached text; a row with unset columns leaves them to their defaults. */
-  private async insertRow(
-    conn: MysqlConnection,
-    trx: Knex,
-    meta: DocTypeMeta,
-    data: DocData,
-    standard: readonly string[],
-  ): Promise<void> {
-    if (!isFullRow(meta, data, standard)) {
-      await trx(meta.tableName).insert(rowValues(meta, data, standard));
-      return;
-    }
-    const kind = standard === PARENT_STANDARD ? 'insert' : 'insert-child';
-    const head = cachedText(meta, `${kind} head`, () => {
-      const columns = fullColumns(meta, standard);
-      return `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values `;
-    });
-    const tuple = cachedText(
-      meta,
-      `${kind} tuple`,
-      () =>
-        `(${fullColumns(meta, standard)
-          .map(() => '?')
-          .join(', ')})`,
-    );
-    const values = boundRow(meta, data, standard);
-    // In a batch of the group commit the row joins the batch's INSERT of its table (sent before the next statement).
-    if (deferInsert(conn, head, tuple, values)) return;
-    await execute(
-      conn,
-      cachedText(meta, kind, () => head + tuple),
-      values,
-      this.statementMs,
-    );
+  update(trx: Knex, binding: DocTypeBinding, data: DocData, previous: DocData): Promise<void> {
+    return this.writes.update(trx, binding, data, previous);
   }
 
-  /** Updates a stored row (a child row when `parent` is given) by name; unset columns are left as they are. */
-  private async updateRow(
-    conn: MysqlConnection,
-    trx: Knex,
-    meta: DocTypeMeta,
-    data: DocData,
-    parent?: string,
-  ): Promise<void> {
-    const standard = parent === undefined ? PARENT_STANDARD : CHILD_STANDARD;
-    const name = String(data.name);
-    if (!isFullRow(meta, data, standard)) {
-      const changes = rowValues(meta, data, standard);
-      delete changes.name;
-      const query = trx(meta.tableName).update(changes).where('name', name);
-      await (parent === undefined ? query : query.andWhere('parent', parent));
-      return;
-    }
-    const sql = cachedText(meta, parent === undefined ? 'update' : 'update-child', () => {
-      const columns = fullColumns(meta, standard).filter((c) => c !== 'name');
-      const where = parent === undefined ? 'name = ?' : 'name = ? and parent = ?';
-      return `update ${quoteIdent(meta.tableName)} set ${columns.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${where}`;
-    });
-    const values = boundRow(meta, data, standard, 'name');
-    values.push(name);
-    if (parent !== undefined) values.push(parent);
-    await execute(conn, sql, values, this.statementMs);
-  }
-
-  async update(trx: Knex, binding: DocTypeBinding, data: DocData, previous: DocData): Promise<void> {
-    const { meta } = binding;
-    const conn = await writeConnection(trx);
-    const name = String(data.name);
-    try {
-      await this.updateRow(conn, trx, meta, data);
-    } catch (err) {
-      throw duplicateError(this.db, meta, data, err);
-    }
-    for (const { field, child } of tableFields(meta, this.registry)) {
-      const rows = data[field.fieldname] as DocData[] | undefined;
-      if (rows === undefined) continue;
-      const { before, removed } = childRowChanges(previous[field.fieldname] as DocData[] | undefined, rows);
-      const deleteSql = cachedText(
-        child.meta,
-        'delete-child',
-        () => `delete from ${quoteIdent(child.meta.tableName)} where name = ? and parent = ?`,
-      );
-      for (const rowName of removed) await execute(conn, deleteSql, [rowName, name], this.statementMs);
-      for (const row of rows) {
-        if (before.has(String(row.name))) await this.updateRow(conn, trx, child.meta, row, name);
-        else await this.insertRow(conn, trx, child.meta, row, CHILD_STANDARD);
-      }
-    }
-  }
-
-  async delete(trx: Knex, binding: DocTypeBinding, name: string): Promise<void> {
-    const conn = await writeConnection(trx);
-    for (const { child } of tableFields(binding.meta, this.registry)) {
-      const sql = cachedText(
-        child.meta,
-        'delete-children',
-        () => `delete from ${quoteIdent(child.meta.tableName)} where parent = ? and parenttype = ?`,
-      );
-      await execute(conn, sql, [name, binding.meta.name], this.statementMs);
-    }
-    const sql = cachedText(
-      binding.meta,
-      'delete',
-      () => `delete from ${quoteIdent(binding.meta.tableName)} where name = ?`,
-    );
-    await execute<MysqlChange>(conn, sql, [name], this.statementMs);
+  delete(trx: Knex, binding: DocTypeBinding, name: string): Promise<void> {
+    return this.writes.delete(trx, binding, name);
   }
 
   async exists(trx: Queryable, binding: DocTypeBinding, name: string): Promise<boolean> {

@@ -25,11 +25,6 @@ export interface MysqlConnection {
   destroy(): void;
 }
 
-/** What an INSERT, UPDATE or DELETE answers. */
-export interface MysqlChange {
-  affectedRows: number;
-}
-
 /**
  * The mysql2 connection of an open MariaDB transaction (what inWriteTransaction gives): undefined for the site's knex
  * (no transaction) and on SQLite.

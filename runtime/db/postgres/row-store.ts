@@ -21,16 +21,9 @@ import {
 import type { DocTypeMeta } from '../../meta/types';
 import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../compiled-query';
 import type { DocTypeBinding, Registry } from '../../registry/registry';
-import { childRowChanges } from '../child-row-changes';
 import { fieldLists, tableFields } from '../../registry/field-lists';
-import {
-  CHILD_STANDARD,
-  decodeRow,
-  duplicateError,
-  loadSingle,
-  PARENT_STANDARD,
-  rowValues,
-} from '../document-rows';
+import { CHILD_STANDARD, decodeRow, loadSingle, PARENT_STANDARD } from '../document-rows';
+import { RowWrites, type RowStatements } from '../row-writes';
 import { encodeValue } from '../stored-values';
 import { EVENT_COLUMNS, SYSTEM_TABLES, type EventRecord } from '../system-tables';
 
@@ -85,6 +78,25 @@ function fullRowValues(
   return values;
 }
 
+/** How the shared write path (row-writes.ts) runs its statements here: named prepared statements with `$n`. */
+const POSTGRES_ROW_STATEMENTS: RowStatements<PgConnection> = {
+  writeConnection,
+  text: cachedText,
+  run: (conn, sql, values) => execute(conn, sql, values),
+  fullRow: fullRowValues,
+  fullColumns,
+  async insertFull(conn, meta, standard, values) {
+    // In a batch of the group commit the row joins the batch's INSERT of its table (sent before the next statement).
+    if (deferInsert(conn, meta.tableName, fullColumns(meta, standard), values)) return;
+    const sql = cachedText(meta, standard === PARENT_STANDARD ? 'insert' : 'insert-child', () => {
+      const columns = fullColumns(meta, standard);
+      return `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+    });
+    await execute(conn, sql, values);
+  },
+  quote: quoteIdent,
+};
+
 /** knex's compilation of a list plan with `$n` placeholders, kept with it. */
 const nativeTexts = new WeakMap<object, string>();
 
@@ -93,10 +105,14 @@ const unstorable = (value: unknown) => typeof value === 'string' && value.includ
 
 /** Documents on PostgreSQL through cached statement texts and named prepared statements; see RowStore. */
 export class PostgresRowStore implements RowStore {
+  private readonly writes: RowWrites<PgConnection>;
+
   constructor(
     private readonly db: PostgresDatabase,
     private readonly registry: Registry,
-  ) {}
+  ) {
+    this.writes = new RowWrites(db, registry, POSTGRES_ROW_STATEMENTS);
+  }
 
   async read(binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
     if (binding.meta.issingle) return loadSingle(this.db.knex, binding);
@@ -147,111 +163,16 @@ export class PostgresRowStore implements RowStore {
     return data;
   }
 
-  async insert(trx: Knex, binding: DocTypeBinding, data: DocData): Promise<void> {
-    const { meta } = binding;
-    const conn = await writeConnection(trx);
-    try {
-      await this.insertRow(conn, trx, meta, data, PARENT_STANDARD);
-    } catch (err) {
-      throw duplicateError(this.db, meta, data, err);
-    }
-    for (const { field, child } of tableFields(meta, this.registry)) {
-      for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
-        await this.insertRow(conn, trx, child.meta, row, CHILD_STANDARD);
-    }
+  insert(trx: Knex, binding: DocTypeBinding, data: DocData): Promise<void> {
+    return this.writes.insert(trx, binding, data);
   }
 
-  /** Inserts a full row through its DocType's cached text; a row with unset columns leaves them to their defaults. */
-  private async insertRow(
-    conn: PgConnection,
-    trx: Knex,
-    meta: DocTypeMeta,
-    data: DocData,
-    standard: readonly string[],
-  ): Promise<void> {
-    const values = fullRowValues(meta, data, standard);
-    if (!values) {
-      await trx(meta.tableName).insert(rowValues(meta, data, standard));
-      return;
-    }
-    if (deferInsert(conn, meta.tableName, fullColumns(meta, standard), values)) return;
-    const sql = cachedText(meta, standard === PARENT_STANDARD ? 'insert' : 'insert-child', () => {
-      const columns = fullColumns(meta, standard);
-      return `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
-    });
-    await execute(conn, sql, values);
+  update(trx: Knex, binding: DocTypeBinding, data: DocData, previous: DocData): Promise<void> {
+    return this.writes.update(trx, binding, data, previous);
   }
 
-  /** Updates a stored row (a child row when `parent` is given) by name; unset columns are left as they are. */
-  private async updateRow(
-    conn: PgConnection,
-    trx: Knex,
-    meta: DocTypeMeta,
-    data: DocData,
-    parent?: string,
-  ): Promise<void> {
-    const standard = parent === undefined ? PARENT_STANDARD : CHILD_STANDARD;
-    const name = String(data.name);
-    const values = fullRowValues(meta, data, standard, 'name');
-    if (!values) {
-      const changes = rowValues(meta, data, standard);
-      delete changes.name;
-      const query = trx(meta.tableName).update(changes).where('name', name);
-      await (parent === undefined ? query : query.andWhere('parent', parent));
-      return;
-    }
-    const sql = cachedText(meta, parent === undefined ? 'update' : 'update-child', () => {
-      const columns = fullColumns(meta, standard).filter((c) => c !== 'name');
-      const where = parent === undefined ? 'name = ?' : 'name = ? and parent = ?';
-      return `update ${quoteIdent(meta.tableName)} set ${columns.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${where}`;
-    });
-    values.push(name);
-    if (parent !== undefined) values.push(parent);
-    await execute(conn, sql, values);
-  }
-
-  async update(trx: Knex, binding: DocTypeBinding, data: DocData, previous: DocData): Promise<void> {
-    const { meta } = binding;
-    const conn = await writeConnection(trx);
-    const name = String(data.name);
-    try {
-      await this.updateRow(conn, trx, meta, data);
-    } catch (err) {
-      throw duplicateError(this.db, meta, data, err);
-    }
-    for (const { field, child } of tableFields(meta, this.registry)) {
-      const rows = data[field.fieldname] as DocData[] | undefined;
-      if (rows === undefined) continue;
-      const { before, removed } = childRowChanges(previous[field.fieldname] as DocData[] | undefined, rows);
-      const deleteSql = cachedText(
-        child.meta,
-        'delete-child',
-        () => `delete from ${quoteIdent(child.meta.tableName)} where name = ? and parent = ?`,
-      );
-      for (const rowName of removed) await execute(conn, deleteSql, [rowName, name]);
-      for (const row of rows) {
-        if (before.has(String(row.name))) await this.updateRow(conn, trx, child.meta, row, name);
-        else await this.insertRow(conn, trx, child.meta, row, CHILD_STANDARD);
-      }
-    }
-  }
-
-  async delete(trx: Knex, binding: DocTypeBinding, name: string): Promise<void> {
-    const conn = await writeConnection(trx);
-    for (const { child } of tableFields(binding.meta, this.registry)) {
-      const sql = cachedText(
-        child.meta,
-        'delete-children',
-        () => `delete from ${quoteIdent(child.meta.tableName)} where parent = ? and parenttype = ?`,
-      );
-      await execute(conn, sql, [name, binding.meta.name]);
-    }
-    const sql = cachedText(
-      binding.meta,
-      'delete',
-      () => `delete from ${quoteIdent(binding.meta.tableName)} where name = ?`,
-    );
-    await execute(conn, sql, [name]);
+  delete(trx: Knex, binding: DocTypeBinding, name: string): Promise<void> {
+    return this.writes.delete(trx, binding, name);
   }
 
   async exists(trx: Queryable, binding: DocTypeBinding, name: string): Promise<boolean> {
