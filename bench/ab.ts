@@ -35,6 +35,9 @@
 // AB_SEED=N seeds N ToDos on each side first (for a list or count path; a path with {doc} seeds 100).
 // AB_DOCS=N: `{doc}` takes the first N seeded ToDos in turn, one per request (default 1: the same ToDo every time, so
 // updates from 50 connections wait on its row lock on MariaDB and PostgreSQL; a rotating set measures the update).
+// AB_METHOD=DELETE with AB_DOCS=N (no body): each round deletes from a slice of its own, N / AB_ROUNDS documents, the
+// warm-up's first; a side that runs past its slice answers 404s, which the round's line reports (shorten AB_SECONDS or
+// seed more), e.g. AB_METHOD=DELETE AB_PATH='/api/resource/ToDo/{doc}' AB_DOCS=30000 AB_ROUNDS=3 AB_SECONDS=3.
 // Also AB_ROUNDS (default 3) and AB_SECONDS (default 8). Prints each round's req/s and server CPU per request, B/A, and
 // each server's RSS after the rounds.
 import { existsSync } from 'node:fs';
@@ -165,7 +168,7 @@ async function main(): Promise<void> {
     : undefined;
   const urlPath = process.env.AB_PATH ?? METHOD_PATH;
   const body = process.env.AB_BODY;
-  const verb = (process.env.AB_METHOD ?? 'POST') as 'POST' | 'PUT';
+  const verb = (process.env.AB_METHOD ?? 'POST') as 'POST' | 'PUT' | 'DELETE';
   const rounds = Number(process.env.AB_ROUNDS ?? 3);
   const seconds = Number(process.env.AB_SECONDS ?? 8);
   const a = await start('A', urlPath);
@@ -174,17 +177,24 @@ async function main(): Promise<void> {
   const cpuRatios: number[] = [];
   try {
     for (let round = 1; round <= rounds; round++) {
+      // A delete takes each document once: the rounds take slices of their own, the first of each for the preflight.
+      const target = (side: typeof a) => {
+        if (verb !== 'DELETE' || !side.paths)
+          return { url: side.url, ...(side.paths ? { paths: side.paths } : {}) };
+        const per = Math.floor(side.paths.length / rounds);
+        const slice = side.paths.slice((round - 1) * per, round * per);
+        return { url: side.svc.base + (slice[0] as string), paths: slice.slice(1) };
+      };
       const load = (side: typeof a, label: string) =>
         runLoad(
           pinning,
           {
-            url: side.url,
-            ...(body ? { method: verb, body } : {}),
+            ...target(side),
+            ...(body ? { method: verb, body } : verb === 'DELETE' ? { method: verb } : {}),
             headers: { authorization: side.auth, 'content-type': 'application/json', ...side.headers },
             idReplacement:
               (body?.includes('[<id>]') ?? false) ||
               Object.values(side.headers).some((value) => value.includes('[<id>]')),
-            ...(side.paths ? { paths: side.paths } : {}),
             connections: 50,
             seconds,
             warmupSeconds: 1,
@@ -195,8 +205,9 @@ async function main(): Promise<void> {
       const [ra, rb] = await Promise.all([load(a, 'A'), load(b, 'B')]);
       ratios.push(rb.rps / ra.rps);
       if (ra.cpuUsPerReq && rb.cpuUsPerReq) cpuRatios.push(ra.cpuUsPerReq / rb.cpuUsPerReq);
+      const failed = (r: typeof ra) => (r.non2xx ? ` (${r.non2xx} non-2xx)` : '');
       console.log(
-        `round ${round}: A ${Math.round(ra.rps)} req/s (${ra.cpuUsPerReq?.toFixed(1)} us/req)  B ${Math.round(rb.rps)} req/s (${rb.cpuUsPerReq?.toFixed(1)} us/req)  B/A ${(rb.rps / ra.rps).toFixed(3)}`,
+        `round ${round}: A ${Math.round(ra.rps)} req/s (${ra.cpuUsPerReq?.toFixed(1)} us/req)${failed(ra)}  B ${Math.round(rb.rps)} req/s (${rb.cpuUsPerReq?.toFixed(1)} us/req)${failed(rb)}  B/A ${(rb.rps / ra.rps).toFixed(3)}`,
       );
     }
     // RSS after the loads (the compiled build's target is at most 120 MB with the core DocTypes).

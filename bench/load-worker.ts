@@ -1,12 +1,12 @@
 // Load generator child of `npm run bench` (pinned to its own core): a warm-up, then the measured autocannon run.
 // Argument: a JSON LoadSpec. Prints `measuring` when the measured run starts, then one JSON LoadResult line on stdout.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 /** What to load. */
 export interface LoadSpec {
   url: string;
-  method?: 'GET' | 'POST' | 'PUT';
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   headers?: Record<string, string>;
   body?: string;
   connections: number;
@@ -55,12 +55,14 @@ interface Run {
   firstMax: number;
 }
 
+/** The next of `spec.paths` to take: the measured run goes on from where the warm-up stopped (a delete takes each once). */
+let next = 0;
+
 function run(spec: LoadSpec, seconds: number): Promise<Run> {
   const seen = new WeakSet<object>();
   let steadyMax = 0;
   let firstMax = 0;
   const paths = spec.paths;
-  let next = 0;
   const instance = autocannon({
     url: spec.url,
     method: spec.method ?? 'GET',
@@ -89,7 +91,9 @@ function run(spec: LoadSpec, seconds: number): Promise<Run> {
 }
 
 async function main(): Promise<void> {
-  const spec = JSON.parse(process.argv[2] ?? '') as LoadSpec;
+  // The spec's JSON, or `@<file>` holding it (a spec too long for one argument: bench/lib/load.ts).
+  const arg = process.argv[2] ?? '';
+  const spec = JSON.parse(arg.startsWith('@') ? readFileSync(arg.slice(1), 'utf8') : arg) as LoadSpec;
   // Spawned in a session of its own, hence an autogroup of its own: its nice is set here.
   if (spec.shield !== undefined) writeFileSync('/proc/self/autogroup', String(spec.shield));
   if (spec.warmupSeconds > 0) await run(spec, spec.warmupSeconds);

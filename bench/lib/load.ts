@@ -1,4 +1,5 @@
 // Runs one load scenario: a preflight request (must be 2xx), then bench/load-worker.ts pinned to the load core.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { LoadResult, LoadSpec } from '../load-worker';
@@ -34,12 +35,14 @@ export async function runLoad(
   serverPid?: number,
 ): Promise<Measured> {
   await preflight(spec, label);
-  const [cmd, args] = pinned(pinning, pinning.loadCore, process.execPath, [
-    '--import',
-    'tsx',
-    WORKER,
-    JSON.stringify(spec),
-  ]);
+  // A spec past what one argument may hold (128 KiB on Linux: thousands of paths) goes by file, as `@<file>`.
+  let text = JSON.stringify(spec);
+  const dir = text.length > 100_000 ? mkdtempSync(path.join(os.tmpdir(), 'load-spec-')) : undefined;
+  if (dir) {
+    writeFileSync(path.join(dir, 'spec.json'), text);
+    text = `@${path.join(dir, 'spec.json')}`;
+  }
+  const [cmd, args] = pinned(pinning, pinning.loadCore, process.execPath, ['--import', 'tsx', WORKER, text]);
   let cpuStart: number | undefined;
   let cpuEnd: number | undefined;
   const loadavg = os.loadavg()[0] ?? 0;
@@ -51,7 +54,7 @@ export async function runLoad(
       if (line === 'measuring') cpuStart = cpuMs(serverPid);
       else if (line.startsWith('{')) cpuEnd = cpuMs(serverPid);
     },
-  });
+  }).finally(() => dir && rmSync(dir, { recursive: true, force: true }));
   const line = r.stdout.trim().split('\n').pop() ?? '';
   if (r.code !== 0 || !line.startsWith('{'))
     throw new Error(
