@@ -49,7 +49,18 @@ export const PARENT_STANDARD = STANDARD_FIELDS;
 /** The standard columns of a child row. */
 export const CHILD_STANDARD = [...STANDARD_FIELDS, ...CHILD_FIELDS] as const;
 
-const columnLists = new WeakMap<DocTypeMeta, readonly string[]>();
+/** Full-row column lists per DocType and standard columns, built once. */
+const columnLists = new WeakMap<DocTypeMeta, Map<readonly string[], readonly string[]>>();
+
+/** The columns of a full row of `meta`: the `standard` ones, then every stored field (built once per pair). */
+export function fullColumns(meta: DocTypeMeta, standard: readonly string[]): readonly string[] {
+  let byStandard = columnLists.get(meta);
+  if (!byStandard) columnLists.set(meta, (byStandard = new Map()));
+  let columns = byStandard.get(standard);
+  if (!columns)
+    byStandard.set(standard, (columns = [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)]));
+  return columns;
+}
 
 /**
  * The columns a stored row of `meta` is read with: its standard columns, then every stored field. A column the DocType
@@ -57,13 +68,7 @@ const columnLists = new WeakMap<DocTypeMeta, readonly string[]>();
  * no answer holds it.
  */
 export function documentColumns(meta: DocTypeMeta): readonly string[] {
-  let columns = columnLists.get(meta);
-  if (!columns) {
-    const standard = meta.istable ? CHILD_STANDARD : PARENT_STANDARD;
-    columns = [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)];
-    columnLists.set(meta, columns);
-  }
-  return columns;
+  return fullColumns(meta, meta.istable ? CHILD_STANDARD : PARENT_STANDARD);
 }
 
 /** Loads the child rows of one or more parents, grouped by parent then parentfield (one query per child DocType). */

@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import type { Database } from './backend';
 import { childRowChanges } from './child-row-changes';
-import { CHILD_STANDARD, PARENT_STANDARD, duplicateError, rowValues } from './document-rows';
+import { CHILD_STANDARD, PARENT_STANDARD, duplicateError, fullColumns, rowValues } from './document-rows';
 import type { DocData } from './row-store';
 import type { DocTypeMeta } from '../meta/types';
 import { tableFields } from '../registry/field-lists';
@@ -28,8 +28,6 @@ export interface RowStatements<C> {
     standard: readonly string[],
     skip?: string,
   ): unknown[] | undefined;
-  /** The columns of a full row: the `standard` ones, then every stored field. */
-  fullColumns(meta: DocTypeMeta, standard: readonly string[]): readonly string[];
   /** Inserts a full row (`values` from fullRow): held back in a batch of the group commit, else sent. */
   insertFull(conn: C, meta: DocTypeMeta, standard: readonly string[], values: unknown[]): Promise<void>;
   quote(identifier: string): string;
@@ -136,7 +134,7 @@ export class RowWrites<C> {
       return;
     }
     const sql = statements.text(meta, parent === undefined ? 'update' : 'update-child', () => {
-      const columns = statements.fullColumns(meta, standard).filter((c) => c !== 'name');
+      const columns = fullColumns(meta, standard).filter((c) => c !== 'name');
       const where = parent === undefined ? 'name = ?' : 'name = ? and parent = ?';
       return `update ${statements.quote(meta.tableName)} set ${columns.map((c) => `${statements.quote(c)} = ?`).join(', ')} where ${where}`;
     });

@@ -23,7 +23,13 @@ import type { DocTypeMeta, FieldMeta } from '../../meta/types';
 import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../compiled-query';
 import type { DocTypeBinding, Registry } from '../../registry/registry';
 import { fieldLists, tableFields } from '../../registry/field-lists';
-import { documentColumns, loadSingle, nextSeriesValueWithKnex, PARENT_STANDARD } from '../document-rows';
+import {
+  documentColumns,
+  fullColumns,
+  loadSingle,
+  nextSeriesValueWithKnex,
+  PARENT_STANDARD,
+} from '../document-rows';
 import { RowWrites, type RowStatements } from '../row-writes';
 import { decodeValue, encodeValue, formatDatetime } from '../stored-values';
 
@@ -122,11 +128,6 @@ function selectList(meta: DocTypeMeta): string {
   return documentColumns(meta).map(quoteIdent).join(', ');
 }
 
-/** The columns of a full row of `meta`: the `standard` ones, then every stored field. */
-function fullColumns(meta: DocTypeMeta, standard: readonly string[]): string[] {
-  return [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)];
-}
-
 /** The bound values of the columns `fullColumns` names (an unset one is NULL, as knex's insert of a row leaves it). */
 function boundRow(meta: DocTypeMeta, data: DocData, standard: readonly string[], skip?: string): unknown[] {
   const values: unknown[] = [];
@@ -151,7 +152,6 @@ function mysqlRowStatements(statementMs: number): RowStatements<MysqlConnection>
     run: (conn, sql, values) => execute(conn, sql, values, statementMs),
     fullRow: (meta, data, standard, skip) =>
       isFullRow(meta, data, standard) ? boundRow(meta, data, standard, skip) : undefined,
-    fullColumns,
     async insertFull(conn, meta, standard, values) {
       const kind = standard === PARENT_STANDARD ? 'insert' : 'insert-child';
       const head = cachedText(meta, `${kind} head`, () => {

@@ -22,7 +22,7 @@ import type { DocTypeMeta } from '../../meta/types';
 import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../compiled-query';
 import type { DocTypeBinding, Registry } from '../../registry/registry';
 import { fieldLists, tableFields } from '../../registry/field-lists';
-import { CHILD_STANDARD, decodeRow, loadSingle, PARENT_STANDARD } from '../document-rows';
+import { CHILD_STANDARD, decodeRow, fullColumns, loadSingle, PARENT_STANDARD } from '../document-rows';
 import { RowWrites, type RowStatements } from '../row-writes';
 import { encodeValue } from '../stored-values';
 import { EVENT_COLUMNS, SYSTEM_TABLES, type EventRecord } from '../system-tables';
@@ -44,19 +44,6 @@ function cachedText(meta: DocTypeMeta, kind: string, build: () => string): strin
   let sql = byKind.get(kind);
   if (sql === undefined) byKind.set(kind, (sql = numbered(build())));
   return sql;
-}
-
-/** Full-row column lists per DocType and standard columns, built once. */
-const columnLists = new WeakMap<DocTypeMeta, Map<readonly string[], readonly string[]>>();
-
-/** The columns of a full row of `meta`: the `standard` ones, then every stored field. */
-function fullColumns(meta: DocTypeMeta, standard: readonly string[]): readonly string[] {
-  let byStandard = columnLists.get(meta);
-  if (!byStandard) columnLists.set(meta, (byStandard = new Map()));
-  let columns = byStandard.get(standard);
-  if (!columns)
-    byStandard.set(standard, (columns = [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)]));
-  return columns;
 }
 
 /** The bound values of a full row (the `standard` columns but `skip`, then every stored field); undefined when one is unset. */
@@ -84,7 +71,6 @@ const POSTGRES_ROW_STATEMENTS: RowStatements<PgConnection> = {
   text: cachedText,
   run: (conn, sql, values) => execute(conn, sql, values),
   fullRow: fullRowValues,
-  fullColumns,
   async insertFull(conn, meta, standard, values) {
     // In a batch of the group commit the row joins the batch's INSERT of its table (sent before the next statement).
     if (deferInsert(conn, meta.tableName, fullColumns(meta, standard), values)) return;

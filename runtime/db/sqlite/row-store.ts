@@ -27,6 +27,7 @@ import {
   decodeRow,
   documentColumns,
   duplicateError,
+  fullColumns,
   loadSingle,
   nextSeriesValueWithKnex,
   PARENT_STANDARD,
@@ -256,7 +257,7 @@ function cachedRowText(
 /** The INSERT text of a full row of `meta`: the `standard` columns, then every stored field. */
 function fullRowInsert(meta: DocTypeMeta, standard: readonly string[]): string {
   return cachedRowText('insert', meta, standard, () => {
-    const columns = [...standard, ...fieldLists(meta).stored.map((f) => f.fieldname)];
+    const columns = fullColumns(meta, standard);
     return `insert into ${quoteIdent(meta.tableName)} (${columns.map(quoteIdent).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
   });
 }
@@ -298,10 +299,7 @@ function insertFullRow(
 /** The UPDATE text of a full row of `meta` by name (and parent, for child rows): every column but the name is set. */
 function fullRowUpdate(meta: DocTypeMeta, standard: readonly string[]): string {
   return cachedRowText('update', meta, standard, () => {
-    const columns = [
-      ...standard.filter((c) => c !== 'name'),
-      ...fieldLists(meta).stored.map((f) => f.fieldname),
-    ];
+    const columns = fullColumns(meta, standard).filter((c) => c !== 'name');
     const where = standard === CHILD_STANDARD ? 'name = ? AND parent = ?' : 'name = ?';
     return `update ${quoteIdent(meta.tableName)} set ${columns.map((c) => `${quoteIdent(c)} = ?`).join(', ')} where ${where}`;
   });
