@@ -51,7 +51,7 @@ export const meta: DocTypeMeta = {
       allowOnSubmit: false,
       setOnlyOnce: false,
       nonNegative: false,
-      searchIndex: true,
+      searchIndex: false,
       ignoreUserPermissions: false,
     },
     {
