@@ -129,6 +129,7 @@ async function start(tag: 'A' | 'B', urlPath: string) {
     if (docs > 1) paths = names.slice(0, docs).map((n) => resolved.replace('{doc}', encodeURIComponent(n)));
     resolved = resolved.replace('{doc}', encodeURIComponent(names[docs > 1 ? 0 : 50] as string));
   } else if (seed > 0) await service.seedTodos(svc.base, auth, 0, seed);
+  await mysqlDb?.settle?.();
   const headers = JSON.parse(process.env[`AB_HEADERS_${tag}`] || process.env.AB_HEADERS || '{}') as Record<
     string,
     string

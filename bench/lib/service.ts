@@ -150,9 +150,9 @@ const DATABASE_TAG = randomBytes(3).toString('hex');
 let postgresDatabases = 0;
 
 /** Runs one statement on the server of BENCH_POSTGRES_URL (its own database). */
-async function postgresStatement(sql: string): Promise<void> {
+async function postgresStatement(sql: string, url = BENCH_POSTGRES_URL): Promise<void> {
   const { Client } = await import('pg');
-  const client = new Client({ connectionString: BENCH_POSTGRES_URL });
+  const client = new Client({ connectionString: url });
   await client.connect();
   try {
     await client.query(sql);
@@ -183,6 +183,7 @@ export async function benchPostgresDatabase(): Promise<BenchMysqlDatabase> {
   return {
     name,
     url: url.toString(),
+    settle: () => postgresStatement('VACUUM (ANALYZE)', url.toString()),
     drop: async () => {
       unregister();
       await postgresStatement(dropSql);
@@ -197,6 +198,11 @@ export const BENCH_MYSQL_URL = process.env.BENCH_MYSQL_URL || 'mysql://root@127.
 export interface BenchMysqlDatabase {
   name: string;
   url: string;
+  /**
+   * PostgreSQL: VACUUM (ANALYZE) after seeding, so that autovacuum does not visit the freshly seeded tables during a
+   * measured round (it did in the first round of whichever A/B side was seeded last).
+   */
+  settle?(): Promise<void>;
   /** Drops the database (also done at exit, Ctrl-C or the time limit when not called). */
   drop(): Promise<void>;
 }
