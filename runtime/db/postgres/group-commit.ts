@@ -7,7 +7,8 @@
 // rule that a failed statement aborts the whole transaction.
 import type { Knex } from 'knex';
 import { BatchLanes, GROUP_COMMIT_LANES, GROUP_COMMIT_MAX_WORKS, type Queued } from '../batch-lanes';
-import { execute, quoteIdent, type PgConnection } from './statements';
+import type { QueryResult } from 'pg';
+import { execute, quoteIdent, type PgConnection, type SendStatement } from './statements';
 import { boundConnection, command, releaseOrClose, rolledBackError } from './transaction';
 
 /** A read: it changes nothing in the transaction (a locking read takes locks, which the batch keeps). */
@@ -86,28 +87,57 @@ function insertText({ key: held, table, columns }: HeldRows, rows: number): stri
   return sql;
 }
 
+/** Each watched connection's own `query`, unwrapped: held rows are sent with it (they must not wait for themselves). */
+const rawQueryOf = new WeakMap<PgConnection, SendStatement>();
+
+/** A connection's held rows while they are being sent. */
+const flushes = new WeakMap<PgConnection, Promise<boolean>>();
+
 /**
  * Sends the rows `conn` holds back: one INSERT per table (in the order the tables were first written, split to stay
- * under MAX_PLACEHOLDERS), queued on the connection ahead of whatever is sent next. Resolves whether they all went in.
+ * under MAX_PLACEHOLDERS), one after another, after any still being sent. Resolves whether they all went in; the
+ * returned promise is also what the next statement on the connection waits for (watchTouches), so that it sees them.
+ * Undefined when nothing is held or being sent.
  */
 function sendDeferred(conn: PgConnection): Promise<boolean> | undefined {
   const deferred = deferredOf.get(conn);
-  if (!deferred?.size) return undefined;
-  const tables = [...deferred.values()];
-  deferred.clear();
-  const sent: Promise<unknown>[] = [];
-  for (const held of tables) {
+  const before = flushes.get(conn);
+  if (!deferred?.size) return before;
+  const statements: [text: string, values: unknown[]][] = [];
+  for (const held of deferred.values()) {
     const perStatement = Math.max(1, Math.floor(MAX_PLACEHOLDERS / Math.max(1, held.columns.length)));
     for (let start = 0; start < held.rows.length; start += perStatement) {
       const chunk = held.rows.slice(start, start + perStatement);
-      sent.push(execute(conn, insertText(held, chunk.length), chunk.flat()));
+      statements.push([insertText(held, chunk.length), chunk.flat()]);
     }
   }
-  // A failure is counted by watchTouches (unknown), and aborts the transaction: the batch runs again alone.
-  return Promise.all(sent).then(
-    () => true,
-    () => false,
-  );
+  deferred.clear();
+  const flush = sendHeld(conn, statements, before);
+  flushes.set(conn, flush);
+  void flush.then(() => {
+    if (flushes.get(conn) === flush) flushes.delete(conn);
+  });
+  return flush;
+}
+
+/**
+ * Sends held INSERTs in turn (node-postgres deprecates a query sent while another runs), after `before`. A failure
+ * aborts the transaction, so the rest are not sent; it counts as unknown (the batch runs again alone).
+ */
+async function sendHeld(
+  conn: PgConnection,
+  statements: readonly (readonly [string, unknown[]])[],
+  before: Promise<boolean> | undefined,
+): Promise<boolean> {
+  if (before && !(await before)) return false;
+  try {
+    for (const [text, values] of statements) await execute(conn, text, values, rawQueryOf.get(conn));
+    return true;
+  } catch {
+    const touches = touchesOf.get(conn);
+    if (touches) touches.unknown++;
+    return false;
+  }
 }
 
 /** The SQL text of a `query` call (a string or a query config's `text`). */
@@ -126,9 +156,23 @@ function watchTouches(conn: PgConnection): Touches {
   if (known) return known;
   const touches: Touches = { writes: 0, unknown: 0, pending: 0 };
   const query = (conn.query as (...args: unknown[]) => unknown).bind(conn);
+  rawQueryOf.set(conn, (config) => query(config) as Promise<QueryResult>);
   const counted = (...args: unknown[]): unknown => {
-    // Rows held back go first, so that this statement sees them (they are their own works' writes, counted when held).
-    void sendDeferred(conn);
+    // Rows held back go first, so that this statement sees them (they are their own works' writes, counted when held):
+    // it is sent once they have answered.
+    const held = sendDeferred(conn);
+    if (held) {
+      // Pending from now, as a statement sent at once would be.
+      touches.pending++;
+      const sent = held.then(() => {
+        touches.pending--;
+        return counted(...args);
+      });
+      if (typeof args[args.length - 1] !== 'function') return sent;
+      // Callback style (knex): the callback gets the answer, and what query() returns is not used.
+      void sent.catch(() => undefined);
+      return undefined;
+    }
     const sql = textOf(args[0]);
     if (sql === undefined || ENDS.test(sql)) {
       touches.unknown++;

@@ -285,19 +285,17 @@ export class PostgresRowStore implements RowStore {
       return await onPooledConnection(this.db.knex, async (conn) => {
         const own = limit === session.statement_timeout;
         if (!own) await answeredWithin(conn, conn.query(`set statement_timeout = ${limit}`));
-        const reading = answeredWithin(
-          conn,
-          conn.query<unknown[]>({ text: sql, values: [...bindings], rowMode: 'array' }),
-          limit + READ_TIMEOUT_SLACK_MS,
-        );
-        // Queued behind the read on the connection: it runs when the read ends, cancelled or not (a read without an
-        // answer closes the connection, and this fails with it).
-        const reset = own ? undefined : conn.query(`set statement_timeout = ${session.statement_timeout}`);
         try {
-          const result = await reading;
+          const result = await answeredWithin(
+            conn,
+            conn.query<unknown[]>({ text: sql, values: [...bindings], rowMode: 'array' }),
+            limit + READ_TIMEOUT_SLACK_MS,
+          );
           return { rows: result.rows, fields: result.fields };
         } finally {
-          await reset;
+          // After the read, cancelled or not (a read without an answer closed the connection, and this fails with it).
+          if (!own)
+            await answeredWithin(conn, conn.query(`set statement_timeout = ${session.statement_timeout}`));
         }
       });
     } catch (err) {

@@ -36,16 +36,28 @@ export function numbered(text: string): string {
   return text.replace(/\?/g, () => `$${++n}`);
 }
 
-/** Runs the prepared statement `text` (with `$n` placeholders) with `values` on `conn`. */
+/** How a prepared statement is sent: a connection's own `query`, past what wraps it. */
+export type SendStatement = (config: {
+  name: string;
+  text: string;
+  values: unknown[];
+}) => Promise<QueryResult>;
+
+/**
+ * Runs the prepared statement `text` (with `$n` placeholders) with `values` on `conn`, through `query` when given (a
+ * connection's own, past what wraps it).
+ */
 export async function execute<R extends Record<string, unknown> = Record<string, unknown>>(
   conn: PgConnection,
   text: string,
   values: readonly unknown[],
+  query?: SendStatement,
 ): Promise<QueryResult<R>> {
+  const config = { name: statementName(text), text, values: values.map(pgValue) };
   try {
     return await answeredWithin(
       conn,
-      conn.query<R>({ name: statementName(text), text, values: values.map(pgValue) }),
+      query ? (query(config) as Promise<QueryResult<R>>) : conn.query<R>(config),
     );
   } catch (err) {
     // As knex reports a failed query (compileSqlOnError false): the SQL with placeholders, never the bound values.
