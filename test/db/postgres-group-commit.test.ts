@@ -51,6 +51,17 @@ onPostgres('PostgresGroupCommit', () => {
     group = new PostgresGroupCommit(t.site.db.knex, 8000, 1);
   });
 
+  /** A full row of a ToDo named `name`, as the row store writes one. */
+  const todoRow = (name: string) => ({
+    name,
+    description: name,
+    owner: 'Administrator',
+    modified_by: 'Administrator',
+    creation: '2026-11-28 00:00:00.000000',
+    modified: '2026-11-28 00:00:00.000000',
+    docstatus: 0,
+    idx: 0,
+  });
   /** The committed rows, as another connection sees them. */
   const committed = async () => (await t.site.db.knex(table).pluck('name')).sort();
   const insert = (name: string) => (q: Knex) => q(table).insert({ name });
@@ -205,21 +216,11 @@ onPostgres('PostgresGroupCommit', () => {
   test("the row store's held rows: sent once before the COMMIT; one name twice fails the batch, each runs again alone", async () => {
     const binding = t.site.registry.get('ToDo')!;
     const stamp = Date.now();
-    const doc = (name: string) => ({
-      name,
-      description: name,
-      owner: 'Administrator',
-      modified_by: 'Administrator',
-      creation: '2026-11-28 00:00:00.000000',
-      modified: '2026-11-28 00:00:00.000000',
-      docstatus: 0,
-      idx: 0,
-    });
     const runs: Record<string, number> = {};
     const names = ['one', 'twice', 'twice', 'two'].map((n) => `held ${stamp} ${n}`);
     const outcomes = await Promise.allSettled(
       names.map((name, i) =>
-        group.run(counted(runs, String(i), (q) => t.site.rows.insert(q, binding, doc(name)))),
+        group.run(counted(runs, String(i), (q) => t.site.rows.insert(q, binding, todoRow(name)))),
       ),
     );
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
@@ -239,16 +240,6 @@ onPostgres('PostgresGroupCommit', () => {
   test('held rows of several tables and the statement after them go out one at a time, and the statement sees them', async () => {
     const binding = t.site.registry.get('ToDo')!;
     const stamp = Date.now();
-    const doc = (name: string) => ({
-      name,
-      description: name,
-      owner: 'Administrator',
-      modified_by: 'Administrator',
-      creation: '2026-11-29 00:00:00.000000',
-      modified: '2026-11-29 00:00:00.000000',
-      docstatus: 0,
-      idx: 0,
-    });
     const event = (name: string) => ({
       doctype: 'ToDo',
       docname: name,
@@ -263,7 +254,7 @@ onPostgres('PostgresGroupCommit', () => {
     const seen = await Promise.all(
       names.map((name) =>
         group.run(async (q) => {
-          await t.site.rows.insert(q, binding, doc(name));
+          await t.site.rows.insert(q, binding, todoRow(name));
           await t.site.rows.insertEvent(q, event(name));
           // The read is sent after the held rows of this work and of the works before it in the batch.
           return (await q('tabToDo')
