@@ -13,7 +13,7 @@ import { closeSite, openSite } from '../../runtime/bootstrap';
 import { DEFAULT_SITE_CONFIG } from '../../runtime/config/config';
 import type { Site } from '../../runtime/site';
 import { registry } from '../../generated';
-import { HAVE_MARIADB, PrivateMariaDB } from '../helpers/private-mariadb';
+import { HAVE_MARIADB, PrivateMariaDB, waitUntil } from '../helpers/private-mariadb';
 
 // Ports 4800-4809 are this test's (another suite runs mariadb-outage.test.ts on its own ports).
 const PORT = process.env.TEST_MYSQL_URL ? 4801 : 4800;
@@ -171,15 +171,16 @@ run.each([
     // ToDo and of the change counter's shards, which the requests below would wait for (503 after 2 s).
     const admin = knexFactory({ client: 'mysql2', connection: server.url('site') });
     try {
-      for (;;) {
-        const [rows] = (await admin.raw(
-          'select count(*) as n from information_schema.innodb_trx where trx_mysql_thread_id <> connection_id()',
-        )) as [{ n: number }[]];
-        if (Number(rows[0]?.n) === 0) break;
-        if (Date.now() - started > 20_000)
-          throw new Error('transactions of the freeze still open 20 s after SIGCONT');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await waitUntil(
+        async () => {
+          const [rows] = (await admin.raw(
+            'select count(*) as n from information_schema.innodb_trx where trx_mysql_thread_id <> connection_id()',
+          )) as [{ n: number }[]];
+          return Number(rows[0]?.n) === 0;
+        },
+        Math.max(0, 20_000 - (Date.now() - started)),
+        'no transaction of the freeze left open (within 20 s of SIGCONT)',
+      );
     } finally {
       await admin.destroy();
     }
