@@ -60,7 +60,7 @@ export async function buildFiles(options: GeneratorOptions): Promise<BuiltFiles>
 /** Runs the whole pipeline and writes the output folder. */
 export async function runGenerator(options: GeneratorOptions): Promise<GeneratorResult> {
   const { validatorCache, ...result } = await buildFiles(options);
-  const written = await writeFileMap(result.files, options.out);
+  const written = writeFileMap(result.files, options.out);
   await validatorCache?.save();
   return { ...result, written };
 }

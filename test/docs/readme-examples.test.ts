@@ -84,7 +84,7 @@ test(
       });
       if ([...set.values()].some((text) => text.includes('@whitelist(')))
         expect(built.files.has('methods/widget.ts')).toBe(true);
-      await writeFileMap(built.files, path.join(dir, 'generated'));
+      writeFileMap(built.files, path.join(dir, 'generated'));
     }
     const tsconfig = { extends: '../../../tsconfig.json', include: ['.'], exclude: [] };
     writeFileSync(path.join(OUT, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);

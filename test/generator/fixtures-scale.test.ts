@@ -73,7 +73,7 @@ function runNode(args: string[]): Promise<Finished> {
     console.log(
       `buildFiles: ${built.doctypeCount} DocTypes, ${built.files.size} files in ${elapsed(started)} ms`,
     );
-    await writeFileMap(built.files, OUT);
+    writeFileMap(built.files, OUT);
     const tsconfig = { extends: '../../../tsconfig.json', include: ['.'], exclude: [] };
     writeFileSync(path.join(OUT, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
     const tsc = require.resolve('typescript/lib/tsc.js');
