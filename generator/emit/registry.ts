@@ -9,7 +9,7 @@ import { quote } from '../ts/literal';
 import { methodsPath } from './methods';
 import { modelPath } from './model';
 import { routesPath } from './routes';
-import { validatorPath } from './validator';
+import { lazyValidatorCall, validatorPath } from './validator';
 
 const ident = (ir: DocTypeIR) => moduleIdentifier(ir.meta.name);
 const spec = (rel: string) => `./${rel.replace(/\.ts$/, '')}`;
@@ -19,13 +19,12 @@ const importAll = (name: string, from: string) => `import * as ${name} from ${qu
 
 /** Emits the registry module. */
 export function emitRegistry(ctx: GeneratorContext): string {
-  const imports: string[] = [importLine(['createRegistry'], RUNTIME_INTERNAL)];
+  const imports: string[] = [importLine(['createRegistry', 'lazyValidator'], RUNTIME_INTERNAL)];
   const entries: string[] = [];
   for (const ir of ctx.doctypes) {
     const id = ident(ir);
     imports.push(
       importAll(`${id}_model`, spec(modelPath(ir))),
-      importAll(`${id}_validators`, spec(validatorPath(ir))),
       importAll(`${id}_v1`, spec(routesPath(ir, 1))),
       importAll(`${id}_v2`, spec(routesPath(ir, 2))),
     );
@@ -35,7 +34,7 @@ export function emitRegistry(ctx: GeneratorContext): string {
       imports.push(importAll(`${id}_controller`, importFromOut(ctx, 'index.ts', ir.loaded.controller)));
     entries.push(
       `  { meta: ${id}_model.meta, model: ${id}_model.${className(ir.meta.name)}Model, ` +
-        `validateBody: ${id}_validators.validateBody, ` +
+        `validateBody: ${lazyValidatorCall(spec(validatorPath(ir)))}, ` +
         `v1: ${id}_v1.routes, v2: ${id}_v2.routes` +
         (ir.loaded.controller ? `, controller: ${id}_controller` : '') +
         (hasMethods ? `, methods: ${id}_methods.methods` : '') +

@@ -9,7 +9,7 @@ import type { DocTypeIR } from '../normalize';
 import { header } from '../ts/header';
 import { importLine, interfaceText } from '../ts/declarations';
 import { modelPath } from './model';
-import { validatorPath } from './validator';
+import { lazyValidatorCall, validatorPath } from './validator';
 
 /** Path of a DocType's route module for an API version. */
 export const routesPath = (ir: DocTypeIR, version: 1 | 2) => `routes/v${version}/${ir.meta.slug}.ts`;
@@ -97,7 +97,9 @@ export function emitRoutes(ir: DocTypeIR, _ctx: GeneratorContext, version: 1 | 2
   const types = rows.map((row) => ({ name: docTypeRouteKey(row), type: routeType(row, doc, version) }));
   return (
     header('generator/emit/routes.ts', ir.loaded.file) +
-    (rows.length ? importLine(['DOCTYPE_ROWS'], RUNTIME_INTERNAL) : '') +
+    (rows.length
+      ? importLine(['DOCTYPE_ROWS', ...(validates ? ['lazyValidator'] : [])], RUNTIME_INTERNAL)
+      : '') +
     importLine(
       [
         'DocTypeMeta',
@@ -108,7 +110,9 @@ export function emitRoutes(ir: DocTypeIR, _ctx: GeneratorContext, version: 1 | 2
       true,
     ) +
     importLine([doc], `../../${modelPath(ir).replace(/\.ts$/, '')}`, true) +
-    (validates ? importLine(['validateBody'], `../../${validatorPath(ir).replace(/\.ts$/, '')}`) : '') +
+    (validates
+      ? `const validateBody = ${lazyValidatorCall(`../../${validatorPath(ir).replace(/\.ts$/, '')}`)};\n`
+      : '') +
     (rows.length ? `const row = DOCTYPE_ROWS.v${version};\n` : '') +
     `/**\n * The REST v${version} routes of ${ir.meta.name}, by key: the route table's row each serves${version === 1 ? ' (under /api and /api/v1)' : ''}, and\n` +
     ` * the validator of a body of documents. The runtime dispatches the DocType's requests to these; a route left out\n` +

@@ -4,10 +4,18 @@ import type { GeneratorContext } from '../context';
 import { bodyFields, fieldSchema, type JsonSchema } from '../json-schema';
 import type { DocTypeIR } from '../normalize';
 import { header } from '../ts/header';
+import { quote } from '../ts/literal';
 import { validatorCode } from './validator-code';
 
 /** Path of a DocType's validator module inside the output folder. */
 export const validatorPath = (ir: DocTypeIR) => `validators/${ir.meta.slug}.ts`;
+
+/**
+ * The validator of the module `from` (a specifier without extension), required at its first call
+ * (runtime/registry/lazy-validator.ts): a start loads no validator module.
+ */
+export const lazyValidatorCall = (from: string) =>
+  `lazyValidator(() => require(${quote(from)}) as typeof import(${quote(from)}))`;
 
 function rowSchema(child: DocTypeMeta, ctx: GeneratorContext): JsonSchema {
   return {

@@ -1,11 +1,18 @@
 // The registry bundle: a generated registry compiled by esbuild into one JavaScript file, so that a service with hundreds
 // of DocTypes starts without transpiling thousands of generated modules one by one. Rebuilt whenever any file it was
-// built from changed; controllers and packages stay outside it (see cached-bundle.ts).
+// built from changed; controllers and packages stay outside it (see cached-bundle.ts), and so do the validator modules,
+// which the registry and the route modules require at a validator's first call (runtime/registry/lazy-validator.ts).
 import path from 'node:path';
 import { PACKAGE_ROOT, buildBundle, bundlePaths, compiledExternal, isFresh } from './cached-bundle';
 
 /** Bumped when the way bundles are built changes, so bundles built the old way are not reused. */
-const BUNDLE_FORMAT = 2;
+const BUNDLE_FORMAT = 3;
+
+/** The generated files a registry bundle holds: those of `genDir` but its validator modules. */
+function ownedBy(genDir: string): (file: string) => boolean {
+  const validators = path.join(genDir, 'validators') + path.sep;
+  return (file) => file.startsWith(genDir + path.sep) && !file.startsWith(validators);
+}
 
 /**
  * Builds the bundle of `<generatedDir>/index.ts` unless a fresh one exists; returns its path, or undefined when it
@@ -17,7 +24,7 @@ export async function ensureRegistryBundle(generatedDir: string): Promise<string
   if (isFresh(paths)) return paths.bundle;
   return buildBundle(paths, {
     entry: { entryPoints: [path.join(genDir, 'index.ts')] },
-    owns: (file) => file.startsWith(genDir + path.sep),
+    owns: ownedBy(genDir),
     codeCache: true,
   });
 }
@@ -41,7 +48,7 @@ export async function buildCompiledRegistryBundle(generatedDir: string, out: str
         sourcemap: 'linked',
         sourcesContent: false,
       },
-      owns: (file) => file.startsWith(genDir + path.sep),
+      owns: ownedBy(genDir),
       codeCache: false,
       external: compiledExternal(out, path.dirname(bundle)),
     },
