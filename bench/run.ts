@@ -1096,11 +1096,14 @@ async function featureScenarios(): Promise<void> {
   if (!KEEP_GEN) removeOnExit(path.join(ROOT, 'bench', 'tmp'));
   log(`generating the core DocTypes + bench/doctypes into ${FEATURE_GEN} ...`);
   const gen = await attempt('generate feature registry', async () => {
+    // What a user runs: `npm run generate` with its own command (package.json), the fixture folders after `--`.
     const r = await runToEnd(
-      'npx',
+      'npm',
       [
-        'tsx',
-        'generator/cli.ts',
+        'run',
+        '--silent',
+        'generate',
+        '--',
         '--doctypes',
         'doctypes',
         '--doctypes',
@@ -1436,11 +1439,14 @@ async function fixtureScenarios(): Promise<void> {
   const rel = (d: string) => path.relative(ROOT, d);
   const cpuBefore = childrenCpuMs();
   const gen = await attempt('generate fixtures', async () => {
+    // What a user runs: `npm run generate` with its own command (package.json), the fixture folders after `--`.
     const r = await runToEnd(
-      'npx',
+      'npm',
       [
-        'tsx',
-        'generator/cli.ts',
+        'run',
+        '--silent',
+        'generate',
+        '--',
         '--doctypes',
         rel(dirs[0] as string),
         '--doctypes',
@@ -1466,7 +1472,7 @@ async function fixtureScenarios(): Promise<void> {
   );
   report.measures.push({
     id: 'generate_s',
-    label: 'generate 768 fixture DocTypes (npx tsx generator/cli.ts; A/B: bench/generate-ab.ts)',
+    label: 'generate 768 fixture DocTypes (npm run generate; A/B: bench/generate-ab.ts)',
     value: gen.ms / 1000,
     unit: 's',
     target: '< 8 s for 913 DocTypes (scaled)',
@@ -1654,11 +1660,14 @@ async function generateAbRegistry(dirs: string[]): Promise<boolean> {
   });
   log(`generating the A/B registry (fixture DocTypes, our ToDo) into ${AB_GEN} ...`);
   const gen = await attempt('generate A/B registry', async () => {
+    // What a user runs: `npm run generate` with its own command (package.json), the fixture folders after `--`.
     const r = await runToEnd(
-      'npx',
+      'npm',
       [
-        'tsx',
-        'generator/cli.ts',
+        'run',
+        '--silent',
+        'generate',
+        '--',
         '--doctypes',
         path.relative(ROOT, staged),
         '--doctypes',
