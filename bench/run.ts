@@ -1082,6 +1082,13 @@ async function bulkScenarios(): Promise<void> {
   }
 }
 
+/** Runs `npm run generate` with `args`, as a user runs it (package.json's command); throws when it fails. */
+async function runGenerate(args: string[], label: string, timeoutMs: number) {
+  const r = await runToEnd('npm', ['run', '--silent', 'generate', '--', ...args], { timeoutMs, label });
+  if (r.code !== 0) throw new Error(`generator exited ${r.code}:\n${r.stderr.slice(-3000)}`);
+  return r;
+}
+
 /** Where the core DocTypes plus bench/doctypes (the Bench Probe methods) are generated for the feature scenarios. */
 const FEATURE_GEN = 'bench/tmp/feature-gen';
 
@@ -1095,31 +1102,13 @@ const FEATURE_GEN = 'bench/tmp/feature-gen';
 async function featureScenarios(): Promise<void> {
   if (!KEEP_GEN) removeOnExit(path.join(ROOT, 'bench', 'tmp'));
   log(`generating the core DocTypes + bench/doctypes into ${FEATURE_GEN} ...`);
-  const gen = await attempt('generate feature registry', async () => {
-    // What a user runs: `npm run generate` with its own command (package.json), the fixture folders after `--`.
-    const r = await runToEnd(
-      'npm',
-      [
-        'run',
-        '--silent',
-        'generate',
-        '--',
-        '--doctypes',
-        'doctypes',
-        '--doctypes',
-        'bench/doctypes',
-        '--out',
-        FEATURE_GEN,
-        '--quiet',
-      ],
-      {
-        timeoutMs: 300000,
-        label: 'generator (feature)',
-      },
-    );
-    if (r.code !== 0) throw new Error(`generator exited ${r.code}:\n${r.stderr.slice(-3000)}`);
-    return r;
-  });
+  const gen = await attempt('generate feature registry', () =>
+    runGenerate(
+      ['--doctypes', 'doctypes', '--doctypes', 'bench/doctypes', '--out', FEATURE_GEN, '--quiet'],
+      'generator (feature)',
+      300000,
+    ),
+  );
   if (!gen) return;
   // Webhooks may reach the bench's receiver on loopback (the webhook line); nothing else reads this config.
   const siteConfig = path.join(tmp, 'features-site-config.json');
@@ -1438,30 +1427,13 @@ async function fixtureScenarios(): Promise<void> {
   log(`generating the fixture DocTypes into ${GEN_OUT} ...`);
   const rel = (d: string) => path.relative(ROOT, d);
   const cpuBefore = childrenCpuMs();
-  const gen = await attempt('generate fixtures', async () => {
-    // What a user runs: `npm run generate` with its own command (package.json), the fixture folders after `--`.
-    const r = await runToEnd(
-      'npm',
-      [
-        'run',
-        '--silent',
-        'generate',
-        '--',
-        '--doctypes',
-        rel(dirs[0] as string),
-        '--doctypes',
-        rel(dirs[1] as string),
-        '--out',
-        GEN_OUT,
-      ],
-      {
-        timeoutMs: 900000,
-        label: 'generator',
-      },
-    );
-    if (r.code !== 0) throw new Error(`generator exited ${r.code}:\n${r.stderr.slice(-3000)}`);
-    return r;
-  });
+  const gen = await attempt('generate fixtures', () =>
+    runGenerate(
+      ['--doctypes', rel(dirs[0] as string), '--doctypes', rel(dirs[1] as string), '--out', GEN_OUT],
+      'generator',
+      900000,
+    ),
+  );
   if (!gen) return;
   const summary = /generated (\d+) DocTypes.*$/m.exec(gen.stdout);
   const genCpuMs = childrenCpuMs() - cpuBefore;
@@ -1659,15 +1631,9 @@ async function generateAbRegistry(dirs: string[]): Promise<boolean> {
     recursive: true,
   });
   log(`generating the A/B registry (fixture DocTypes, our ToDo) into ${AB_GEN} ...`);
-  const gen = await attempt('generate A/B registry', async () => {
-    // What a user runs: `npm run generate` with its own command (package.json), the fixture folders after `--`.
-    const r = await runToEnd(
-      'npm',
+  const gen = await attempt('generate A/B registry', () =>
+    runGenerate(
       [
-        'run',
-        '--silent',
-        'generate',
-        '--',
         '--doctypes',
         path.relative(ROOT, staged),
         '--doctypes',
@@ -1676,14 +1642,10 @@ async function generateAbRegistry(dirs: string[]): Promise<boolean> {
         AB_GEN,
         '--quiet',
       ],
-      {
-        timeoutMs: 900000,
-        label: 'generator (A/B)',
-      },
-    );
-    if (r.code !== 0) throw new Error(`generator exited ${r.code}:\n${r.stderr.slice(-3000)}`);
-    return r;
-  });
+      'generator (A/B)',
+      900000,
+    ),
+  );
   return gen !== undefined;
 }
 
