@@ -44,7 +44,7 @@ function readMethods(doctypes: DocTypeIR[], cwd?: string): { methods: MethodMap;
 
 /** Builds the file map without touching the output folder (load, validate, normalize, emit). */
 export async function buildFiles(options: GeneratorOptions): Promise<BuiltFiles> {
-  const loaded = await loadDocTypes(options.doctypes, options.cwd);
+  const loaded = loadDocTypes(options.doctypes, options.cwd);
   const problems = [...loaded.problems, ...validateDocTypes(loaded.doctypes)];
   if (problems.some((p) => p.severity === 'error')) throw new GeneratorProblems(problems);
   const doctypes = normalizeDocTypes(loaded.doctypes);
@@ -61,6 +61,6 @@ export async function buildFiles(options: GeneratorOptions): Promise<BuiltFiles>
 export async function runGenerator(options: GeneratorOptions): Promise<GeneratorResult> {
   const { validatorCache, ...result } = await buildFiles(options);
   const written = writeFileMap(result.files, options.out);
-  await validatorCache?.save();
+  validatorCache?.save();
   return { ...result, written };
 }

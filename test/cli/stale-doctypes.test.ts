@@ -33,19 +33,19 @@ function write(rel: string, text: string): void {
 }
 
 /** What `npm run generate` records about the files under doctypes/. */
-async function generate(): Promise<void> {
-  const loaded = await loadDocTypes([doctypes]);
+function generate(): void {
+  const loaded = loadDocTypes([doctypes]);
   mkdirSync(generated, { recursive: true });
   const ctx = createContext(normalizeDocTypes(loaded.doctypes), generated);
   writeFileSync(path.join(generated, DOCTYPE_SOURCES_PATH), emitDocTypeSources(ctx));
 }
 
-beforeEach(async () => {
+beforeEach(() => {
   rmSync(dir, { recursive: true, force: true });
   write('shop/gadget/gadget.json', docType('Gadget', ['title']));
   write('shop/order/order.json', docType('Order', ['customer']));
   write('shop/order/sample.json', '{"not": "a DocType"}\n');
-  await generate();
+  generate();
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

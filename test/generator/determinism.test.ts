@@ -76,7 +76,7 @@ test.each(orders)('a copy of doctypes/ created in %s order gives identical bytes
 });
 
 test('emitting from the loaded DocTypes in shuffled order gives identical bytes', async () => {
-  const { doctypes } = await loadDocTypes(['doctypes'], ROOT);
+  const { doctypes } = loadDocTypes(['doctypes'], ROOT);
   for (const seed of [1, 2, 3]) {
     const normalized = normalizeDocTypes(shuffle(doctypes, seed));
     const files = await emitAll(

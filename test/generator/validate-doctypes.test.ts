@@ -436,8 +436,8 @@ if (!haveFixtures) console.log(`skipping real-fixture validation: ${fixtures} is
 
 (haveFixtures ? test : test.skip)(
   'all real Frappe and ERPNext v15 DocTypes validate together with no errors',
-  async () => {
-    const { doctypes, problems: loadProblems } = await loadDocTypes([
+  () => {
+    const { doctypes, problems: loadProblems } = loadDocTypes([
       path.join(fixtures, 'frappe-v15'),
       path.join(fixtures, 'erpnext-v15'),
     ]);

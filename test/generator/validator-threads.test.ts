@@ -11,8 +11,8 @@ import { normalizeDocTypes } from '../../generator/normalize';
 const ROOT = `${__dirname}/../..`;
 
 let schemas: JsonSchema[];
-beforeAll(async () => {
-  const { doctypes } = await loadDocTypes(['doctypes'], ROOT);
+beforeAll(() => {
+  const { doctypes } = loadDocTypes(['doctypes'], ROOT);
   const ctx = createContext(normalizeDocTypes(doctypes), 'generated');
   schemas = ctx.doctypes.map((ir) => bodySchema(ir, ctx));
 });
