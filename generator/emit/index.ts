@@ -21,7 +21,7 @@ import { compileValidators } from './validator-threads';
  */
 export async function emitAll(ctx: GeneratorContext, cache?: ValidatorCodeCache): Promise<FileMap> {
   const schemas = ctx.doctypes.map((ir) => bodySchema(ir, ctx));
-  const known = await Promise.all(schemas.map((schema) => cache?.get(schema)));
+  const known = schemas.map((schema) => cache?.get(schema));
   const missing = schemas.flatMap((_, i) => (known[i] === undefined ? [i] : []));
   const validators = compileValidators(missing.map((i) => schemas[i] as JsonSchema));
   const files: FileMap = new Map();

@@ -19,33 +19,33 @@ let dir: string;
 beforeEach(() => (dir = mkdtempSync(path.join(os.tmpdir(), 'validator-cache-'))));
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-test('what one run compiled, the next reads back; another schema is not found', async () => {
+test('what one run compiled, the next reads back; another schema is not found', () => {
   const first = diskValidatorCache(dir);
-  expect(await first.get(schema(note))).toBeUndefined();
+  expect(first.get(schema(note))).toBeUndefined();
   first.put(schema(note), validatorCode(schema(note)));
-  await first.save();
+  first.save();
   const next = diskValidatorCache(dir);
-  expect(await next.get(schema(note))).toBe(validatorCode(schema(note)));
-  expect(await next.get(schema(task))).toBeUndefined();
+  expect(next.get(schema(note))).toBe(validatorCode(schema(note)));
+  expect(next.get(schema(task))).toBeUndefined();
 });
 
 test('emitAll takes the cached code of a schema and compiles and stores the others', async () => {
   const seeded = diskValidatorCache(dir);
   // A marker no compile would produce: seeing it in the output proves the code came from the cache.
   seeded.put(schema(note), '// from the cache\n');
-  await seeded.save();
+  seeded.save();
   const cache = diskValidatorCache(dir);
   const files = await emitAll(ctx, cache);
   expect(files.get('validators/note.ts')).toContain('// from the cache\n');
   expect(files.get('validators/task.ts')).toContain(validatorCode(schema(task)));
-  await cache.save();
-  expect(await diskValidatorCache(dir).get(schema(task))).toBe(validatorCode(schema(task)));
+  cache.save();
+  expect(diskValidatorCache(dir).get(schema(task))).toBe(validatorCode(schema(task)));
 });
 
 test('a run with a warm cache gives the bytes of a run without one', async () => {
   const warm = diskValidatorCache(dir);
   await emitAll(ctx, warm);
-  await warm.save();
+  warm.save();
   expect(readdirSync(dir)).toHaveLength(2);
   const fromCache = await emitAll(createContext(ctx.doctypes, 'generated'), diskValidatorCache(dir));
   expect([...fromCache]).toEqual([...(await emitAll(ctx))]);
@@ -54,14 +54,14 @@ test('a run with a warm cache gives the bytes of a run without one', async () =>
 test('an entry unused for over a week is removed when a run stores new ones; one it used is kept', async () => {
   const old = diskValidatorCache(dir);
   old.put(schema(note), validatorCode(schema(note)));
-  await old.save();
+  old.save();
   writeFileSync(path.join(dir, 'stale.js'), 'x');
   const weeksAgo = new Date(Date.now() - 8 * 24 * 3600 * 1000);
   for (const name of readdirSync(dir)) utimesSync(path.join(dir, name), weeksAgo, weeksAgo);
   const run = diskValidatorCache(dir);
   await emitAll(ctx, run);
-  await run.save();
+  run.save();
   expect(existsSync(path.join(dir, 'stale.js'))).toBe(false);
-  expect(await diskValidatorCache(dir).get(schema(note))).toBe(validatorCode(schema(note)));
+  expect(diskValidatorCache(dir).get(schema(note))).toBe(validatorCode(schema(note)));
   expect(readdirSync(dir)).toHaveLength(2);
 });
