@@ -2,7 +2,7 @@
 // DocType row of the route table by key. The router dispatches a DocType's request to the route its module lists, found
 // through the registry's map and the module's keys (no scan); a row the module does not list keeps the table's row,
 // whose operation answers as for any operation the DocType lacks (bindingFor: 404, 405, or 403 for a child table).
-import type { BodyValidator, Registry } from '../registry/registry';
+import type { BodyValidator, DocTypeBinding, Registry } from '../registry/registry';
 import {
   DOCTYPE_OPERATIONS,
   docTypeRouteKey,
@@ -62,4 +62,48 @@ export function serveDocTypeRoute(registry: Registry, version: 1 | 2, match: Rou
   // The registry holds the module's routes by the shape it checks; their rows are the table's rows (DOCTYPE_ROWS).
   if (route) match.row = route.row as RouteRow;
   return match;
+}
+
+/**
+ * Whether a DocType row's match counts towards the `Allow` of a 405 on its path. For a DocType that answers in `version`:
+ * when it serves the row (its route module lists it), so a Single's collection path allows nothing and its document
+ * path GET and PUT. For a name no DocType here answers to: every row of the path, as Frappe's router, which knows no
+ * DocType. Never v1's document method, a POST that needs `run_method` (a POST of the document's path without it is 405
+ * too).
+ */
+export function allowsRow(registry: Registry, version: 1 | 2, match: RouteMatch): boolean {
+  const { row } = match;
+  if (row.operation === 'documentMethod' && !row.path.includes('{method}')) return false;
+  const binding = registry.get(match.params.doctype);
+  const routes =
+    binding && answersIn(binding, version) ? (version === 1 ? binding.v1 : binding.v2) : undefined;
+  return routes === undefined || routes[docTypeRouteKey(row)] !== undefined;
+}
+
+/** Whether `binding` answers anything in `version` (a child table answers nothing on its own: 404, as bindingFor). */
+export function answersIn(binding: DocTypeBinding | undefined, version: 1 | 2): boolean {
+  return (version === 1 ? binding?.v1Ops : binding?.v2Ops)?.size ? true : false;
+}
+
+/**
+ * The `Allow` of a 405 on the path of the DocType row `key` for `doctype` when the request matched no row there: the
+ * verbs of the rows on that path that count (allowsRow), in table order.
+ */
+export function allowedOnPath(
+  registry: Registry,
+  version: 1 | 2,
+  key: DocTypeRouteKey,
+  doctype: string,
+): string {
+  const rows: Readonly<Record<string, RouteRow>> = version === 1 ? DOCTYPE_ROWS.v1 : DOCTYPE_ROWS.v2;
+  const template = rows[key]?.path;
+  const verbs = new Set<string>();
+  for (const row of Object.values(rows))
+    if (
+      row.path === template &&
+      row.verbs !== '*' &&
+      allowsRow(registry, version, { row, params: { doctype, name: '', method: '' } })
+    )
+      for (const verb of row.verbs) verbs.add(verb);
+  return [...verbs].join(', ');
 }

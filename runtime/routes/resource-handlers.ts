@@ -8,6 +8,7 @@ import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';
 import { createOnce } from '../idempotency/idempotent-create';
 import { callDocumentMethod } from './method-routes';
+import { allowedOnPath } from './doctype-routes';
 import type { RouteParams, RouteRow } from '../http/route-row';
 
 /** What Koa's `ctx.type = 'json'` sets (mime-types' contentType('json')). */
@@ -86,13 +87,18 @@ export async function getDocument(ctx: AppContext, p: RouteParams, row: RouteRow
   );
 }
 
-/** Runs a document method: v2 names it in the path, v1 in `run_method` (a v1 POST without one is 405). */
+/**
+ * Runs a document method: v2 names it in the path, v1 in `run_method` (a v1 POST without one is 405 with the verbs the
+ * DocType answers on the path).
+ */
 export function runDocumentMethod(ctx: AppContext, p: RouteParams): Promise<void> {
   const method = p.method || runMethodOf(ctx);
-  if (method === undefined)
+  if (method === undefined) {
+    const allow = allowedOnPath(ctx.state.site.registry, ctx.state.version, 'documentMethod', p.doctype);
     throw new MethodNotAllowedError(`POST needs run_method on ${ctx.state.path.slice(0, 200)}`, {
-      headers: { Allow: 'GET, PUT, DELETE' },
+      headers: { Allow: allow },
     });
+  }
   return callDocumentMethod(ctx, p.doctype, p.name, method);
 }
 

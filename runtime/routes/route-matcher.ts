@@ -29,8 +29,11 @@ function inFamily(family: Family, path: string): boolean {
 export interface RouteMatcher {
   /** The first row whose template matches the path and whose verbs include the verb (HEAD: GET). */
   match(path: string, method: string): RouteMatch | undefined;
-  /** The verbs the path answers to (for 405's `Allow`); empty when no row matches the path at all (404). */
-  allowed(path: string): Verb[] | '*';
+  /**
+   * The verbs the path answers to (for 405's `Allow`): those of the rows whose template matches it and that `counts`
+   * keeps (default: all); empty when there is none.
+   */
+  allowed(path: string, counts?: (match: RouteMatch) => boolean): Verb[] | '*';
 }
 
 const PARAM_NAMES: readonly string[] = ['doctype', 'name', 'method'] satisfies ParamName[];
@@ -113,9 +116,10 @@ export function createRouteMatcher(table: readonly RouteRow[]): RouteMatcher {
       }
       return undefined;
     },
-    allowed(path) {
+    allowed(path, counts) {
       const verbs = new Set<Verb>();
-      for (const [compiled] of candidates(path)) {
+      for (const [compiled, found] of candidates(path)) {
+        if (counts && !counts({ row: compiled.row, params: paramsOf(compiled, found) })) continue;
         if (!compiled.verbs) return '*';
         for (const verb of compiled.verbs) verbs.add(verb as Verb);
       }

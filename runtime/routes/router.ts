@@ -1,9 +1,10 @@
 // The router: finds the request's row of the route table early (so CSRF and scope checks read the row's rules), and
-// runs it last. Requests that match no row are answered here: 404, or 405 with `Allow` for a path with other verbs.
+// runs it last. Requests that match no row are answered here: 404, or 405 with `Allow` for a path with other verbs (on
+// a DocType's path, the verbs that DocType answers there).
 import type { Middleware } from 'koa';
 import { BadRequestError, DoesNotExistError, MethodNotAllowedError } from '../errors/errors';
 import { refuseKeyOutsideCreate } from '../idempotency/idempotency-keys';
-import { serveDocTypeRoute } from './doctype-routes';
+import { allowsRow, answersIn, serveDocTypeRoute } from './doctype-routes';
 import type { RouteHandlers } from './route-handlers';
 import type { RouteMatcher } from './route-matcher';
 
@@ -45,8 +46,16 @@ export function createRouter(matcher: RouteMatcher, handlers: RouteHandlers): Mi
     const path = state.path;
     if (path.includes('%') && !decodable(path))
       throw new BadRequestError('Malformed percent-encoding in the URL path');
-    const allowed = matcher.allowed(path);
-    if (allowed !== '*' && allowed.length) {
+    const { registry } = state.site;
+    // On a DocType's path, the verbs that DocType answers there (allowsRow); none is a 405 with an empty `Allow`, as
+    // a Single's list. A name no DocType answers to keeps the path's verbs, as Frappe's router.
+    let known = false;
+    const allowed = matcher.allowed(path, (match) => {
+      if (!match.row.kinds) return true;
+      known ||= answersIn(registry.get(match.params.doctype), state.version);
+      return allowsRow(registry, state.version, match);
+    });
+    if (allowed !== '*' && (allowed.length || known)) {
       if (ctx.method === 'OPTIONS') {
         ctx.status = 200;
         ctx.set('Allow', allowed.join(', '));

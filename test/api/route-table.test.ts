@@ -131,9 +131,52 @@ test("nothing answers that is not a row: other paths are 404, other verbs on a r
   ] as const) {
     const res = await send(verb, url);
     expect({ url, status: res.status }).toEqual({ url, status: 405 });
-    expect(String(res.headers.allow).split(', ')).toEqual(matcher.allowed(url));
+    // v1's POST of a document path (a document method) needs run_method: it is not in that path's Allow.
+    const verbs = matcher.allowed(url);
+    expect(String(res.headers.allow).split(', ')).toEqual(
+      url === '/api/resource/ToDo/x' ? ['GET', 'PUT', 'DELETE'] : verbs,
+    );
   }
   expect(matcher.allowed('/api/v2/document/ToDo/x/copy')).toEqual(['GET', 'PUT', 'PATCH', 'DELETE']);
+});
+
+test("a 405 on a DocType's path allows what that DocType answers there; an unknown name keeps the path's verbs", async () => {
+  const single = encodeURIComponent('Widget Settings');
+  for (const [verb, url, allow] of [
+    // A Single has no list and no create: its collection path allows nothing, whatever the verb.
+    ['get', `/api/resource/${single}`, ''],
+    ['post', `/api/resource/${single}`, ''],
+    ['put', `/api/resource/${single}`, ''],
+    ['delete', `/api/resource/${single}`, ''],
+    ['patch', `/api/v2/document/${single}`, ''],
+    // Nor delete: its document path allows GET and PUT (v2 PATCH too).
+    ['delete', `/api/resource/${single}/${single}`, 'GET, PUT'],
+    ['patch', `/api/resource/${single}/${single}`, 'GET, PUT'],
+    ['post', `/api/resource/${single}/${single}`, 'GET, PUT'],
+    ['delete', `/api/v2/document/${single}/${single}`, 'GET, PUT, PATCH'],
+    ['post', `/api/v2/document/${single}/${single}`, 'GET, PUT, PATCH'],
+    // v1's POST of a document path without run_method.
+    ['post', '/api/resource/ToDo/x', 'GET, PUT, DELETE'],
+    // No DocType of that name: the path's verbs, as Frappe's router (it knows no DocType).
+    ['put', '/api/resource/NoSuch', 'GET, POST'],
+    ['patch', '/api/resource/NoSuch/x', 'GET, PUT, DELETE'],
+  ] as const) {
+    const res = await send(verb, url);
+    expect({ verb, url, status: res.status, allow: res.headers.allow }).toEqual({
+      verb,
+      url,
+      status: 405,
+      allow,
+    });
+    expect(res.body.exc_type).toBe('MethodNotAllowedError');
+  }
+  const options = await t.http
+    .options(`/api/resource/${single}/${single}`)
+    .set('Authorization', t.adminToken);
+  expect({ status: options.status, allow: options.headers.allow }).toEqual({
+    status: 200,
+    allow: 'GET, PUT',
+  });
 });
 
 describe.each([1, 2] as const)('OpenAPI v%s', (version) => {
