@@ -688,8 +688,8 @@ const API_DESCRIPTION: Record<1 | 2, string> = {
 /** Every `$ref` target reachable from `value`, following component schemas transitively. */
 function reachable(value: unknown, components: Record<string, Record<string, JsonSchema>>): Set<string> {
   const seen = new Set<string>();
-  // A plain loop over the keys: the paths of 766 DocTypes are some 2 million values, and an array of entries per object
-  // made this walk half of the document's cost.
+  // A plain loop over the keys: the paths of the 766 fixture DocTypes hold some 300,000 values (v2: 410,000), and an
+  // array of entries per object made this walk about 40 % of building the document.
   const walk = (v: unknown): void => {
     if (typeof v !== 'object' || v === null) return;
     if (Array.isArray(v)) {
