@@ -162,7 +162,12 @@ export function createBodyParser(options: BodyParserOptions): Middleware {
     (koaBodies ??= koaBodyParsers(options.maxBodySize)).form(ctx, next);
   const parsed = async (ctx: Context, next: Next) => {
     redecodeJson(ctx);
-    if (nestedDeeperThan(ctx.request.body, MAX_DEPTH))
+    // Every body the API takes is an object (a document's fields, a method's arguments, `{docs}`, `{names}`): another
+    // JSON value is refused here, not read as no fields (an update of `[1, 2]` or `null` saved the document unchanged).
+    const body: unknown = ctx.request.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new BadRequestError('The request body must be a JSON object');
+    if (nestedDeeperThan(body, MAX_DEPTH))
       throw new BadRequestError(`The request body nests deeper than ${MAX_DEPTH} levels`);
     await next();
   };

@@ -114,15 +114,16 @@ describe('bulk_update, one DocType', () => {
   });
 
   test.each([
-    [{}, "'docs' must be a list"],
-    [{ docs: { name: 'x' } }, "'docs' must be a list"],
-    [{ docs: 'x' }, "'docs' must be a list"],
-    [[{ name: 'x' }], "'docs' must be a list"],
-  ])('a malformed request %j is 400 and changes nothing', async (body, message) => {
+    [{}, 'ValidationError', "'docs' must be a list"],
+    [{ docs: { name: 'x' } }, 'ValidationError', "'docs' must be a list"],
+    [{ docs: 'x' }, 'ValidationError', "'docs' must be a list"],
+    // The body parser refuses a body that is not an object, whatever the route.
+    [[{ name: 'x' }], 'BadRequestError', 'The request body must be a JSON object'],
+  ])('a malformed request %j is 400 and changes nothing', async (body, excType, message) => {
     const before = await countRows(t, 'ToDo');
     const res = await post('/api/v2/document/ToDo/bulk_update', u1, body);
     expect(res.status).toBe(400);
-    expect(res.body.exc_type).toBe('ValidationError');
+    expect(res.body.exc_type).toBe(excType);
     expect(res.body.errors[0].message).toBe(message);
     expect(await countRows(t, 'ToDo')).toBe(before);
   });

@@ -343,6 +343,32 @@ describe('§6.4 bodies', () => {
     expect((await t.http.get(`/api/resource/ToDo/${todo}`).set(auth())).status).toBe(200);
   });
 
+  test.each([
+    ['an array', '[1, 2]'],
+    ['an array of a document', '[{"description":"in a list"}]'],
+    ['a string', '"description"'],
+    ['a number', '42'],
+    ['null', 'null'],
+    ['true', 'true'],
+  ])(
+    'a JSON body that is %s, not an object, is 400 on every route that takes a body; nothing changes',
+    async (_label, body) => {
+      const put = (path: string) => () =>
+        t.http.put(path).set(auth()).set('Content-Type', 'application/json').send(body);
+      for (const request of [
+        () => postJson('/api/resource/ToDo', body),
+        () => postJson('/api/v2/document/ToDo', body),
+        put(`/api/resource/ToDo/${todo}`),
+        put(`/api/v2/document/ToDo/${todo}`),
+        () => postJson('/api/v2/document/ToDo/bulk_insert', body),
+        () => postJson('/api/method/frappe.client.insert', body),
+      ]) {
+        const res = await refused(request, 400, 'BadRequestError');
+        expect(res.body.exception).toContain('The request body must be a JSON object');
+      }
+    },
+  );
+
   test('bad JSON is 400 with the error body of each version', async () => {
     for (const [path, version] of [
       ['/api/resource/ToDo', 1],
