@@ -2,8 +2,8 @@
 // archiver as it is pulled, so the zip's own backpressure paces the export and memory stays flat whatever the row
 // count. exceljs's streaming WorkbookWriter is not used here: its sheet buffer does not wait for the compressor, so a
 // 400,000-row export held 170 MB of pending XML (bench/data-io.ts). Strings are inline (no shared-string table to keep).
+// archiver (with readdir-glob, lazystream and its own readable-stream) is loaded by the first XLSX export, not at start.
 import { Readable } from 'node:stream';
-import archiver from 'archiver';
 
 /** One cell: text, a number, or empty. */
 export type XlsxCell = string | number | null;
@@ -83,6 +83,7 @@ async function* sheetXml(lines: AsyncIterable<readonly XlsxCell[][]>): AsyncIter
  * only as fast as the zip is read; an error while reading them destroys the stream with it.
  */
 export function xlsxWorkbook(sheetName: string, pages: AsyncIterable<readonly XlsxCell[][]>): Readable {
+  const archiver = require('archiver') as typeof import('archiver');
   const zip = archiver('zip', { zlib: { level: 6 } });
   const sheet = Readable.from(sheetXml(pages));
   sheet.once('error', (err) => zip.destroy(err));

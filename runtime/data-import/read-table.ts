@@ -1,9 +1,10 @@
 // An import file's lines of cells, read by streaming parsers: CSV by csv-parse (UTF-8 checked as it streams, a line
 // capped at MAX_ROW_CHARS), XLSX by exceljs's WorkbookReader (first sheet) after a zip-bomb check that inflates every
-// entry once with yauzl, counting the real bytes (declared sizes can lie), against MAX_XLSX_INFLATED.
+// entry once with yauzl, counting the real bytes (declared sizes can lie), against MAX_XLSX_INFLATED. exceljs (with
+// jszip, unzipper and their polyfills, about 10 MB of heap) is loaded by the first XLSX import, not at start.
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { parse } from 'csv-parse';
-import ExcelJS from 'exceljs';
+import type { CellValue } from 'exceljs';
 import yauzl from 'yauzl';
 import { AppError, DataError } from '../errors/errors';
 
@@ -129,7 +130,7 @@ export async function checkZipBomb(file: Buffer): Promise<void> {
 }
 
 /** The value of an exceljs cell: formulas give their cached result, rich text its plain text. */
-function xlsxCell(value: ExcelJS.CellValue): Cell {
+function xlsxCell(value: CellValue): Cell {
   if (value === null || value === undefined || value === '') return null;
   if (typeof value === 'string' || typeof value === 'number' || value instanceof Date) return value;
   if (typeof value === 'boolean') return value ? 1 : 0;
@@ -145,6 +146,7 @@ function xlsxCell(value: ExcelJS.CellValue): Cell {
 
 async function* xlsxLines(file: Buffer): AsyncIterable<Cell[]> {
   await checkZipBomb(file);
+  const ExcelJS = require('exceljs') as typeof import('exceljs');
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(Readable.from([file]), {
     worksheets: 'emit',
     sharedStrings: 'cache',
@@ -155,7 +157,7 @@ async function* xlsxLines(file: Buffer): AsyncIterable<Cell[]> {
   try {
     for await (const sheet of reader) {
       for await (const row of sheet) {
-        const values = row.values as ExcelJS.CellValue[];
+        const values = row.values as CellValue[];
         const cells: Cell[] = [];
         for (let i = 1; i < values.length; i++) cells.push(xlsxCell(values[i]));
         if (cells.some((c) => c !== null)) yield cells;

@@ -2,8 +2,9 @@
 // the address it was made for (its `lookup` answers with it), so a connection kept alive can never reach an address
 // that was not checked; a name that now resolves elsewhere gets a pool of its own. TLS connections are kept alive too.
 // undici rather than node:http: an attempt on loopback cost the sending process about 40% less CPU (docs/webhooks.md).
+// It is loaded by the first delivery, not at start (about 6 MB of heap a site without webhooks would carry).
 import type { LookupFunction } from 'node:net';
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
 import type { VettedUrl } from './vet-url';
 
 /** Pools kept; the least recently used one is closed past this. */
@@ -34,7 +35,8 @@ export class ReceiverPools {
     let pool = this.pools.get(key);
     if (pool) this.pools.delete(key);
     else {
-      pool = new Pool(target.url.origin, {
+      const { Pool: UndiciPool } = require('undici') as typeof import('undici');
+      pool = new UndiciPool(target.url.origin, {
         connections: CONNECTIONS,
         keepAliveTimeout: KEEP_ALIVE_MS,
         keepAliveMaxTimeout: KEEP_ALIVE_MS,

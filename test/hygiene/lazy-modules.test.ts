@@ -2,7 +2,8 @@
 // (creating its database, signing key included) without loading ioredis, BullMQ, the OAuth library, jose or
 // cron-parser, which together cost tens of MB of memory (#17's RSS target), nor koa-body and the zod it validates its
 // options with (3 MB of heap: loaded by the first form, chunked or compressed body), nor rate-limiter-flexible (methods without a
-// rate limit). A real `svc serve` child reports the
+// rate limit), nor what import and export read and write XLSX with (exceljs, with jszip and unzipper, and archiver: 14
+// MB of heap), undici (webhook deliveries) or pg on a SQLite site. A real `svc serve` child reports the
 // packages in its require cache after serving. It loads runtime/ file by file, as the compiled build (`npm start`)
 // does: SVC_BUNDLE=0 turns off the development bundle, which loads every runtime module at once to start faster. The
 // compiled build bundles the runtime too, but leaves out the modules only required inside functions: it is run as well.
@@ -23,6 +24,12 @@ const HEAVY = [
   'luxon',
   'koa-body',
   'zod',
+  'exceljs',
+  'jszip',
+  'unzipper',
+  'archiver',
+  'undici',
+  'pg',
 ];
 
 // The child runs the CLI at `main`, serves, answers one request, then prints the packages it has loaded and exits.

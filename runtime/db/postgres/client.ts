@@ -3,7 +3,6 @@
 // ascending ORDER BY (last in a descending one) with indexes that serve that order, `like` case-insensitive (ILIKE) on any column, booleans bound as 0/1
 // (Check columns are smallint), and numbers, timestamps, dates and times read as MariaDB's driver hands them over.
 import knexFactory, { type Knex } from 'knex';
-import { types } from 'pg';
 import { knexDialect } from '../knex-dialect';
 import { KNEX_LOG } from '../knex-log';
 import { answeredWithin } from './read-timeout';
@@ -30,10 +29,16 @@ const PARSERS = new Map<number, (value: string) => unknown>([
   [OID.timestamptz, asText],
 ]);
 
+/** pg's own parsers: pg is loaded by the first PostgreSQL connection, so a SQLite or MariaDB process never loads it. */
+let pgParsers: typeof import('pg').types | undefined;
+
 /** The type parsers of every connection (node-postgres' `types` option; the global defaults stay untouched). */
 export const PG_TYPES = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
-    return PARSERS.get(oid) ?? types.getTypeParser(oid, format);
+    return (
+      PARSERS.get(oid) ??
+      (pgParsers ??= (require('pg') as typeof import('pg')).types).getTypeParser(oid, format)
+    );
   },
 };
 
