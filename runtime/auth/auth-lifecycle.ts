@@ -1,5 +1,6 @@
-// What authentication adds to the document lifecycle: Password fields stored in `__Auth`, the sessions of a user whose
-// password changed ended after the commit, credential caches dropped after writes, and other processes told.
+// What authentication adds to the document lifecycle: Password fields stored in `__Auth` (and deleted with their
+// document, so a user made again under a deleted one's name, or restored, gets none of its secrets back), the sessions
+// of a user whose password changed ended after the commit, credential caches dropped after writes, and other processes told.
 import type { SaveOperation } from '../document/extension-points';
 import { fieldLists } from '../registry/field-lists';
 import type { DocumentTransaction } from '../document/lifecycle';
@@ -9,6 +10,7 @@ import { authChanged } from './auth-broadcast';
 import { forgetAuthCaches } from './auth-caches';
 import { isKeySource } from './key-sources';
 import { isNewSecret, storePasswordFields } from './password-fields';
+import { deleteAuth } from './passwords';
 import { endUserSessions } from './sessions';
 
 /** DocTypes whose writes change what authentication reads (every process is told after the transaction). */
@@ -40,12 +42,18 @@ export function registerAuth(site: Site): void {
     'User',
   );
   for (const binding of registry.all())
-    if (fieldLists(binding.meta).passwords.length)
+    if (fieldLists(binding.meta).passwords.length) {
       extensions.on(
         'beforeWrite',
         (op) => storePasswordFields(op.trx, op.binding, op.data),
         binding.meta.name,
       );
+      extensions.on(
+        'afterDelete',
+        (op) => deleteAuth(op.trx, op.binding.meta.name, String(op.stored.name)),
+        binding.meta.name,
+      );
+    }
   // A new password ends every session of its user (a stolen session dies with the old password).
   extensions.on(
     'afterCommit',

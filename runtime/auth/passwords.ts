@@ -81,6 +81,11 @@ export async function writeAuth(
   if (!updated) await q(SYSTEM_TABLES.auth).insert({ doctype, name, fieldname, password: value });
 }
 
+/** Deletes every stored secret of a document (its Password fields' rows), as Frappe's delete_all_passwords_for. */
+export async function deleteAuth(q: Queryable, doctype: string, name: string): Promise<void> {
+  await q(SYSTEM_TABLES.auth).where({ doctype, name }).delete();
+}
+
 /** A random string of `length` lower-case hex characters (Frappe's generate_hash). */
 export function generateHash(length: number): string {
   return randomBytes(Math.ceil(length / 2))
