@@ -3,9 +3,11 @@
 // page whatever the row count, and rows written meanwhile neither repeat nor shift the pages.
 import type { Caller } from '../document/caller';
 import type { DocData } from '../db/row-store';
-import { DataError } from '../errors/errors';
+import type { DocTypeBinding } from '../registry/registry';
+import { DataError, PermissionError } from '../errors/errors';
 import { jsonParam } from '../http/params';
 import { listDocuments } from '../operations/list-operations';
+import { rightsFor } from '../permissions/doctype-rights';
 import { queryAccess } from '../permissions/query-access';
 import { bindingFor } from '../operations/doctype-binding';
 import { defaultColumnKeys, layoutOf, type TemplateLayout } from './template-layout';
@@ -41,15 +43,30 @@ function listFields(layout: TemplateLayout): unknown[] {
 }
 
 /**
+ * 403 unless the caller may export the DocType's documents, as Frappe's can_export: System Manager always, otherwise
+ * a role with the `export` right on every document (an if_owner export row is not enough, as in Frappe's exports).
+ */
+function assertCanExport(caller: Caller, binding: DocTypeBinding): void {
+  const { user } = caller;
+  if (user.roles.has('System Manager') || rightsFor(user, binding.meta).doc.get('export') === 'all') return;
+  throw new PermissionError(`You are not allowed to export ${binding.meta.name}`);
+}
+
+/**
  * Plans an export of `doctype` for the caller from the list parameters (`fields`, `filters`, `or_filters`,
- * `order_by`); the first page is read here, so a refused query fails before anything is sent.
+ * `order_by`); the first page is read here, so a refused query fails before anything is sent. `withRows` false (a
+ * blank import template) reads the layout alone and needs no `export` right.
  */
 export async function exportSource(
   caller: Caller,
   doctype: string,
   params: Record<string, unknown>,
+  withRows = true,
 ): Promise<ExportSource> {
-  const binding = bindingFor(caller, doctype, 'export');
+  // The v2 export's operation, whichever version's path asked (v1's download_template).
+  const v2: Caller = { ...caller, version: 2 };
+  const binding = bindingFor(v2, doctype, 'export');
+  if (withRows) assertCanExport(caller, binding);
   const access = await queryAccess(caller.site, caller.user, binding.meta, 'read');
   const layout = layoutOf(
     caller.site,
@@ -65,7 +82,6 @@ export async function exportSource(
   // Without an order asked for, pages follow the primary key: each starts with an index seek after the last name.
   // (The list's default, `modified desc`, re-sorts every row left at each page: 3,500 rows/s on 50,000 ToDos.)
   base.order_by ??= 'name asc';
-  const v2: Caller = { ...caller, version: 2 };
   const first = await listDocuments(v2, doctype, { ...base, cursor: '' });
   async function* pages(): AsyncIterable<DocData[]> {
     let page = first;

@@ -50,7 +50,7 @@ export async function downloadTemplate(ctx: AppContext): Promise<unknown> {
   const keys = columnKeys(doctype, jsonParam(params, 'export_fields'));
   const query: Record<string, unknown> = keys ? { fields: JSON.stringify(keys) } : {};
   if (records === 'by_filter' && params.export_filters !== undefined) query.filters = params.export_filters;
-  const source = await exportSource(callerOf(ctx), doctype, query);
+  const source = await exportSource(callerOf(ctx), doctype, query, records !== 'blank_template');
   const limit = records === 'blank_template' ? 0 : records === '5_records' ? 5 : Infinity;
   const limited: ExportSource = { layout: source.layout, pages: firstDocuments(source.pages, limit) };
   ctx.status = 200;

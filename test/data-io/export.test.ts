@@ -172,3 +172,33 @@ test('hostile requests: unknown column, bad format, bad filter, no rights: JSON 
   await bad('/api/v2/document/Nope/export', 404);
   await bad('/api/v2/document/User/export', 403, reader);
 });
+
+test('exporting needs the export right (Frappe can_export): a reader without it gets 403, for a template with rows too', async () => {
+  const owner = await createUser(t, 'owner-reader@export.test', ['Query Owner Reader']);
+  const refused = await t.http.get('/api/v2/document/Query Order/export').set('Authorization', owner);
+  expect(refused.status).toBe(403);
+  expect(refused.body.exc_type).toBe('PermissionError');
+  expect(refused.body.exception).toContain('not allowed to export Query Order');
+  const template = (records: string, version = '') =>
+    t.http
+      .get(`/api${version}/method/frappe.core.doctype.data_import.data_import.download_template`)
+      .query({ doctype: 'Query Order', export_records: records })
+      .set('Authorization', owner);
+  expect((await template('all')).status).toBe(403);
+  expect((await template('5_records', '/v2')).status).toBe(403);
+  // A blank template is the layout alone (Frappe's Exporter reads no rows for it).
+  expect((await template('blank_template')).status).toBe(200);
+  // System Manager exports without an export row, as in Frappe.
+  expect((await get('/api/v2/document/Query Order/export')).status).toBe(200);
+});
+
+test('download_template answers on v1 as on v2 (it used to be 405 on v1)', async () => {
+  for (const version of ['', '/v2']) {
+    const res = await t.http
+      .get(`/api${version}/method/frappe.core.doctype.data_import.data_import.download_template`)
+      .query({ doctype: 'ToDo', export_records: '5_records' })
+      .set('Authorization', t.adminToken);
+    expect(res.status).toBe(200);
+    expect(res.type).toBe('text/csv');
+  }
+});
