@@ -32,6 +32,12 @@ const RESERVED_HEADERS = new Set([
   'x-frappe-webhook-signature',
 ]);
 
+/**
+ * Headers about the connection rather than the request (RFC 9110 7.6.1; Expect asks for an interim answer the
+ * delivery does not wait for): undici refuses several of them, so every attempt would fail.
+ */
+const HOP_BY_HOP = new Set(['expect', 'upgrade', 'keep-alive', 'te', 'trailer', 'proxy-connection']);
+
 /** An HTTP header name (RFC 9110 token). */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,200}$/;
 
@@ -84,6 +90,10 @@ function checkHeaders(data: DocData): void {
       );
     if (RESERVED_HEADERS.has(key.toLowerCase()))
       throw new ValidationError(`Header ${key} is set by the service`);
+    if (HOP_BY_HOP.has(key.toLowerCase()) || key.toLowerCase().startsWith('proxy-'))
+      throw new ValidationError(
+        `Header ${key} is about the connection, not the request: a webhook may not set it`,
+      );
     if (/[\r\n\0]/.test(value)) throw new ValidationError(`Header ${key}: a value may not hold a line break`);
   }
 }

@@ -82,3 +82,17 @@ it('ends a delivery whose webhook was deleted as Exhausted at once', async () =>
   expect(rows[1]?.error).toBe('Webhook gone no longer exists');
   expect(receiver.requests).toHaveLength(1);
 });
+
+it.each(['Expect', 'Upgrade', 'Keep-Alive', 'TE', 'Trailer', 'Proxy-Authorization'])(
+  'refuses a webhook setting the connection header %s at save (undici refuses to send them)',
+  async (key) => {
+    const res = await createWebhook(t, {
+      name: `hop-${key}`,
+      request_url: 'http://127.0.0.1:9/hook',
+      webhook_headers: [{ key, value: 'x' }],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.exception).toContain(`Header ${key} is about the connection`);
+    expect(await t.site.db.knex('tabWebhook').where({ name: `hop-${key}` })).toEqual([]);
+  },
+);
