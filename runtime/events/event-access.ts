@@ -34,8 +34,8 @@ export class EventReadChecks {
     return decision;
   }
 
-  /** The user as of now (undefined when disabled or gone); Guest as it is. */
-  private user(name: string): Promise<SessionUser | undefined> {
+  /** The user named `name` as of now (undefined when disabled or gone); Guest as it is. */
+  user(name: string): Promise<SessionUser | undefined> {
     let user = this.users.get(name);
     if (!user) {
       user =

@@ -10,9 +10,11 @@ import type { IncomingMessage } from 'node:http';
 import type { Server } from 'socket.io';
 import { AppError } from '../errors/errors';
 import { onShutdown } from '../lifecycle/shutdown-hooks';
+import { logger } from '../log/logger';
 import { hasDocumentPermission } from '../permissions/document-permission';
 import { hasDocTypePermission } from '../permissions/doctype-permission';
 import type { SessionUser, Site } from '../site';
+import { EventReadChecks } from './event-access';
 import { batchSocketWrites } from './socket-writes';
 import { docRoom, doctypeRoom, emitTo, SocketRooms, type RealtimeSocket } from './socket-rooms';
 import { TaskWatch, taskRoom } from './task-progress';
@@ -207,12 +209,30 @@ class SocketHandlers {
     return doc !== undefined && hasDocumentPermission(this.site, user, binding, doc, 'read');
   }
 
-  /** Tells the sockets that have the document open who has it open (not a socket alone with itself, as Frappe). */
+  /**
+   * Tells the sockets that have the document open who has it open (not a socket alone with itself, as Frappe). Like
+   * every other event, only to users who may read the document now, and naming only them.
+   */
   private notifyViewers(socket: RealtimeSocket, doctype: string, name: string): void {
     const sockets = [...this.rooms.members(openRoom(doctype, name))];
-    const users = [...new Set(sockets.map((s) => s.data.user.name))];
-    if (users.length === 0 || (users.length === 1 && users[0] === socket.data.user.name)) return;
-    emitTo(sockets, 'doc_viewers', { doctype, docname: name, users });
+    const names = [...new Set(sockets.map((s) => s.data.user.name))];
+    if (names.length === 0 || (names.length === 1 && names[0] === socket.data.user.name)) return;
+    const checks = new EventReadChecks(this.site);
+    void Promise.all(
+      names.map(async (userName) => {
+        const user = await checks.user(userName);
+        return user !== undefined && (await this.mayReadDoc(user, doctype, name));
+      }),
+    )
+      .then((may) => {
+        const users = names.filter((_, i) => may[i]);
+        if (users.length === 0 || (users.length === 1 && users[0] === socket.data.user.name)) return;
+        const readers = sockets.filter((s) => s.connected && users.includes(s.data.user.name));
+        emitTo(readers, 'doc_viewers', { doctype, docname: name, users });
+      })
+      .catch((err: unknown) =>
+        logger().warn({ event: 'doc_viewers_failed', err: String(err) }, 'doc_viewers not sent'),
+      );
   }
 }
 

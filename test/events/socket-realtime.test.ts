@@ -280,6 +280,37 @@ test('doc_open / doc_close tell the document’s viewers who has it open', async
   expect(await u1Socket.emitWithAck('doc_open', 'ToDo', name)).toMatchObject({ ok: false });
 });
 
+test('doc_viewers reaches only users who may read the document now, and names only them', async () => {
+  const own = await create(u1, 'u1 views this');
+  const other = await create(u1, 'the one u1 is limited to');
+  const viewer = await open(auth(u1));
+  const admin = await open(auth(t.adminToken));
+  const seenByU1 = collect(viewer, 'doc_viewers');
+  const seenByAdmin = collect(admin, 'doc_viewers');
+  expect(await viewer.emitWithAck('doc_open', 'ToDo', own)).toEqual({ ok: true });
+  expect(await admin.emitWithAck('doc_open', 'ToDo', own)).toEqual({ ok: true });
+  await until(() => seenByU1.length === 1 && seenByAdmin.length === 1);
+  // A User Permission limits u1 to the other ToDo: the open one is no longer readable by u1.
+  const limit = await t.http
+    .post('/api/resource/User Permission')
+    .set('Authorization', t.adminToken)
+    .send({ user: 'u1@rt.test', allow: 'ToDo', for_value: other });
+  expect(limit.status).toBe(201);
+  expect((await t.http.get(`/api/v2/document/ToDo/${own}`).set('Authorization', u1)).status).toBe(403);
+  expect(await admin.emitWithAck('doc_close', 'ToDo', own)).toEqual({ ok: true });
+  expect(await admin.emitWithAck('doc_open', 'ToDo', own)).toEqual({ ok: true });
+  const third = await open(auth(manager));
+  expect(await third.emitWithAck('doc_open', 'ToDo', own)).toEqual({ ok: true });
+  await until(() => seenByAdmin.length >= 2);
+  await settle();
+  expect(seenByAdmin[1]).toEqual({
+    doctype: 'ToDo',
+    docname: own,
+    users: ['Administrator', 'manager@rt.test'],
+  });
+  expect(seenByU1).toHaveLength(1);
+});
+
 test('task_subscribe follows a bulk job: task_progress, then task_complete; others’ jobs are refused', async () => {
   const res = await t.http
     .post('/api/v2/document/ToDo/bulk_insert')
