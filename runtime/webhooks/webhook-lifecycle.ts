@@ -14,7 +14,11 @@ export function registerWebhooks(site: Site): void {
   const points = lifecycleOf(site);
   points.on('validateSave', checkWebhook, 'Webhook');
   points.on('beforeWrite', storeWebhookSecret, 'Webhook');
-  points.on('afterTransaction', () => forgetWebhooks(site), 'Webhook');
+  // The index holds each owner's roles (a body is the document as its owner may read it): a write of the owner's
+  // record, roles or User Permissions drops it too, so the next save reads them as they are now.
+  for (const doctype of ['Webhook', 'User', 'Has Role', 'User Permission'])
+    if (doctype === 'Webhook' || site.registry.get(doctype))
+      points.on('afterTransaction', () => forgetWebhooks(site), doctype);
   points.on('beforeSave', prepareResend, LOG_DOCTYPE);
   points.on('afterWrite', queueResend, LOG_DOCTYPE);
   points.on('docEvent', onDocEvent);

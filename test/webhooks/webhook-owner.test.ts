@@ -57,3 +57,27 @@ it('fires nothing once its owner is disabled', async () => {
   expect(receiver.requests).toHaveLength(1);
   expect((await logRows(t)).map((r) => r.reference_document)).toHaveLength(1);
 });
+
+it("uses its owner's roles as they are at the next save, not as remembered (no stale first delivery)", async () => {
+  const owner = await createUser(t, 'loses-roles@example.com', ['System Manager']);
+  const res = await t.http.post('/api/resource/Webhook').set('Authorization', owner).send({
+    name: 'stale',
+    webhook_doctype: 'ToDo',
+    webhook_docevent: 'after_insert',
+    request_url: receiver.url,
+  });
+  expect(res.status).toBe(201);
+  await createTodo(t, { description: 'while a System Manager' });
+  await waitFor(() => receiver.requests.length >= 1, 5000, 'the delivery');
+  const stripped = await t.http
+    .put('/api/resource/User/loses-roles@example.com')
+    .set('Authorization', t.adminToken)
+    .send({ roles: [] });
+  expect(stripped.status).toBe(200);
+  // Past the index's CHECK_MS, when a remembered index is still used once while it is read again.
+  await new Promise((r) => setTimeout(r, 1200));
+  await createTodo(t, { description: 'the owner may not read this' });
+  await new Promise((r) => setTimeout(r, 800));
+  expect(receiver.requests).toHaveLength(1);
+  expect(await logRows(t)).toHaveLength(1);
+});
