@@ -3,8 +3,11 @@
 import type { DocData } from '../db/row-store';
 import type { TemplateLayout } from './template-layout';
 
-/** The first characters that make a spreadsheet read a cell as a formula (OWASP's CSV injection list). */
-const FORMULA_START = /^[=+\-@\t\r]/;
+/**
+ * The first characters that make a spreadsheet read a cell as a formula (OWASP's CSV injection list), after any `'`:
+ * text that already begins `'=` gets one more, so the importer's removal of one gives it back as it was.
+ */
+const FORMULA_START = /^'*[=+\-@\t\r]/;
 
 /** Text a spreadsheet would run as a formula, prefixed with `'` so it reads as text; other text as it is. */
 export function escapeFormula(text: string): string {

@@ -55,8 +55,13 @@ export function importLayout(site: Site, binding: DocTypeBinding, header: readon
   return layoutOf(site, binding, headerKeys(site, binding, header));
 }
 
-const FORMULA = /^(?:[=@\t\r]|[+-](?![\d\s.]))/;
-const ESCAPED = /^'[=+\-@\t\r]/;
+/**
+ * Text a spreadsheet would run: a start of `=`, `@`, a tab or a carriage return, or a sign that does not begin a
+ * number or phone number (`-2`, `+49 30 1234`) or a list item (`- milk`, with nothing after it a formula needs).
+ */
+const FORMULA = /^(?:[=@\t\r]|[+-](?![\d.(][\d\s.,()/-]*$| [^=+\-@|!\t\r]*$))/;
+/** Text escaped by an export: one `'` (or more, for text that began with them) before a formula start; one is removed. */
+const ESCAPED = /^'+[=+\-@\t\r]/;
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 const isoDate = (d: Date) => `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
 const isoTime = (d: Date) => `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;

@@ -1,6 +1,7 @@
 // The Data Import job: reads the attached file again (a resumed job sees the same documents in the same order), runs
 // every document not yet done and logs each in the transaction that records its outcome, so a worker killed mid-import
 // resumes without importing a line twice. Progress is the job's: documents with an outcome of the file's total.
+import { randomUUID } from 'node:crypto';
 import { inWriteTransaction } from '../db/write-transaction';
 import { now } from '../db/stored-values';
 import { DoesNotExistError } from '../errors/errors';
@@ -44,6 +45,32 @@ export async function setImportFields(
       .where({ name })
       .update({ ...fields, modified: now() }),
   );
+}
+
+/** How long a start's claim (`claim:<ms>:<uuid>` in job_id, before its job id is known) counts as running. */
+const CLAIM_MS = 60_000;
+
+/** True when `jobId` is the claim of a start still in progress (another request is queueing this import). */
+export function isLiveClaim(jobId: unknown): boolean {
+  const claim = /^claim:(\d+):/.exec(typeof jobId === 'string' ? jobId : '');
+  return claim !== null && Date.now() - Number(claim[1]) < CLAIM_MS;
+}
+
+/**
+ * Claims a Data Import for one start: its job_id becomes a fresh claim only if it still holds `seen` (what the caller
+ * read and found not running), so of two concurrent starts one claims it and the other is refused. Returns the claim,
+ * or undefined when another start got there first.
+ */
+export async function claimImport(site: Site, name: string, seen: unknown): Promise<string | undefined> {
+  const table = site.registry.get(IMPORT_DOCTYPE)?.meta.tableName ?? 'tabData Import';
+  const claim = `claim:${Date.now()}:${randomUUID()}`;
+  const updated = await inWriteTransaction(site.db, (trx) => {
+    const query = trx(table).where({ name });
+    if (typeof seen === 'string' && seen !== '') query.andWhere({ job_id: seen });
+    else query.andWhere((w) => w.whereNull('job_id').orWhere('job_id', ''));
+    return query.update({ job_id: claim, status: 'Pending', modified: now() });
+  });
+  return Number(updated) === 1 ? claim : undefined;
 }
 
 /** The status an import ends in, from its counts (Frappe's). */

