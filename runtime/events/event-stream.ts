@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { DoesNotExistError, ValidationError } from '../errors/errors';
 import { onShutdown } from '../lifecycle/shutdown-hooks';
 import { assertDocumentPermission } from '../permissions/document-permission';
-import { assertDocTypePermission } from '../permissions/doctype-permission';
+import { assertDocTypePermission, refusal } from '../permissions/doctype-permission';
 import type { SessionUser, Site } from '../site';
 import { EventReadChecks } from './event-access';
 import { EVENT_FEED } from './event-feed';
@@ -30,7 +30,10 @@ const MAX_UNREAD_BYTES = 1 << 20;
 const open = new Set<EventStream>();
 let shutdownHooked = false;
 
-/** The `event:` name of an event on a stream of a document (`doc_*`) or of a DocType (`list_update`, `doc_delete`). */
+/**
+ * The `event:` name of an event on a stream of a document (`doc_*`) or of a DocType (`list_update`, `doc_delete`). A
+ * Single's stream is a document's: it has no list (CONTRACT 9: no `list_update` for a Single).
+ */
 function eventName(event: EventRow, ofDocument: boolean): string {
   if (event.action === 'delete') return 'doc_delete';
   return ofDocument ? 'doc_update' : 'list_update';
@@ -50,13 +53,22 @@ function message(event: EventRow, ofDocument: boolean): string {
 /** Throws unless `user` may follow the request: an existing, non-child DocType it may read (and document). */
 async function authorize(site: Site, user: SessionUser, request: StreamRequest): Promise<void> {
   const binding = site.registry.get(request.doctype);
-  if (!binding) throw new DoesNotExistError(`DocType ${request.doctype.slice(0, 140)} not found`);
+  // A Guest is refused before anything else (401), so it learns no DocType names.
+  if (!binding)
+    throw user.name === 'Guest'
+      ? refusal(user, '')
+      : new DoesNotExistError(`DocType ${request.doctype.slice(0, 140)} not found`);
   if (binding.meta.istable)
     throw new ValidationError(
       `${binding.meta.name} is a child DocType: its rows change with their parent, follow the parent`,
     );
   assertDocTypePermission(user, binding.meta, 'read');
-  if (request.name === undefined || binding.meta.issingle) return;
+  if (request.name === undefined) return;
+  if (binding.meta.issingle) {
+    if (request.name !== binding.meta.name)
+      throw new DoesNotExistError(`${binding.meta.name} ${request.name.slice(0, 140)} not found`);
+    return;
+  }
   const doc = await site.rows.read(binding, request.name);
   if (!doc) throw new DoesNotExistError(`${binding.meta.name} ${request.name.slice(0, 140)} not found`);
   await assertDocumentPermission({ site, user, version: 2 }, binding, doc, 'read');
@@ -96,7 +108,8 @@ class EventStream {
     private readonly request: StreamRequest,
     private readonly res: ServerResponse,
   ) {
-    this.ofDocument = request.name !== undefined;
+    this.ofDocument =
+      request.name !== undefined || site.registry.get(request.doctype)?.meta.issingle === true;
     this.feed = EVENT_FEED.of(site);
   }
 
@@ -132,7 +145,8 @@ class EventStream {
   /** Replays (last, head] from the log, or sends `reset` when `last` is older than the log (or unknown to it). */
   private async resume(last: number, head: number): Promise<void> {
     const { oldest, newest } = await logBounds(this.site);
-    const known = last === 0 || (oldest > 0 && last >= oldest - 1 && last <= Math.max(newest, head));
+    // Id 0 (nothing seen yet) is known while the log still starts at the first event; after a purge it is a reset too.
+    const known = oldest > 0 ? last >= oldest - 1 && last <= Math.max(newest, head) : last <= head;
     if (!known) {
       this.sent = head;
       this.write(`id: ${head}\nevent: reset\ndata: {}\n\n`);

@@ -6,7 +6,7 @@ import { callerOf } from '../http/caller-of';
 import { queryParams } from '../http/params';
 import type { AppContext } from '../http/state';
 
-const EVENT_ID = /^\d{1,15}$/;
+const EVENT_ID = /^\d{1,16}$/;
 
 /** One query parameter as a string (absent: undefined); repeated or over-long is a 400. */
 function single(ctx: AppContext, key: string): string | undefined {
@@ -23,7 +23,7 @@ export async function eventStream(ctx: AppContext): Promise<void> {
   const name = single(ctx, 'name');
   const header = ctx.get('last-event-id');
   const last = header !== '' ? header : single(ctx, 'last_event_id');
-  if (last !== undefined && !EVENT_ID.test(last))
+  if (last !== undefined && !(EVENT_ID.test(last) && Number.isSafeInteger(Number(last))))
     throw new DataError('Last-Event-ID must be an event id (a whole number)');
   const caller = callerOf(ctx);
   // The stream writes the response itself, for as long as the client stays.

@@ -118,7 +118,8 @@ test('an id older than the retained log, or unknown to it, gets event: reset', a
     .knex(SYSTEM_TABLES.events)
     .where('id', '<=', Number(first.id) + 1)
     .delete();
-  for (const stale of [String(first.id), '999999999']) {
+  // 0 (nothing seen yet) too: the events it would have to replay are gone.
+  for (const stale of [String(first.id), '999999999', '0']) {
     const c = await stream('/api/v2/events?doctype=ToDo', {
       Authorization: t.adminToken,
       'Last-Event-ID': stale,
@@ -173,6 +174,21 @@ test('refused requests answer JSON errors and open no stream', async () => {
     ['/api/v2/events?doctype=ToDo&doctype=Note', { Authorization: t.adminToken }, 400, 'DataError'],
     ['/api/v2/events?doctype=ToDo&name=nope', { Authorization: t.adminToken }, 404, 'DoesNotExistError'],
     ['/api/v2/events?doctype=ToDo', { Authorization: 'token bad:worse' }, 401, 'AuthenticationError'],
+    // A Guest is 401 whatever it asks (CONTRACT 6), so it learns no DocType names.
+    ['/api/v2/events?doctype=No%20Such', {}, 401, 'AuthenticationError'],
+    // A Single has one document, named as the DocType.
+    [
+      '/api/v2/events?doctype=System%20Settings&name=foo',
+      { Authorization: t.adminToken },
+      404,
+      'DoesNotExistError',
+    ],
+    [
+      '/api/v2/events?doctype=ToDo&last_event_id=9007199254740992',
+      { Authorization: t.adminToken },
+      400,
+      'DataError',
+    ],
   ];
   const adminDoc = await create(t.adminToken, 'private');
   cases.push([`/api/v2/events?doctype=ToDo&name=${adminDoc}`, { Authorization: u1 }, 403, 'PermissionError']);
@@ -209,4 +225,29 @@ test('a transaction still open when a later one commits: both arrive, in id orde
   await new Promise((resolve) => setTimeout(resolve, 300));
   expect(names(c)).toEqual([slowName, fastName]);
   expect(ids(c)[0]).toBeLessThan(ids(c)[1] as number);
+});
+
+test('a Single streams doc_update, never list_update; the largest safe id is an id', async () => {
+  const c = await stream('/api/v2/events?doctype=System%20Settings', { Authorization: t.adminToken });
+  const named = await stream('/api/v2/events?doctype=System%20Settings&name=System%20Settings', {
+    Authorization: t.adminToken,
+  });
+  await c.until((x) => x.comments > 0);
+  await named.until((x) => x.comments > 0);
+  const res = await t.http
+    .put('/api/v2/document/System Settings/System Settings')
+    .set('Authorization', t.adminToken)
+    .send({ log_api_requests: 0 });
+  expect(res.status).toBe(200);
+  await c.until((x) => x.messages.length === 1);
+  await named.until((x) => x.messages.length === 1);
+  expect(c.messages.map((m) => m.event)).toEqual(['doc_update']);
+  expect(named.messages.map((m) => m.event)).toEqual(['doc_update']);
+  const far = await stream('/api/v2/events?doctype=ToDo', {
+    Authorization: t.adminToken,
+    'Last-Event-ID': String(Number.MAX_SAFE_INTEGER),
+  });
+  await far.until((x) => x.messages.length === 1);
+  expect(far.status).toBe(200);
+  expect(far.messages[0]!.event).toBe('reset');
 });
