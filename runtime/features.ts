@@ -4,6 +4,7 @@ import { AUTH_BROADCAST } from './auth/auth-broadcast';
 // Registers the Data Import job kind, so any process that opens a site (server or worker) can run imports.
 import './data-import/import-job';
 import { registerAuth } from './auth/auth-lifecycle';
+import { registerDataImport } from './data-import/import-lifecycle';
 import { EVENT_FEED } from './events/event-feed';
 import { registerEvents } from './events/event-lifecycle';
 import { SITE_REDIS } from './redis/site-redis';
@@ -51,4 +52,5 @@ export function installFeatures(site: Site): void {
   registerOAuth(site);
   registerHistory(site);
   registerEvents(site);
+  registerDataImport(site);
 }

@@ -239,3 +239,17 @@ test("the failed lines' file escapes the cells a spreadsheet would run; a DDE pa
     '',
   ]);
 });
+
+test('a Data Import naming no importable DocType is refused when saved', async () => {
+  for (const doctype of ['Nope', 'Has Role', 'System Settings']) {
+    const res = await t.http
+      .post('/api/v2/document/Data Import')
+      .set('Authorization', t.adminToken)
+      .send({ reference_doctype: doctype, import_type: 'Insert New Records' });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].message).toBe(`Document Type ${doctype} is not a DocType that can be imported`);
+  }
+  expect(await t.site.db.knex('tabData Import').whereIn('reference_doctype', ['Nope', 'Has Role'])).toEqual(
+    [],
+  );
+});
