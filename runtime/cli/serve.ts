@@ -10,6 +10,7 @@ import { closeSite } from '../bootstrap';
 import { InFlightResponses } from '../lifecycle/in-flight';
 import { runShutdownHooks } from '../lifecycle/shutdown-hooks';
 import { logger } from '../log/logger';
+import { answerClientError } from '../http/client-error';
 import type { Site } from '../site';
 
 /** The site config keys of the HTTP server (ms). */
@@ -44,6 +45,7 @@ export function serve(
     if (closing) res.setHeader('Connection', 'close');
     void handler(req, res);
   });
+  server.on('clientError', answerClientError);
   server.headersTimeout = timeouts.headers_timeout;
   server.requestTimeout = timeouts.request_timeout;
   server.keepAliveTimeout = timeouts.keep_alive_timeout;

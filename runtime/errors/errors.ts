@@ -71,6 +71,10 @@ export class DuplicateEntryError extends define('DuplicateEntryError', 409) {}
 export class TimestampMismatchError extends define('TimestampMismatchError', 409) {}
 /** The request body is over the size limit. */
 export class RequestEntityTooLargeError extends define('RequestEntityTooLargeError', 413) {}
+/** The request line and headers are larger than the HTTP parser takes (node's 16 KB). */
+export class RequestHeaderFieldsTooLargeError extends define('RequestHeaderFieldsTooLargeError', 431) {}
+/** The request did not arrive whole within the server's request or headers timeout. */
+export class RequestTimeoutError extends define('RequestTimeoutError', 408) {}
 /** A `Range` header that asks for bytes past the end of a file (Content-Range says its size). */
 export class RangeNotSatisfiableError extends define('RangeNotSatisfiableError', 416) {}
 /** The request's content type is not accepted. */
@@ -148,6 +152,8 @@ export const ERROR_CLASSES = {
   DuplicateEntryError,
   TimestampMismatchError,
   RequestEntityTooLargeError,
+  RequestHeaderFieldsTooLargeError,
+  RequestTimeoutError,
   UnsupportedMediaTypeError,
   RangeNotSatisfiableError,
   IdempotencyKeyReusedError,
