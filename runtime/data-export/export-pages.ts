@@ -7,6 +7,7 @@ import type { DocTypeBinding } from '../registry/registry';
 import { DataError, PermissionError } from '../errors/errors';
 import { jsonParam } from '../http/params';
 import { listDocuments } from '../operations/list-operations';
+import { logger } from '../log/logger';
 import { rightsFor } from '../permissions/doctype-rights';
 import { queryAccess } from '../permissions/query-access';
 import { bindingFor } from '../operations/doctype-binding';
@@ -42,6 +43,14 @@ function listFields(layout: TemplateLayout): unknown[] {
   return fields;
 }
 
+/** True when the export is narrowed by filters (an audit line tells a whole DocType's export from a selection). */
+function hasFilters(params: Record<string, unknown>): boolean {
+  return ['filters', 'or_filters'].some((key) => {
+    const value = params[key];
+    return value !== undefined && value !== null && value !== '' && value !== '[]' && value !== '{}';
+  });
+}
+
 /**
  * 403 unless the caller may export the DocType's documents, as Frappe's can_export: System Manager always, otherwise
  * a role with the `export` right on every document (an if_owner export row is not enough, as in Frappe's exports).
@@ -66,7 +75,14 @@ export async function exportSource(
   // The v2 export's operation, whichever version's path asked (v1's download_template).
   const v2: Caller = { ...caller, version: 2 };
   const binding = bindingFor(v2, doctype, 'export');
-  if (withRows) assertCanExport(caller, binding);
+  if (withRows) {
+    assertCanExport(caller, binding);
+    // An audit line per export of documents (OWASP API6: a bulk export of a whole DocType leaves a trace).
+    logger().info(
+      { event: 'export', user: caller.user.name, doctype: binding.meta.name, filtered: hasFilters(params) },
+      'documents exported',
+    );
+  }
   const access = await queryAccess(caller.site, caller.user, binding.meta, 'read');
   const layout = layoutOf(
     caller.site,

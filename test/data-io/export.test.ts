@@ -3,6 +3,7 @@
 import ExcelJS from 'exceljs';
 import { parse } from 'csv-parse/sync';
 import { fixtureRegistry } from '../helpers/fixture-registry';
+import { captureLog } from '../helpers/captured-log';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 
 let t: TestSite;
@@ -201,4 +202,18 @@ test('download_template answers on v1 as on v2 (it used to be 405 on v1)', async
     expect(res.status).toBe(200);
     expect(res.type).toBe('text/csv');
   }
+});
+
+test('every export of documents leaves an audit line: who, which DocType, filtered or whole', async () => {
+  const log = captureLog();
+  try {
+    expect((await get('/api/v2/document/Query Order/export', reader)).status).toBe(200);
+    expect((await get('/api/v2/document/ToDo/export?filters=[["status","=","Open"]]')).status).toBe(200);
+  } finally {
+    log.restore();
+  }
+  expect(log.lines.filter((l) => l.event === 'export').map((l) => [l.user, l.doctype, l.filtered])).toEqual([
+    ['reader@export.test', 'Query Order', false],
+    ['Administrator', 'ToDo', true],
+  ]);
 });
