@@ -67,6 +67,12 @@ export const TimestampMismatchError = errorClass('TimestampMismatchError', ApiEr
 /** exc_type RequestEntityTooLargeError (HTTP 413). */
 export const RequestEntityTooLargeError = errorClass('RequestEntityTooLargeError', ApiError);
 
+/** exc_type RequestHeaderFieldsTooLargeError (HTTP 431). */
+export const RequestHeaderFieldsTooLargeError = errorClass('RequestHeaderFieldsTooLargeError', ApiError);
+
+/** exc_type RequestTimeoutError (HTTP 408). */
+export const RequestTimeoutError = errorClass('RequestTimeoutError', ApiError);
+
 /** exc_type UnsupportedMediaTypeError (HTTP 415). */
 export const UnsupportedMediaTypeError = errorClass('UnsupportedMediaTypeError', ApiError);
 
@@ -130,6 +136,8 @@ export const ERROR_CLASSES: ErrorClasses = {
   DuplicateEntryError,
   TimestampMismatchError,
   RequestEntityTooLargeError,
+  RequestHeaderFieldsTooLargeError,
+  RequestTimeoutError,
   UnsupportedMediaTypeError,
   RangeNotSatisfiableError,
   IdempotencyKeyReusedError,
