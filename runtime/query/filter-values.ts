@@ -79,6 +79,16 @@ function validDay(y: string, m: string, d: string): boolean {
   );
 }
 
+/**
+ * Text as a filter value: no stored text holds a NUL (it is refused on write), and PostgreSQL cannot even bind one, so
+ * a value with one is a 400 on every database.
+ */
+function noNul(text: string, label: string): string {
+  if (text.includes('\u0000'))
+    throw new DataError(`filters: ${label} holds a NUL character, which no value can`);
+  return text;
+}
+
 /** Coerces one value for a column of `kind`; `end` widens a bare date to the end of its day (between on Datetime). */
 export function coerceValue(kind: ColumnKind, value: unknown, label: string, end = false): string | number {
   const bad = (what: string) => new DataError(`filters: ${label} needs ${what}; got ${clip(value)}`);
@@ -95,6 +105,9 @@ export function coerceValue(kind: ColumnKind, value: unknown, label: string, end
             ? Number(value)
             : NaN;
       if (!Number.isFinite(n)) throw bad('a number');
+      // A whole number JavaScript holds exactly: PostgreSQL binds the value as the column's bigint, which refuses a
+      // fraction or a value past its range (a 500 there, a quiet no-match elsewhere): 400 on every database.
+      if (kind !== 'number' && !Number.isSafeInteger(n)) throw bad('a whole number up to 2^53 - 1');
       return n;
     }
     case 'date': {
@@ -131,7 +144,7 @@ export function coerceValue(kind: ColumnKind, value: unknown, label: string, end
       return formatTime(text);
     }
     default:
-      if (typeof value === 'string') return value;
+      if (typeof value === 'string') return noNul(value, label);
       if (typeof value === 'number' && Number.isFinite(value)) return String(value);
       throw bad('text');
   }
@@ -160,7 +173,7 @@ export function normalizeCondition(
         throw new DataError(`filters: ${op} on ${label} needs a text pattern`);
       if (kind === 'integer' || kind === 'number' || kind === 'check')
         throw new DataError(`filters: ${op} is not supported on the number field ${label}`);
-      return { op, value: String(value) };
+      return { op, value: noNul(String(value), label) };
     case 'in':
     case 'not in': {
       const list =
