@@ -17,6 +17,24 @@ const nullable = (schema: JsonSchema): JsonSchema => {
   return schema;
 };
 
+/**
+ * The values a numeric column holds on every database (Frappe's MariaDB columns, the narrowest: Int is int(11), Long
+ * Int bigint, Float, Currency, Percent and Duration decimal(21,9), Rating decimal(3,2)). A value past them is a 400
+ * naming the field, not the database's overflow error (a 500 on MariaDB and PostgreSQL, stored as given on SQLite).
+ */
+function columnRange(column: string, nonNegative: boolean | undefined): JsonSchema {
+  const [low, high, exclusive] =
+    column === 'int'
+      ? [-2147483648, 2147483647, false]
+      : column === 'bigint'
+        ? [-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, false]
+        : column === 'rating'
+          ? [-10, 10, true]
+          : [-1e12, 1e12, true];
+  const min = nonNegative ? { minimum: 0 } : exclusive ? { exclusiveMinimum: low } : { minimum: low };
+  return { ...min, ...(exclusive ? { exclusiveMaximum: high } : { maximum: high }) };
+}
+
 /** Schema of one field's value. `rows` recurses into the child DocType (one level, as Frappe allows). */
 export function fieldSchema(
   field: FieldMeta,
@@ -35,9 +53,8 @@ export function fieldSchema(
       return described(nullable({ type: 'string', ...(maxLength ? { maxLength } : {}) }));
     }
     case 'integer':
-      return described(nullable({ type: 'integer', ...(field.nonNegative ? { minimum: 0 } : {}) }));
     case 'number':
-      return described(nullable({ type: 'number', ...(field.nonNegative ? { minimum: 0 } : {}) }));
+      return described(nullable({ type: info.value, ...columnRange(info.column, field.nonNegative) }));
     case 'check':
       return described({ type: 'integer', enum: [0, 1] });
     case 'date':

@@ -40,9 +40,9 @@ const cases: Array<[fieldname: string, want: Record<string, unknown>]> = [
   ['notes', { type: ['string', 'null'] }],
   ['status', { type: ['string', 'null'], enum: ['', 'Open', 'Closed', null] }],
   ['done', { type: 'integer', enum: [0, 1] }],
-  ['qty', { type: ['integer', 'null'], minimum: 0 }],
-  ['delta', { type: ['integer', 'null'] }],
-  ['amount', { type: ['number', 'null'], minimum: 0 }],
+  ['qty', { type: ['integer', 'null'], minimum: 0, maximum: 2147483647 }],
+  ['delta', { type: ['integer', 'null'], minimum: -2147483648, maximum: 2147483647 }],
+  ['amount', { type: ['number', 'null'], minimum: 0, exclusiveMaximum: 1e12 }],
   ['due', { type: ['string', 'null'], pattern: DATE_PATTERN }],
   ['at', { type: ['string', 'null'], pattern: DATETIME_PATTERN }],
   ['starts', { type: ['string', 'null'], pattern: TIME_PATTERN }],
@@ -53,9 +53,10 @@ const cases: Array<[fieldname: string, want: Record<string, unknown>]> = [
 describe('fieldSchema', () => {
   test.each(cases)('%s', (fieldname, want) => expect(schemaOf(fieldname)).toMatchObject(want));
 
-  test('text without a length bound has no maxLength; unbounded numbers have no minimum', () => {
+  test("text without a length bound has no maxLength; a number's bounds are its column's (MariaDB's int, decimal(21,9))", () => {
     expect(schemaOf('notes')).not.toHaveProperty('maxLength');
-    expect(schemaOf('delta')).not.toHaveProperty('minimum');
+    expect(schemaOf('delta')).toMatchObject({ minimum: -(2 ** 31), maximum: 2 ** 31 - 1 });
+    expect(schemaOf('amount')).toMatchObject({ minimum: 0, exclusiveMaximum: 1e12 });
   });
 
   test('required: reqd fields without a default, tables excluded', () => {
