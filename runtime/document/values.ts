@@ -34,6 +34,10 @@ export function normalizeValue(field: FieldMeta, value: unknown): unknown {
         throw badValue(field, 'must be a finite number');
       if (info.value === 'integer' && !Number.isSafeInteger(value))
         throw badValue(field, 'must be an integer');
+      // Stored as MariaDB's and PostgreSQL's decimal columns keep it (9 places; a Rating 2), on SQLite too, so every
+      // database reads back, filters and sums the same value, and the answer to the write shows what was stored.
+      if (info.column === 'decimal') return Number(value.toFixed(9)) || 0;
+      if (info.column === 'rating') return Number(value.toFixed(2)) || 0;
       return value;
     case 'check':
       return value ? 1 : 0;

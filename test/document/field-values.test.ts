@@ -24,6 +24,10 @@ test.each([
   ['Currency with cents', { amount: 10.25 }, { amount: 10.25 }],
   ['Currency just under 10^12', { amount: 999999999999.5 }, { amount: 999999999999.5 }],
   ['Int at the top of int(11)', { qty: 2147483647 }, { qty: 2147483647 }],
+  // Decimal columns keep 9 places on every database (SQLite stored every binary digit before).
+  ['Float past 9 places', { rate: 0.1234567891234 }, { rate: 0.123456789 }],
+  ['Float under 10^-9', { rate: 1e-10 }, { rate: 0 }],
+  ['Currency 0.1 + 0.2', { amount: 0.30000000000000004 }, { amount: 0.3 }],
   ['Check true', { active: true }, { active: 1 }],
   ['Check false', { active: false }, { active: 0 }],
   ['Check "1"', { active: '1' }, { active: 1 }],
