@@ -46,10 +46,13 @@ export function kindFamily(kind: ColumnKind): TypeFamily {
   }
 }
 
-/** The integer range of a column kind (where narrower than 64 bits). */
+/**
+ * The integer values a column kind takes (where narrower than 64 bits). A Check takes 0 and 1 only, whatever its
+ * column could hold: a type change to Check refuses rows of other values (a 2 or a -1 would reach the wire as a Check).
+ */
 export const INTEGER_RANGE: Partial<Record<ColumnKind, readonly [number, number]>> = {
   int: [-2147483648, 2147483647],
-  check: [-128, 127],
+  check: [0, 1],
 };
 
 /** The largest magnitude a decimal kind holds, and its decimal places. */

@@ -86,6 +86,24 @@ test('a value that would not convert refuses the change, naming the field, the c
   expect(await m.db.schema.columns(m.knex, 'tabMig Item')).toEqual(columns);
 });
 
+test('Data → Check takes 0 and 1 only: a 2 or a -1 refuses the change (a Check answers 0 or 1)', async () => {
+  await migrate(m.db, [item([{ fieldname: 'flag', fieldtype: 'Data' }])]);
+  await insertDocs(m.knex, 'tabMig Item', [
+    { name: 'A', flag: '1' },
+    { name: 'B', flag: '2' },
+    { name: 'C', flag: '0' },
+    { name: 'D', flag: '-1' },
+  ]);
+  const before = await rowsOf(m.knex, 'tabMig Item', ['flag']);
+  const refused = await migrate(m.db, [item([{ fieldname: 'flag', fieldtype: 'Check' }])]);
+  expect(refused.refused[0]?.refusal).toMatch(/cannot change flag .*2 rows hold .*\("B", "D"\)/);
+  expect(await rowsOf(m.knex, 'tabMig Item', ['flag'])).toEqual(before);
+  await m.knex('tabMig Item').whereIn('name', ['B', 'D']).update({ flag: '1' });
+  const ok = await migrate(m.db, [item([{ fieldname: 'flag', fieldtype: 'Check' }])]);
+  expect(ok.refused).toEqual([]);
+  expect((await rowsOf(m.knex, 'tabMig Item', ['flag'])).map((r) => Number(r.flag))).toEqual([1, 1, 0, 1]);
+});
+
 test('Int → Float and Float → Currency keep the values; a fraction refuses Float → Int', async () => {
   await migrate(m.db, [
     item([

@@ -15,9 +15,12 @@ import type { PgConnection } from './statements';
 /** How long a migration waits for another process's lock (ms). */
 const LOCK_WAIT_MS = 10 * 60_000;
 
-/** The range of PostgreSQL's integer column of a kind, where narrower than bigint (Int is bigint, as in Frappe). */
+/**
+ * The values PostgreSQL's integer column of a kind takes, where narrower than bigint (Int is bigint, as in Frappe): a
+ * Check 0 and 1 only, as on the other databases.
+ */
 const PG_INTEGER_RANGE: Partial<Record<ColumnTarget['kind'], readonly [number, number]>> = {
-  check: [-32768, 32767],
+  check: [0, 1],
 };
 
 /** A type as format_type spells it, in the words MariaDB uses (`character varying(140)` → `varchar(140)`). */
