@@ -110,7 +110,9 @@ async function planAll(
 ): Promise<{ plan: SchemaChange[]; planned: DocTypeMeta[] }> {
   const stored = doctypes.filter((m) => !m.issingle && !m.isVirtual);
   const planned = stored.filter((m) => options.full || recorded.get(m.name)?.hash !== schemaHash(m));
-  if (!planned.length) return { plan: [], planned };
+  // A DocType that had a table and is now a Single (or virtual) leaves that table, rows and all, to no DocType.
+  const unstored = doctypes.some((m) => (m.issingle || m.isVirtual) && recorded.has(m.name));
+  if (!planned.length && !unstored) return { plan: [], planned };
   const tables = await dialect.tables(knex);
   const plan: SchemaChange[] = [];
   for (const meta of planned) {
@@ -123,7 +125,7 @@ async function planAll(
       : undefined;
     plan.push(...planDocType(knex, dialect, meta, live, recorded.get(meta.name)?.shape, options));
   }
-  const owned = new Set(doctypes.map((m) => m.tableName));
+  const owned = new Set(stored.map((m) => m.tableName));
   for (const table of [...tables].sort())
     if (table.startsWith('tab') && !owned.has(table) && !OWN_TABLES.has(table)) plan.push(orphanTable(table));
   return { plan: await checkPlan(knex, dialect, plan), planned };

@@ -167,6 +167,17 @@ test('a table with rows that no DocType owns is a warning naming it and its rows
   expect(await m.knex(TABLE).count({ n: '*' })).toEqual([{ n: 2 }]);
 });
 
+test('a DocType made Single leaves its table and rows to no DocType: a warning naming them', async () => {
+  await seed([CODE], [{ name: 'A' }, { name: 'B' }, { name: 'C' }]);
+  const dry = await migrate(m.db, [thing([CODE], { issingle: 1 })], { dryRun: true });
+  expect(dry.plan.find((c) => c.kind === 'orphan_table')).toMatchObject({
+    doctype: TABLE,
+    warnings: [`table ${TABLE} holds 3 rows and belongs to no DocType`],
+  });
+  await migrate(m.db, [thing([CODE], { issingle: 1 })]);
+  expect(await m.knex(TABLE).count({ n: '*' })).toEqual([{ n: 3 }]);
+});
+
 test('a dry run plans every kind of change and changes nothing', async () => {
   await seed(
     [CODE, { fieldname: 'qty', fieldtype: 'Data' }, { fieldname: 'old', fieldtype: 'Data' }],
