@@ -104,6 +104,38 @@ test('Data → Check takes 0 and 1 only: a 2 or a -1 refuses the change (a Check
   expect((await rowsOf(m.knex, 'tabMig Item', ['flag'])).map((r) => Number(r.flag))).toEqual([1, 1, 0, 1]);
 });
 
+test('Date → Datetime converts every date to that day at midnight (exact, never refused)', async () => {
+  await migrate(m.db, [item([{ fieldname: 'day', fieldtype: 'Date' }])]);
+  await insertDocs(m.knex, 'tabMig Item', [
+    { name: 'A', day: '2026-01-02' },
+    { name: 'B', day: null },
+    { name: 'C', day: '1999-12-31' },
+  ]);
+  const result = await migrate(m.db, [item([{ fieldname: 'day', fieldtype: 'Datetime' }])]);
+  expect(result.refused).toEqual([]);
+  expect(result.changed).toEqual(['Mig Item']);
+  const days = (await m.knex('tabMig Item').orderBy('name').select('name', 'day')) as {
+    name: string;
+    day: unknown;
+  }[];
+  const text = (v: unknown) =>
+    v instanceof Date
+      ? v
+          .toISOString()
+          .replace('T', ' ')
+          .replace(/\.\d+Z$/, '')
+      : v === null
+        ? null
+        : String(v);
+  expect(days.map((d) => [d.name, text(d.day)?.replace(/\.0+$/, '') ?? null])).toEqual([
+    ['A', '2026-01-02 00:00:00'],
+    ['B', null],
+    ['C', '1999-12-31 00:00:00'],
+  ]);
+  // Filters compare them as datetimes.
+  expect(await m.knex('tabMig Item').where('day', '>=', '2026-01-02 00:00:00').pluck('name')).toEqual(['A']);
+});
+
 test('Int → Float and Float → Currency keep the values; a fraction refuses Float → Int', async () => {
   await migrate(m.db, [
     item([

@@ -156,6 +156,8 @@ export const MYSQL_SCHEMA: SchemaDialect = {
       return { sql: `${c} not regexp ?`, bindings: [pattern] };
     }
     if (source === 'datetime' && target === 'date') return { sql: `time(${c}) <> '00:00:00'`, bindings: [] };
+    // A date is that day at midnight: exact.
+    if (source === 'date' && target === 'datetime') return undefined;
     if (source !== 'text' || !pattern) return source === target ? undefined : 'all';
     return { sql: `${c} not regexp ?`, bindings: [pattern] };
   },

@@ -148,6 +148,8 @@ export const POSTGRES_SCHEMA: SchemaDialect = {
       return { sql: `${c} !~ ?`, bindings: [pattern] };
     }
     if (source === 'datetime' && target === 'date') return { sql: `${c}::time <> '00:00:00'`, bindings: [] };
+    // A date is that day at midnight: exact.
+    if (source === 'date' && target === 'datetime') return undefined;
     if (source !== 'text' || !pattern) return source === target ? undefined : 'all';
     // A value of the right shape that is no real date (2024-02-30) fails the ALTER: the DocType is refused whole.
     return { sql: `${c} !~ ?`, bindings: [pattern] };

@@ -111,6 +111,8 @@ const SQLITE_DDL: Omit<SchemaDialect, 'migrationLock'> = {
       };
     }
     if (source === 'datetime' && target === 'date') return { sql: `time(${c}) <> '00:00:00'`, bindings: [] };
+    // A date is that day at midnight: exact.
+    if (source === 'date' && target === 'datetime') return undefined;
     if (source !== 'text') return source === target ? undefined : 'all';
     if (target === 'date') return { sql: `date(${c}) is not ${c}`, bindings: [] };
     if (target === 'datetime') return { sql: `datetime(${c}) is null`, bindings: [] };
@@ -118,7 +120,7 @@ const SQLITE_DDL: Omit<SchemaDialect, 'migrationLock'> = {
     return 'all';
   },
 
-  changeColumnTypes(knex, { table, specs, kept, indexes }) {
+  changeColumnTypes(knex, { table, specs, kept, changed, indexes }) {
     const rebuilt = `${table}__rebuild`;
     const create = createTable(
       knex,
@@ -130,6 +132,14 @@ const SQLITE_DDL: Omit<SchemaDialect, 'migrationLock'> = {
     );
     const columns = [...specs.map((s) => s.name), ...kept.keys()];
     const list = columns.map(() => '??').join(', ');
+    // SQLite keeps a value's text as it is: a date (a column becoming Datetime) gets the midnight every datetime has.
+    const toDatetime = new Set(
+      specs.filter((s) => s.kind === 'datetime' && changed.includes(s.name)).map((s) => s.name),
+    );
+    const selected = columns.map((name) =>
+      toDatetime.has(name) ? `case when length(??) = 10 then ?? || ' 00:00:00' else ?? end` : '??',
+    );
+    const selectedBindings = columns.flatMap((name) => (toDatetime.has(name) ? [name, name, name] : [name]));
     // The indexes move to the new table before it is filled (SQLite index names are global: the old ones go first).
     // Filled in key order, each index grows by appends; built after the fill, each would sort the whole table again.
     const on = new RegExp(` on [\`"]${table.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\`"]`, 'i');
@@ -145,10 +155,10 @@ const SQLITE_DDL: Omit<SchemaDialect, 'migrationLock'> = {
           ]
         : []),
       knex
-        .raw(`insert into ?? (${list}) select ${list} from ?? order by ??`, [
+        .raw(`insert into ?? (${list}) select ${selected.join(', ')} from ?? order by ??`, [
           rebuilt,
           ...columns,
-          ...columns,
+          ...selectedBindings,
           table,
           'name',
         ])
