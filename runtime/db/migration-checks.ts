@@ -127,7 +127,8 @@ export async function checkPlan(
   for (const change of plan) {
     for (const check of change.checks) {
       const { refusal, warning } = await runCheck(knex, dialect, change, check);
-      if (refusal) change.refusal ??= refusal;
+      // Every refusal of the change, not the first alone: one edit that breaks several fields names them all at once.
+      if (refusal) change.refusal = change.refusal === undefined ? refusal : `${change.refusal}; ${refusal}`;
       if (warning) change.warnings.push(warning);
     }
     if (change.kind === 'orphan_table' && !change.warnings.length) continue;

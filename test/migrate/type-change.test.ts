@@ -136,6 +136,24 @@ test('Date → Datetime converts every date to that day at midnight (exact, neve
   expect(await m.knex('tabMig Item').where('day', '>=', '2026-01-02 00:00:00').pluck('name')).toEqual(['A']);
 });
 
+test('one edit refusing several fields names every one of them at once', async () => {
+  await migrate(m.db, [
+    item([
+      { fieldname: 'qty', fieldtype: 'Data' },
+      { fieldname: 'price', fieldtype: 'Float' },
+    ]),
+  ]);
+  await insertDocs(m.knex, 'tabMig Item', [{ name: 'A', qty: 'many', price: 2.5 }]);
+  const result = await migrate(m.db, [
+    item([
+      { fieldname: 'qty', fieldtype: 'Int' },
+      { fieldname: 'price', fieldtype: 'Int' },
+    ]),
+  ]);
+  expect(result.refused).toHaveLength(1);
+  expect(result.refused[0]!.refusal).toMatch(/cannot change qty .*; .*cannot change price /);
+});
+
 test('Int → Float and Float → Currency keep the values; a fraction refuses Float → Int', async () => {
   await migrate(m.db, [
     item([
