@@ -95,8 +95,12 @@ const SQLITE_DDL: Omit<SchemaDialect, 'migrationLock'> = {
       const outside = range ? ` or cast(${c} as integer) not between ? and ?` : '';
       if (source === 'integer') return range ? { sql: outside.slice(4), bindings: range } : undefined;
       if (source !== 'text' && source !== 'decimal') return 'all';
-      // The comparison applies numeric affinity to the stored text: '12' equals 12, '7.25' and 'abc' do not.
-      return { sql: `(not (cast(${c} as integer) = ${c})${outside})`, bindings: range ?? [] };
+      // The comparison applies numeric affinity to the stored text: '12' equals 12, '7.25' and 'abc' do not. So does
+      // ' 42 ', which MariaDB and PostgreSQL refuse: text with spaces around it is refused here too.
+      return {
+        sql: `(not (cast(${c} as integer) = ${c}) or trim(${c}) <> ${c}${outside})`,
+        bindings: range ?? [],
+      };
     }
     if (target === 'decimal') {
       const limits = DECIMAL_LIMITS[to.kind];
@@ -106,7 +110,7 @@ const SQLITE_DDL: Omit<SchemaDialect, 'migrationLock'> = {
         return { sql: `(${bounds})`, bindings: [limits.below, limits.places] };
       if (source !== 'text') return 'all';
       return {
-        sql: `(not (cast(${c} as real) = ${c}) or ${bounds})`,
+        sql: `(not (cast(${c} as real) = ${c}) or trim(${c}) <> ${c} or ${bounds})`,
         bindings: [limits.below, limits.places],
       };
     }
