@@ -210,6 +210,11 @@ export interface DriverErrors {
     sqlMessage?: unknown;
     constraint?: unknown;
   }): string | undefined;
+  /**
+   * The column named by an error of a value too long for its column (MariaDB's `Data too long for column`: a Text value
+   * over 65,535 bytes); '' when the error names no column; undefined when `err` is not such an error.
+   */
+  tooLongColumn(err: { code?: unknown; errno?: unknown; sqlMessage?: unknown }): string | undefined;
 }
 
 /** How much a site remembers of list results (site config result_cache_*). */

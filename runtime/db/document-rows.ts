@@ -1,11 +1,11 @@
 // What every backend's row store shares: documents as rows and back, child rows through knex, Single DocTypes in
-// `tabSingles`, series numbers through knex, duplicate-key errors. The row stores themselves implement
+// `tabSingles`, series numbers through knex, the errors of a refused row. The row stores themselves implement
 // row-store.ts, one per backend folder (runtime/db/<backend>/row-store.ts).
 import type { Knex } from 'knex';
 import { SYSTEM_TABLES } from './migrate';
 import type { Database } from './backend';
 import type { DocData, Queryable } from './row-store';
-import { DuplicateEntryError } from '../errors/errors';
+import { DataError, DuplicateEntryError } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta } from '../meta/types';
 import type { DocTypeBinding, Registry } from '../registry/registry';
@@ -188,16 +188,27 @@ export function isDuplicateKeyError(db: Pick<Database, 'errors'>, err: unknown):
 /**
  * The error to throw for a failed write of a document's row (`data`, as written): 409 DuplicateEntryError naming the
  * unique field the database refused (a write racing another to one value: both checked before either committed), or
- * the name when it is the name that is taken; any other error as it is.
+ * the name when it is the name that is taken; 400 DataError for a value too long for its column (MariaDB's TEXT holds
+ * 65,535 bytes); any other error as it is.
  */
-export function duplicateError(
+export function writeError(
   db: Pick<Database, 'errors'>,
   meta: DocTypeMeta,
   data: DocData,
   err: unknown,
 ): unknown {
   const e = driverError(err);
-  if (!e || !db.errors.isDuplicateKey(e)) return err;
+  if (!e) return err;
+  const column = db.errors.tooLongColumn(e);
+  if (column !== undefined) {
+    const field = meta.fields.find((f) => f.fieldname === column);
+    const what = field ? `${field.label} (${field.fieldname})` : column ? column : 'A value';
+    return new DataError(`${what} of ${meta.name} is too long for its database column`, {
+      cause: err,
+      title: 'Value too big',
+    });
+  }
+  if (!db.errors.isDuplicateKey(e)) return err;
   const key = db.errors.duplicateKeyName(e);
   const { unique, uniqueEmpty } = fieldLists(meta);
   const i = unique.findIndex((f) => key === f.fieldname || key === indexName(meta.tableName, f.fieldname));

@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import type { Database } from './backend';
 import { childRowChanges } from './child-row-changes';
-import { CHILD_STANDARD, PARENT_STANDARD, duplicateError, fullColumns, rowValues } from './document-rows';
+import { CHILD_STANDARD, PARENT_STANDARD, writeError, fullColumns, rowValues } from './document-rows';
 import type { DocData } from './row-store';
 import type { DocTypeMeta } from '../meta/types';
 import { tableFields } from '../registry/field-lists';
@@ -44,14 +44,10 @@ export class RowWrites<C> {
   async insert(trx: Knex, binding: DocTypeBinding, data: DocData): Promise<void> {
     const { meta } = binding;
     const conn = await this.statements.writeConnection(trx);
-    try {
-      await this.insertRow(conn, trx, meta, data, PARENT_STANDARD);
-    } catch (err) {
-      throw duplicateError(this.db, meta, data, err);
-    }
+    await this.refusing(meta, data, this.insertRow(conn, trx, meta, data, PARENT_STANDARD));
     for (const { field, child } of tableFields(meta, this.registry)) {
       for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
-        await this.insertRow(conn, trx, child.meta, row, CHILD_STANDARD);
+        await this.refusing(child.meta, row, this.insertRow(conn, trx, child.meta, row, CHILD_STANDARD));
     }
   }
 
@@ -60,11 +56,7 @@ export class RowWrites<C> {
     const { statements } = this;
     const conn = await statements.writeConnection(trx);
     const name = String(data.name);
-    try {
-      await this.updateRow(conn, trx, meta, data);
-    } catch (err) {
-      throw duplicateError(this.db, meta, data, err);
-    }
+    await this.refusing(meta, data, this.updateRow(conn, trx, meta, data));
     for (const { field, child } of tableFields(meta, this.registry)) {
       const rows = data[field.fieldname] as DocData[] | undefined;
       if (rows === undefined) continue;
@@ -76,8 +68,10 @@ export class RowWrites<C> {
       );
       for (const rowName of removed) await statements.run(conn, deleteSql, [rowName, name]);
       for (const row of rows) {
-        if (before.has(String(row.name))) await this.updateRow(conn, trx, child.meta, row, name);
-        else await this.insertRow(conn, trx, child.meta, row, CHILD_STANDARD);
+        const write = before.has(String(row.name))
+          ? this.updateRow(conn, trx, child.meta, row, name)
+          : this.insertRow(conn, trx, child.meta, row, CHILD_STANDARD);
+        await this.refusing(child.meta, row, write);
       }
     }
   }
@@ -99,6 +93,15 @@ export class RowWrites<C> {
       () => `delete from ${statements.quote(binding.meta.tableName)} where name = ?`,
     );
     await statements.run(conn, sql, [name]);
+  }
+
+  /** Awaits the write of a row of `meta` (`data`), throwing a refused write as the client's error (writeError). */
+  private async refusing(meta: DocTypeMeta, data: DocData, write: Promise<void>): Promise<void> {
+    try {
+      await write;
+    } catch (err) {
+      throw writeError(this.db, meta, data, err);
+    }
   }
 
   /** Inserts a full row through its DocType's cached text; a row with unset columns leaves them to their defaults. */

@@ -1,5 +1,5 @@
-// mysql2's errors the core treats alike on every backend: a database unavailable or too busy (503) and a duplicate key
-// (409).
+// mysql2's errors the core treats alike on every backend: a database unavailable or too busy (503), a duplicate key
+// (409) and a value too long for its column (400).
 import type { DriverErrors } from '../backend';
 
 /** Codes of a server gone, frozen or overloaded. */
@@ -37,5 +37,18 @@ export const MYSQL_ERRORS: DriverErrors = {
   duplicateKeyName({ sqlMessage }) {
     const key = typeof sqlMessage === 'string' ? /for key '([^']+)'$/.exec(sqlMessage)?.[1] : undefined;
     return key?.slice(key.lastIndexOf('.') + 1);
+  },
+  // "Data too long for column 'notes' at row 1" (strict mode; a TEXT column holds 65,535 bytes). A value whose cut
+  // falls inside a character is "Incorrect string value: '\xF0...' for column `db`.`tabWidget`.`notes` at row 1"
+  // instead: with utf8mb4 tables and connections, only a cut makes a string incorrect.
+  tooLongColumn({ code, errno, sqlMessage }) {
+    const message = typeof sqlMessage === 'string' ? sqlMessage : '';
+    if (code === 'ER_DATA_TOO_LONG' || errno === 1406) return /for column '([^']+)'/.exec(message)?.[1] ?? '';
+    if (
+      (code === 'ER_TRUNCATED_WRONG_VALUE_FOR_FIELD' || errno === 1366) &&
+      message.startsWith('Incorrect string value')
+    )
+      return /for column (?:`[^`]*`\.)*`([^`]+)`/.exec(message)?.[1] ?? '';
+    return undefined;
   },
 };

@@ -1,5 +1,5 @@
-// node-postgres' errors the core treats alike on every backend: a database unavailable or too busy (503) and a
-// duplicate key (409). PostgreSQL reports SQLSTATE codes; the driver reports a dropped connection by message.
+// node-postgres' errors the core treats alike on every backend: a database unavailable or too busy (503), a duplicate
+// key (409) and a value too long for its column (400). PostgreSQL reports SQLSTATE codes; the driver reports a dropped connection by message.
 import type { DriverErrors } from '../backend';
 import { READ_TIMEOUT_CODE } from './read-timeout';
 
@@ -45,6 +45,10 @@ export const POSTGRES_ERRORS: DriverErrors = {
   },
   duplicateKeyName({ constraint }) {
     return typeof constraint === 'string' ? constraint : undefined;
+  },
+  // string_data_right_truncation names the type, not the column.
+  tooLongColumn({ code }) {
+    return code === '22001' ? '' : undefined;
   },
 };
 

@@ -27,4 +27,8 @@ export const SQLITE_ERRORS: DriverErrors = {
   duplicateKeyName({ message }) {
     return typeof message === 'string' ? /constraint failed: [^,]*\.([^.,]+)$/.exec(message)?.[1] : undefined;
   },
+  // SQLite's columns hold any length (up to its 1 GB string limit, far past the body limit).
+  tooLongColumn() {
+    return undefined;
+  },
 };

@@ -26,7 +26,7 @@ import {
   CHILD_STANDARD,
   decodeRow,
   documentColumns,
-  duplicateError,
+  writeError,
   fullColumns,
   loadSingle,
   nextSeriesValueWithKnex,
@@ -70,7 +70,7 @@ export class SqliteRowStore implements RowStore {
     try {
       insertFullRow(conn, meta, data, PARENT_STANDARD);
     } catch (err) {
-      throw duplicateError(this.db, meta, data, err);
+      throw writeError(this.db, meta, data, err);
     }
     for (const { field, child } of tableFields(meta, this.registry)) {
       for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
@@ -85,7 +85,7 @@ export class SqliteRowStore implements RowStore {
     try {
       updateFullRow(conn, meta, data);
     } catch (err) {
-      throw duplicateError(this.db, meta, data, err);
+      throw writeError(this.db, meta, data, err);
     }
     for (const { field, child } of tableFields(meta, this.registry)) {
       const rows = data[field.fieldname] as DocData[] | undefined;
