@@ -1,5 +1,12 @@
 // JSON Schema for DocType fields: one builder shared by the ajv validators and the OpenAPI documents.
-import { FIELD_TYPE_INFO, assertNever, isTableType } from '../runtime/meta/field-types';
+import {
+  DECIMAL_LIMITS,
+  FIELD_TYPE_INFO,
+  INTEGER_RANGE,
+  assertNever,
+  isTableType,
+  type ColumnKind,
+} from '../runtime/meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../runtime/meta/types';
 import type { GeneratorContext } from './context';
 
@@ -18,19 +25,18 @@ const nullable = (schema: JsonSchema): JsonSchema => {
 };
 
 /**
- * The values a numeric column holds on every database (Frappe's MariaDB columns, the narrowest: Int is int(11), Long
- * Int bigint, Float, Currency, Percent and Duration decimal(21,9), Rating decimal(3,2)). A value past them is a 400
- * naming the field, not the database's overflow error (a 500 on MariaDB and PostgreSQL, stored as given on SQLite).
+ * The values a numeric column holds on every database (INTEGER_RANGE and DECIMAL_LIMITS; a Long Int the safe
+ * integers). A value past them is a 400 naming the field, not the database's overflow error (a 500 on MariaDB and
+ * PostgreSQL, stored as given on SQLite).
  */
-function columnRange(column: string, nonNegative: boolean | undefined): JsonSchema {
-  const [low, high, exclusive] =
-    column === 'int'
-      ? [-2147483648, 2147483647, false]
-      : column === 'bigint'
-        ? [-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, false]
-        : column === 'rating'
-          ? [-10, 10, true]
-          : [-1e12, 1e12, true];
+function columnRange(column: ColumnKind, nonNegative: boolean | undefined): JsonSchema {
+  const integer = INTEGER_RANGE[column];
+  const decimal = DECIMAL_LIMITS[column];
+  const [low, high, exclusive] = integer
+    ? [integer[0], integer[1], false]
+    : decimal
+      ? [-decimal.below, decimal.below, true]
+      : [-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, false];
   const min = nonNegative ? { minimum: 0 } : exclusive ? { exclusiveMinimum: low } : { minimum: low };
   return { ...min, ...(exclusive ? { exclusiveMaximum: high } : { maximum: high }) };
 }

@@ -45,18 +45,3 @@ export function kindFamily(kind: ColumnKind): TypeFamily {
       return kind satisfies never;
   }
 }
-
-/**
- * The integer values a column kind takes (where narrower than 64 bits). A Check takes 0 and 1 only, whatever its
- * column could hold: a type change to Check refuses rows of other values (a 2 or a -1 would reach the wire as a Check).
- */
-export const INTEGER_RANGE: Partial<Record<ColumnKind, readonly [number, number]>> = {
-  int: [-2147483648, 2147483647],
-  check: [0, 1],
-};
-
-/** The largest magnitude a decimal kind holds, and its decimal places. */
-export const DECIMAL_LIMITS: Partial<Record<ColumnKind, { below: number; places: number }>> = {
-  decimal: { below: 1e12, places: 9 },
-  rating: { below: 10, places: 2 },
-};

@@ -1,7 +1,7 @@
 // Field values from the wire checked and normalized per field type, before a document is written.
 import { DataError } from '../errors/errors';
 import { formatDatetime, formatTime } from '../db/stored-values';
-import { FIELD_TYPE_INFO, assertNever } from '../meta/field-types';
+import { DECIMAL_LIMITS, FIELD_TYPE_INFO, assertNever } from '../meta/field-types';
 import type { FieldMeta } from '../meta/types';
 
 function validDate(year: number, month: number, day: number): boolean {
@@ -29,16 +29,16 @@ export function normalizeValue(field: FieldMeta, value: unknown): unknown {
         throw badValue(field, 'contains a lone surrogate');
       return value;
     case 'integer':
-    case 'number':
+    case 'number': {
       if (typeof value !== 'number' || !Number.isFinite(value))
         throw badValue(field, 'must be a finite number');
       if (info.value === 'integer' && !Number.isSafeInteger(value))
         throw badValue(field, 'must be an integer');
       // Stored as MariaDB's and PostgreSQL's decimal columns keep it (9 places; a Rating 2), on SQLite too, so every
       // database reads back, filters and sums the same value, and the answer to the write shows what was stored.
-      if (info.column === 'decimal') return Number(value.toFixed(9)) || 0;
-      if (info.column === 'rating') return Number(value.toFixed(2)) || 0;
-      return value;
+      const places = DECIMAL_LIMITS[info.column]?.places;
+      return places === undefined ? value : Number(value.toFixed(places)) || 0;
+    }
     case 'check':
       return value ? 1 : 0;
     case 'date': {

@@ -68,6 +68,25 @@ export type ColumnKind =
   | 'table'
   | 'none';
 
+/**
+ * The integer values a column kind takes where narrower than 64 bits (Frappe's MariaDB columns, the narrowest of the
+ * databases: Int is int(11); Long Int a bigint, whose values the wire keeps to JavaScript's safe integers). A Check takes 0 and 1 only, whatever its
+ * column could hold: a type change to Check refuses rows of other values (a 2 or a -1 would reach the wire as a Check).
+ */
+export const INTEGER_RANGE: Partial<Record<ColumnKind, readonly [number, number]>> = {
+  int: [-2147483648, 2147483647],
+  check: [0, 1],
+};
+
+/**
+ * The largest magnitude a decimal kind holds (exclusive), and its decimal places: MariaDB's and PostgreSQL's
+ * decimal(21,9) of Float, Currency, Percent and Duration, and Rating's decimal(3,2).
+ */
+export const DECIMAL_LIMITS: Partial<Record<ColumnKind, { below: number; places: number }>> = {
+  decimal: { below: 1e12, places: 9 },
+  rating: { below: 10, places: 2 },
+};
+
 /** The value shape a field accepts on the wire, before storage. */
 export type ValueKind =
   'string' | 'integer' | 'number' | 'check' | 'date' | 'datetime' | 'time' | 'json' | 'rows' | 'none';

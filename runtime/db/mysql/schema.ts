@@ -4,9 +4,9 @@
 // under GET_LOCK (per database: processes starting together migrate one at a time), and the change counter's rows.
 import type { Knex } from 'knex';
 import type { DocTypeMeta } from '../../meta/types';
-import { assertNever } from '../../meta/field-types';
+import { DECIMAL_LIMITS, INTEGER_RANGE, assertNever } from '../../meta/field-types';
 import type { ColumnTarget, LiveIndex, SchemaDialect } from '../backend';
-import { DECIMAL_LIMITS, INTEGER_RANGE, kindFamily, typeFamily } from '../type-families';
+import { kindFamily, typeFamily } from '../type-families';
 import { CHANGE_SHARDS, CHANGE_TABLE } from './table-changes';
 
 /** Change rows per INSERT (three bindings each). */

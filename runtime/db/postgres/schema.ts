@@ -6,9 +6,9 @@
 // PostgreSQL types).
 import type { Knex } from 'knex';
 import { inDdlSavepoint } from '../ddl-savepoint';
-import { assertNever } from '../../meta/field-types';
+import { DECIMAL_LIMITS, assertNever } from '../../meta/field-types';
 import type { ColumnTarget, LiveIndex, SchemaDialect } from '../backend';
-import { DECIMAL_LIMITS, kindFamily, typeFamily } from '../type-families';
+import { kindFamily, typeFamily } from '../type-families';
 import { ensureChangeRows } from './change-table';
 import type { PgConnection } from './statements';
 

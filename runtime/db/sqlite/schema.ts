@@ -6,10 +6,10 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { inDdlSavepoint } from '../ddl-savepoint';
-import { assertNever } from '../../meta/field-types';
+import { DECIMAL_LIMITS, INTEGER_RANGE, assertNever } from '../../meta/field-types';
 import type { ColumnTarget, LiveIndex, SchemaDialect } from '../backend';
 import { createTable } from '../table-columns';
-import { DECIMAL_LIMITS, INTEGER_RANGE, kindFamily, typeFamily } from '../type-families';
+import { kindFamily, typeFamily } from '../type-families';
 import { migrationLockFile, withMigrationLock } from './migration-lock';
 
 /** How long a sync waits for the write lock (ms), beyond the busy timeout of each attempt (a serving process writes). */
