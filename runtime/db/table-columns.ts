@@ -164,9 +164,10 @@ export function standardColumns(meta: DocTypeMeta): ColumnSpec[] {
 /** The columns of a DocType's table, standard ones first. */
 export function columnSpecs(meta: DocTypeMeta): ColumnSpec[] {
   const columns = standardColumns(meta);
-  // As Frappe: a field is indexed when its definition asks (search_index), not for being a Link. Indexing every Link
-  // made each insert of a Link-rich DocType update dozens of B-trees (ToDo: 8 instead of 4, about a fifth of a
-  // create's cost); a DocType filtered by a Link sets search_index on it. The cap keeps MariaDB under its 64 indexes.
+  // As Frappe: a field is indexed when its definition asks (search_index, on a column of any type but the long texts),
+  // not for being a Link. Indexing every Link made each insert of a Link-rich DocType update dozens of B-trees (ToDo: 8
+  // instead of 4, about a fifth of a create's cost); a DocType filtered by a Link sets search_index on it. The cap keeps
+  // MariaDB under its 64 indexes.
   let searchIndexes = 0;
   for (const field of meta.fields) {
     if (!storesValue(field.fieldtype)) continue;
@@ -175,7 +176,7 @@ export function columnSpecs(meta: DocTypeMeta): ColumnSpec[] {
     if (field.unique && INDEXABLE.has(kind)) index = 'unique';
     // The default list order (sort_field) is read on every list without order_by: index it when its column can be.
     else if (field.fieldname === meta.sortField && !meta.istable && INDEXABLE.has(kind)) index = 'plain';
-    else if (kind === 'varchar' && field.searchIndex && searchIndexes < 40) {
+    else if (field.searchIndex && INDEXABLE.has(kind) && searchIndexes < 40) {
       index = 'plain';
       searchIndexes++;
     }

@@ -50,3 +50,15 @@ test('migrating an existing table adds a missing index', async () => {
   expect(result.changed).toEqual(['Query Order']);
   expect(await indexes('tabQuery Order')).toContain(name);
 });
+
+test('search_index indexes a column of any type but the long texts, as in Frappe: a Datetime too', async () => {
+  // Webhook Request Log's next_retry: the look for due deliveries (webhooks/dispatcher.ts) reads it every 5 s.
+  const table = 'tabWebhook Request Log';
+  expect(await indexes(table)).toContain(indexName(table, 'next_retry'));
+  if (DB_KIND !== 'sqlite') return;
+  const plan = (await t.site.db.knex.raw(
+    `explain query plan select name from "${table}" where status = 'Queued' and next_retry <= ? order by next_retry limit 100`,
+    ['2026-01-01 00:00:00'],
+  )) as { detail: string }[];
+  expect(plan.map((row) => row.detail).join('\n')).toContain(`USING INDEX ${indexName(table, 'next_retry')}`);
+});
