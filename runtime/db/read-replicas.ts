@@ -193,6 +193,31 @@ export class ReadReplicas {
     );
   }
 
+  /**
+   * Logs a warning for each replica that answers but replays no primary (not a standby, or its replication stopped):
+   * every read then falls back to the primary, which the site would otherwise do without a word. Never fails; a
+   * replica that does not answer is left to the warning of its first read.
+   */
+  async warnIfNotReplaying(): Promise<void> {
+    await Promise.all(
+      this.replicas.map(async (r) => {
+        const answered = await within(
+          this.positions.lagSeconds(r.db),
+          this.timeoutMs,
+          noAnswer(this.timeoutMs),
+        ).then(
+          (seconds) => ({ seconds }),
+          () => undefined,
+        );
+        if (answered && answered.seconds === undefined)
+          this.log().warn(
+            { event: 'replica_not_replaying', replica: r.label },
+            'read replica replays no primary (not a standby, or its replication stopped): the primary answers its reads',
+          );
+      }),
+    );
+  }
+
   /** Closes the replicas' connections. */
   async close(): Promise<void> {
     await Promise.all(this.replicas.map((r) => r.db.close()));

@@ -33,9 +33,14 @@ const READ_REPLICAS = new SitePlugin<{ replicas?: ReadReplicas }>(
   (state) => state.replicas?.close(),
 );
 
-/** Opens the site's replicas when the site opens: a read_replicas the backend cannot serve fails the start. */
+/**
+ * Opens the site's replicas when the site opens: a read_replicas the backend cannot serve fails the start; a replica that
+ * replays no primary is named in a warning.
+ */
 export function openReplicaReads(site: Site): ReadReplicas | undefined {
-  return READ_REPLICAS.of(site).replicas;
+  const { replicas } = READ_REPLICAS.of(site);
+  void replicas?.warnIfNotReplaying();
+  return replicas;
 }
 
 /** The site's replicas (metrics), when it has some open. */

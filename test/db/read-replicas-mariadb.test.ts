@@ -11,6 +11,7 @@ import { replicaReadsOf } from '../../runtime/query/replica-reads';
 import type { Site } from '../../runtime/site';
 import { registry } from '../../generated';
 import request from 'supertest';
+import { captureLog } from '../helpers/captured-log';
 import { DB_KIND } from '../helpers/test-site';
 import { HAVE_MARIADB, MariaDBReplication, waitUntil } from '../helpers/private-replicas';
 
@@ -118,6 +119,16 @@ run('read replicas on MariaDB (private primary and replica)', () => {
     await expect(
       openProcess({ primary: urls.primary, replica: 'postgres://root@127.0.0.1:1/x' }),
     ).rejects.toThrow(/read_replicas: each entry must be a mysql:\/\/ or mariadb:\/\/ URL/);
+  });
+
+  test('a replicating replica draws no warning that it replays no primary', async () => {
+    const log = captureLog('warn');
+    try {
+      await replicaReadsOf(a.site)?.warnIfNotReplaying();
+    } finally {
+      log.restore();
+    }
+    expect(log.lines.filter((line) => line.event === 'replica_not_replaying')).toEqual([]);
   });
 
   test('a list or count after a write, on the writing process or another, always holds it', async () => {
