@@ -1,7 +1,8 @@
 // The checks of a migration plan, run before any DDL: bound queries that find the rows a change would hurt. A value
 // that would not convert exactly, a value held twice under a new unique index (a new column's default included), or
-// rows under a naming change refuse the change (naming the field, the number of rows and up to five documents or values); Select values outside the
-// new options and rows of an orphan table become warnings.
+// rows under a naming change refuse the change (naming the field, the number of rows and up to five documents or
+// values); Select values outside the new options, rows without a value in a field made mandatory, values in a removed
+// field's column and rows of an orphan table become warnings.
 import type { Knex } from 'knex';
 import type { SchemaDialect } from './backend';
 import type { ChangeCheck, SchemaChange } from './migration-plan';
@@ -102,6 +103,30 @@ async function runCheck(
             warning: `${n} stored value${n === 1 ? ' is' : 's are'} outside the new options of ${check.column} (kept, still readable)`,
           }
         : {};
+    }
+    case 'missing_values': {
+      const c = check.column;
+      const query = check.added
+        ? knex(table)
+        : knex(table).where((q) => (check.text ? q.whereNull(c).orWhere(c, '') : q.whereNull(c)));
+      const n = await count(query);
+      return n
+        ? {
+            warning: `${n} row${n === 1 ? ' holds' : 's hold'} no value in ${c} (kept; the next save of each must set it)`,
+          }
+        : {};
+    }
+    case 'held_values': {
+      const c = check.column;
+      const query = knex(table).whereNotNull(c);
+      const n = await count(check.text ? query.andWhere(c, '<>', '') : query);
+      if (!n) return {};
+      const rows = `${n} row${n === 1 ? ' holds' : 's hold'} a value in ${c}`;
+      return {
+        warning: check.dropped
+          ? `${rows}: dropping the column destroys ${n === 1 ? 'it' : 'them'}`
+          : `${rows} (kept; --drop-removed would destroy ${n === 1 ? 'it' : 'them'})`,
+      };
     }
     case 'orphan_rows': {
       const n = await count(knex(table));

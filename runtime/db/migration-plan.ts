@@ -3,7 +3,8 @@
 // convert, duplicates under a new unique index, rows under a naming change) are data that migration-checks.ts runs as
 // bound queries. Everything backend-specific (column types, conversions, index DDL) comes from the SchemaDialect.
 import type { Knex } from 'knex';
-import type { DocTypeMeta } from '../meta/types';
+import { FIELD_TYPE_INFO } from '../meta/field-types';
+import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { ColumnTarget, LiveIndex, SchemaDialect } from './backend';
 import {
   addedColumnValue,
@@ -14,7 +15,7 @@ import {
   indexName,
   standardColumns,
 } from './table-columns';
-import { typeFamily } from './type-families';
+import { kindFamily, typeFamily } from './type-families';
 
 /** What a change does. */
 export type ChangeKind =
@@ -26,6 +27,7 @@ export type ChangeKind =
   | 'removed_field'
   | 'drop_column'
   | 'select_options'
+  | 'mandatory'
   | 'naming'
   | 'orphan_table';
 
@@ -42,7 +44,14 @@ export type ChangeCheck =
   /** Stored values outside the options are counted in a warning. */
   | { kind: 'outside_options'; column: string; options: string[] }
   /** The rows of a table no DocType owns are counted in a warning (none: no change). */
-  | { kind: 'orphan_rows' };
+  | { kind: 'orphan_rows' }
+  /**
+   * Rows without a value (NULL; empty text too) in a field made mandatory are counted in a warning: their next save
+   * must set it. `added`: the column is added now, so every row is counted.
+   */
+  | { kind: 'missing_values'; column: string; text: boolean; added: boolean }
+  /** Rows holding a value (not NULL, not empty text) in a removed field's column are counted in a warning. */
+  | { kind: 'held_values'; column: string; text: boolean; dropped: boolean };
 
 /** One change of a plan. */
 export interface SchemaChange {
@@ -68,18 +77,23 @@ export interface LiveTable {
   indexes: Map<string, LiveIndex>;
 }
 
-/** What the last migration recorded of a DocType: its naming rule and Select options. */
+/** What the last migration recorded of a DocType: its naming rule, Select options and mandatory fields. */
 export interface RecordedShape {
   naming?: string;
   options?: Record<string, string[]>;
+  /** Absent in what a release before 2026-11-29 recorded: no field then counts as newly mandatory. */
+  reqd?: string[];
 }
 
 /** The shape a migration records of a DocType (compared next time). */
 export function shapeOf(meta: DocTypeMeta): RecordedShape {
   const options: Record<string, string[]> = {};
-  for (const field of meta.fields)
+  const reqd: string[] = [];
+  for (const field of meta.fields) {
     if (field.fieldtype === 'Select') options[field.fieldname] = field.selectOptions ?? [];
-  return { naming: meta.naming.kind, options };
+    if (field.reqd && hasColumn(field)) reqd.push(field.fieldname);
+  }
+  return { naming: meta.naming.kind, options, reqd };
 }
 
 /** How to plan. */
@@ -87,6 +101,12 @@ export interface PlanOptions {
   /** Drop the columns of removed fields (`svc migrate --drop-removed`). */
   dropRemoved?: boolean;
 }
+
+/** Whether a field's value lives in a column of its DocType's table (not a layout field, not a child table). */
+const hasColumn = (field: FieldMeta) => {
+  const column = FIELD_TYPE_INFO[field.fieldtype].column;
+  return column !== 'none' && column !== 'table';
+};
 
 const sameOptions = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((o, i) => o === b[i]);
@@ -262,17 +282,41 @@ export function planDocType(
     );
   }
 
-  for (const column of live.columns.keys()) {
+  for (const [column, type] of live.columns) {
     if (standard.has(column) || specs.some((s) => s.name === column)) continue;
+    const dropped = options.dropRemoved === true;
+    const checks: ChangeCheck[] = [
+      { kind: 'held_values', column, text: typeFamily(type).family === 'text', dropped },
+    ];
     changes.push(
-      options.dropRemoved
+      dropped
         ? change('drop_column', `column ${column} (its field was removed)`, {
             field: column,
             statements: [knex.raw('alter table ?? drop column ??', [table, column]).toQuery()],
+            checks,
           })
         : change('removed_field', `column ${column} kept (its field was removed; --drop-removed drops it)`, {
             field: column,
+            checks,
           }),
+    );
+  }
+
+  // A field made mandatory (or added mandatory without a default): the rows without a value are counted. Frappe, as
+  // here, asks for the value at each such document's next save; nothing is written now.
+  for (const spec of fieldSpecs) {
+    const field = spec.field!;
+    if (!field.reqd || !recorded?.reqd || recorded.reqd.includes(field.fieldname) || spec.kind === 'check')
+      continue;
+    const added = !live.columns.has(spec.name);
+    if (added && columnDefault(field, spec.kind!) !== undefined) continue;
+    changes.push(
+      change('mandatory', `${spec.name} is mandatory now`, {
+        field: spec.name,
+        checks: [
+          { kind: 'missing_values', column: spec.name, text: kindFamily(spec.kind!) === 'text', added },
+        ],
+      }),
     );
   }
 

@@ -113,13 +113,71 @@ test('a removed field keeps its column and data; --drop-removed drops it', async
     [CODE, { fieldname: 'old', fieldtype: 'Data', search_index: 1 }],
     [{ name: 'A', code: 'x', old: 'keep me' }],
   );
+  await insertDocs(m.knex, TABLE, [
+    { name: 'B', code: 'y', old: '' },
+    { name: 'C', code: 'z' },
+  ]);
   const kept = await migrate(m.db, [thing([CODE])], { full: true });
   expect(kept.plan.map((c) => c.kind)).toEqual(['drop_index', 'removed_field']);
-  expect(await rowsOf(m.knex, TABLE, ['old'])).toEqual([{ name: 'A', old: 'keep me' }]);
+  expect(kept.plan[1]!.warnings).toEqual([
+    '1 row holds a value in old (kept; --drop-removed would destroy it)',
+  ]);
+  expect(await rowsOf(m.knex, TABLE, ['old'])).toEqual([
+    { name: 'A', old: 'keep me' },
+    { name: 'B', old: '' },
+    { name: 'C', old: null },
+  ]);
+  const dry = await migrate(m.db, [thing([CODE])], { full: true, dropRemoved: true, dryRun: true });
+  expect(dry.plan).toMatchObject([
+    { kind: 'drop_column', warnings: ['1 row holds a value in old: dropping the column destroys it'] },
+  ]);
   const dropped = await migrate(m.db, [thing([CODE])], { full: true, dropRemoved: true });
   expect(dropped.plan.map((c) => c.kind)).toEqual(['drop_column']);
   expect((await m.db.schema.columns(m.knex, TABLE)).has('old')).toBe(false);
-  expect(await rowsOf(m.knex, TABLE, ['code'])).toEqual([{ name: 'A', code: 'x' }]);
+  expect(await rowsOf(m.knex, TABLE, ['code'])).toEqual([
+    { name: 'A', code: 'x' },
+    { name: 'B', code: 'y' },
+    { name: 'C', code: 'z' },
+  ]);
+});
+
+test('a field made mandatory warns with the count of rows without a value, and changes none', async () => {
+  const due = { fieldname: 'due', fieldtype: 'Date' };
+  const note = { fieldname: 'note', fieldtype: 'Small Text' };
+  await seed(
+    [CODE, due, note],
+    [
+      { name: 'A', code: 'x', due: '2026-01-02', note: 'n' },
+      { name: 'B', code: 'y', note: '' },
+      { name: 'C', code: 'z', due: '2026-01-03' },
+    ],
+  );
+  const before = await snapshot();
+  const stored = await rowsOf(m.knex, TABLE, ['code', 'due', 'note']);
+  expect(stored.map((row) => row.note)).toEqual(['n', '', null]);
+  const next = thing([
+    { ...CODE, reqd: 1 },
+    { ...due, reqd: 1 },
+    { ...note, reqd: 1 },
+    { fieldname: 'added', fieldtype: 'Data', reqd: 1 },
+    { fieldname: 'flag', fieldtype: 'Check', reqd: 1 },
+  ]);
+  const dry = await migrate(m.db, [next], { dryRun: true });
+  const mandatory = dry.plan.filter((c) => c.kind === 'mandatory');
+  expect(mandatory.map((c) => [c.field, c.warnings])).toEqual([
+    ['code', []],
+    ['due', ['1 row holds no value in due (kept; the next save of each must set it)']],
+    ['note', ['2 rows hold no value in note (kept; the next save of each must set it)']],
+    ['added', ['3 rows hold no value in added (kept; the next save of each must set it)']],
+  ]);
+  expect(mandatory.every((c) => c.statements.length === 0 && c.refusal === undefined)).toBe(true);
+  expect(await snapshot()).toEqual(before);
+  const applied = await migrate(m.db, [next]);
+  expect(applied.refused).toEqual([]);
+  expect(await rowsOf(m.knex, TABLE, ['code', 'due', 'note'])).toEqual(stored);
+  // Recorded: the next plan of the same DocType warns no more.
+  const again = await migrate(m.db, [next], { full: true, dryRun: true });
+  expect(again.plan.filter((c) => c.kind === 'mandatory')).toEqual([]);
 });
 
 test('changed Select options warn with the count of stored values outside them', async () => {
