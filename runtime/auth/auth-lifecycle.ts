@@ -9,7 +9,13 @@ import type { Site } from '../site';
 import { authChanged } from './auth-broadcast';
 import { forgetAuthCaches } from './auth-caches';
 import { isKeySource } from './key-sources';
-import { isNewSecret, storePasswordFields } from './password-fields';
+import {
+  deleteChildAuth,
+  isNewSecret,
+  secretTables,
+  storeChildPasswordFields,
+  storePasswordFields,
+} from './password-fields';
 import { deleteAuth } from './passwords';
 import { endUserSessions } from './sessions';
 
@@ -54,6 +60,17 @@ export function registerAuth(site: Site): void {
         binding.meta.name,
       );
     }
+  // A child row's Password fields likewise, through its parent's save and delete.
+  for (const binding of registry.all()) {
+    const tables = secretTables(binding, registry);
+    if (!tables.length) continue;
+    extensions.on(
+      'beforeWrite',
+      (op) => storeChildPasswordFields(op.trx, tables, op.data, op.stored),
+      binding.meta.name,
+    );
+    extensions.on('afterDelete', (op) => deleteChildAuth(op.trx, tables, op.stored), binding.meta.name);
+  }
   // A new password ends every session of its user (a stolen session dies with the old password).
   extensions.on(
     'afterCommit',

@@ -1,9 +1,10 @@
-// Password fields never stay in the document table: User passwords become scrypt hashes, API secrets digests, in `__Auth`.
+// Password fields never stay in the document table, a child row's included: User passwords become scrypt hashes, API
+// secrets digests, in `__Auth`.
 import type { Knex } from 'knex';
-import { fieldLists } from '../registry/field-lists';
-import type { DocData } from '../db/row-store';
-import type { DocTypeBinding } from '../registry/registry';
-import { digestSecret, hashPassword, writeAuth } from './passwords';
+import { fieldLists, tableFields } from '../registry/field-lists';
+import type { DocData, Queryable } from '../db/row-store';
+import type { DocTypeBinding, Registry } from '../registry/registry';
+import { deleteAuth, digestSecret, hashPassword, writeAuth } from './passwords';
 
 const MASK = '*****';
 
@@ -32,4 +33,42 @@ export async function storePasswordFields(trx: Knex, binding: DocTypeBinding, da
       data[field.fieldname] = MASK;
     }
   }
+}
+
+/** The child tables of `binding` whose rows have Password fields. */
+export function secretTables(binding: DocTypeBinding, registry: Registry): ReturnType<typeof tableFields> {
+  return tableFields(binding.meta, registry).filter(
+    ({ child }) => fieldLists(child.meta).passwords.length > 0,
+  );
+}
+
+/**
+ * Moves the Password values of `data`'s child rows into `__Auth` (each under the child DocType and the row's name),
+ * leaving a mask in the row, and deletes the stored secrets of rows the save removes (`stored`: the document before).
+ */
+export async function storeChildPasswordFields(
+  trx: Knex,
+  tables: ReturnType<typeof tableFields>,
+  data: DocData,
+  stored: DocData | undefined,
+): Promise<void> {
+  for (const { field, child } of tables) {
+    const rows = data[field.fieldname] as DocData[] | undefined;
+    if (rows === undefined) continue;
+    for (const row of rows) await storePasswordFields(trx, child, row);
+    const kept = new Set(rows.map((row) => String(row.name)));
+    for (const row of (stored?.[field.fieldname] as DocData[] | undefined) ?? [])
+      if (!kept.has(String(row.name))) await deleteAuth(trx, child.meta.name, String(row.name));
+  }
+}
+
+/** Deletes the stored secrets of a deleted document's child rows (`stored`: the document as it was). */
+export async function deleteChildAuth(
+  q: Queryable,
+  tables: ReturnType<typeof tableFields>,
+  stored: DocData,
+): Promise<void> {
+  for (const { field, child } of tables)
+    for (const row of (stored[field.fieldname] as DocData[] | undefined) ?? [])
+      await deleteAuth(q, child.meta.name, String(row.name));
 }
