@@ -308,14 +308,15 @@ export function planDocType(
     const field = spec.field!;
     if (!field.reqd || !recorded?.reqd || recorded.reqd.includes(field.fieldname) || spec.kind === 'check')
       continue;
-    const added = !live.columns.has(spec.name);
-    if (added && columnDefault(field, spec.kind!) !== undefined) continue;
+    const type = live.columns.get(spec.name);
+    // A column added now gives every row its default (a number column without one: 0), or nothing.
+    if (type === undefined && addedColumnValue(field, spec.kind!) !== undefined) continue;
+    // Counted in the column as it is before this migration: empty text that a type change makes NULL counts.
+    const text = type === undefined ? kindFamily(spec.kind!) === 'text' : typeFamily(type).family === 'text';
     changes.push(
       change('mandatory', `${spec.name} is mandatory now`, {
         field: spec.name,
-        checks: [
-          { kind: 'missing_values', column: spec.name, text: kindFamily(spec.kind!) === 'text', added },
-        ],
+        checks: [{ kind: 'missing_values', column: spec.name, text, added: type === undefined }],
       }),
     );
   }

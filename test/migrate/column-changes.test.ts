@@ -180,6 +180,34 @@ test('a field made mandatory warns with the count of rows without a value, and c
   expect(again.plan.filter((c) => c.kind === 'mandatory')).toEqual([]);
 });
 
+test('a mandatory count looks at the column before the edit, and at what a new column gives every row', async () => {
+  await seed(
+    [{ fieldname: 'code', fieldtype: 'Data' }],
+    [
+      { name: 'A', code: '1' },
+      { name: 'B', code: '' },
+      { name: 'C', code: '4' },
+    ],
+  );
+  // Data→Int and mandatory in one edit: the empty text becomes NULL, so it counts. A new Int or Currency column
+  // without a default holds 0 in every row: no row lacks a value.
+  const next = thing([
+    { fieldname: 'code', fieldtype: 'Int', reqd: 1 },
+    { fieldname: 'cnt', fieldtype: 'Int', reqd: 1 },
+    { fieldname: 'amt', fieldtype: 'Currency', reqd: 1 },
+  ]);
+  const dry = await migrate(m.db, [next], { dryRun: true });
+  expect(dry.plan.filter((c) => c.kind === 'mandatory').map((c) => [c.field, c.warnings])).toEqual([
+    ['code', ['1 row holds no value in code (kept; the next save of each must set it)']],
+  ]);
+  expect((await migrate(m.db, [next])).refused).toEqual([]);
+  expect(await rowsOf(m.knex, TABLE, ['code', 'cnt'])).toEqual([
+    { name: 'A', code: 1, cnt: 0 },
+    { name: 'B', code: null, cnt: 0 },
+    { name: 'C', code: 4, cnt: 0 },
+  ]);
+});
+
 test('changed Select options warn with the count of stored values outside them', async () => {
   const status = (options: string) => ({ fieldname: 'status', fieldtype: 'Select', options });
   await seed(
