@@ -338,10 +338,20 @@ export async function migrate(
       if (first.refused.length) return first;
     }
     for (const step of options.phases?.beforeSync ?? []) await step(db.knex);
-    const result = await syncSchema(db, doctypes, options);
+    // The steps after the sync (post_model_sync patches: a renameField among them) still read the removed fields'
+    // columns: with such steps, those columns are dropped by a second sync after them, never before.
+    const after = options.phases?.afterSync ?? [];
+    const dropLater = options.dropRemoved === true && after.length > 0;
+    const result = await syncSchema(db, doctypes, dropLater ? { ...options, dropRemoved: false } : options);
     if (result.refused.length) return result;
-    for (const step of options.phases?.afterSync ?? []) await step(db.knex);
-    return result;
+    for (const step of after) await step(db.knex);
+    if (!dropLater) return result;
+    const drops = await syncSchema(db, doctypes, { ...options, full: true });
+    return {
+      changed: [...new Set([...result.changed, ...drops.changed])],
+      plan: [...result.plan.filter((c) => c.kind !== 'removed_field'), ...drops.plan],
+      refused: drops.refused,
+    };
   });
 }
 
