@@ -34,6 +34,16 @@ export function today(): string {
 /** A datetime already in Frappe's form (six digits of fraction, not all zero, or none): what stores hold. */
 const FRAPPE_DATETIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.(?!0{6})\d{6})?$/;
 
+/**
+ * Whether year-month-day is a calendar date of the years 1 to 9999 (setUTCFullYear: Date.UTC would read the years 0 to
+ * 99 as 1900 to 1999). Year 0 is none: PostgreSQL has no such year.
+ */
+export function isCalendarDate(year: number, month: number, day: number): boolean {
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  return year >= 1 && d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day;
+}
+
 /** Frappe's string form of a datetime: the fraction is dropped when it is zero, else six digits. */
 export function formatDatetime(value: string): string {
   // Stored values are mostly in that form already: a test, not a match array and four strings per read datetime.

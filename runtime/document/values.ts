@@ -1,13 +1,8 @@
 // Field values from the wire checked and normalized per field type, before a document is written.
 import { DataError } from '../errors/errors';
-import { formatDatetime, formatTime } from '../db/stored-values';
+import { formatDatetime, formatTime, isCalendarDate } from '../db/stored-values';
 import { DECIMAL_LIMITS, FIELD_TYPE_INFO, assertNever } from '../meta/field-types';
 import type { FieldMeta } from '../meta/types';
-
-function validDate(year: number, month: number, day: number): boolean {
-  const d = new Date(Date.UTC(year, month - 1, day));
-  return d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day;
-}
 
 /** The error for a bad value of `field`, naming the field. */
 function badValue(field: FieldMeta, why: string): DataError {
@@ -36,15 +31,23 @@ export function normalizeValue(field: FieldMeta, value: unknown): unknown {
         throw badValue(field, 'must be an integer');
       // Stored as MariaDB's and PostgreSQL's decimal columns keep it (9 places; a Rating 2), on SQLite too, so every
       // database reads back, filters and sums the same value, and the answer to the write shows what was stored.
-      const places = DECIMAL_LIMITS[info.column]?.places;
-      return places === undefined ? value : Number(value.toFixed(places)) || 0;
+      const limits = DECIMAL_LIMITS[info.column];
+      if (limits === undefined) return value;
+      const stored = Number(value.toFixed(limits.places)) || 0;
+      // The schema checked the value as sent; rounded, 9.999 is a Rating of 10, which decimal(3,2) cannot hold.
+      if (Math.abs(stored) >= limits.below)
+        throw badValue(
+          field,
+          `must be between -${limits.below} and ${limits.below} (exclusive) once rounded`,
+        );
+      return stored;
     }
     case 'check':
       return value ? 1 : 0;
     case 'date': {
       if (value === '') return null;
       const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(String(value));
-      if (!m || !validDate(Number(m[1]), Number(m[2]), Number(m[3])))
+      if (!m || !isCalendarDate(Number(m[1]), Number(m[2]), Number(m[3])))
         throw badValue(field, `"${String(value)}" is not a valid date (YYYY-MM-DD)`);
       return value;
     }
@@ -53,7 +56,7 @@ export function normalizeValue(field: FieldMeta, value: unknown): unknown {
       const text = String(value);
       const m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?/.exec(text);
       const [h, mi, s] = [Number(m?.[4] ?? 0), Number(m?.[5] ?? 0), Number(m?.[6] ?? 0)];
-      if (!m || !validDate(Number(m[1]), Number(m[2]), Number(m[3])) || h > 23 || mi > 59 || s > 59) {
+      if (!m || !isCalendarDate(Number(m[1]), Number(m[2]), Number(m[3])) || h > 23 || mi > 59 || s > 59) {
         throw badValue(field, `"${text}" is not a valid datetime (YYYY-MM-DD HH:MM:SS)`);
       }
       return formatDatetime(m[4] === undefined ? `${text} 00:00:00` : text);

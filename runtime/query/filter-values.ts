@@ -1,7 +1,7 @@
 // Filter operators and values checked and coerced to the column's type, so both databases compare alike (MariaDB
 // would compare a text column with a number numerically) and a NULL behaves as Frappe's fallback value.
 import { DataError } from '../errors/errors';
-import { formatDatetime, formatTime } from '../db/stored-values';
+import { formatDatetime, formatTime, isCalendarDate } from '../db/stored-values';
 import type { FilterOperator } from './filter-tree';
 import type { ColumnKind } from './columns';
 import { timespanRange } from './timespan';
@@ -70,15 +70,6 @@ export function nullFallback(kind: ColumnKind): string | number {
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?$/;
 
-function validDay(y: string, m: string, d: string): boolean {
-  const date = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
-  return (
-    date.getUTCFullYear() === Number(y) &&
-    date.getUTCMonth() === Number(m) - 1 &&
-    date.getUTCDate() === Number(d)
-  );
-}
-
 /**
  * Text as a filter value: no stored text holds a NUL (it is refused on write), and PostgreSQL cannot even bind one, so
  * a value with one is a 400 on every database.
@@ -115,7 +106,7 @@ export function coerceValue(kind: ColumnKind, value: unknown, label: string, end
       const m = DATE.exec(text.slice(0, 10));
       if (
         !m ||
-        !validDay(m[1] as string, m[2] as string, m[3] as string) ||
+        !isCalendarDate(Number(m[1]), Number(m[2]), Number(m[3])) ||
         (text.length > 10 && !DATETIME.test(text))
       )
         throw bad('a date (YYYY-MM-DD)');
@@ -126,7 +117,7 @@ export function coerceValue(kind: ColumnKind, value: unknown, label: string, end
       const m = DATE.exec(text) ?? DATETIME.exec(text);
       if (
         !m ||
-        !validDay(m[1] as string, m[2] as string, m[3] as string) ||
+        !isCalendarDate(Number(m[1]), Number(m[2]), Number(m[3])) ||
         Number(m[4] ?? 0) > 23 ||
         Number(m[5] ?? 0) > 59 ||
         Number(m[6] ?? 0) > 59

@@ -109,3 +109,48 @@ test('unknown fields in the body are ignored, not stored and not an error', asyn
   expect(res.status).toBe(201);
   expect(res.body.data).not.toHaveProperty('no_such_field');
 });
+
+describe('values checked once rounded, and dates of the first century', () => {
+  const probe = (body: object) =>
+    t.http.post('/api/v2/document/Rating Probe').set('Authorization', t.adminToken).send(body);
+
+  test.each([9.999, 9.996, -9.999])(
+    'a Rating of %s rounds to 10, past decimal(3,2): 400 naming the field, nothing stored',
+    async (score) => {
+      const before = await countRows(t, 'Rating Probe');
+      const res = await probe({ score });
+      expect(res.status).toBe(400);
+      expect(res.body.exc_type).toBe('DataError');
+      expect(res.body.exception).toContain('score');
+      expect(await countRows(t, 'Rating Probe')).toBe(before);
+    },
+  );
+
+  test('a Rating of 9.994 is stored as 9.99', async () => {
+    const res = await probe({ score: 9.994 });
+    expect(res.status).toBe(201);
+    expect(res.body.data.score).toBe(9.99);
+  });
+
+  test.each(['0001-01-01', '0050-06-15', '0099-12-31'])(
+    'the Date %s is stored and reads back',
+    async (day) => {
+      const res = await probe({ happened_on: day });
+      expect(res.status).toBe(201);
+      const read = await t.http
+        .get(`/api/v2/document/Rating Probe/${res.body.data.name}`)
+        .set('Authorization', t.adminToken);
+      expect(read.body.data.happened_on).toBe(day);
+      const filtered = await t.http
+        .get('/api/v2/document/Rating Probe')
+        .query({ filters: JSON.stringify([['happened_on', '=', day]]), fields: '["name"]' })
+        .set('Authorization', t.adminToken);
+      expect(filtered.status).toBe(200);
+      expect(filtered.body.data.map((r: { name: string }) => r.name)).toContain(res.body.data.name);
+    },
+  );
+
+  test('the Date 0000-01-01 is 400: no database has a year 0', async () => {
+    expect((await probe({ happened_on: '0000-01-01' })).status).toBe(400);
+  });
+});
