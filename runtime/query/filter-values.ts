@@ -71,6 +71,15 @@ const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?$/;
 
 /**
+ * A pattern ending in a lone escape (`\`) ends in a literal backslash, as SQLite and MariaDB read it and likeMatches
+ * does: PostgreSQL refuses such a pattern (a 500 there), so the escape is doubled.
+ */
+function literalTrailingEscape(pattern: string): string {
+  const trailing = pattern.length - pattern.replace(/\\+$/, '').length;
+  return trailing % 2 === 1 ? `${pattern}\\` : pattern;
+}
+
+/**
  * Text as a filter value: no stored text holds a NUL (it is refused on write), and PostgreSQL cannot even bind one, so
  * a value with one is a 400 on every database.
  */
@@ -99,6 +108,9 @@ export function coerceValue(kind: ColumnKind, value: unknown, label: string, end
       // A whole number JavaScript holds exactly: PostgreSQL binds the value as the column's bigint, which refuses a
       // fraction or a value past its range (a 500 there, a quiet no-match elsewhere): 400 on every database.
       if (kind !== 'number' && !Number.isSafeInteger(n)) throw bad('a whole number up to 2^53 - 1');
+      // A Check is a smallint on PostgreSQL, which refuses to compare it with a wider value (a 500 there).
+      if (kind === 'check' && (n < -32768 || n > 32767))
+        throw bad('a whole number from -32768 to 32767 (a Check holds 0 or 1)');
       return n;
     }
     case 'date': {
@@ -164,7 +176,7 @@ export function normalizeCondition(
         throw new DataError(`filters: ${op} on ${label} needs a text pattern`);
       if (kind === 'integer' || kind === 'number' || kind === 'check')
         throw new DataError(`filters: ${op} is not supported on the number field ${label}`);
-      return { op, value: noNul(String(value), label) };
+      return { op, value: literalTrailingEscape(noNul(String(value), label)) };
     case 'in':
     case 'not in': {
       const list =

@@ -3,7 +3,7 @@
 import { DataError } from '../errors/errors';
 import { childColumn, childTable, mainColumn, type ColumnRef, type QueryScope } from './columns';
 import { and, cond, or, type FilterNode } from './filter-tree';
-import { normalizeCondition, parseOperator } from './filter-values';
+import { MAX_IN_VALUES, normalizeCondition, parseOperator } from './filter-values';
 import { clip } from './tokenize';
 
 const MAX_DEPTH = 8;
@@ -14,6 +14,8 @@ interface ParseState {
   scope: QueryScope;
   where: string;
   conditions: number;
+  /** Values bound so far: every database caps a statement's parameters (SQLite at 32,766). */
+  values: number;
 }
 
 function column(state: ParseState, doctype: unknown, field: unknown): ColumnRef {
@@ -50,6 +52,9 @@ function condition(
     throw new DataError(`${state.where}: at most ${MAX_CONDITIONS} conditions`);
   const ref = column(state, doctype, field);
   const normalized = normalizeCondition(ref.kind, parseOperator(op), value, ref.label);
+  state.values += Array.isArray(normalized.value) ? normalized.value.length : 1;
+  if (state.values > MAX_IN_VALUES)
+    throw new DataError(`${state.where}: at most ${MAX_IN_VALUES} values in all its conditions`);
   return cond(
     ref.field,
     normalized.op,
@@ -120,7 +125,7 @@ export function parseFilters(
   combine: 'and' | 'or' = 'and',
 ): FilterNode {
   if (raw === undefined || raw === null || raw === '') return and();
-  const state: ParseState = { scope, where, conditions: 0 };
+  const state: ParseState = { scope, where, conditions: 0, values: 0 };
   let node: FilterNode;
   if (Array.isArray(raw)) node = list(state, raw, 0);
   else if (typeof raw === 'object') node = dict(state, raw as Record<string, unknown>);

@@ -265,6 +265,68 @@ describe('#22 #24 #25 #26 #27 filters', () => {
   });
 });
 
+describe('filter values past what one statement binds', () => {
+  const names = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `n${from + i}`);
+  // Too long for a query string (431): in a JSON body, as a GET may carry one, or a get_list / get_count POST.
+  const withBody = (surface: Surface, params: Record<string, unknown>) => {
+    const dt = 'Query%20Order';
+    if (surface.startsWith('get_'))
+      return s.t.http
+        .post(`/api/method/frappe.client.${surface}`)
+        .set('Authorization', s.t.adminToken)
+        .send({ doctype: 'Query Order', ...params });
+    const path = { 'v1 list': `/api/resource/${dt}`, 'v2 list': `/api/v2/document/${dt}` }[
+      surface as 'v1 list' | 'v2 list'
+    ];
+    return s.t.http
+      .get(path ?? `/api/v2/doctype/${dt}/count`)
+      .set('Authorization', s.t.adminToken)
+      .send(params);
+  };
+
+  test('in-lists of 10,000 each, four or seven of them → 400 on every surface, not a database error', async () => {
+    for (const count of [4, 7]) {
+      const filters = Array.from({ length: count }, (_, k) => ['name', 'not in', names(10_000, k * 10_000)]);
+      for (const surface of ALL_SURFACES) {
+        const res = await withBody(surface, { filters });
+        expect(res.status).toBe(400);
+        expect(res.body.exc_type).toBe('DataError');
+        expect(JSON.stringify(res.body)).toContain('at most 10000 values in all');
+      }
+    }
+  });
+
+  test('10,000 values in all still pass', async () => {
+    const res = await withBody('v2 count', {
+      filters: [
+        ['name', 'not in', names(9_999)],
+        ['title', '!=', 'x'],
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toBe(7);
+  });
+
+  test('a Check compared with a value no smallint holds → 400 on every database (PostgreSQL: a 500 before)', async () => {
+    for (const value of [32768, -32769, 2147483648]) {
+      const res = await call('v2 list', { filters: [['urgent', '=', value]] });
+      expect(res.status).toBe(400);
+      expect(res.body.exc_type).toBe('DataError');
+    }
+    expect((await call('v2 count', { filters: [['urgent', '=', 32767]] })).body.data).toBe(0);
+  });
+
+  test('a like pattern ending in a lone backslash matches a literal backslash (PostgreSQL: a 500 before)', async () => {
+    for (const pattern of ['\\', '%\\', 'back\\']) {
+      const res = await call('v2 count', { filters: [['title', 'like', pattern]] });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toBe(0);
+    }
+    const res = await call('v2 count', { filters: [['title', 'like', 'back\\%']] });
+    expect(res.status).toBe(200);
+  });
+});
+
 describe('#28 #29 order_by', () => {
   test.each([
     'name; drop table tabToDo',
