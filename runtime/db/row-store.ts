@@ -37,8 +37,11 @@ export interface RowStore {
   update(trx: Knex, binding: DocTypeBinding, data: DocData, previous: DocData): Promise<void>;
   /** Deletes a document's row and its child rows. */
   delete(trx: Knex, binding: DocTypeBinding, name: string): Promise<void>;
-  /** Whether a document of `binding` named `name` exists (Link checks), as `trx` sees it. */
-  exists(trx: Queryable, binding: DocTypeBinding, name: string): Promise<boolean>;
+  /**
+   * The name of the document of `binding` that `name` finds (Link checks), as `trx` sees it; undefined when none. It
+   * differs from `name` where the database compares names loosely (MariaDB: case, accents, trailing spaces).
+   */
+  storedName(trx: Queryable, binding: DocTypeBinding, name: string): Promise<string | undefined>;
   /** Whether a document of `binding` other than `name` holds `value` in `fieldname` (unique checks). */
   takenByOther(
     trx: Queryable,

@@ -96,17 +96,18 @@ export function checkMandatory(binding: DocTypeBinding, registry: Registry, data
     );
 }
 
-async function linkExists(
+/** The name of the document `value` links to, as stored (MariaDB finds `acme` as `Acme`); undefined when none. */
+async function linkedName(
   rows: RowStore,
   q: Queryable,
   registry: Registry,
   target: string,
   value: string,
-): Promise<boolean> {
+): Promise<string | undefined> {
   const binding = registry.get(target);
-  if (!binding) return false;
-  if (binding.meta.issingle) return value === binding.meta.name;
-  return rows.exists(q, binding, value);
+  if (!binding) return undefined;
+  if (binding.meta.issingle) return value === binding.meta.name ? value : undefined;
+  return rows.storedName(q, binding, value);
 }
 
 /** The User Permissions of the writing user, as the Link check needs them (runtime/permissions/user-permissions.ts). */
@@ -149,9 +150,11 @@ async function checkLinksOf(
       throw new PermissionError(
         `${where}${field.label}: not allowed for ${target} ${String(value).slice(0, 140)}`,
       );
-    if (!(await linkExists(rows, q, registry, target, String(value)))) {
+    const linked = await linkedName(rows, q, registry, target, String(value));
+    if (linked === undefined)
       throw new LinkValidationError(`Could not find ${where}${field.label}: ${String(value)}`);
-    }
+    // As Frappe: the link holds the target's name as stored, whatever case the database matched it in.
+    if (linked !== value) data[field.fieldname] = linked;
   }
 }
 

@@ -1,7 +1,7 @@
 // Link, Dynamic Link and unique checks: a missing target is 400 LinkValidationError, a unique clash 409; nothing stored either way.
 import { countRows } from '../api/api-version';
 import { fixtureRegistry } from '../helpers/fixture-registry';
-import { createTestSite, type TestSite } from '../helpers/test-site';
+import { createTestSite, DB_KIND, type TestSite } from '../helpers/test-site';
 
 let t: TestSite;
 let todo: string;
@@ -98,4 +98,28 @@ test('saving a document with its own unique value again is fine; empty unique va
   expect(res.status).toBe(200);
   expect((await post({})).status).toBe(201);
   expect((await post({})).status).toBe(201);
+});
+
+test('a Link another case (or accent) finds holds the name as stored on MariaDB, as Frappe; elsewhere it is 400', async () => {
+  const customer = await t.http
+    .post('/api/v2/document/Query Customer')
+    .set('Authorization', t.adminToken)
+    .send({ customer_name: 'Acme Links' });
+  expect(customer.status).toBe(201);
+  const stored = customer.body.data.name as string;
+  const before = await countRows(t, 'Query Order');
+  const res = await t.http
+    .post('/api/v2/document/Query Order')
+    .set('Authorization', t.adminToken)
+    .send({ title: 'case', customer: stored.toUpperCase(), lines: [] });
+  if (DB_KIND !== 'mysql') {
+    expect(res.status).toBe(400);
+    expect(res.body.exc_type).toBe('LinkValidationError');
+    expect(await countRows(t, 'Query Order')).toBe(before);
+    return;
+  }
+  expect(res.status).toBe(201);
+  expect(res.body.data.customer).toBe(stored);
+  const row = await t.site.db.knex('tabQuery Order').where({ name: res.body.data.name }).first('customer');
+  expect(row.customer).toBe(stored);
 });

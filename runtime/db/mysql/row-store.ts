@@ -269,15 +269,17 @@ export class MysqlRowStore implements RowStore {
     return this.writes.delete(trx, binding, name);
   }
 
-  async exists(trx: Queryable, binding: DocTypeBinding, name: string): Promise<boolean> {
+  async storedName(trx: Queryable, binding: DocTypeBinding, name: string): Promise<string | undefined> {
     const { meta } = binding;
     const sql = cachedText(
       meta,
-      'exists',
-      () => `select 1 from ${quoteIdent(meta.tableName)} where name = ?`,
+      'stored-name',
+      () => `select name from ${quoteIdent(meta.tableName)} where name = ?`,
     );
-    const run = async (conn: MysqlConnection) =>
-      (await execute<unknown[][]>(conn, sql, [name], this.statementMs, true)).rows.length > 0;
+    const run = async (conn: MysqlConnection) => {
+      const found = (await execute<unknown[][]>(conn, sql, [name], this.statementMs, true)).rows[0]?.[0];
+      return found === undefined ? undefined : String(found);
+    };
     const conn = await mysqlConnection(trx);
     return conn ? run(conn) : onPooledConnection(this.db.knex, run, this.statementMs);
   }

@@ -161,15 +161,18 @@ export class PostgresRowStore implements RowStore {
     return this.writes.delete(trx, binding, name);
   }
 
-  async exists(trx: Queryable, binding: DocTypeBinding, name: string): Promise<boolean> {
+  async storedName(trx: Queryable, binding: DocTypeBinding, name: string): Promise<string | undefined> {
     const { meta } = binding;
-    if (unstorable(name)) return false;
+    if (unstorable(name)) return undefined;
     const sql = cachedText(
       meta,
-      'exists',
-      () => `select 1 from ${quoteIdent(meta.tableName)} where name = ?`,
+      'stored-name',
+      () => `select name from ${quoteIdent(meta.tableName)} where name = ?`,
     );
-    const run = async (conn: PgConnection) => (await execute(conn, sql, [name])).rows.length > 0;
+    const run = async (conn: PgConnection) => {
+      const found = (await execute(conn, sql, [name])).rows[0]?.name;
+      return found === undefined ? undefined : String(found);
+    };
     const conn = await pgConnection(trx);
     return conn ? run(conn) : onPooledConnection(this.db.knex, run);
   }

@@ -113,12 +113,12 @@ export class SqliteRowStore implements RowStore {
     prepared(conn, `DELETE FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).run(name);
   }
 
-  async exists(trx: Queryable, binding: DocTypeBinding, name: string): Promise<boolean> {
+  async storedName(trx: Queryable, binding: DocTypeBinding, name: string): Promise<string | undefined> {
     const conn = (await sqliteConnection(trx)) ?? this.readConnection();
-    return (
-      prepared(conn, `SELECT 1 FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).get(name) !==
-      undefined
-    );
+    const row = prepared(conn, `SELECT name FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).get(
+      name,
+    ) as { name: string } | undefined;
+    return row?.name;
   }
 
   async takenByOther(
