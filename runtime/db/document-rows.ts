@@ -114,8 +114,15 @@ function singleFieldNames(meta: DocTypeMeta): ReadonlySet<string> {
   return names;
 }
 
-/** Loads a Single DocType's values from `tabSingles`. */
-export async function loadSingle(q: Queryable, binding: DocTypeBinding): Promise<DocData> {
+/**
+ * Loads a Single DocType's values from `tabSingles`, and (given the registry) its child rows, whose parent is the
+ * DocType's name as in Frappe.
+ */
+export async function loadSingle(
+  q: Queryable,
+  binding: DocTypeBinding,
+  registry?: Registry,
+): Promise<DocData> {
   const rows = (await q(SYSTEM_TABLES.singles).where('doctype', binding.meta.name)) as {
     field: string;
     value: string | null;
@@ -138,11 +145,23 @@ export async function loadSingle(q: Queryable, binding: DocTypeBinding): Promise
   }
   for (const key of STANDARD_DATETIMES)
     if (typeof data[key] === 'string') data[key] = formatDatetime(data[key] as string);
+  if (registry) {
+    const children = (await loadChildren(q, binding.meta, registry, [binding.meta.name])).get(
+      binding.meta.name,
+    );
+    for (const { field } of tableFields(binding.meta, registry))
+      data[field.fieldname] = children?.get(field.fieldname) ?? [];
+  }
   return data;
 }
 
 /** Writes a Single DocType's values (every stored field plus modified/modified_by). */
-export async function writeSingle(q: Queryable, binding: DocTypeBinding, data: DocData): Promise<void> {
+export async function writeSingle(
+  q: Queryable,
+  binding: DocTypeBinding,
+  data: DocData,
+  registry: Registry,
+): Promise<void> {
   const table = SYSTEM_TABLES.singles;
   const values: [string, unknown][] = [];
   for (const key of ['modified', 'modified_by', 'creation', 'owner'])
@@ -155,6 +174,15 @@ export async function writeSingle(q: Queryable, binding: DocTypeBinding, data: D
     const stored = value === null || value === undefined ? null : String(value);
     const updated = await q(table).where({ doctype: binding.meta.name, field }).update({ value: stored });
     if (!updated) await q(table).insert({ doctype: binding.meta.name, field, value: stored });
+  }
+  // Its child rows, replaced whole (a table the data does not carry is left as it is).
+  for (const { field, child } of tableFields(binding.meta, registry)) {
+    const rows = data[field.fieldname] as DocData[] | undefined;
+    if (rows === undefined) continue;
+    await q(child.meta.tableName)
+      .where({ parent: binding.meta.name, parenttype: binding.meta.name, parentfield: field.fieldname })
+      .delete();
+    for (const row of rows) await q(child.meta.tableName).insert(rowValues(child.meta, row, CHILD_STANDARD));
   }
 }
 

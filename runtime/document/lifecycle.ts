@@ -357,7 +357,7 @@ export class DocumentTransaction implements DocumentSession {
         for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
           fillStoredValues(child.meta, row);
       if ((pending = runHandlers(points.beforeWrite, writing, undefined))) await pending;
-      if (binding.meta.issingle) await writeSingle(trx, binding, data);
+      if (binding.meta.issingle) await writeSingle(trx, binding, data, registry);
       else if (state.isNew) await this.site.rows.insert(trx, binding, data);
       else await this.site.rows.update(trx, binding, data, stored as DocData);
       if ((pending = runHandlers(points.afterWrite, writing, undefined))) await pending;

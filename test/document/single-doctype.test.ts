@@ -68,3 +68,41 @@ test('only System Manager may read or change it', async () => {
   expect((await t.http.put(V2).set('Authorization', user).send({ site_label: 'x' })).status).toBe(403);
   expect((await t.http.get(V2)).status).toBe(401);
 });
+
+test("a Single's child rows are stored under its name, read back, replaced whole, and kept when not sent", async () => {
+  const path = '/api/v2/document/Vault Settings/Vault Settings';
+  const put = await t.http
+    .put(path)
+    .set(auth())
+    .send({ owner_label: 'ops', secrets: [{ label: 'a' }, { label: 'b', pin: 'single-pin-1' }] });
+  expect(put.status).toBe(200);
+  expect(put.body.data.secrets.map((r: { label: string }) => r.label)).toEqual(['a', 'b']);
+  const rows = await t.site.db
+    .knex('tabVault Secret')
+    .where({ parent: 'Vault Settings', parenttype: 'Vault Settings' })
+    .orderBy('idx');
+  expect(rows.map((r: { label: string; pin: string | null }) => [r.label, r.pin])).toEqual([
+    ['a', null],
+    ['b', '*****'],
+  ]);
+  for (const p of [path, '/api/resource/Vault Settings/Vault Settings']) {
+    const read = await t.http.get(p).set(auth());
+    expect(read.status).toBe(200);
+    expect(read.body.data.secrets.map((r: { label: string; idx: number }) => [r.label, r.idx])).toEqual([
+      ['a', 1],
+      ['b', 2],
+    ]);
+    expect(JSON.stringify(read.body)).not.toContain('single-pin-1');
+  }
+  expect((await t.http.put(path).set(auth()).send({ owner_label: 'ops 2' })).status).toBe(200);
+  expect((await t.http.get(path).set(auth())).body.data.secrets).toHaveLength(2);
+  const replaced = await t.http
+    .put(path)
+    .set(auth())
+    .send({ secrets: [{ label: 'c' }] });
+  expect(replaced.status).toBe(200);
+  expect(
+    (await t.http.get(path).set(auth())).body.data.secrets.map((r: { label: string }) => r.label),
+  ).toEqual(['c']);
+  expect(await t.site.db.knex('tabVault Secret').where({ parent: 'Vault Settings' })).toHaveLength(1);
+});

@@ -193,7 +193,7 @@ export class MysqlRowStore implements RowStore {
   }
 
   read(binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
-    if (binding.meta.issingle) return loadSingle(this.db.knex, binding);
+    if (binding.meta.issingle) return loadSingle(this.db.knex, binding, this.registry);
     return onPooledConnection(
       this.db.knex,
       (conn) => this.readOn(conn, binding, name, false),
@@ -207,7 +207,7 @@ export class MysqlRowStore implements RowStore {
     name: string,
     options: { forUpdate?: boolean } = {},
   ): Promise<DocData | undefined> {
-    if (binding.meta.issingle) return loadSingle(trx, binding);
+    if (binding.meta.issingle) return loadSingle(trx, binding, this.registry);
     const conn = await mysqlConnection(trx);
     if (!conn) return this.read(binding, name);
     return this.readOn(conn, binding, name, options.forUpdate === true);

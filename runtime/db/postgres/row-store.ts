@@ -101,7 +101,7 @@ export class PostgresRowStore implements RowStore {
   }
 
   async read(binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
-    if (binding.meta.issingle) return loadSingle(this.db.knex, binding);
+    if (binding.meta.issingle) return loadSingle(this.db.knex, binding, this.registry);
     if (unstorable(name)) return undefined;
     return onPooledConnection(this.db.knex, (conn) => this.readOn(conn, binding, name, false));
   }
@@ -112,7 +112,7 @@ export class PostgresRowStore implements RowStore {
     name: string,
     options: { forUpdate?: boolean } = {},
   ): Promise<DocData | undefined> {
-    if (binding.meta.issingle) return loadSingle(trx, binding);
+    if (binding.meta.issingle) return loadSingle(trx, binding, this.registry);
     if (unstorable(name)) return undefined;
     const conn = await pgConnection(trx);
     if (!conn) return this.read(binding, name);

@@ -53,13 +53,13 @@ export class SqliteRowStore implements RowStore {
   }
 
   async read(binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
-    if (binding.meta.issingle) return loadSingle(this.db.knex, binding);
+    if (binding.meta.issingle) return loadSingle(this.db.knex, binding, this.registry);
     return readDocOn(this.readConnection(), binding, this.registry, name);
   }
 
   async load(trx: Queryable, binding: DocTypeBinding, name: string): Promise<DocData | undefined> {
     // SQLite's write transaction already excludes every other writer: nothing to lock.
-    if (binding.meta.issingle) return loadSingle(trx, binding);
+    if (binding.meta.issingle) return loadSingle(trx, binding, this.registry);
     const conn = await sqliteConnection(trx);
     return readDocOn(conn ?? this.readConnection(), binding, this.registry, name);
   }
