@@ -13,10 +13,13 @@ import type { GeneratorContext } from './context';
 /** A JSON Schema object (kept loose: it is serialized, never interpreted here). */
 export type JsonSchema = Record<string, unknown>;
 
-/** Frappe's wire format for dates and times, checked by pattern (calendar validity is checked at runtime). */
-export const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
-export const DATETIME_PATTERN = '^\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?)?$';
-export const TIME_PATTERN = '^\\d{1,2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?$';
+/**
+ * Frappe's wire format for dates and times, checked by pattern (calendar validity is checked at runtime). An empty
+ * string is taken too and stored as NULL, as Frappe's get_valid_dict does for Date, Datetime and Time.
+ */
+export const DATE_PATTERN = '^(\\d{4}-\\d{2}-\\d{2})?$';
+export const DATETIME_PATTERN = '^(\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?)?)?$';
+export const TIME_PATTERN = '^(\\d{1,2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?)?$';
 
 const nullable = (schema: JsonSchema): JsonSchema => {
   const type = schema.type;

@@ -154,3 +154,23 @@ describe('values checked once rounded, and dates of the first century', () => {
     expect((await probe({ happened_on: '0000-01-01' })).status).toBe(400);
   });
 });
+
+test('an empty Date, Datetime or Time is stored as NULL, as Frappe; an update with "" clears the value', async () => {
+  const res = await post({ due_date: '', starts_at: '', start_time: '' });
+  expect(res.status).toBe(201);
+  expect(res.body.data).toMatchObject({ due_date: null, starts_at: null, start_time: null });
+  const name = res.body.data.name as string;
+  const set = await t.http
+    .put(`/api/v2/document/Widget/${name}`)
+    .set('Authorization', t.adminToken)
+    .send({ due_date: '2024-01-02' });
+  expect(set.body.data.due_date).toBe('2024-01-02');
+  const cleared = await t.http
+    .put(`/api/resource/Widget/${name}`)
+    .set('Authorization', t.adminToken)
+    .send({ due_date: '' });
+  expect(cleared.status).toBe(200);
+  expect(await reread(name)).toMatchObject({ due_date: null });
+  const row = await t.site.db.knex('tabWidget').where({ name }).first('due_date', 'starts_at', 'start_time');
+  expect(row).toEqual({ due_date: null, starts_at: null, start_time: null });
+});
