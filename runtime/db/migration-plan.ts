@@ -3,8 +3,8 @@
 // convert, duplicates under a new unique index, rows under a naming change) are data that migration-checks.ts runs as
 // bound queries. Everything backend-specific (column types, conversions, index DDL) comes from the SchemaDialect.
 import type { Knex } from 'knex';
-import { FIELD_TYPE_INFO } from '../meta/field-types';
-import type { DocTypeMeta, FieldMeta } from '../meta/types';
+import { storesValue } from '../meta/field-types';
+import type { DocTypeMeta } from '../meta/types';
 import type { ColumnTarget, LiveIndex, SchemaDialect } from './backend';
 import {
   addedColumnValue,
@@ -91,7 +91,7 @@ export function shapeOf(meta: DocTypeMeta): RecordedShape {
   const reqd: string[] = [];
   for (const field of meta.fields) {
     if (field.fieldtype === 'Select') options[field.fieldname] = field.selectOptions ?? [];
-    if (field.reqd && hasColumn(field)) reqd.push(field.fieldname);
+    if (field.reqd && storesValue(field.fieldtype)) reqd.push(field.fieldname);
   }
   return { naming: meta.naming.kind, options, reqd };
 }
@@ -101,12 +101,6 @@ export interface PlanOptions {
   /** Drop the columns of removed fields (`svc migrate --drop-removed`). */
   dropRemoved?: boolean;
 }
-
-/** Whether a field's value lives in a column of its DocType's table (not a layout field, not a child table). */
-const hasColumn = (field: FieldMeta) => {
-  const column = FIELD_TYPE_INFO[field.fieldtype].column;
-  return column !== 'none' && column !== 'table';
-};
 
 const sameOptions = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((o, i) => o === b[i]);

@@ -70,8 +70,9 @@ export type ColumnKind =
 
 /**
  * The integer values a column kind takes where narrower than 64 bits (Frappe's MariaDB columns, the narrowest of the
- * databases: Int is int(11); Long Int a bigint, whose values the wire keeps to JavaScript's safe integers). A Check takes 0 and 1 only, whatever its
- * column could hold: a type change to Check refuses rows of other values (a 2 or a -1 would reach the wire as a Check).
+ * databases: Int is int(11); Long Int a bigint, whose values the wire keeps to JavaScript's safe integers). A Check
+ * takes 0 and 1 only, whatever its column could hold: a type change to Check refuses rows of other values (a 2 or a -1
+ * would reach the wire as a Check).
  */
 export const INTEGER_RANGE: Partial<Record<ColumnKind, readonly [number, number]>> = {
   int: [-2147483648, 2147483647],
