@@ -1,7 +1,7 @@
-// What a webhook sends about a document: the document as the webhook's owner may read it (fields above the owner's
-// read levels left out; nothing when the owner may not read it at all), the condition decided on that view in the
-// Server Script sandbox, and the body built from it: the rendered `webhook_json` (the whole view when empty) or the
-// form of `webhook_data`.
+// What a webhook sends about a document: the document as the webhook's owner, and its last editor when another user,
+// may read it (fields above either's read levels left out; nothing when either may not read it at all), the condition
+// decided on that view in the Server Script sandbox, and the body built from it: the rendered `webhook_json` (the
+// whole view when empty) or the form of `webhook_data`.
 import type { Knex } from 'knex';
 import { serializeDoc } from '../document/serialize';
 import type { DocData } from '../db/row-store';
@@ -23,7 +23,10 @@ export interface WebhookBody {
   body: string;
 }
 
-/** The document `data` of `binding` as `webhook`'s owner may read it; undefined when the owner may not read it. */
+/**
+ * The document `data` of `binding` as every one of `webhook`'s readers (its owner, and its last editor when another
+ * user) may read it; undefined when one of them may not read it.
+ */
 export async function ownerView(
   site: Site,
   webhook: WebhookRecord,
@@ -31,12 +34,17 @@ export async function ownerView(
   data: DocData,
   trx: Knex,
 ): Promise<DocData | undefined> {
-  const owner = webhook.owner;
-  if (!owner) return undefined;
+  if (webhook.readers.length === 0) return undefined;
   const doc = serializeDoc(binding, site.registry, data, 2);
-  if (!(await hasDocumentPermission(site, owner, binding, doc, 'read', trx))) return undefined;
-  return readableDoc({ site, user: owner, version: 2 }, binding, doc);
+  for (const user of webhook.readers)
+    if (!(await hasDocumentPermission(site, user, binding, doc, 'read', trx))) return undefined;
+  let view = doc;
+  for (const user of webhook.readers) view = readableDoc({ site, user, version: 2 }, binding, view);
+  return view;
 }
+
+/** The user a webhook's condition runs as: its last editor (or its owner); undefined when one of them is gone. */
+const conditionUser = (webhook: WebhookRecord) => webhook.readers[webhook.readers.length - 1];
 
 /** The condition as a script: `frappe.response.message` is whether it holds (newlines keep a comment inside it). */
 function conditionScript(webhook: WebhookRecord): ServerScript {
@@ -47,7 +55,7 @@ function conditionScript(webhook: WebhookRecord): ServerScript {
     modified: webhook.modified,
     allowGuest: false,
     createdAt: 0,
-    modifiedBy: webhook.owner?.name ?? 'Administrator',
+    modifiedBy: conditionUser(webhook)?.name ?? 'Administrator',
   };
 }
 
@@ -58,15 +66,17 @@ export function conditionSource(condition: string): string {
 
 /**
  * Whether `webhook`'s condition holds for `doc` (true without one): evaluated in the Server Script sandbox as the
- * webhook's owner, who may read but not write there; inside the document's transaction `tx`.
+ * webhook's last editor (its owner when no one else saved it), who may read but not write there; inside the
+ * document's transaction `tx`.
  */
 export async function conditionHolds(
   tx: DocumentTransaction,
   webhook: WebhookRecord,
   doc: DocData,
 ): Promise<boolean> {
-  if (!webhook.condition || !webhook.owner) return true;
-  const caller = readOnlyCaller({ site: tx.site, user: webhook.owner, version: 2, tx });
+  const user = conditionUser(webhook);
+  if (!webhook.condition || !user) return true;
+  const caller = readOnlyCaller({ site: tx.site, user, version: 2, tx });
   const script = conditionScript(webhook);
   const result = runScriptInline(script, caller, { doc }) ?? (await runScript(script, caller, { doc }));
   return result.message === true;

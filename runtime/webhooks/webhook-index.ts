@@ -26,8 +26,12 @@ export interface WebhookRecord {
   /** JSON: the parsed `webhook_json`, undefined when empty (the document as JSON). */
   template: ReturnType<typeof parseTemplate> | undefined;
   modified: string;
-  /** The webhook's owner: the body is the document as this user may read it; undefined when the user is gone. */
-  owner: SessionUser | undefined;
+  /**
+   * Whose read the body is limited to: the webhook's owner, and its last editor when that is another user (a System
+   * Manager who edits an Administrator's webhook must not receive what only the Administrator may read). The condition
+   * runs as the last of them. Empty when one of them is gone or disabled: nothing is sent.
+   */
+  readers: SessionUser[];
 }
 
 /** The enabled webhooks by `<DocType>|<event>`, and the DocTypes having any. */
@@ -58,7 +62,16 @@ const rowsOf = (value: unknown): DocData[] => (Array.isArray(value) ? (value as 
 /** A stored Webhook as a record (its owner looked up with `q`). */
 async function recordOf(q: Knex, data: DocData): Promise<WebhookRecord> {
   const owner = String(data.owner ?? ADMINISTRATOR);
-  const user = await loadUser(q, owner);
+  const editor = String(data.modified_by ?? owner);
+  const readers: SessionUser[] = [];
+  for (const name of editor === owner ? [owner] : [owner, editor]) {
+    const user = await loadUser(q, name);
+    if (!user?.enabled) {
+      readers.length = 0;
+      break;
+    }
+    readers.push({ name: user.name, roles: user.roles });
+  }
   const json = String(data.webhook_json ?? '').trim();
   return {
     name: String(data.name),
@@ -74,7 +87,7 @@ async function recordOf(q: Knex, data: DocData): Promise<WebhookRecord> {
       .map((r) => ({ key: String(r.key).trim(), value: String(r.value).trim() })),
     template: json && data.request_structure !== 'Form URL-Encoded' ? parseTemplate(json) : undefined,
     modified: String(data.modified),
-    owner: user && user.enabled ? { name: user.name, roles: user.roles } : undefined,
+    readers,
   };
 }
 

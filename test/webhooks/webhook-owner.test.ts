@@ -81,3 +81,30 @@ it("uses its owner's roles as they are at the next save, not as remembered (no s
   expect(receiver.requests).toHaveLength(1);
   expect(await logRows(t)).toHaveLength(1);
 });
+
+it('sends only what its last editor may read too, and runs its condition as that editor', async () => {
+  const created = await t.http.post('/api/resource/Webhook').set('Authorization', t.adminToken).send({
+    name: 'admins',
+    webhook_doctype: 'ToDo',
+    webhook_docevent: 'after_insert',
+    request_url: receiver.url,
+  });
+  expect(created.status).toBe(201);
+  // A System Manager limited to ToDos allocated to itself edits the Administrator's webhook.
+  const editor = await createUser(t, 'editor@example.com', ['System Manager']);
+  const perm = await t.http
+    .post('/api/resource/User Permission')
+    .set('Authorization', t.adminToken)
+    .send({ user: 'editor@example.com', allow: 'User', for_value: 'editor@example.com' });
+  expect(perm.status).toBe(201);
+  const edited = await t.http
+    .put('/api/resource/Webhook/admins')
+    .set('Authorization', editor)
+    .send({ condition: "frappe.session.user === 'editor@example.com'" });
+  expect(edited.status).toBe(200);
+  await createTodo(t, { description: 'not for the editor', allocated_to: 'Administrator' });
+  await createTodo(t, { description: 'for the editor', allocated_to: 'editor@example.com' });
+  await waitFor(() => receiver.requests.length >= 1, 5000, 'the delivery');
+  await new Promise((r) => setTimeout(r, 800));
+  expect(receiver.requests.map((r) => JSON.parse(r.body).description)).toEqual(['for the editor']);
+});
