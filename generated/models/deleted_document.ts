@@ -51,7 +51,7 @@ export const meta: DocTypeMeta = {
       allowOnSubmit: false,
       setOnlyOnce: false,
       nonNegative: false,
-      searchIndex: false,
+      searchIndex: true,
       ignoreUserPermissions: false,
     },
     {

@@ -6,9 +6,10 @@
 // DocType meta, replaced when its DocPerms change, User Permissions: on a User Permission write), so 1,000 sockets of
 // a few users cost a few map lookups per event. Only a read right limited to owners (decided by the event's recorded
 // owner), User Permissions that bear on the DocType, or a controller's hasPermission hook need more: the document,
-// read once per event in this process (shared by every socket and stream).
+// read once per event in this process (shared by every socket and stream); for a delete, its Deleted Document's copy.
 import { loadUser } from '../auth/users';
 import type { DocData } from '../db/row-store';
+import { latestDeletedCopy } from '../history/history-rows';
 import { controllerAllows } from '../permissions/controller-permission';
 import { rightsFor } from '../permissions/doctype-rights';
 import { loadUserPermissions } from '../permissions/user-permissions';
@@ -67,17 +68,21 @@ export class EventReadChecks {
   }
 
   /**
-   * The document as stored now; for a delete (the row is gone) and a Single, its name and owner as the event recorded
-   * them. Undefined when a saved document has been deleted since (its delete event follows).
+   * The document as stored now; for a delete (the row is gone), the copy its Deleted Document keeps (its Link values
+   * decide User Permissions: a user who could not read it gets no delete event either), none when there is no copy;
+   * for a Single, its name and owner as the event recorded them. Undefined when a saved document has been deleted
+   * since (its delete event follows).
    */
   private document(binding: DocTypeBinding, event: EventRow): Promise<DocData | undefined> {
     let doc = documents.get(event);
     if (!doc) {
       const recorded: DocData = { name: event.docname, owner: event.owner ?? undefined };
       doc =
-        event.action === 'delete' || binding.meta.issingle
-          ? Promise.resolve(recorded)
-          : this.site.rows.read(binding, event.docname);
+        event.action === 'delete'
+          ? latestDeletedCopy(this.site, binding.meta.name, event.docname)
+          : binding.meta.issingle
+            ? Promise.resolve(recorded)
+            : this.site.rows.read(binding, event.docname);
       documents.set(event, doc);
     }
     return doc;

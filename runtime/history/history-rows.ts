@@ -44,3 +44,30 @@ export async function insertHistoryRow(
   await tx.site.rows.insert(trx, historyBinding(tx, doctype), data);
   tx.markWritten(doctype);
 }
+
+/**
+ * The stored copy of the document `doctype`/`name` its latest Deleted Document keeps (what an event about its delete is
+ * checked against: the row is gone); undefined when there is none or it holds no document.
+ */
+export async function latestDeletedCopy(
+  site: DocumentTransaction['site'],
+  doctype: string,
+  name: string,
+): Promise<DocData | undefined> {
+  const binding = site.registry.get(DELETED_DOCUMENT);
+  if (!binding) return undefined;
+  const row = (await site.db
+    .knex(binding.meta.tableName)
+    .where({ deleted_doctype: doctype, deleted_name: name })
+    .orderBy([
+      { column: 'creation', order: 'desc' },
+      { column: 'name', order: 'desc' },
+    ])
+    .first('data')) as { data: unknown } | undefined;
+  try {
+    const copy: unknown = JSON.parse(String(row?.data));
+    return copy && typeof copy === 'object' && !Array.isArray(copy) ? (copy as DocData) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -223,6 +223,36 @@ test('many sockets of several users: each gets exactly what its user may read, U
   for (const got of lists.owner!) expect(names(got)).toEqual([own, own]);
 });
 
+test('a delete reaches only the users who could read the document, by its Link values too', async () => {
+  const limited = await createUser(t, 'limited@rt.test', ['System Manager']);
+  // Limited to ToDos allocated to itself (or to no one): a User Permission on a Link field's target.
+  const perm = await t.http
+    .post('/api/v2/document/User Permission')
+    .set('Authorization', t.adminToken)
+    .send({ user: 'limited@rt.test', allow: 'User', for_value: 'limited@rt.test' });
+  expect(perm.status).toBe(201);
+  const s = await open(auth(limited));
+  const got = collect(s, 'list_update');
+  expect(await s.emitWithAck('doctype_subscribe', 'ToDo')).toEqual({ ok: true });
+  const allocate = async (to: string) => {
+    const res = await t.http
+      .post('/api/v2/document/ToDo')
+      .set('Authorization', t.adminToken)
+      .send({ description: `for ${to}`, allocated_to: to });
+    expect(res.status).toBe(201);
+    return res.body.data.name as string;
+  };
+  const hidden = await allocate('Administrator');
+  const shown = await allocate('limited@rt.test');
+  for (const name of [hidden, shown])
+    expect(
+      (await t.http.delete(`/api/v2/document/ToDo/${name}`).set('Authorization', t.adminToken)).status,
+    ).toBe(202);
+  await until(() => got.length >= 2);
+  await settle();
+  expect(got.map((e) => e.name)).toEqual([shown, shown]);
+});
+
 test('a client that starts on polling and upgrades to the websocket gets a burst of events, each once', async () => {
   const socket = connect(base, {
     path: '/socket.io',
