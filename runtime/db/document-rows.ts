@@ -116,14 +116,17 @@ function singleFieldNames(meta: DocTypeMeta): ReadonlySet<string> {
 
 /**
  * Loads a Single DocType's values from `tabSingles`, and (given the registry) its child rows, whose parent is the
- * DocType's name as in Frappe.
+ * DocType's name as in Frappe. `forUpdate`: its rows are locked until the transaction ends (a save's check of
+ * `modified`, as Frappe's).
  */
 export async function loadSingle(
   q: Queryable,
   binding: DocTypeBinding,
   registry?: Registry,
+  { forUpdate = false } = {},
 ): Promise<DocData> {
-  const rows = (await q(SYSTEM_TABLES.singles).where('doctype', binding.meta.name)) as {
+  const query = q(SYSTEM_TABLES.singles).where('doctype', binding.meta.name);
+  const rows = (await (forUpdate ? query.forUpdate() : query)) as {
     field: string;
     value: string | null;
   }[];

@@ -284,11 +284,7 @@ export class DocumentTransaction implements DocumentSession {
             ? state.stored
             : await this.site.rows.load(trx, binding, doc.name, { forUpdate: true });
         if (!fresh) throw new DoesNotExistError(`${binding.meta.name} ${doc.name} not found`);
-        if (
-          doc.modified &&
-          formatDatetime(String(doc.modified)) !== fresh.modified &&
-          !binding.meta.issingle
-        ) {
+        if (doc.modified && formatDatetime(String(doc.modified)) !== fresh.modified) {
           throw new TimestampMismatchError(
             `Error: ${doc.name} (${binding.meta.name}) has been modified after you have opened it (${String(fresh.modified)}, ${String(doc.modified)}). Please refresh to get the latest document.`,
           );

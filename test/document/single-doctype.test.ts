@@ -106,3 +106,24 @@ test("a Single's child rows are stored under its name, read back, replaced whole
   ).toEqual(['c']);
   expect(await t.site.db.knex('tabVault Secret').where({ parent: 'Vault Settings' })).toHaveLength(1);
 });
+
+test('an update with a stale `modified` is refused (409), as for any document; concurrent ones let one through', async () => {
+  const opened = await t.http.get(V2).set(auth());
+  const { modified } = opened.body.data as { modified: string };
+  const first = await t.http.put(V1).set(auth()).send({ site_label: 'First', modified });
+  expect(first.status).toBe(200);
+  const stale = await t.http.put(V1).set(auth()).send({ site_label: 'Stale', modified });
+  expect(stale.status).toBe(409);
+  expect(stale.body.exc_type).toBe('TimestampMismatchError');
+  expect((await t.http.get(V2).set(auth())).body.data.site_label).toBe('First');
+  const now = (await t.http.get(V2).set(auth())).body.data.modified as string;
+  const racing = await Promise.all(
+    [1, 2, 3, 4].map((i) =>
+      t.http
+        .patch(V2)
+        .set(auth())
+        .send({ site_label: `Race ${i}`, modified: now }),
+    ),
+  );
+  expect(racing.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+});

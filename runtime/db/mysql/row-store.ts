@@ -207,7 +207,7 @@ export class MysqlRowStore implements RowStore {
     name: string,
     options: { forUpdate?: boolean } = {},
   ): Promise<DocData | undefined> {
-    if (binding.meta.issingle) return loadSingle(trx, binding, this.registry);
+    if (binding.meta.issingle) return loadSingle(trx, binding, this.registry, options);
     const conn = await mysqlConnection(trx);
     if (!conn) return this.read(binding, name);
     return this.readOn(conn, binding, name, options.forUpdate === true);

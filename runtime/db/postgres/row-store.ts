@@ -112,7 +112,7 @@ export class PostgresRowStore implements RowStore {
     name: string,
     options: { forUpdate?: boolean } = {},
   ): Promise<DocData | undefined> {
-    if (binding.meta.issingle) return loadSingle(trx, binding, this.registry);
+    if (binding.meta.issingle) return loadSingle(trx, binding, this.registry, options);
     if (unstorable(name)) return undefined;
     const conn = await pgConnection(trx);
     if (!conn) return this.read(binding, name);
