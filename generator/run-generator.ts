@@ -60,7 +60,8 @@ export async function buildFiles(options: GeneratorOptions): Promise<BuiltFiles>
 /** Runs the whole pipeline and writes the output folder. */
 export async function runGenerator(options: GeneratorOptions): Promise<GeneratorResult> {
   const { validatorCache, ...result } = await buildFiles(options);
+  const saved = validatorCache?.save();
   const written = writeFileMap(result.files, options.out);
-  validatorCache?.save();
+  await saved;
   return { ...result, written };
 }

@@ -8,7 +8,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="document_resend" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
   }
   else {
     const err0 = {instancePath,schemaPath:'#/type',keyword:'type',params:{type: 'object'},message:'must be object'};

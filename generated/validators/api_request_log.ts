@@ -9,7 +9,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!(func0.call(schema0.properties, key0))){
         delete data[key0];
@@ -17,29 +19,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -48,6 +51,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func1(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -60,29 +64,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -91,27 +97,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -120,6 +129,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -130,32 +141,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.path !== undefined){
       let data3 = data.path;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/path',schemaPath:'#/properties/path/type',keyword:'type',params:{type: schema0.properties.path.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/path',schemaPath:'#/properties/path/type',keyword:'type',params:{type: schema0.properties.path.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -164,32 +177,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
+      var valid0 = _errs8 === errors;
     }
     if(data.method !== undefined){
       let data4 = data.method;
+      const _errs10 = errors;
       if((typeof data4 !== 'string') && (data4 !== null)){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 == 'number' || dataType4 == 'boolean'){
-            coerced4 = '' + data4;
-          }
-          else if(data4 === null){
-            coerced4 = '';
-          }
-          else if(data4 === '' || data4 === 0 || data4 === false){
-            coerced4 = null;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 == 'number' || dataType4 == 'boolean'){
+          coerced4 = '' + data4;
+        }
+        else if(data4 === null){
+          coerced4 = '';
+        }
+        else if(data4 === '' || data4 === 0 || data4 === false){
+          coerced4 = null;
+        }
+        else {
+          const err6 = {instancePath:instancePath+'/method',schemaPath:'#/properties/method/type',keyword:'type',params:{type: schema0.properties.method.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err6];
           }
           else {
-            const err6 = {instancePath:instancePath+'/method',schemaPath:'#/properties/method/type',keyword:'type',params:{type: schema0.properties.method.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err6];
-            }
-            else {
-              vErrors.push(err6);
-            }
-            errors++;
+            vErrors.push(err6);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -198,6 +214,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
       if(typeof data4 === 'string'){
         if(func1(data4) > 140){
           const err7 = {instancePath:instancePath+'/method',schemaPath:'#/properties/method/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -210,32 +227,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs10 === errors;
     }
     if(data.user !== undefined){
       let data5 = data.user;
+      const _errs12 = errors;
       if((typeof data5 !== 'string') && (data5 !== null)){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 == 'number' || dataType5 == 'boolean'){
-            coerced5 = '' + data5;
-          }
-          else if(data5 === null){
-            coerced5 = '';
-          }
-          else if(data5 === '' || data5 === 0 || data5 === false){
-            coerced5 = null;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 == 'number' || dataType5 == 'boolean'){
+          coerced5 = '' + data5;
+        }
+        else if(data5 === null){
+          coerced5 = '';
+        }
+        else if(data5 === '' || data5 === 0 || data5 === false){
+          coerced5 = null;
+        }
+        else {
+          const err8 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/type',keyword:'type',params:{type: schema0.properties.user.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err8];
           }
           else {
-            const err8 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/type',keyword:'type',params:{type: schema0.properties.user.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err8];
-            }
-            else {
-              vErrors.push(err8);
-            }
-            errors++;
+            vErrors.push(err8);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -244,6 +263,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
       if(typeof data5 === 'string'){
         if(func1(data5) > 140){
           const err9 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -256,30 +276,32 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs12 === errors;
     }
     if(data.status !== undefined){
       let data6 = data.status;
+      const _errs14 = errors;
       if((!((typeof data6 == 'number') && (!(data6 % 1) && !isNaN(data6)))) && (data6 !== null)){
         let dataType6 = typeof data6;
         let coerced6 = undefined;
-        if(!(coerced6 !== undefined)){
-          if(dataType6 === 'boolean' || data6 === null
-          || (dataType6 === 'string' && data6 && data6 == +data6 && !(data6 % 1))){
-            coerced6 = +data6;
-          }
-          else if(data6 === '' || data6 === 0 || data6 === false){
-            coerced6 = null;
+        if(coerced6 !== undefined){
+        }
+        else if(dataType6 === 'boolean' || data6 === null
+        || (dataType6 === 'string' && data6 && data6 == +data6 && !(data6 % 1))){
+          coerced6 = +data6;
+        }
+        else if(data6 === '' || data6 === 0 || data6 === false){
+          coerced6 = null;
+        }
+        else {
+          const err10 = {instancePath:instancePath+'/status',schemaPath:'#/properties/status/type',keyword:'type',params:{type: schema0.properties.status.type},message:'must be integer,null'};
+          if(vErrors === null){
+            vErrors = [err10];
           }
           else {
-            const err10 = {instancePath:instancePath+'/status',schemaPath:'#/properties/status/type',keyword:'type',params:{type: schema0.properties.status.type},message:'must be integer,null'};
-            if(vErrors === null){
-              vErrors = [err10];
-            }
-            else {
-              vErrors.push(err10);
-            }
-            errors++;
+            vErrors.push(err10);
           }
+          errors++;
         }
         if(coerced6 !== undefined){
           data6 = coerced6;
@@ -288,6 +310,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs15 = errors;
       if(typeof data6 == 'number'){
         if(data6 > 2147483647 || isNaN(data6)){
           const err11 = {instancePath:instancePath+'/status',schemaPath:'#/properties/status/maximum',keyword:'maximum',params:{comparison: '<=', limit: 2147483647},message:'must be <= 2147483647'};
@@ -310,30 +333,32 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs14 === errors;
     }
     if(data.duration !== undefined){
       let data7 = data.duration;
+      const _errs16 = errors;
       if((!(typeof data7 == 'number')) && (data7 !== null)){
         let dataType7 = typeof data7;
         let coerced7 = undefined;
-        if(!(coerced7 !== undefined)){
-          if(dataType7 == 'boolean' || data7 === null
-          || (dataType7 == 'string' && data7 && data7 == +data7)){
-            coerced7 = +data7;
-          }
-          else if(data7 === '' || data7 === 0 || data7 === false){
-            coerced7 = null;
+        if(coerced7 !== undefined){
+        }
+        else if(dataType7 == 'boolean' || data7 === null
+        || (dataType7 == 'string' && data7 && data7 == +data7)){
+          coerced7 = +data7;
+        }
+        else if(data7 === '' || data7 === 0 || data7 === false){
+          coerced7 = null;
+        }
+        else {
+          const err13 = {instancePath:instancePath+'/duration',schemaPath:'#/properties/duration/type',keyword:'type',params:{type: schema0.properties.duration.type},message:'must be number,null'};
+          if(vErrors === null){
+            vErrors = [err13];
           }
           else {
-            const err13 = {instancePath:instancePath+'/duration',schemaPath:'#/properties/duration/type',keyword:'type',params:{type: schema0.properties.duration.type},message:'must be number,null'};
-            if(vErrors === null){
-              vErrors = [err13];
-            }
-            else {
-              vErrors.push(err13);
-            }
-            errors++;
+            vErrors.push(err13);
           }
+          errors++;
         }
         if(coerced7 !== undefined){
           data7 = coerced7;
@@ -342,6 +367,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs17 = errors;
       if(typeof data7 == 'number'){
         if(data7 >= 1000000000000 || isNaN(data7)){
           const err14 = {instancePath:instancePath+'/duration',schemaPath:'#/properties/duration/exclusiveMaximum',keyword:'exclusiveMaximum',params:{comparison: '<', limit: 1000000000000},message:'must be < 1000000000000'};
@@ -364,32 +390,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs16 === errors;
     }
     if(data.ip !== undefined){
       let data8 = data.ip;
+      const _errs18 = errors;
       if((typeof data8 !== 'string') && (data8 !== null)){
         let dataType8 = typeof data8;
         let coerced8 = undefined;
-        if(!(coerced8 !== undefined)){
-          if(dataType8 == 'number' || dataType8 == 'boolean'){
-            coerced8 = '' + data8;
-          }
-          else if(data8 === null){
-            coerced8 = '';
-          }
-          else if(data8 === '' || data8 === 0 || data8 === false){
-            coerced8 = null;
+        if(coerced8 !== undefined){
+        }
+        else if(dataType8 == 'number' || dataType8 == 'boolean'){
+          coerced8 = '' + data8;
+        }
+        else if(data8 === null){
+          coerced8 = '';
+        }
+        else if(data8 === '' || data8 === 0 || data8 === false){
+          coerced8 = null;
+        }
+        else {
+          const err16 = {instancePath:instancePath+'/ip',schemaPath:'#/properties/ip/type',keyword:'type',params:{type: schema0.properties.ip.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err16];
           }
           else {
-            const err16 = {instancePath:instancePath+'/ip',schemaPath:'#/properties/ip/type',keyword:'type',params:{type: schema0.properties.ip.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err16];
-            }
-            else {
-              vErrors.push(err16);
-            }
-            errors++;
+            vErrors.push(err16);
           }
+          errors++;
         }
         if(coerced8 !== undefined){
           data8 = coerced8;
@@ -398,6 +426,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs19 = errors;
       if(typeof data8 === 'string'){
         if(func1(data8) > 140){
           const err17 = {instancePath:instancePath+'/ip',schemaPath:'#/properties/ip/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -410,6 +439,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs18 === errors;
     }
   }
   else {

@@ -9,7 +9,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!(func0.call(schema0.properties, key0))){
         delete data[key0];
@@ -17,29 +19,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -48,6 +51,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func1(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -60,29 +64,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -91,27 +97,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -120,6 +129,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -130,32 +141,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.reference_doctype !== undefined){
       let data3 = data.reference_doctype;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/reference_doctype',schemaPath:'#/properties/reference_doctype/type',keyword:'type',params:{type: schema0.properties.reference_doctype.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/reference_doctype',schemaPath:'#/properties/reference_doctype/type',keyword:'type',params:{type: schema0.properties.reference_doctype.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -164,6 +177,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
       if(typeof data3 === 'string'){
         if(func1(data3) > 140){
           const err6 = {instancePath:instancePath+'/reference_doctype',schemaPath:'#/properties/reference_doctype/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -176,32 +190,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs8 === errors;
     }
     if(data.import_type !== undefined){
       let data4 = data.import_type;
+      const _errs10 = errors;
       if((typeof data4 !== 'string') && (data4 !== null)){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 == 'number' || dataType4 == 'boolean'){
-            coerced4 = '' + data4;
-          }
-          else if(data4 === null){
-            coerced4 = '';
-          }
-          else if(data4 === '' || data4 === 0 || data4 === false){
-            coerced4 = null;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 == 'number' || dataType4 == 'boolean'){
+          coerced4 = '' + data4;
+        }
+        else if(data4 === null){
+          coerced4 = '';
+        }
+        else if(data4 === '' || data4 === 0 || data4 === false){
+          coerced4 = null;
+        }
+        else {
+          const err7 = {instancePath:instancePath+'/import_type',schemaPath:'#/properties/import_type/type',keyword:'type',params:{type: schema0.properties.import_type.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err7];
           }
           else {
-            const err7 = {instancePath:instancePath+'/import_type',schemaPath:'#/properties/import_type/type',keyword:'type',params:{type: schema0.properties.import_type.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err7];
-            }
-            else {
-              vErrors.push(err7);
-            }
-            errors++;
+            vErrors.push(err7);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -210,6 +226,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
+      const vSchema1 = schema0.properties.import_type.enum;
       if(!((((data4 === '') || (data4 === 'Insert New Records')) || (data4 === 'Update Existing Records')) || (data4 === null))){
         const err8 = {instancePath:instancePath+'/import_type',schemaPath:'#/properties/import_type/enum',keyword:'enum',params:{allowedValues: schema0.properties.import_type.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -220,32 +238,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs10 === errors;
     }
     if(data.import_file !== undefined){
       let data5 = data.import_file;
+      const _errs12 = errors;
       if((typeof data5 !== 'string') && (data5 !== null)){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 == 'number' || dataType5 == 'boolean'){
-            coerced5 = '' + data5;
-          }
-          else if(data5 === null){
-            coerced5 = '';
-          }
-          else if(data5 === '' || data5 === 0 || data5 === false){
-            coerced5 = null;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 == 'number' || dataType5 == 'boolean'){
+          coerced5 = '' + data5;
+        }
+        else if(data5 === null){
+          coerced5 = '';
+        }
+        else if(data5 === '' || data5 === 0 || data5 === false){
+          coerced5 = null;
+        }
+        else {
+          const err9 = {instancePath:instancePath+'/import_file',schemaPath:'#/properties/import_file/type',keyword:'type',params:{type: schema0.properties.import_file.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err9];
           }
           else {
-            const err9 = {instancePath:instancePath+'/import_file',schemaPath:'#/properties/import_file/type',keyword:'type',params:{type: schema0.properties.import_file.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err9];
-            }
-            else {
-              vErrors.push(err9);
-            }
-            errors++;
+            vErrors.push(err9);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -254,32 +274,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
+      var valid0 = _errs12 === errors;
     }
     if(data.status !== undefined){
       let data6 = data.status;
+      const _errs14 = errors;
       if((typeof data6 !== 'string') && (data6 !== null)){
         let dataType6 = typeof data6;
         let coerced6 = undefined;
-        if(!(coerced6 !== undefined)){
-          if(dataType6 == 'number' || dataType6 == 'boolean'){
-            coerced6 = '' + data6;
-          }
-          else if(data6 === null){
-            coerced6 = '';
-          }
-          else if(data6 === '' || data6 === 0 || data6 === false){
-            coerced6 = null;
+        if(coerced6 !== undefined){
+        }
+        else if(dataType6 == 'number' || dataType6 == 'boolean'){
+          coerced6 = '' + data6;
+        }
+        else if(data6 === null){
+          coerced6 = '';
+        }
+        else if(data6 === '' || data6 === 0 || data6 === false){
+          coerced6 = null;
+        }
+        else {
+          const err10 = {instancePath:instancePath+'/status',schemaPath:'#/properties/status/type',keyword:'type',params:{type: schema0.properties.status.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err10];
           }
           else {
-            const err10 = {instancePath:instancePath+'/status',schemaPath:'#/properties/status/type',keyword:'type',params:{type: schema0.properties.status.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err10];
-            }
-            else {
-              vErrors.push(err10);
-            }
-            errors++;
+            vErrors.push(err10);
           }
+          errors++;
         }
         if(coerced6 !== undefined){
           data6 = coerced6;
@@ -288,6 +311,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs15 = errors;
+      const vSchema2 = schema0.properties.status.enum;
       if(!(((((((data6 === '') || (data6 === 'Pending')) || (data6 === 'Success')) || (data6 === 'Partial Success')) || (data6 === 'Error')) || (data6 === 'Timed Out')) || (data6 === null))){
         const err11 = {instancePath:instancePath+'/status',schemaPath:'#/properties/status/enum',keyword:'enum',params:{allowedValues: schema0.properties.status.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -298,30 +323,32 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs14 === errors;
     }
     if(data.payload_count !== undefined){
       let data7 = data.payload_count;
+      const _errs16 = errors;
       if((!((typeof data7 == 'number') && (!(data7 % 1) && !isNaN(data7)))) && (data7 !== null)){
         let dataType7 = typeof data7;
         let coerced7 = undefined;
-        if(!(coerced7 !== undefined)){
-          if(dataType7 === 'boolean' || data7 === null
-          || (dataType7 === 'string' && data7 && data7 == +data7 && !(data7 % 1))){
-            coerced7 = +data7;
-          }
-          else if(data7 === '' || data7 === 0 || data7 === false){
-            coerced7 = null;
+        if(coerced7 !== undefined){
+        }
+        else if(dataType7 === 'boolean' || data7 === null
+        || (dataType7 === 'string' && data7 && data7 == +data7 && !(data7 % 1))){
+          coerced7 = +data7;
+        }
+        else if(data7 === '' || data7 === 0 || data7 === false){
+          coerced7 = null;
+        }
+        else {
+          const err12 = {instancePath:instancePath+'/payload_count',schemaPath:'#/properties/payload_count/type',keyword:'type',params:{type: schema0.properties.payload_count.type},message:'must be integer,null'};
+          if(vErrors === null){
+            vErrors = [err12];
           }
           else {
-            const err12 = {instancePath:instancePath+'/payload_count',schemaPath:'#/properties/payload_count/type',keyword:'type',params:{type: schema0.properties.payload_count.type},message:'must be integer,null'};
-            if(vErrors === null){
-              vErrors = [err12];
-            }
-            else {
-              vErrors.push(err12);
-            }
-            errors++;
+            vErrors.push(err12);
           }
+          errors++;
         }
         if(coerced7 !== undefined){
           data7 = coerced7;
@@ -330,6 +357,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs17 = errors;
       if(typeof data7 == 'number'){
         if(data7 > 2147483647 || isNaN(data7)){
           const err13 = {instancePath:instancePath+'/payload_count',schemaPath:'#/properties/payload_count/maximum',keyword:'maximum',params:{comparison: '<=', limit: 2147483647},message:'must be <= 2147483647'};
@@ -352,32 +380,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs16 === errors;
     }
     if(data.job_id !== undefined){
       let data8 = data.job_id;
+      const _errs18 = errors;
       if((typeof data8 !== 'string') && (data8 !== null)){
         let dataType8 = typeof data8;
         let coerced8 = undefined;
-        if(!(coerced8 !== undefined)){
-          if(dataType8 == 'number' || dataType8 == 'boolean'){
-            coerced8 = '' + data8;
-          }
-          else if(data8 === null){
-            coerced8 = '';
-          }
-          else if(data8 === '' || data8 === 0 || data8 === false){
-            coerced8 = null;
+        if(coerced8 !== undefined){
+        }
+        else if(dataType8 == 'number' || dataType8 == 'boolean'){
+          coerced8 = '' + data8;
+        }
+        else if(data8 === null){
+          coerced8 = '';
+        }
+        else if(data8 === '' || data8 === 0 || data8 === false){
+          coerced8 = null;
+        }
+        else {
+          const err15 = {instancePath:instancePath+'/job_id',schemaPath:'#/properties/job_id/type',keyword:'type',params:{type: schema0.properties.job_id.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err15];
           }
           else {
-            const err15 = {instancePath:instancePath+'/job_id',schemaPath:'#/properties/job_id/type',keyword:'type',params:{type: schema0.properties.job_id.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err15];
-            }
-            else {
-              vErrors.push(err15);
-            }
-            errors++;
+            vErrors.push(err15);
           }
+          errors++;
         }
         if(coerced8 !== undefined){
           data8 = coerced8;
@@ -386,6 +416,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs19 = errors;
       if(typeof data8 === 'string'){
         if(func1(data8) > 140){
           const err16 = {instancePath:instancePath+'/job_id',schemaPath:'#/properties/job_id/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -398,27 +429,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs18 === errors;
     }
     if(data.mute_emails !== undefined){
       let data9 = data.mute_emails;
+      const _errs20 = errors;
       if(!((typeof data9 == 'number') && (!(data9 % 1) && !isNaN(data9)))){
         let dataType9 = typeof data9;
         let coerced9 = undefined;
-        if(!(coerced9 !== undefined)){
-          if(dataType9 === 'boolean' || data9 === null
-          || (dataType9 === 'string' && data9 && data9 == +data9 && !(data9 % 1))){
-            coerced9 = +data9;
+        if(coerced9 !== undefined){
+        }
+        else if(dataType9 === 'boolean' || data9 === null
+        || (dataType9 === 'string' && data9 && data9 == +data9 && !(data9 % 1))){
+          coerced9 = +data9;
+        }
+        else {
+          const err17 = {instancePath:instancePath+'/mute_emails',schemaPath:'#/properties/mute_emails/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err17];
           }
           else {
-            const err17 = {instancePath:instancePath+'/mute_emails',schemaPath:'#/properties/mute_emails/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err17];
-            }
-            else {
-              vErrors.push(err17);
-            }
-            errors++;
+            vErrors.push(err17);
           }
+          errors++;
         }
         if(coerced9 !== undefined){
           data9 = coerced9;
@@ -427,6 +460,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs21 = errors;
+      const vSchema3 = schema0.properties.mute_emails.enum;
       if(!((data9 === 0) || (data9 === 1))){
         const err18 = {instancePath:instancePath+'/mute_emails',schemaPath:'#/properties/mute_emails/enum',keyword:'enum',params:{allowedValues: schema0.properties.mute_emails.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -437,32 +472,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs20 === errors;
     }
     if(data.template_warnings !== undefined){
       let data10 = data.template_warnings;
+      const _errs22 = errors;
       if((typeof data10 !== 'string') && (data10 !== null)){
         let dataType10 = typeof data10;
         let coerced10 = undefined;
-        if(!(coerced10 !== undefined)){
-          if(dataType10 == 'number' || dataType10 == 'boolean'){
-            coerced10 = '' + data10;
-          }
-          else if(data10 === null){
-            coerced10 = '';
-          }
-          else if(data10 === '' || data10 === 0 || data10 === false){
-            coerced10 = null;
+        if(coerced10 !== undefined){
+        }
+        else if(dataType10 == 'number' || dataType10 == 'boolean'){
+          coerced10 = '' + data10;
+        }
+        else if(data10 === null){
+          coerced10 = '';
+        }
+        else if(data10 === '' || data10 === 0 || data10 === false){
+          coerced10 = null;
+        }
+        else {
+          const err19 = {instancePath:instancePath+'/template_warnings',schemaPath:'#/properties/template_warnings/type',keyword:'type',params:{type: schema0.properties.template_warnings.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err19];
           }
           else {
-            const err19 = {instancePath:instancePath+'/template_warnings',schemaPath:'#/properties/template_warnings/type',keyword:'type',params:{type: schema0.properties.template_warnings.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err19];
-            }
-            else {
-              vErrors.push(err19);
-            }
-            errors++;
+            vErrors.push(err19);
           }
+          errors++;
         }
         if(coerced10 !== undefined){
           data10 = coerced10;
@@ -471,6 +508,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs23 = errors;
+      var valid0 = _errs22 === errors;
     }
   }
   else {

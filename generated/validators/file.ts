@@ -9,7 +9,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!(func0.call(schema0.properties, key0))){
         delete data[key0];
@@ -17,29 +19,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -48,6 +51,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func1(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -60,29 +64,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -91,27 +97,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -120,6 +129,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -130,32 +141,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.file_name !== undefined){
       let data3 = data.file_name;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/file_name',schemaPath:'#/properties/file_name/type',keyword:'type',params:{type: schema0.properties.file_name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/file_name',schemaPath:'#/properties/file_name/type',keyword:'type',params:{type: schema0.properties.file_name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -164,6 +177,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
       if(typeof data3 === 'string'){
         if(func1(data3) > 140){
           const err6 = {instancePath:instancePath+'/file_name',schemaPath:'#/properties/file_name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -176,32 +190,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs8 === errors;
     }
     if(data.file_url !== undefined){
       let data4 = data.file_url;
+      const _errs10 = errors;
       if((typeof data4 !== 'string') && (data4 !== null)){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 == 'number' || dataType4 == 'boolean'){
-            coerced4 = '' + data4;
-          }
-          else if(data4 === null){
-            coerced4 = '';
-          }
-          else if(data4 === '' || data4 === 0 || data4 === false){
-            coerced4 = null;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 == 'number' || dataType4 == 'boolean'){
+          coerced4 = '' + data4;
+        }
+        else if(data4 === null){
+          coerced4 = '';
+        }
+        else if(data4 === '' || data4 === 0 || data4 === false){
+          coerced4 = null;
+        }
+        else {
+          const err7 = {instancePath:instancePath+'/file_url',schemaPath:'#/properties/file_url/type',keyword:'type',params:{type: schema0.properties.file_url.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err7];
           }
           else {
-            const err7 = {instancePath:instancePath+'/file_url',schemaPath:'#/properties/file_url/type',keyword:'type',params:{type: schema0.properties.file_url.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err7];
-            }
-            else {
-              vErrors.push(err7);
-            }
-            errors++;
+            vErrors.push(err7);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -210,27 +226,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
+      var valid0 = _errs10 === errors;
     }
     if(data.is_private !== undefined){
       let data5 = data.is_private;
+      const _errs12 = errors;
       if(!((typeof data5 == 'number') && (!(data5 % 1) && !isNaN(data5)))){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 === 'boolean' || data5 === null
-          || (dataType5 === 'string' && data5 && data5 == +data5 && !(data5 % 1))){
-            coerced5 = +data5;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 === 'boolean' || data5 === null
+        || (dataType5 === 'string' && data5 && data5 == +data5 && !(data5 % 1))){
+          coerced5 = +data5;
+        }
+        else {
+          const err8 = {instancePath:instancePath+'/is_private',schemaPath:'#/properties/is_private/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err8];
           }
           else {
-            const err8 = {instancePath:instancePath+'/is_private',schemaPath:'#/properties/is_private/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err8];
-            }
-            else {
-              vErrors.push(err8);
-            }
-            errors++;
+            vErrors.push(err8);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -239,6 +258,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
+      const vSchema1 = schema0.properties.is_private.enum;
       if(!((data5 === 0) || (data5 === 1))){
         const err9 = {instancePath:instancePath+'/is_private',schemaPath:'#/properties/is_private/enum',keyword:'enum',params:{allowedValues: schema0.properties.is_private.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -249,30 +270,32 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs12 === errors;
     }
     if(data.file_size !== undefined){
       let data6 = data.file_size;
+      const _errs14 = errors;
       if((!((typeof data6 == 'number') && (!(data6 % 1) && !isNaN(data6)))) && (data6 !== null)){
         let dataType6 = typeof data6;
         let coerced6 = undefined;
-        if(!(coerced6 !== undefined)){
-          if(dataType6 === 'boolean' || data6 === null
-          || (dataType6 === 'string' && data6 && data6 == +data6 && !(data6 % 1))){
-            coerced6 = +data6;
-          }
-          else if(data6 === '' || data6 === 0 || data6 === false){
-            coerced6 = null;
+        if(coerced6 !== undefined){
+        }
+        else if(dataType6 === 'boolean' || data6 === null
+        || (dataType6 === 'string' && data6 && data6 == +data6 && !(data6 % 1))){
+          coerced6 = +data6;
+        }
+        else if(data6 === '' || data6 === 0 || data6 === false){
+          coerced6 = null;
+        }
+        else {
+          const err10 = {instancePath:instancePath+'/file_size',schemaPath:'#/properties/file_size/type',keyword:'type',params:{type: schema0.properties.file_size.type},message:'must be integer,null'};
+          if(vErrors === null){
+            vErrors = [err10];
           }
           else {
-            const err10 = {instancePath:instancePath+'/file_size',schemaPath:'#/properties/file_size/type',keyword:'type',params:{type: schema0.properties.file_size.type},message:'must be integer,null'};
-            if(vErrors === null){
-              vErrors = [err10];
-            }
-            else {
-              vErrors.push(err10);
-            }
-            errors++;
+            vErrors.push(err10);
           }
+          errors++;
         }
         if(coerced6 !== undefined){
           data6 = coerced6;
@@ -281,6 +304,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs15 = errors;
       if(typeof data6 == 'number'){
         if(data6 > 2147483647 || isNaN(data6)){
           const err11 = {instancePath:instancePath+'/file_size',schemaPath:'#/properties/file_size/maximum',keyword:'maximum',params:{comparison: '<=', limit: 2147483647},message:'must be <= 2147483647'};
@@ -303,32 +327,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs14 === errors;
     }
     if(data.file_type !== undefined){
       let data7 = data.file_type;
+      const _errs16 = errors;
       if((typeof data7 !== 'string') && (data7 !== null)){
         let dataType7 = typeof data7;
         let coerced7 = undefined;
-        if(!(coerced7 !== undefined)){
-          if(dataType7 == 'number' || dataType7 == 'boolean'){
-            coerced7 = '' + data7;
-          }
-          else if(data7 === null){
-            coerced7 = '';
-          }
-          else if(data7 === '' || data7 === 0 || data7 === false){
-            coerced7 = null;
+        if(coerced7 !== undefined){
+        }
+        else if(dataType7 == 'number' || dataType7 == 'boolean'){
+          coerced7 = '' + data7;
+        }
+        else if(data7 === null){
+          coerced7 = '';
+        }
+        else if(data7 === '' || data7 === 0 || data7 === false){
+          coerced7 = null;
+        }
+        else {
+          const err13 = {instancePath:instancePath+'/file_type',schemaPath:'#/properties/file_type/type',keyword:'type',params:{type: schema0.properties.file_type.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err13];
           }
           else {
-            const err13 = {instancePath:instancePath+'/file_type',schemaPath:'#/properties/file_type/type',keyword:'type',params:{type: schema0.properties.file_type.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err13];
-            }
-            else {
-              vErrors.push(err13);
-            }
-            errors++;
+            vErrors.push(err13);
           }
+          errors++;
         }
         if(coerced7 !== undefined){
           data7 = coerced7;
@@ -337,6 +363,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs17 = errors;
       if(typeof data7 === 'string'){
         if(func1(data7) > 140){
           const err14 = {instancePath:instancePath+'/file_type',schemaPath:'#/properties/file_type/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -349,32 +376,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs16 === errors;
     }
     if(data.content_hash !== undefined){
       let data8 = data.content_hash;
+      const _errs18 = errors;
       if((typeof data8 !== 'string') && (data8 !== null)){
         let dataType8 = typeof data8;
         let coerced8 = undefined;
-        if(!(coerced8 !== undefined)){
-          if(dataType8 == 'number' || dataType8 == 'boolean'){
-            coerced8 = '' + data8;
-          }
-          else if(data8 === null){
-            coerced8 = '';
-          }
-          else if(data8 === '' || data8 === 0 || data8 === false){
-            coerced8 = null;
+        if(coerced8 !== undefined){
+        }
+        else if(dataType8 == 'number' || dataType8 == 'boolean'){
+          coerced8 = '' + data8;
+        }
+        else if(data8 === null){
+          coerced8 = '';
+        }
+        else if(data8 === '' || data8 === 0 || data8 === false){
+          coerced8 = null;
+        }
+        else {
+          const err15 = {instancePath:instancePath+'/content_hash',schemaPath:'#/properties/content_hash/type',keyword:'type',params:{type: schema0.properties.content_hash.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err15];
           }
           else {
-            const err15 = {instancePath:instancePath+'/content_hash',schemaPath:'#/properties/content_hash/type',keyword:'type',params:{type: schema0.properties.content_hash.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err15];
-            }
-            else {
-              vErrors.push(err15);
-            }
-            errors++;
+            vErrors.push(err15);
           }
+          errors++;
         }
         if(coerced8 !== undefined){
           data8 = coerced8;
@@ -383,6 +412,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs19 = errors;
       if(typeof data8 === 'string'){
         if(func1(data8) > 140){
           const err16 = {instancePath:instancePath+'/content_hash',schemaPath:'#/properties/content_hash/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -395,32 +425,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs18 === errors;
     }
     if(data.attached_to_doctype !== undefined){
       let data9 = data.attached_to_doctype;
+      const _errs20 = errors;
       if((typeof data9 !== 'string') && (data9 !== null)){
         let dataType9 = typeof data9;
         let coerced9 = undefined;
-        if(!(coerced9 !== undefined)){
-          if(dataType9 == 'number' || dataType9 == 'boolean'){
-            coerced9 = '' + data9;
-          }
-          else if(data9 === null){
-            coerced9 = '';
-          }
-          else if(data9 === '' || data9 === 0 || data9 === false){
-            coerced9 = null;
+        if(coerced9 !== undefined){
+        }
+        else if(dataType9 == 'number' || dataType9 == 'boolean'){
+          coerced9 = '' + data9;
+        }
+        else if(data9 === null){
+          coerced9 = '';
+        }
+        else if(data9 === '' || data9 === 0 || data9 === false){
+          coerced9 = null;
+        }
+        else {
+          const err17 = {instancePath:instancePath+'/attached_to_doctype',schemaPath:'#/properties/attached_to_doctype/type',keyword:'type',params:{type: schema0.properties.attached_to_doctype.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err17];
           }
           else {
-            const err17 = {instancePath:instancePath+'/attached_to_doctype',schemaPath:'#/properties/attached_to_doctype/type',keyword:'type',params:{type: schema0.properties.attached_to_doctype.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err17];
-            }
-            else {
-              vErrors.push(err17);
-            }
-            errors++;
+            vErrors.push(err17);
           }
+          errors++;
         }
         if(coerced9 !== undefined){
           data9 = coerced9;
@@ -429,6 +461,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs21 = errors;
       if(typeof data9 === 'string'){
         if(func1(data9) > 140){
           const err18 = {instancePath:instancePath+'/attached_to_doctype',schemaPath:'#/properties/attached_to_doctype/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -441,32 +474,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs20 === errors;
     }
     if(data.attached_to_name !== undefined){
       let data10 = data.attached_to_name;
+      const _errs22 = errors;
       if((typeof data10 !== 'string') && (data10 !== null)){
         let dataType10 = typeof data10;
         let coerced10 = undefined;
-        if(!(coerced10 !== undefined)){
-          if(dataType10 == 'number' || dataType10 == 'boolean'){
-            coerced10 = '' + data10;
-          }
-          else if(data10 === null){
-            coerced10 = '';
-          }
-          else if(data10 === '' || data10 === 0 || data10 === false){
-            coerced10 = null;
+        if(coerced10 !== undefined){
+        }
+        else if(dataType10 == 'number' || dataType10 == 'boolean'){
+          coerced10 = '' + data10;
+        }
+        else if(data10 === null){
+          coerced10 = '';
+        }
+        else if(data10 === '' || data10 === 0 || data10 === false){
+          coerced10 = null;
+        }
+        else {
+          const err19 = {instancePath:instancePath+'/attached_to_name',schemaPath:'#/properties/attached_to_name/type',keyword:'type',params:{type: schema0.properties.attached_to_name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err19];
           }
           else {
-            const err19 = {instancePath:instancePath+'/attached_to_name',schemaPath:'#/properties/attached_to_name/type',keyword:'type',params:{type: schema0.properties.attached_to_name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err19];
-            }
-            else {
-              vErrors.push(err19);
-            }
-            errors++;
+            vErrors.push(err19);
           }
+          errors++;
         }
         if(coerced10 !== undefined){
           data10 = coerced10;
@@ -475,6 +510,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs23 = errors;
       if(typeof data10 === 'string'){
         if(func1(data10) > 140){
           const err20 = {instancePath:instancePath+'/attached_to_name',schemaPath:'#/properties/attached_to_name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -487,32 +523,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs22 === errors;
     }
     if(data.attached_to_field !== undefined){
       let data11 = data.attached_to_field;
+      const _errs24 = errors;
       if((typeof data11 !== 'string') && (data11 !== null)){
         let dataType11 = typeof data11;
         let coerced11 = undefined;
-        if(!(coerced11 !== undefined)){
-          if(dataType11 == 'number' || dataType11 == 'boolean'){
-            coerced11 = '' + data11;
-          }
-          else if(data11 === null){
-            coerced11 = '';
-          }
-          else if(data11 === '' || data11 === 0 || data11 === false){
-            coerced11 = null;
+        if(coerced11 !== undefined){
+        }
+        else if(dataType11 == 'number' || dataType11 == 'boolean'){
+          coerced11 = '' + data11;
+        }
+        else if(data11 === null){
+          coerced11 = '';
+        }
+        else if(data11 === '' || data11 === 0 || data11 === false){
+          coerced11 = null;
+        }
+        else {
+          const err21 = {instancePath:instancePath+'/attached_to_field',schemaPath:'#/properties/attached_to_field/type',keyword:'type',params:{type: schema0.properties.attached_to_field.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err21];
           }
           else {
-            const err21 = {instancePath:instancePath+'/attached_to_field',schemaPath:'#/properties/attached_to_field/type',keyword:'type',params:{type: schema0.properties.attached_to_field.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err21];
-            }
-            else {
-              vErrors.push(err21);
-            }
-            errors++;
+            vErrors.push(err21);
           }
+          errors++;
         }
         if(coerced11 !== undefined){
           data11 = coerced11;
@@ -521,6 +559,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs25 = errors;
       if(typeof data11 === 'string'){
         if(func1(data11) > 140){
           const err22 = {instancePath:instancePath+'/attached_to_field',schemaPath:'#/properties/attached_to_field/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -533,32 +572,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs24 === errors;
     }
     if(data.folder !== undefined){
       let data12 = data.folder;
+      const _errs26 = errors;
       if((typeof data12 !== 'string') && (data12 !== null)){
         let dataType12 = typeof data12;
         let coerced12 = undefined;
-        if(!(coerced12 !== undefined)){
-          if(dataType12 == 'number' || dataType12 == 'boolean'){
-            coerced12 = '' + data12;
-          }
-          else if(data12 === null){
-            coerced12 = '';
-          }
-          else if(data12 === '' || data12 === 0 || data12 === false){
-            coerced12 = null;
+        if(coerced12 !== undefined){
+        }
+        else if(dataType12 == 'number' || dataType12 == 'boolean'){
+          coerced12 = '' + data12;
+        }
+        else if(data12 === null){
+          coerced12 = '';
+        }
+        else if(data12 === '' || data12 === 0 || data12 === false){
+          coerced12 = null;
+        }
+        else {
+          const err23 = {instancePath:instancePath+'/folder',schemaPath:'#/properties/folder/type',keyword:'type',params:{type: schema0.properties.folder.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err23];
           }
           else {
-            const err23 = {instancePath:instancePath+'/folder',schemaPath:'#/properties/folder/type',keyword:'type',params:{type: schema0.properties.folder.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err23];
-            }
-            else {
-              vErrors.push(err23);
-            }
-            errors++;
+            vErrors.push(err23);
           }
+          errors++;
         }
         if(coerced12 !== undefined){
           data12 = coerced12;
@@ -567,6 +608,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs27 = errors;
       if(typeof data12 === 'string'){
         if(func1(data12) > 140){
           const err24 = {instancePath:instancePath+'/folder',schemaPath:'#/properties/folder/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -579,27 +621,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs26 === errors;
     }
     if(data.is_folder !== undefined){
       let data13 = data.is_folder;
+      const _errs28 = errors;
       if(!((typeof data13 == 'number') && (!(data13 % 1) && !isNaN(data13)))){
         let dataType13 = typeof data13;
         let coerced13 = undefined;
-        if(!(coerced13 !== undefined)){
-          if(dataType13 === 'boolean' || data13 === null
-          || (dataType13 === 'string' && data13 && data13 == +data13 && !(data13 % 1))){
-            coerced13 = +data13;
+        if(coerced13 !== undefined){
+        }
+        else if(dataType13 === 'boolean' || data13 === null
+        || (dataType13 === 'string' && data13 && data13 == +data13 && !(data13 % 1))){
+          coerced13 = +data13;
+        }
+        else {
+          const err25 = {instancePath:instancePath+'/is_folder',schemaPath:'#/properties/is_folder/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err25];
           }
           else {
-            const err25 = {instancePath:instancePath+'/is_folder',schemaPath:'#/properties/is_folder/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err25];
-            }
-            else {
-              vErrors.push(err25);
-            }
-            errors++;
+            vErrors.push(err25);
           }
+          errors++;
         }
         if(coerced13 !== undefined){
           data13 = coerced13;
@@ -608,6 +652,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs29 = errors;
+      const vSchema2 = schema0.properties.is_folder.enum;
       if(!((data13 === 0) || (data13 === 1))){
         const err26 = {instancePath:instancePath+'/is_folder',schemaPath:'#/properties/is_folder/enum',keyword:'enum',params:{allowedValues: schema0.properties.is_folder.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -618,27 +664,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs28 === errors;
     }
     if(data.is_home_folder !== undefined){
       let data14 = data.is_home_folder;
+      const _errs30 = errors;
       if(!((typeof data14 == 'number') && (!(data14 % 1) && !isNaN(data14)))){
         let dataType14 = typeof data14;
         let coerced14 = undefined;
-        if(!(coerced14 !== undefined)){
-          if(dataType14 === 'boolean' || data14 === null
-          || (dataType14 === 'string' && data14 && data14 == +data14 && !(data14 % 1))){
-            coerced14 = +data14;
+        if(coerced14 !== undefined){
+        }
+        else if(dataType14 === 'boolean' || data14 === null
+        || (dataType14 === 'string' && data14 && data14 == +data14 && !(data14 % 1))){
+          coerced14 = +data14;
+        }
+        else {
+          const err27 = {instancePath:instancePath+'/is_home_folder',schemaPath:'#/properties/is_home_folder/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err27];
           }
           else {
-            const err27 = {instancePath:instancePath+'/is_home_folder',schemaPath:'#/properties/is_home_folder/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err27];
-            }
-            else {
-              vErrors.push(err27);
-            }
-            errors++;
+            vErrors.push(err27);
           }
+          errors++;
         }
         if(coerced14 !== undefined){
           data14 = coerced14;
@@ -647,6 +695,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs31 = errors;
+      const vSchema3 = schema0.properties.is_home_folder.enum;
       if(!((data14 === 0) || (data14 === 1))){
         const err28 = {instancePath:instancePath+'/is_home_folder',schemaPath:'#/properties/is_home_folder/enum',keyword:'enum',params:{allowedValues: schema0.properties.is_home_folder.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -657,27 +707,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs30 === errors;
     }
     if(data.is_attachments_folder !== undefined){
       let data15 = data.is_attachments_folder;
+      const _errs32 = errors;
       if(!((typeof data15 == 'number') && (!(data15 % 1) && !isNaN(data15)))){
         let dataType15 = typeof data15;
         let coerced15 = undefined;
-        if(!(coerced15 !== undefined)){
-          if(dataType15 === 'boolean' || data15 === null
-          || (dataType15 === 'string' && data15 && data15 == +data15 && !(data15 % 1))){
-            coerced15 = +data15;
+        if(coerced15 !== undefined){
+        }
+        else if(dataType15 === 'boolean' || data15 === null
+        || (dataType15 === 'string' && data15 && data15 == +data15 && !(data15 % 1))){
+          coerced15 = +data15;
+        }
+        else {
+          const err29 = {instancePath:instancePath+'/is_attachments_folder',schemaPath:'#/properties/is_attachments_folder/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err29];
           }
           else {
-            const err29 = {instancePath:instancePath+'/is_attachments_folder',schemaPath:'#/properties/is_attachments_folder/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err29];
-            }
-            else {
-              vErrors.push(err29);
-            }
-            errors++;
+            vErrors.push(err29);
           }
+          errors++;
         }
         if(coerced15 !== undefined){
           data15 = coerced15;
@@ -686,6 +738,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs33 = errors;
+      const vSchema4 = schema0.properties.is_attachments_folder.enum;
       if(!((data15 === 0) || (data15 === 1))){
         const err30 = {instancePath:instancePath+'/is_attachments_folder',schemaPath:'#/properties/is_attachments_folder/enum',keyword:'enum',params:{allowedValues: schema0.properties.is_attachments_folder.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -696,32 +750,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs32 === errors;
     }
     if(data.thumbnail_url !== undefined){
       let data16 = data.thumbnail_url;
+      const _errs34 = errors;
       if((typeof data16 !== 'string') && (data16 !== null)){
         let dataType16 = typeof data16;
         let coerced16 = undefined;
-        if(!(coerced16 !== undefined)){
-          if(dataType16 == 'number' || dataType16 == 'boolean'){
-            coerced16 = '' + data16;
-          }
-          else if(data16 === null){
-            coerced16 = '';
-          }
-          else if(data16 === '' || data16 === 0 || data16 === false){
-            coerced16 = null;
+        if(coerced16 !== undefined){
+        }
+        else if(dataType16 == 'number' || dataType16 == 'boolean'){
+          coerced16 = '' + data16;
+        }
+        else if(data16 === null){
+          coerced16 = '';
+        }
+        else if(data16 === '' || data16 === 0 || data16 === false){
+          coerced16 = null;
+        }
+        else {
+          const err31 = {instancePath:instancePath+'/thumbnail_url',schemaPath:'#/properties/thumbnail_url/type',keyword:'type',params:{type: schema0.properties.thumbnail_url.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err31];
           }
           else {
-            const err31 = {instancePath:instancePath+'/thumbnail_url',schemaPath:'#/properties/thumbnail_url/type',keyword:'type',params:{type: schema0.properties.thumbnail_url.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err31];
-            }
-            else {
-              vErrors.push(err31);
-            }
-            errors++;
+            vErrors.push(err31);
           }
+          errors++;
         }
         if(coerced16 !== undefined){
           data16 = coerced16;
@@ -730,6 +786,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs35 = errors;
+      var valid0 = _errs34 === errors;
     }
   }
   else {

@@ -10,7 +10,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!(func0.call(schema0.properties, key0))){
         delete data[key0];
@@ -18,29 +20,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -49,6 +52,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func1(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -61,29 +65,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -92,27 +98,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -121,6 +130,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -131,32 +142,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.title !== undefined){
       let data3 = data.title;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/title',schemaPath:'#/properties/title/type',keyword:'type',params:{type: schema0.properties.title.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/title',schemaPath:'#/properties/title/type',keyword:'type',params:{type: schema0.properties.title.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -165,6 +178,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
       if(typeof data3 === 'string'){
         if(func1(data3) > 140){
           const err6 = {instancePath:instancePath+'/title',schemaPath:'#/properties/title/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -177,27 +191,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs8 === errors;
     }
     if(data.public !== undefined){
       let data4 = data.public;
+      const _errs10 = errors;
       if(!((typeof data4 == 'number') && (!(data4 % 1) && !isNaN(data4)))){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 === 'boolean' || data4 === null
-          || (dataType4 === 'string' && data4 && data4 == +data4 && !(data4 % 1))){
-            coerced4 = +data4;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 === 'boolean' || data4 === null
+        || (dataType4 === 'string' && data4 && data4 == +data4 && !(data4 % 1))){
+          coerced4 = +data4;
+        }
+        else {
+          const err7 = {instancePath:instancePath+'/public',schemaPath:'#/properties/public/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err7];
           }
           else {
-            const err7 = {instancePath:instancePath+'/public',schemaPath:'#/properties/public/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err7];
-            }
-            else {
-              vErrors.push(err7);
-            }
-            errors++;
+            vErrors.push(err7);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -206,6 +222,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
+      const vSchema1 = schema0.properties.public.enum;
       if(!((data4 === 0) || (data4 === 1))){
         const err8 = {instancePath:instancePath+'/public',schemaPath:'#/properties/public/enum',keyword:'enum',params:{allowedValues: schema0.properties.public.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -216,27 +234,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs10 === errors;
     }
     if(data.notify_on_login !== undefined){
       let data5 = data.notify_on_login;
+      const _errs12 = errors;
       if(!((typeof data5 == 'number') && (!(data5 % 1) && !isNaN(data5)))){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 === 'boolean' || data5 === null
-          || (dataType5 === 'string' && data5 && data5 == +data5 && !(data5 % 1))){
-            coerced5 = +data5;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 === 'boolean' || data5 === null
+        || (dataType5 === 'string' && data5 && data5 == +data5 && !(data5 % 1))){
+          coerced5 = +data5;
+        }
+        else {
+          const err9 = {instancePath:instancePath+'/notify_on_login',schemaPath:'#/properties/notify_on_login/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err9];
           }
           else {
-            const err9 = {instancePath:instancePath+'/notify_on_login',schemaPath:'#/properties/notify_on_login/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err9];
-            }
-            else {
-              vErrors.push(err9);
-            }
-            errors++;
+            vErrors.push(err9);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -245,6 +265,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
+      const vSchema2 = schema0.properties.notify_on_login.enum;
       if(!((data5 === 0) || (data5 === 1))){
         const err10 = {instancePath:instancePath+'/notify_on_login',schemaPath:'#/properties/notify_on_login/enum',keyword:'enum',params:{allowedValues: schema0.properties.notify_on_login.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -255,27 +277,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs12 === errors;
     }
     if(data.notify_on_every_login !== undefined){
       let data6 = data.notify_on_every_login;
+      const _errs14 = errors;
       if(!((typeof data6 == 'number') && (!(data6 % 1) && !isNaN(data6)))){
         let dataType6 = typeof data6;
         let coerced6 = undefined;
-        if(!(coerced6 !== undefined)){
-          if(dataType6 === 'boolean' || data6 === null
-          || (dataType6 === 'string' && data6 && data6 == +data6 && !(data6 % 1))){
-            coerced6 = +data6;
+        if(coerced6 !== undefined){
+        }
+        else if(dataType6 === 'boolean' || data6 === null
+        || (dataType6 === 'string' && data6 && data6 == +data6 && !(data6 % 1))){
+          coerced6 = +data6;
+        }
+        else {
+          const err11 = {instancePath:instancePath+'/notify_on_every_login',schemaPath:'#/properties/notify_on_every_login/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err11];
           }
           else {
-            const err11 = {instancePath:instancePath+'/notify_on_every_login',schemaPath:'#/properties/notify_on_every_login/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err11];
-            }
-            else {
-              vErrors.push(err11);
-            }
-            errors++;
+            vErrors.push(err11);
           }
+          errors++;
         }
         if(coerced6 !== undefined){
           data6 = coerced6;
@@ -284,6 +308,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs15 = errors;
+      const vSchema3 = schema0.properties.notify_on_every_login.enum;
       if(!((data6 === 0) || (data6 === 1))){
         const err12 = {instancePath:instancePath+'/notify_on_every_login',schemaPath:'#/properties/notify_on_every_login/enum',keyword:'enum',params:{allowedValues: schema0.properties.notify_on_every_login.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -294,32 +320,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs14 === errors;
     }
     if(data.expire_notification_on !== undefined){
       let data7 = data.expire_notification_on;
+      const _errs16 = errors;
       if((typeof data7 !== 'string') && (data7 !== null)){
         let dataType7 = typeof data7;
         let coerced7 = undefined;
-        if(!(coerced7 !== undefined)){
-          if(dataType7 == 'number' || dataType7 == 'boolean'){
-            coerced7 = '' + data7;
-          }
-          else if(data7 === null){
-            coerced7 = '';
-          }
-          else if(data7 === '' || data7 === 0 || data7 === false){
-            coerced7 = null;
+        if(coerced7 !== undefined){
+        }
+        else if(dataType7 == 'number' || dataType7 == 'boolean'){
+          coerced7 = '' + data7;
+        }
+        else if(data7 === null){
+          coerced7 = '';
+        }
+        else if(data7 === '' || data7 === 0 || data7 === false){
+          coerced7 = null;
+        }
+        else {
+          const err13 = {instancePath:instancePath+'/expire_notification_on',schemaPath:'#/properties/expire_notification_on/type',keyword:'type',params:{type: schema0.properties.expire_notification_on.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err13];
           }
           else {
-            const err13 = {instancePath:instancePath+'/expire_notification_on',schemaPath:'#/properties/expire_notification_on/type',keyword:'type',params:{type: schema0.properties.expire_notification_on.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err13];
-            }
-            else {
-              vErrors.push(err13);
-            }
-            errors++;
+            vErrors.push(err13);
           }
+          errors++;
         }
         if(coerced7 !== undefined){
           data7 = coerced7;
@@ -328,6 +356,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs17 = errors;
       if(typeof data7 === 'string'){
         if(!pattern0.test(data7)){
           const err14 = {instancePath:instancePath+'/expire_notification_on',schemaPath:'#/properties/expire_notification_on/pattern',keyword:'pattern',params:{pattern: '^(\\d{4}-\\d{2}-\\d{2})?$'},message:'must match pattern "'+'^(\\d{4}-\\d{2}-\\d{2})?$'+'"'};
@@ -340,32 +369,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs16 === errors;
     }
     if(data.content !== undefined){
       let data8 = data.content;
+      const _errs18 = errors;
       if((typeof data8 !== 'string') && (data8 !== null)){
         let dataType8 = typeof data8;
         let coerced8 = undefined;
-        if(!(coerced8 !== undefined)){
-          if(dataType8 == 'number' || dataType8 == 'boolean'){
-            coerced8 = '' + data8;
-          }
-          else if(data8 === null){
-            coerced8 = '';
-          }
-          else if(data8 === '' || data8 === 0 || data8 === false){
-            coerced8 = null;
+        if(coerced8 !== undefined){
+        }
+        else if(dataType8 == 'number' || dataType8 == 'boolean'){
+          coerced8 = '' + data8;
+        }
+        else if(data8 === null){
+          coerced8 = '';
+        }
+        else if(data8 === '' || data8 === 0 || data8 === false){
+          coerced8 = null;
+        }
+        else {
+          const err15 = {instancePath:instancePath+'/content',schemaPath:'#/properties/content/type',keyword:'type',params:{type: schema0.properties.content.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err15];
           }
           else {
-            const err15 = {instancePath:instancePath+'/content',schemaPath:'#/properties/content/type',keyword:'type',params:{type: schema0.properties.content.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err15];
-            }
-            else {
-              vErrors.push(err15);
-            }
-            errors++;
+            vErrors.push(err15);
           }
+          errors++;
         }
         if(coerced8 !== undefined){
           data8 = coerced8;
@@ -374,14 +405,22 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs19 = errors;
+      var valid0 = _errs18 === errors;
     }
     if(data.seen_by !== undefined){
       let data9 = data.seen_by;
+      const _errs20 = errors;
+      const _errs21 = errors;
       if(Array.isArray(data9)){
+        let valid2 = true;
         const len0 = data9.length;
         for(let i0=0; i0<len0; i0++){
           let data10 = data9[i0];
+          const _errs22 = errors;
+          const _errs23 = errors;
           if(data10 && typeof data10 == 'object' && !Array.isArray(data10)){
+            const _errs24 = errors;
             for(const key1 in data10){
               if(!(((key1 === 'name') || (key1 === 'idx')) || (key1 === 'user'))){
                 delete data10[key1];
@@ -389,29 +428,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
             }
             if(data10.name !== undefined){
               let data11 = data10.name;
+              const _errs25 = errors;
               if((typeof data11 !== 'string') && (data11 !== null)){
                 let dataType9 = typeof data11;
                 let coerced9 = undefined;
-                if(!(coerced9 !== undefined)){
-                  if(dataType9 == 'number' || dataType9 == 'boolean'){
-                    coerced9 = '' + data11;
-                  }
-                  else if(data11 === null){
-                    coerced9 = '';
-                  }
-                  else if(data11 === '' || data11 === 0 || data11 === false){
-                    coerced9 = null;
+                if(coerced9 !== undefined){
+                }
+                else if(dataType9 == 'number' || dataType9 == 'boolean'){
+                  coerced9 = '' + data11;
+                }
+                else if(data11 === null){
+                  coerced9 = '';
+                }
+                else if(data11 === '' || data11 === 0 || data11 === false){
+                  coerced9 = null;
+                }
+                else {
+                  const err16 = {instancePath:instancePath+'/seen_by/' + i0+'/name',schemaPath:'#/properties/seen_by/items/properties/name/type',keyword:'type',params:{type: schema0.properties.seen_by.items.properties.name.type},message:'must be string,null'};
+                  if(vErrors === null){
+                    vErrors = [err16];
                   }
                   else {
-                    const err16 = {instancePath:instancePath+'/seen_by/' + i0+'/name',schemaPath:'#/properties/seen_by/items/properties/name/type',keyword:'type',params:{type: schema0.properties.seen_by.items.properties.name.type},message:'must be string,null'};
-                    if(vErrors === null){
-                      vErrors = [err16];
-                    }
-                    else {
-                      vErrors.push(err16);
-                    }
-                    errors++;
+                    vErrors.push(err16);
                   }
+                  errors++;
                 }
                 if(coerced9 !== undefined){
                   data11 = coerced9;
@@ -420,6 +460,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs26 = errors;
               if(typeof data11 === 'string'){
                 if(func1(data11) > 140){
                   const err17 = {instancePath:instancePath+'/seen_by/' + i0+'/name',schemaPath:'#/properties/seen_by/items/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -432,30 +473,32 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   errors++;
                 }
               }
+              var valid3 = _errs25 === errors;
             }
             if(data10.idx !== undefined){
               let data12 = data10.idx;
+              const _errs27 = errors;
               if((!((typeof data12 == 'number') && (!(data12 % 1) && !isNaN(data12)))) && (data12 !== null)){
                 let dataType10 = typeof data12;
                 let coerced10 = undefined;
-                if(!(coerced10 !== undefined)){
-                  if(dataType10 === 'boolean' || data12 === null
-                  || (dataType10 === 'string' && data12 && data12 == +data12 && !(data12 % 1))){
-                    coerced10 = +data12;
-                  }
-                  else if(data12 === '' || data12 === 0 || data12 === false){
-                    coerced10 = null;
+                if(coerced10 !== undefined){
+                }
+                else if(dataType10 === 'boolean' || data12 === null
+                || (dataType10 === 'string' && data12 && data12 == +data12 && !(data12 % 1))){
+                  coerced10 = +data12;
+                }
+                else if(data12 === '' || data12 === 0 || data12 === false){
+                  coerced10 = null;
+                }
+                else {
+                  const err18 = {instancePath:instancePath+'/seen_by/' + i0+'/idx',schemaPath:'#/properties/seen_by/items/properties/idx/type',keyword:'type',params:{type: schema0.properties.seen_by.items.properties.idx.type},message:'must be integer,null'};
+                  if(vErrors === null){
+                    vErrors = [err18];
                   }
                   else {
-                    const err18 = {instancePath:instancePath+'/seen_by/' + i0+'/idx',schemaPath:'#/properties/seen_by/items/properties/idx/type',keyword:'type',params:{type: schema0.properties.seen_by.items.properties.idx.type},message:'must be integer,null'};
-                    if(vErrors === null){
-                      vErrors = [err18];
-                    }
-                    else {
-                      vErrors.push(err18);
-                    }
-                    errors++;
+                    vErrors.push(err18);
                   }
+                  errors++;
                 }
                 if(coerced10 !== undefined){
                   data12 = coerced10;
@@ -464,32 +507,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs28 = errors;
+              var valid3 = _errs27 === errors;
             }
             if(data10.user !== undefined){
               let data13 = data10.user;
+              const _errs29 = errors;
               if((typeof data13 !== 'string') && (data13 !== null)){
                 let dataType11 = typeof data13;
                 let coerced11 = undefined;
-                if(!(coerced11 !== undefined)){
-                  if(dataType11 == 'number' || dataType11 == 'boolean'){
-                    coerced11 = '' + data13;
-                  }
-                  else if(data13 === null){
-                    coerced11 = '';
-                  }
-                  else if(data13 === '' || data13 === 0 || data13 === false){
-                    coerced11 = null;
+                if(coerced11 !== undefined){
+                }
+                else if(dataType11 == 'number' || dataType11 == 'boolean'){
+                  coerced11 = '' + data13;
+                }
+                else if(data13 === null){
+                  coerced11 = '';
+                }
+                else if(data13 === '' || data13 === 0 || data13 === false){
+                  coerced11 = null;
+                }
+                else {
+                  const err19 = {instancePath:instancePath+'/seen_by/' + i0+'/user',schemaPath:'#/properties/seen_by/items/properties/user/type',keyword:'type',params:{type: schema0.properties.seen_by.items.properties.user.type},message:'must be string,null'};
+                  if(vErrors === null){
+                    vErrors = [err19];
                   }
                   else {
-                    const err19 = {instancePath:instancePath+'/seen_by/' + i0+'/user',schemaPath:'#/properties/seen_by/items/properties/user/type',keyword:'type',params:{type: schema0.properties.seen_by.items.properties.user.type},message:'must be string,null'};
-                    if(vErrors === null){
-                      vErrors = [err19];
-                    }
-                    else {
-                      vErrors.push(err19);
-                    }
-                    errors++;
+                    vErrors.push(err19);
                   }
+                  errors++;
                 }
                 if(coerced11 !== undefined){
                   data13 = coerced11;
@@ -498,6 +544,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs30 = errors;
               if(typeof data13 === 'string'){
                 if(func1(data13) > 140){
                   const err20 = {instancePath:instancePath+'/seen_by/' + i0+'/user',schemaPath:'#/properties/seen_by/items/properties/user/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -510,6 +557,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   errors++;
                 }
               }
+              var valid3 = _errs29 === errors;
             }
           }
           else {
@@ -521,6 +569,10 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
               vErrors.push(err21);
             }
             errors++;
+          }
+          var valid1 = _errs22 === errors;
+          if(!valid1){
+            valid2 = false;
           }
         }
       }
@@ -534,6 +586,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs20 === errors;
     }
   }
   else {

@@ -10,7 +10,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!(func0.call(schema0.properties, key0))){
         delete data[key0];
@@ -18,29 +20,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -49,6 +52,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func1(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -61,29 +65,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -92,27 +98,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -121,6 +130,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -131,32 +142,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.client !== undefined){
       let data3 = data.client;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/client',schemaPath:'#/properties/client/type',keyword:'type',params:{type: schema0.properties.client.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/client',schemaPath:'#/properties/client/type',keyword:'type',params:{type: schema0.properties.client.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -165,6 +178,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
       if(typeof data3 === 'string'){
         if(func1(data3) > 140){
           const err6 = {instancePath:instancePath+'/client',schemaPath:'#/properties/client/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -177,32 +191,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs8 === errors;
     }
     if(data.user !== undefined){
       let data4 = data.user;
+      const _errs10 = errors;
       if((typeof data4 !== 'string') && (data4 !== null)){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 == 'number' || dataType4 == 'boolean'){
-            coerced4 = '' + data4;
-          }
-          else if(data4 === null){
-            coerced4 = '';
-          }
-          else if(data4 === '' || data4 === 0 || data4 === false){
-            coerced4 = null;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 == 'number' || dataType4 == 'boolean'){
+          coerced4 = '' + data4;
+        }
+        else if(data4 === null){
+          coerced4 = '';
+        }
+        else if(data4 === '' || data4 === 0 || data4 === false){
+          coerced4 = null;
+        }
+        else {
+          const err7 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/type',keyword:'type',params:{type: schema0.properties.user.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err7];
           }
           else {
-            const err7 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/type',keyword:'type',params:{type: schema0.properties.user.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err7];
-            }
-            else {
-              vErrors.push(err7);
-            }
-            errors++;
+            vErrors.push(err7);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -211,6 +227,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
       if(typeof data4 === 'string'){
         if(func1(data4) > 140){
           const err8 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -223,32 +240,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs10 === errors;
     }
     if(data.scopes !== undefined){
       let data5 = data.scopes;
+      const _errs12 = errors;
       if((typeof data5 !== 'string') && (data5 !== null)){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 == 'number' || dataType5 == 'boolean'){
-            coerced5 = '' + data5;
-          }
-          else if(data5 === null){
-            coerced5 = '';
-          }
-          else if(data5 === '' || data5 === 0 || data5 === false){
-            coerced5 = null;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 == 'number' || dataType5 == 'boolean'){
+          coerced5 = '' + data5;
+        }
+        else if(data5 === null){
+          coerced5 = '';
+        }
+        else if(data5 === '' || data5 === 0 || data5 === false){
+          coerced5 = null;
+        }
+        else {
+          const err9 = {instancePath:instancePath+'/scopes',schemaPath:'#/properties/scopes/type',keyword:'type',params:{type: schema0.properties.scopes.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err9];
           }
           else {
-            const err9 = {instancePath:instancePath+'/scopes',schemaPath:'#/properties/scopes/type',keyword:'type',params:{type: schema0.properties.scopes.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err9];
-            }
-            else {
-              vErrors.push(err9);
-            }
-            errors++;
+            vErrors.push(err9);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -257,32 +276,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
+      var valid0 = _errs12 === errors;
     }
     if(data.authorization_code !== undefined){
       let data6 = data.authorization_code;
+      const _errs14 = errors;
       if((typeof data6 !== 'string') && (data6 !== null)){
         let dataType6 = typeof data6;
         let coerced6 = undefined;
-        if(!(coerced6 !== undefined)){
-          if(dataType6 == 'number' || dataType6 == 'boolean'){
-            coerced6 = '' + data6;
-          }
-          else if(data6 === null){
-            coerced6 = '';
-          }
-          else if(data6 === '' || data6 === 0 || data6 === false){
-            coerced6 = null;
+        if(coerced6 !== undefined){
+        }
+        else if(dataType6 == 'number' || dataType6 == 'boolean'){
+          coerced6 = '' + data6;
+        }
+        else if(data6 === null){
+          coerced6 = '';
+        }
+        else if(data6 === '' || data6 === 0 || data6 === false){
+          coerced6 = null;
+        }
+        else {
+          const err10 = {instancePath:instancePath+'/authorization_code',schemaPath:'#/properties/authorization_code/type',keyword:'type',params:{type: schema0.properties.authorization_code.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err10];
           }
           else {
-            const err10 = {instancePath:instancePath+'/authorization_code',schemaPath:'#/properties/authorization_code/type',keyword:'type',params:{type: schema0.properties.authorization_code.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err10];
-            }
-            else {
-              vErrors.push(err10);
-            }
-            errors++;
+            vErrors.push(err10);
           }
+          errors++;
         }
         if(coerced6 !== undefined){
           data6 = coerced6;
@@ -291,6 +313,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs15 = errors;
       if(typeof data6 === 'string'){
         if(func1(data6) > 140){
           const err11 = {instancePath:instancePath+'/authorization_code',schemaPath:'#/properties/authorization_code/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -303,32 +326,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs14 === errors;
     }
     if(data.expiration_time !== undefined){
       let data7 = data.expiration_time;
+      const _errs16 = errors;
       if((typeof data7 !== 'string') && (data7 !== null)){
         let dataType7 = typeof data7;
         let coerced7 = undefined;
-        if(!(coerced7 !== undefined)){
-          if(dataType7 == 'number' || dataType7 == 'boolean'){
-            coerced7 = '' + data7;
-          }
-          else if(data7 === null){
-            coerced7 = '';
-          }
-          else if(data7 === '' || data7 === 0 || data7 === false){
-            coerced7 = null;
+        if(coerced7 !== undefined){
+        }
+        else if(dataType7 == 'number' || dataType7 == 'boolean'){
+          coerced7 = '' + data7;
+        }
+        else if(data7 === null){
+          coerced7 = '';
+        }
+        else if(data7 === '' || data7 === 0 || data7 === false){
+          coerced7 = null;
+        }
+        else {
+          const err12 = {instancePath:instancePath+'/expiration_time',schemaPath:'#/properties/expiration_time/type',keyword:'type',params:{type: schema0.properties.expiration_time.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err12];
           }
           else {
-            const err12 = {instancePath:instancePath+'/expiration_time',schemaPath:'#/properties/expiration_time/type',keyword:'type',params:{type: schema0.properties.expiration_time.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err12];
-            }
-            else {
-              vErrors.push(err12);
-            }
-            errors++;
+            vErrors.push(err12);
           }
+          errors++;
         }
         if(coerced7 !== undefined){
           data7 = coerced7;
@@ -337,6 +362,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs17 = errors;
       if(typeof data7 === 'string'){
         if(!pattern0.test(data7)){
           const err13 = {instancePath:instancePath+'/expiration_time',schemaPath:'#/properties/expiration_time/pattern',keyword:'pattern',params:{pattern: '^(\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?)?)?$'},message:'must match pattern "'+'^(\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?)?)?$'+'"'};
@@ -349,32 +375,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs16 === errors;
     }
     if(data.redirect_uri_bound_to_authorization_code !== undefined){
       let data8 = data.redirect_uri_bound_to_authorization_code;
+      const _errs18 = errors;
       if((typeof data8 !== 'string') && (data8 !== null)){
         let dataType8 = typeof data8;
         let coerced8 = undefined;
-        if(!(coerced8 !== undefined)){
-          if(dataType8 == 'number' || dataType8 == 'boolean'){
-            coerced8 = '' + data8;
-          }
-          else if(data8 === null){
-            coerced8 = '';
-          }
-          else if(data8 === '' || data8 === 0 || data8 === false){
-            coerced8 = null;
+        if(coerced8 !== undefined){
+        }
+        else if(dataType8 == 'number' || dataType8 == 'boolean'){
+          coerced8 = '' + data8;
+        }
+        else if(data8 === null){
+          coerced8 = '';
+        }
+        else if(data8 === '' || data8 === 0 || data8 === false){
+          coerced8 = null;
+        }
+        else {
+          const err14 = {instancePath:instancePath+'/redirect_uri_bound_to_authorization_code',schemaPath:'#/properties/redirect_uri_bound_to_authorization_code/type',keyword:'type',params:{type: schema0.properties.redirect_uri_bound_to_authorization_code.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err14];
           }
           else {
-            const err14 = {instancePath:instancePath+'/redirect_uri_bound_to_authorization_code',schemaPath:'#/properties/redirect_uri_bound_to_authorization_code/type',keyword:'type',params:{type: schema0.properties.redirect_uri_bound_to_authorization_code.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err14];
-            }
-            else {
-              vErrors.push(err14);
-            }
-            errors++;
+            vErrors.push(err14);
           }
+          errors++;
         }
         if(coerced8 !== undefined){
           data8 = coerced8;
@@ -383,6 +411,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs19 = errors;
       if(typeof data8 === 'string'){
         if(func1(data8) > 140){
           const err15 = {instancePath:instancePath+'/redirect_uri_bound_to_authorization_code',schemaPath:'#/properties/redirect_uri_bound_to_authorization_code/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -395,32 +424,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs18 === errors;
     }
     if(data.validity !== undefined){
       let data9 = data.validity;
+      const _errs20 = errors;
       if((typeof data9 !== 'string') && (data9 !== null)){
         let dataType9 = typeof data9;
         let coerced9 = undefined;
-        if(!(coerced9 !== undefined)){
-          if(dataType9 == 'number' || dataType9 == 'boolean'){
-            coerced9 = '' + data9;
-          }
-          else if(data9 === null){
-            coerced9 = '';
-          }
-          else if(data9 === '' || data9 === 0 || data9 === false){
-            coerced9 = null;
+        if(coerced9 !== undefined){
+        }
+        else if(dataType9 == 'number' || dataType9 == 'boolean'){
+          coerced9 = '' + data9;
+        }
+        else if(data9 === null){
+          coerced9 = '';
+        }
+        else if(data9 === '' || data9 === 0 || data9 === false){
+          coerced9 = null;
+        }
+        else {
+          const err16 = {instancePath:instancePath+'/validity',schemaPath:'#/properties/validity/type',keyword:'type',params:{type: schema0.properties.validity.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err16];
           }
           else {
-            const err16 = {instancePath:instancePath+'/validity',schemaPath:'#/properties/validity/type',keyword:'type',params:{type: schema0.properties.validity.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err16];
-            }
-            else {
-              vErrors.push(err16);
-            }
-            errors++;
+            vErrors.push(err16);
           }
+          errors++;
         }
         if(coerced9 !== undefined){
           data9 = coerced9;
@@ -429,6 +460,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs21 = errors;
+      const vSchema1 = schema0.properties.validity.enum;
       if(!(((((data9 === '') || (data9 === 'Valid')) || (data9 === 'Invalid')) || (data9 === 'Revoked')) || (data9 === null))){
         const err17 = {instancePath:instancePath+'/validity',schemaPath:'#/properties/validity/enum',keyword:'enum',params:{allowedValues: schema0.properties.validity.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -439,32 +472,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs20 === errors;
     }
     if(data.nonce !== undefined){
       let data10 = data.nonce;
+      const _errs22 = errors;
       if((typeof data10 !== 'string') && (data10 !== null)){
         let dataType10 = typeof data10;
         let coerced10 = undefined;
-        if(!(coerced10 !== undefined)){
-          if(dataType10 == 'number' || dataType10 == 'boolean'){
-            coerced10 = '' + data10;
-          }
-          else if(data10 === null){
-            coerced10 = '';
-          }
-          else if(data10 === '' || data10 === 0 || data10 === false){
-            coerced10 = null;
+        if(coerced10 !== undefined){
+        }
+        else if(dataType10 == 'number' || dataType10 == 'boolean'){
+          coerced10 = '' + data10;
+        }
+        else if(data10 === null){
+          coerced10 = '';
+        }
+        else if(data10 === '' || data10 === 0 || data10 === false){
+          coerced10 = null;
+        }
+        else {
+          const err18 = {instancePath:instancePath+'/nonce',schemaPath:'#/properties/nonce/type',keyword:'type',params:{type: schema0.properties.nonce.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err18];
           }
           else {
-            const err18 = {instancePath:instancePath+'/nonce',schemaPath:'#/properties/nonce/type',keyword:'type',params:{type: schema0.properties.nonce.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err18];
-            }
-            else {
-              vErrors.push(err18);
-            }
-            errors++;
+            vErrors.push(err18);
           }
+          errors++;
         }
         if(coerced10 !== undefined){
           data10 = coerced10;
@@ -473,6 +508,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs23 = errors;
       if(typeof data10 === 'string'){
         if(func1(data10) > 140){
           const err19 = {instancePath:instancePath+'/nonce',schemaPath:'#/properties/nonce/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -485,32 +521,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs22 === errors;
     }
     if(data.code_challenge !== undefined){
       let data11 = data.code_challenge;
+      const _errs24 = errors;
       if((typeof data11 !== 'string') && (data11 !== null)){
         let dataType11 = typeof data11;
         let coerced11 = undefined;
-        if(!(coerced11 !== undefined)){
-          if(dataType11 == 'number' || dataType11 == 'boolean'){
-            coerced11 = '' + data11;
-          }
-          else if(data11 === null){
-            coerced11 = '';
-          }
-          else if(data11 === '' || data11 === 0 || data11 === false){
-            coerced11 = null;
+        if(coerced11 !== undefined){
+        }
+        else if(dataType11 == 'number' || dataType11 == 'boolean'){
+          coerced11 = '' + data11;
+        }
+        else if(data11 === null){
+          coerced11 = '';
+        }
+        else if(data11 === '' || data11 === 0 || data11 === false){
+          coerced11 = null;
+        }
+        else {
+          const err20 = {instancePath:instancePath+'/code_challenge',schemaPath:'#/properties/code_challenge/type',keyword:'type',params:{type: schema0.properties.code_challenge.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err20];
           }
           else {
-            const err20 = {instancePath:instancePath+'/code_challenge',schemaPath:'#/properties/code_challenge/type',keyword:'type',params:{type: schema0.properties.code_challenge.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err20];
-            }
-            else {
-              vErrors.push(err20);
-            }
-            errors++;
+            vErrors.push(err20);
           }
+          errors++;
         }
         if(coerced11 !== undefined){
           data11 = coerced11;
@@ -519,6 +557,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs25 = errors;
       if(typeof data11 === 'string'){
         if(func1(data11) > 140){
           const err21 = {instancePath:instancePath+'/code_challenge',schemaPath:'#/properties/code_challenge/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -531,32 +570,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs24 === errors;
     }
     if(data.code_challenge_method !== undefined){
       let data12 = data.code_challenge_method;
+      const _errs26 = errors;
       if((typeof data12 !== 'string') && (data12 !== null)){
         let dataType12 = typeof data12;
         let coerced12 = undefined;
-        if(!(coerced12 !== undefined)){
-          if(dataType12 == 'number' || dataType12 == 'boolean'){
-            coerced12 = '' + data12;
-          }
-          else if(data12 === null){
-            coerced12 = '';
-          }
-          else if(data12 === '' || data12 === 0 || data12 === false){
-            coerced12 = null;
+        if(coerced12 !== undefined){
+        }
+        else if(dataType12 == 'number' || dataType12 == 'boolean'){
+          coerced12 = '' + data12;
+        }
+        else if(data12 === null){
+          coerced12 = '';
+        }
+        else if(data12 === '' || data12 === 0 || data12 === false){
+          coerced12 = null;
+        }
+        else {
+          const err22 = {instancePath:instancePath+'/code_challenge_method',schemaPath:'#/properties/code_challenge_method/type',keyword:'type',params:{type: schema0.properties.code_challenge_method.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err22];
           }
           else {
-            const err22 = {instancePath:instancePath+'/code_challenge_method',schemaPath:'#/properties/code_challenge_method/type',keyword:'type',params:{type: schema0.properties.code_challenge_method.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err22];
-            }
-            else {
-              vErrors.push(err22);
-            }
-            errors++;
+            vErrors.push(err22);
           }
+          errors++;
         }
         if(coerced12 !== undefined){
           data12 = coerced12;
@@ -565,6 +606,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs27 = errors;
+      const vSchema2 = schema0.properties.code_challenge_method.enum;
       if(!((((data12 === '') || (data12 === 's256')) || (data12 === 'plain')) || (data12 === null))){
         const err23 = {instancePath:instancePath+'/code_challenge_method',schemaPath:'#/properties/code_challenge_method/enum',keyword:'enum',params:{allowedValues: schema0.properties.code_challenge_method.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -575,6 +618,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs26 === errors;
     }
   }
   else {

@@ -9,7 +9,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!(func0.call(schema0.properties, key0))){
         delete data[key0];
@@ -17,29 +19,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -48,6 +51,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func1(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -60,29 +64,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -91,27 +97,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -120,6 +129,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -130,32 +141,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.client_id !== undefined){
       let data3 = data.client_id;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/client_id',schemaPath:'#/properties/client_id/type',keyword:'type',params:{type: schema0.properties.client_id.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/client_id',schemaPath:'#/properties/client_id/type',keyword:'type',params:{type: schema0.properties.client_id.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -164,6 +177,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
       if(typeof data3 === 'string'){
         if(func1(data3) > 140){
           const err6 = {instancePath:instancePath+'/client_id',schemaPath:'#/properties/client_id/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -176,32 +190,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs8 === errors;
     }
     if(data.app_name !== undefined){
       let data4 = data.app_name;
+      const _errs10 = errors;
       if((typeof data4 !== 'string') && (data4 !== null)){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 == 'number' || dataType4 == 'boolean'){
-            coerced4 = '' + data4;
-          }
-          else if(data4 === null){
-            coerced4 = '';
-          }
-          else if(data4 === '' || data4 === 0 || data4 === false){
-            coerced4 = null;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 == 'number' || dataType4 == 'boolean'){
+          coerced4 = '' + data4;
+        }
+        else if(data4 === null){
+          coerced4 = '';
+        }
+        else if(data4 === '' || data4 === 0 || data4 === false){
+          coerced4 = null;
+        }
+        else {
+          const err7 = {instancePath:instancePath+'/app_name',schemaPath:'#/properties/app_name/type',keyword:'type',params:{type: schema0.properties.app_name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err7];
           }
           else {
-            const err7 = {instancePath:instancePath+'/app_name',schemaPath:'#/properties/app_name/type',keyword:'type',params:{type: schema0.properties.app_name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err7];
-            }
-            else {
-              vErrors.push(err7);
-            }
-            errors++;
+            vErrors.push(err7);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -210,6 +226,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
       if(typeof data4 === 'string'){
         if(func1(data4) > 140){
           const err8 = {instancePath:instancePath+'/app_name',schemaPath:'#/properties/app_name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -222,32 +239,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs10 === errors;
     }
     if(data.user !== undefined){
       let data5 = data.user;
+      const _errs12 = errors;
       if((typeof data5 !== 'string') && (data5 !== null)){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 == 'number' || dataType5 == 'boolean'){
-            coerced5 = '' + data5;
-          }
-          else if(data5 === null){
-            coerced5 = '';
-          }
-          else if(data5 === '' || data5 === 0 || data5 === false){
-            coerced5 = null;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 == 'number' || dataType5 == 'boolean'){
+          coerced5 = '' + data5;
+        }
+        else if(data5 === null){
+          coerced5 = '';
+        }
+        else if(data5 === '' || data5 === 0 || data5 === false){
+          coerced5 = null;
+        }
+        else {
+          const err9 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/type',keyword:'type',params:{type: schema0.properties.user.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err9];
           }
           else {
-            const err9 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/type',keyword:'type',params:{type: schema0.properties.user.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err9];
-            }
-            else {
-              vErrors.push(err9);
-            }
-            errors++;
+            vErrors.push(err9);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -256,6 +275,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
       if(typeof data5 === 'string'){
         if(func1(data5) > 140){
           const err10 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -268,32 +288,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs12 === errors;
     }
     if(data.client_secret !== undefined){
       let data6 = data.client_secret;
+      const _errs14 = errors;
       if((typeof data6 !== 'string') && (data6 !== null)){
         let dataType6 = typeof data6;
         let coerced6 = undefined;
-        if(!(coerced6 !== undefined)){
-          if(dataType6 == 'number' || dataType6 == 'boolean'){
-            coerced6 = '' + data6;
-          }
-          else if(data6 === null){
-            coerced6 = '';
-          }
-          else if(data6 === '' || data6 === 0 || data6 === false){
-            coerced6 = null;
+        if(coerced6 !== undefined){
+        }
+        else if(dataType6 == 'number' || dataType6 == 'boolean'){
+          coerced6 = '' + data6;
+        }
+        else if(data6 === null){
+          coerced6 = '';
+        }
+        else if(data6 === '' || data6 === 0 || data6 === false){
+          coerced6 = null;
+        }
+        else {
+          const err11 = {instancePath:instancePath+'/client_secret',schemaPath:'#/properties/client_secret/type',keyword:'type',params:{type: schema0.properties.client_secret.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err11];
           }
           else {
-            const err11 = {instancePath:instancePath+'/client_secret',schemaPath:'#/properties/client_secret/type',keyword:'type',params:{type: schema0.properties.client_secret.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err11];
-            }
-            else {
-              vErrors.push(err11);
-            }
-            errors++;
+            vErrors.push(err11);
           }
+          errors++;
         }
         if(coerced6 !== undefined){
           data6 = coerced6;
@@ -302,6 +324,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs15 = errors;
       if(typeof data6 === 'string'){
         if(func1(data6) > 140){
           const err12 = {instancePath:instancePath+'/client_secret',schemaPath:'#/properties/client_secret/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -314,32 +337,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs14 === errors;
     }
     if(data.client_type !== undefined){
       let data7 = data.client_type;
+      const _errs16 = errors;
       if((typeof data7 !== 'string') && (data7 !== null)){
         let dataType7 = typeof data7;
         let coerced7 = undefined;
-        if(!(coerced7 !== undefined)){
-          if(dataType7 == 'number' || dataType7 == 'boolean'){
-            coerced7 = '' + data7;
-          }
-          else if(data7 === null){
-            coerced7 = '';
-          }
-          else if(data7 === '' || data7 === 0 || data7 === false){
-            coerced7 = null;
+        if(coerced7 !== undefined){
+        }
+        else if(dataType7 == 'number' || dataType7 == 'boolean'){
+          coerced7 = '' + data7;
+        }
+        else if(data7 === null){
+          coerced7 = '';
+        }
+        else if(data7 === '' || data7 === 0 || data7 === false){
+          coerced7 = null;
+        }
+        else {
+          const err13 = {instancePath:instancePath+'/client_type',schemaPath:'#/properties/client_type/type',keyword:'type',params:{type: schema0.properties.client_type.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err13];
           }
           else {
-            const err13 = {instancePath:instancePath+'/client_type',schemaPath:'#/properties/client_type/type',keyword:'type',params:{type: schema0.properties.client_type.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err13];
-            }
-            else {
-              vErrors.push(err13);
-            }
-            errors++;
+            vErrors.push(err13);
           }
+          errors++;
         }
         if(coerced7 !== undefined){
           data7 = coerced7;
@@ -348,6 +373,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs17 = errors;
+      const vSchema1 = schema0.properties.client_type.enum;
       if(!((((data7 === '') || (data7 === 'Confidential')) || (data7 === 'Public')) || (data7 === null))){
         const err14 = {instancePath:instancePath+'/client_type',schemaPath:'#/properties/client_type/enum',keyword:'enum',params:{allowedValues: schema0.properties.client_type.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -358,27 +385,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs16 === errors;
     }
     if(data.skip_authorization !== undefined){
       let data8 = data.skip_authorization;
+      const _errs18 = errors;
       if(!((typeof data8 == 'number') && (!(data8 % 1) && !isNaN(data8)))){
         let dataType8 = typeof data8;
         let coerced8 = undefined;
-        if(!(coerced8 !== undefined)){
-          if(dataType8 === 'boolean' || data8 === null
-          || (dataType8 === 'string' && data8 && data8 == +data8 && !(data8 % 1))){
-            coerced8 = +data8;
+        if(coerced8 !== undefined){
+        }
+        else if(dataType8 === 'boolean' || data8 === null
+        || (dataType8 === 'string' && data8 && data8 == +data8 && !(data8 % 1))){
+          coerced8 = +data8;
+        }
+        else {
+          const err15 = {instancePath:instancePath+'/skip_authorization',schemaPath:'#/properties/skip_authorization/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err15];
           }
           else {
-            const err15 = {instancePath:instancePath+'/skip_authorization',schemaPath:'#/properties/skip_authorization/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err15];
-            }
-            else {
-              vErrors.push(err15);
-            }
-            errors++;
+            vErrors.push(err15);
           }
+          errors++;
         }
         if(coerced8 !== undefined){
           data8 = coerced8;
@@ -387,6 +416,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs19 = errors;
+      const vSchema2 = schema0.properties.skip_authorization.enum;
       if(!((data8 === 0) || (data8 === 1))){
         const err16 = {instancePath:instancePath+'/skip_authorization',schemaPath:'#/properties/skip_authorization/enum',keyword:'enum',params:{allowedValues: schema0.properties.skip_authorization.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -397,32 +428,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs18 === errors;
     }
     if(data.scopes !== undefined){
       let data9 = data.scopes;
+      const _errs20 = errors;
       if((typeof data9 !== 'string') && (data9 !== null)){
         let dataType9 = typeof data9;
         let coerced9 = undefined;
-        if(!(coerced9 !== undefined)){
-          if(dataType9 == 'number' || dataType9 == 'boolean'){
-            coerced9 = '' + data9;
-          }
-          else if(data9 === null){
-            coerced9 = '';
-          }
-          else if(data9 === '' || data9 === 0 || data9 === false){
-            coerced9 = null;
+        if(coerced9 !== undefined){
+        }
+        else if(dataType9 == 'number' || dataType9 == 'boolean'){
+          coerced9 = '' + data9;
+        }
+        else if(data9 === null){
+          coerced9 = '';
+        }
+        else if(data9 === '' || data9 === 0 || data9 === false){
+          coerced9 = null;
+        }
+        else {
+          const err17 = {instancePath:instancePath+'/scopes',schemaPath:'#/properties/scopes/type',keyword:'type',params:{type: schema0.properties.scopes.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err17];
           }
           else {
-            const err17 = {instancePath:instancePath+'/scopes',schemaPath:'#/properties/scopes/type',keyword:'type',params:{type: schema0.properties.scopes.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err17];
-            }
-            else {
-              vErrors.push(err17);
-            }
-            errors++;
+            vErrors.push(err17);
           }
+          errors++;
         }
         if(coerced9 !== undefined){
           data9 = coerced9;
@@ -431,32 +464,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs21 = errors;
+      var valid0 = _errs20 === errors;
     }
     if(data.redirect_uris !== undefined){
       let data10 = data.redirect_uris;
+      const _errs22 = errors;
       if((typeof data10 !== 'string') && (data10 !== null)){
         let dataType10 = typeof data10;
         let coerced10 = undefined;
-        if(!(coerced10 !== undefined)){
-          if(dataType10 == 'number' || dataType10 == 'boolean'){
-            coerced10 = '' + data10;
-          }
-          else if(data10 === null){
-            coerced10 = '';
-          }
-          else if(data10 === '' || data10 === 0 || data10 === false){
-            coerced10 = null;
+        if(coerced10 !== undefined){
+        }
+        else if(dataType10 == 'number' || dataType10 == 'boolean'){
+          coerced10 = '' + data10;
+        }
+        else if(data10 === null){
+          coerced10 = '';
+        }
+        else if(data10 === '' || data10 === 0 || data10 === false){
+          coerced10 = null;
+        }
+        else {
+          const err18 = {instancePath:instancePath+'/redirect_uris',schemaPath:'#/properties/redirect_uris/type',keyword:'type',params:{type: schema0.properties.redirect_uris.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err18];
           }
           else {
-            const err18 = {instancePath:instancePath+'/redirect_uris',schemaPath:'#/properties/redirect_uris/type',keyword:'type',params:{type: schema0.properties.redirect_uris.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err18];
-            }
-            else {
-              vErrors.push(err18);
-            }
-            errors++;
+            vErrors.push(err18);
           }
+          errors++;
         }
         if(coerced10 !== undefined){
           data10 = coerced10;
@@ -465,32 +501,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs23 = errors;
+      var valid0 = _errs22 === errors;
     }
     if(data.default_redirect_uri !== undefined){
       let data11 = data.default_redirect_uri;
+      const _errs24 = errors;
       if((typeof data11 !== 'string') && (data11 !== null)){
         let dataType11 = typeof data11;
         let coerced11 = undefined;
-        if(!(coerced11 !== undefined)){
-          if(dataType11 == 'number' || dataType11 == 'boolean'){
-            coerced11 = '' + data11;
-          }
-          else if(data11 === null){
-            coerced11 = '';
-          }
-          else if(data11 === '' || data11 === 0 || data11 === false){
-            coerced11 = null;
+        if(coerced11 !== undefined){
+        }
+        else if(dataType11 == 'number' || dataType11 == 'boolean'){
+          coerced11 = '' + data11;
+        }
+        else if(data11 === null){
+          coerced11 = '';
+        }
+        else if(data11 === '' || data11 === 0 || data11 === false){
+          coerced11 = null;
+        }
+        else {
+          const err19 = {instancePath:instancePath+'/default_redirect_uri',schemaPath:'#/properties/default_redirect_uri/type',keyword:'type',params:{type: schema0.properties.default_redirect_uri.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err19];
           }
           else {
-            const err19 = {instancePath:instancePath+'/default_redirect_uri',schemaPath:'#/properties/default_redirect_uri/type',keyword:'type',params:{type: schema0.properties.default_redirect_uri.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err19];
-            }
-            else {
-              vErrors.push(err19);
-            }
-            errors++;
+            vErrors.push(err19);
           }
+          errors++;
         }
         if(coerced11 !== undefined){
           data11 = coerced11;
@@ -499,6 +538,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs25 = errors;
       if(typeof data11 === 'string'){
         if(func1(data11) > 140){
           const err20 = {instancePath:instancePath+'/default_redirect_uri',schemaPath:'#/properties/default_redirect_uri/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -511,32 +551,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs24 === errors;
     }
     if(data.grant_type !== undefined){
       let data12 = data.grant_type;
+      const _errs26 = errors;
       if((typeof data12 !== 'string') && (data12 !== null)){
         let dataType12 = typeof data12;
         let coerced12 = undefined;
-        if(!(coerced12 !== undefined)){
-          if(dataType12 == 'number' || dataType12 == 'boolean'){
-            coerced12 = '' + data12;
-          }
-          else if(data12 === null){
-            coerced12 = '';
-          }
-          else if(data12 === '' || data12 === 0 || data12 === false){
-            coerced12 = null;
+        if(coerced12 !== undefined){
+        }
+        else if(dataType12 == 'number' || dataType12 == 'boolean'){
+          coerced12 = '' + data12;
+        }
+        else if(data12 === null){
+          coerced12 = '';
+        }
+        else if(data12 === '' || data12 === 0 || data12 === false){
+          coerced12 = null;
+        }
+        else {
+          const err21 = {instancePath:instancePath+'/grant_type',schemaPath:'#/properties/grant_type/type',keyword:'type',params:{type: schema0.properties.grant_type.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err21];
           }
           else {
-            const err21 = {instancePath:instancePath+'/grant_type',schemaPath:'#/properties/grant_type/type',keyword:'type',params:{type: schema0.properties.grant_type.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err21];
-            }
-            else {
-              vErrors.push(err21);
-            }
-            errors++;
+            vErrors.push(err21);
           }
+          errors++;
         }
         if(coerced12 !== undefined){
           data12 = coerced12;
@@ -545,6 +587,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs27 = errors;
+      const vSchema3 = schema0.properties.grant_type.enum;
       if(!((((data12 === '') || (data12 === 'Authorization Code')) || (data12 === 'Client Credentials')) || (data12 === null))){
         const err22 = {instancePath:instancePath+'/grant_type',schemaPath:'#/properties/grant_type/enum',keyword:'enum',params:{allowedValues: schema0.properties.grant_type.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -555,32 +599,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs26 === errors;
     }
     if(data.response_type !== undefined){
       let data13 = data.response_type;
+      const _errs28 = errors;
       if((typeof data13 !== 'string') && (data13 !== null)){
         let dataType13 = typeof data13;
         let coerced13 = undefined;
-        if(!(coerced13 !== undefined)){
-          if(dataType13 == 'number' || dataType13 == 'boolean'){
-            coerced13 = '' + data13;
-          }
-          else if(data13 === null){
-            coerced13 = '';
-          }
-          else if(data13 === '' || data13 === 0 || data13 === false){
-            coerced13 = null;
+        if(coerced13 !== undefined){
+        }
+        else if(dataType13 == 'number' || dataType13 == 'boolean'){
+          coerced13 = '' + data13;
+        }
+        else if(data13 === null){
+          coerced13 = '';
+        }
+        else if(data13 === '' || data13 === 0 || data13 === false){
+          coerced13 = null;
+        }
+        else {
+          const err23 = {instancePath:instancePath+'/response_type',schemaPath:'#/properties/response_type/type',keyword:'type',params:{type: schema0.properties.response_type.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err23];
           }
           else {
-            const err23 = {instancePath:instancePath+'/response_type',schemaPath:'#/properties/response_type/type',keyword:'type',params:{type: schema0.properties.response_type.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err23];
-            }
-            else {
-              vErrors.push(err23);
-            }
-            errors++;
+            vErrors.push(err23);
           }
+          errors++;
         }
         if(coerced13 !== undefined){
           data13 = coerced13;
@@ -589,6 +635,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs29 = errors;
+      const vSchema4 = schema0.properties.response_type.enum;
       if(!((((data13 === '') || (data13 === 'Code')) || (data13 === 'Token')) || (data13 === null))){
         const err24 = {instancePath:instancePath+'/response_type',schemaPath:'#/properties/response_type/enum',keyword:'enum',params:{allowedValues: schema0.properties.response_type.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -599,6 +647,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs28 === errors;
     }
   }
   else {

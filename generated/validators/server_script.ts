@@ -9,7 +9,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!(func0.call(schema0.properties, key0))){
         delete data[key0];
@@ -17,29 +19,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -48,6 +51,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func1(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -60,29 +64,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -91,27 +97,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -120,6 +129,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -130,32 +141,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.script_type !== undefined){
       let data3 = data.script_type;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/script_type',schemaPath:'#/properties/script_type/type',keyword:'type',params:{type: schema0.properties.script_type.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/script_type',schemaPath:'#/properties/script_type/type',keyword:'type',params:{type: schema0.properties.script_type.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -164,6 +177,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
+      const vSchema1 = schema0.properties.script_type.enum;
       if(!((((((data3 === '') || (data3 === 'DocType Event')) || (data3 === 'Scheduler Event')) || (data3 === 'Permission Query')) || (data3 === 'API')) || (data3 === null))){
         const err6 = {instancePath:instancePath+'/script_type',schemaPath:'#/properties/script_type/enum',keyword:'enum',params:{allowedValues: schema0.properties.script_type.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -174,32 +189,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs8 === errors;
     }
     if(data.reference_doctype !== undefined){
       let data4 = data.reference_doctype;
+      const _errs10 = errors;
       if((typeof data4 !== 'string') && (data4 !== null)){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 == 'number' || dataType4 == 'boolean'){
-            coerced4 = '' + data4;
-          }
-          else if(data4 === null){
-            coerced4 = '';
-          }
-          else if(data4 === '' || data4 === 0 || data4 === false){
-            coerced4 = null;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 == 'number' || dataType4 == 'boolean'){
+          coerced4 = '' + data4;
+        }
+        else if(data4 === null){
+          coerced4 = '';
+        }
+        else if(data4 === '' || data4 === 0 || data4 === false){
+          coerced4 = null;
+        }
+        else {
+          const err7 = {instancePath:instancePath+'/reference_doctype',schemaPath:'#/properties/reference_doctype/type',keyword:'type',params:{type: schema0.properties.reference_doctype.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err7];
           }
           else {
-            const err7 = {instancePath:instancePath+'/reference_doctype',schemaPath:'#/properties/reference_doctype/type',keyword:'type',params:{type: schema0.properties.reference_doctype.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err7];
-            }
-            else {
-              vErrors.push(err7);
-            }
-            errors++;
+            vErrors.push(err7);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -208,6 +225,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
       if(typeof data4 === 'string'){
         if(func1(data4) > 140){
           const err8 = {instancePath:instancePath+'/reference_doctype',schemaPath:'#/properties/reference_doctype/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -220,32 +238,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs10 === errors;
     }
     if(data.event_frequency !== undefined){
       let data5 = data.event_frequency;
+      const _errs12 = errors;
       if((typeof data5 !== 'string') && (data5 !== null)){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 == 'number' || dataType5 == 'boolean'){
-            coerced5 = '' + data5;
-          }
-          else if(data5 === null){
-            coerced5 = '';
-          }
-          else if(data5 === '' || data5 === 0 || data5 === false){
-            coerced5 = null;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 == 'number' || dataType5 == 'boolean'){
+          coerced5 = '' + data5;
+        }
+        else if(data5 === null){
+          coerced5 = '';
+        }
+        else if(data5 === '' || data5 === 0 || data5 === false){
+          coerced5 = null;
+        }
+        else {
+          const err9 = {instancePath:instancePath+'/event_frequency',schemaPath:'#/properties/event_frequency/type',keyword:'type',params:{type: schema0.properties.event_frequency.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err9];
           }
           else {
-            const err9 = {instancePath:instancePath+'/event_frequency',schemaPath:'#/properties/event_frequency/type',keyword:'type',params:{type: schema0.properties.event_frequency.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err9];
-            }
-            else {
-              vErrors.push(err9);
-            }
-            errors++;
+            vErrors.push(err9);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -254,6 +274,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
+      const vSchema2 = schema0.properties.event_frequency.enum;
       if(!(((((((((data5 === '') || (data5 === 'All')) || (data5 === 'Hourly')) || (data5 === 'Daily')) || (data5 === 'Weekly')) || (data5 === 'Monthly')) || (data5 === 'Yearly')) || (data5 === 'Cron')) || (data5 === null))){
         const err10 = {instancePath:instancePath+'/event_frequency',schemaPath:'#/properties/event_frequency/enum',keyword:'enum',params:{allowedValues: schema0.properties.event_frequency.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -264,32 +286,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs12 === errors;
     }
     if(data.cron_format !== undefined){
       let data6 = data.cron_format;
+      const _errs14 = errors;
       if((typeof data6 !== 'string') && (data6 !== null)){
         let dataType6 = typeof data6;
         let coerced6 = undefined;
-        if(!(coerced6 !== undefined)){
-          if(dataType6 == 'number' || dataType6 == 'boolean'){
-            coerced6 = '' + data6;
-          }
-          else if(data6 === null){
-            coerced6 = '';
-          }
-          else if(data6 === '' || data6 === 0 || data6 === false){
-            coerced6 = null;
+        if(coerced6 !== undefined){
+        }
+        else if(dataType6 == 'number' || dataType6 == 'boolean'){
+          coerced6 = '' + data6;
+        }
+        else if(data6 === null){
+          coerced6 = '';
+        }
+        else if(data6 === '' || data6 === 0 || data6 === false){
+          coerced6 = null;
+        }
+        else {
+          const err11 = {instancePath:instancePath+'/cron_format',schemaPath:'#/properties/cron_format/type',keyword:'type',params:{type: schema0.properties.cron_format.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err11];
           }
           else {
-            const err11 = {instancePath:instancePath+'/cron_format',schemaPath:'#/properties/cron_format/type',keyword:'type',params:{type: schema0.properties.cron_format.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err11];
-            }
-            else {
-              vErrors.push(err11);
-            }
-            errors++;
+            vErrors.push(err11);
           }
+          errors++;
         }
         if(coerced6 !== undefined){
           data6 = coerced6;
@@ -298,6 +322,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs15 = errors;
       if(typeof data6 === 'string'){
         if(func1(data6) > 140){
           const err12 = {instancePath:instancePath+'/cron_format',schemaPath:'#/properties/cron_format/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -310,32 +335,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs14 === errors;
     }
     if(data.doctype_event !== undefined){
       let data7 = data.doctype_event;
+      const _errs16 = errors;
       if((typeof data7 !== 'string') && (data7 !== null)){
         let dataType7 = typeof data7;
         let coerced7 = undefined;
-        if(!(coerced7 !== undefined)){
-          if(dataType7 == 'number' || dataType7 == 'boolean'){
-            coerced7 = '' + data7;
-          }
-          else if(data7 === null){
-            coerced7 = '';
-          }
-          else if(data7 === '' || data7 === 0 || data7 === false){
-            coerced7 = null;
+        if(coerced7 !== undefined){
+        }
+        else if(dataType7 == 'number' || dataType7 == 'boolean'){
+          coerced7 = '' + data7;
+        }
+        else if(data7 === null){
+          coerced7 = '';
+        }
+        else if(data7 === '' || data7 === 0 || data7 === false){
+          coerced7 = null;
+        }
+        else {
+          const err13 = {instancePath:instancePath+'/doctype_event',schemaPath:'#/properties/doctype_event/type',keyword:'type',params:{type: schema0.properties.doctype_event.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err13];
           }
           else {
-            const err13 = {instancePath:instancePath+'/doctype_event',schemaPath:'#/properties/doctype_event/type',keyword:'type',params:{type: schema0.properties.doctype_event.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err13];
-            }
-            else {
-              vErrors.push(err13);
-            }
-            errors++;
+            vErrors.push(err13);
           }
+          errors++;
         }
         if(coerced7 !== undefined){
           data7 = coerced7;
@@ -344,6 +371,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs17 = errors;
+      const vSchema3 = schema0.properties.doctype_event.enum;
       if(!(((((((((((((((((((data7 === '') || (data7 === 'Before Insert')) || (data7 === 'Before Validate')) || (data7 === 'Before Save')) || (data7 === 'After Insert')) || (data7 === 'After Save')) || (data7 === 'Before Rename')) || (data7 === 'After Rename')) || (data7 === 'Before Submit')) || (data7 === 'After Submit')) || (data7 === 'Before Cancel')) || (data7 === 'After Cancel')) || (data7 === 'Before Discard')) || (data7 === 'After Discard')) || (data7 === 'Before Delete')) || (data7 === 'After Delete')) || (data7 === 'Before Save (Submitted Document)')) || (data7 === 'After Save (Submitted Document)')) || (data7 === null))){
         const err14 = {instancePath:instancePath+'/doctype_event',schemaPath:'#/properties/doctype_event/enum',keyword:'enum',params:{allowedValues: schema0.properties.doctype_event.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -354,32 +383,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs16 === errors;
     }
     if(data.api_method !== undefined){
       let data8 = data.api_method;
+      const _errs18 = errors;
       if((typeof data8 !== 'string') && (data8 !== null)){
         let dataType8 = typeof data8;
         let coerced8 = undefined;
-        if(!(coerced8 !== undefined)){
-          if(dataType8 == 'number' || dataType8 == 'boolean'){
-            coerced8 = '' + data8;
-          }
-          else if(data8 === null){
-            coerced8 = '';
-          }
-          else if(data8 === '' || data8 === 0 || data8 === false){
-            coerced8 = null;
+        if(coerced8 !== undefined){
+        }
+        else if(dataType8 == 'number' || dataType8 == 'boolean'){
+          coerced8 = '' + data8;
+        }
+        else if(data8 === null){
+          coerced8 = '';
+        }
+        else if(data8 === '' || data8 === 0 || data8 === false){
+          coerced8 = null;
+        }
+        else {
+          const err15 = {instancePath:instancePath+'/api_method',schemaPath:'#/properties/api_method/type',keyword:'type',params:{type: schema0.properties.api_method.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err15];
           }
           else {
-            const err15 = {instancePath:instancePath+'/api_method',schemaPath:'#/properties/api_method/type',keyword:'type',params:{type: schema0.properties.api_method.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err15];
-            }
-            else {
-              vErrors.push(err15);
-            }
-            errors++;
+            vErrors.push(err15);
           }
+          errors++;
         }
         if(coerced8 !== undefined){
           data8 = coerced8;
@@ -388,6 +419,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs19 = errors;
       if(typeof data8 === 'string'){
         if(func1(data8) > 140){
           const err16 = {instancePath:instancePath+'/api_method',schemaPath:'#/properties/api_method/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -400,27 +432,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs18 === errors;
     }
     if(data.allow_guest !== undefined){
       let data9 = data.allow_guest;
+      const _errs20 = errors;
       if(!((typeof data9 == 'number') && (!(data9 % 1) && !isNaN(data9)))){
         let dataType9 = typeof data9;
         let coerced9 = undefined;
-        if(!(coerced9 !== undefined)){
-          if(dataType9 === 'boolean' || data9 === null
-          || (dataType9 === 'string' && data9 && data9 == +data9 && !(data9 % 1))){
-            coerced9 = +data9;
+        if(coerced9 !== undefined){
+        }
+        else if(dataType9 === 'boolean' || data9 === null
+        || (dataType9 === 'string' && data9 && data9 == +data9 && !(data9 % 1))){
+          coerced9 = +data9;
+        }
+        else {
+          const err17 = {instancePath:instancePath+'/allow_guest',schemaPath:'#/properties/allow_guest/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err17];
           }
           else {
-            const err17 = {instancePath:instancePath+'/allow_guest',schemaPath:'#/properties/allow_guest/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err17];
-            }
-            else {
-              vErrors.push(err17);
-            }
-            errors++;
+            vErrors.push(err17);
           }
+          errors++;
         }
         if(coerced9 !== undefined){
           data9 = coerced9;
@@ -429,6 +463,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs21 = errors;
+      const vSchema4 = schema0.properties.allow_guest.enum;
       if(!((data9 === 0) || (data9 === 1))){
         const err18 = {instancePath:instancePath+'/allow_guest',schemaPath:'#/properties/allow_guest/enum',keyword:'enum',params:{allowedValues: schema0.properties.allow_guest.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -439,32 +475,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs20 === errors;
     }
     if(data.module !== undefined){
       let data10 = data.module;
+      const _errs22 = errors;
       if((typeof data10 !== 'string') && (data10 !== null)){
         let dataType10 = typeof data10;
         let coerced10 = undefined;
-        if(!(coerced10 !== undefined)){
-          if(dataType10 == 'number' || dataType10 == 'boolean'){
-            coerced10 = '' + data10;
-          }
-          else if(data10 === null){
-            coerced10 = '';
-          }
-          else if(data10 === '' || data10 === 0 || data10 === false){
-            coerced10 = null;
+        if(coerced10 !== undefined){
+        }
+        else if(dataType10 == 'number' || dataType10 == 'boolean'){
+          coerced10 = '' + data10;
+        }
+        else if(data10 === null){
+          coerced10 = '';
+        }
+        else if(data10 === '' || data10 === 0 || data10 === false){
+          coerced10 = null;
+        }
+        else {
+          const err19 = {instancePath:instancePath+'/module',schemaPath:'#/properties/module/type',keyword:'type',params:{type: schema0.properties.module.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err19];
           }
           else {
-            const err19 = {instancePath:instancePath+'/module',schemaPath:'#/properties/module/type',keyword:'type',params:{type: schema0.properties.module.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err19];
-            }
-            else {
-              vErrors.push(err19);
-            }
-            errors++;
+            vErrors.push(err19);
           }
+          errors++;
         }
         if(coerced10 !== undefined){
           data10 = coerced10;
@@ -473,6 +511,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs23 = errors;
       if(typeof data10 === 'string'){
         if(func1(data10) > 140){
           const err20 = {instancePath:instancePath+'/module',schemaPath:'#/properties/module/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -485,27 +524,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs22 === errors;
     }
     if(data.disabled !== undefined){
       let data11 = data.disabled;
+      const _errs24 = errors;
       if(!((typeof data11 == 'number') && (!(data11 % 1) && !isNaN(data11)))){
         let dataType11 = typeof data11;
         let coerced11 = undefined;
-        if(!(coerced11 !== undefined)){
-          if(dataType11 === 'boolean' || data11 === null
-          || (dataType11 === 'string' && data11 && data11 == +data11 && !(data11 % 1))){
-            coerced11 = +data11;
+        if(coerced11 !== undefined){
+        }
+        else if(dataType11 === 'boolean' || data11 === null
+        || (dataType11 === 'string' && data11 && data11 == +data11 && !(data11 % 1))){
+          coerced11 = +data11;
+        }
+        else {
+          const err21 = {instancePath:instancePath+'/disabled',schemaPath:'#/properties/disabled/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err21];
           }
           else {
-            const err21 = {instancePath:instancePath+'/disabled',schemaPath:'#/properties/disabled/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err21];
-            }
-            else {
-              vErrors.push(err21);
-            }
-            errors++;
+            vErrors.push(err21);
           }
+          errors++;
         }
         if(coerced11 !== undefined){
           data11 = coerced11;
@@ -514,6 +555,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs25 = errors;
+      const vSchema5 = schema0.properties.disabled.enum;
       if(!((data11 === 0) || (data11 === 1))){
         const err22 = {instancePath:instancePath+'/disabled',schemaPath:'#/properties/disabled/enum',keyword:'enum',params:{allowedValues: schema0.properties.disabled.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -524,32 +567,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs24 === errors;
     }
     if(data.script !== undefined){
       let data12 = data.script;
+      const _errs26 = errors;
       if((typeof data12 !== 'string') && (data12 !== null)){
         let dataType12 = typeof data12;
         let coerced12 = undefined;
-        if(!(coerced12 !== undefined)){
-          if(dataType12 == 'number' || dataType12 == 'boolean'){
-            coerced12 = '' + data12;
-          }
-          else if(data12 === null){
-            coerced12 = '';
-          }
-          else if(data12 === '' || data12 === 0 || data12 === false){
-            coerced12 = null;
+        if(coerced12 !== undefined){
+        }
+        else if(dataType12 == 'number' || dataType12 == 'boolean'){
+          coerced12 = '' + data12;
+        }
+        else if(data12 === null){
+          coerced12 = '';
+        }
+        else if(data12 === '' || data12 === 0 || data12 === false){
+          coerced12 = null;
+        }
+        else {
+          const err23 = {instancePath:instancePath+'/script',schemaPath:'#/properties/script/type',keyword:'type',params:{type: schema0.properties.script.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err23];
           }
           else {
-            const err23 = {instancePath:instancePath+'/script',schemaPath:'#/properties/script/type',keyword:'type',params:{type: schema0.properties.script.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err23];
-            }
-            else {
-              vErrors.push(err23);
-            }
-            errors++;
+            vErrors.push(err23);
           }
+          errors++;
         }
         if(coerced12 !== undefined){
           data12 = coerced12;
@@ -558,27 +603,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs27 = errors;
+      var valid0 = _errs26 === errors;
     }
     if(data.enable_rate_limit !== undefined){
       let data13 = data.enable_rate_limit;
+      const _errs28 = errors;
       if(!((typeof data13 == 'number') && (!(data13 % 1) && !isNaN(data13)))){
         let dataType13 = typeof data13;
         let coerced13 = undefined;
-        if(!(coerced13 !== undefined)){
-          if(dataType13 === 'boolean' || data13 === null
-          || (dataType13 === 'string' && data13 && data13 == +data13 && !(data13 % 1))){
-            coerced13 = +data13;
+        if(coerced13 !== undefined){
+        }
+        else if(dataType13 === 'boolean' || data13 === null
+        || (dataType13 === 'string' && data13 && data13 == +data13 && !(data13 % 1))){
+          coerced13 = +data13;
+        }
+        else {
+          const err24 = {instancePath:instancePath+'/enable_rate_limit',schemaPath:'#/properties/enable_rate_limit/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err24];
           }
           else {
-            const err24 = {instancePath:instancePath+'/enable_rate_limit',schemaPath:'#/properties/enable_rate_limit/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err24];
-            }
-            else {
-              vErrors.push(err24);
-            }
-            errors++;
+            vErrors.push(err24);
           }
+          errors++;
         }
         if(coerced13 !== undefined){
           data13 = coerced13;
@@ -587,6 +635,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs29 = errors;
+      const vSchema6 = schema0.properties.enable_rate_limit.enum;
       if(!((data13 === 0) || (data13 === 1))){
         const err25 = {instancePath:instancePath+'/enable_rate_limit',schemaPath:'#/properties/enable_rate_limit/enum',keyword:'enum',params:{allowedValues: schema0.properties.enable_rate_limit.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -597,30 +647,32 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs28 === errors;
     }
     if(data.rate_limit_count !== undefined){
       let data14 = data.rate_limit_count;
+      const _errs30 = errors;
       if((!((typeof data14 == 'number') && (!(data14 % 1) && !isNaN(data14)))) && (data14 !== null)){
         let dataType14 = typeof data14;
         let coerced14 = undefined;
-        if(!(coerced14 !== undefined)){
-          if(dataType14 === 'boolean' || data14 === null
-          || (dataType14 === 'string' && data14 && data14 == +data14 && !(data14 % 1))){
-            coerced14 = +data14;
-          }
-          else if(data14 === '' || data14 === 0 || data14 === false){
-            coerced14 = null;
+        if(coerced14 !== undefined){
+        }
+        else if(dataType14 === 'boolean' || data14 === null
+        || (dataType14 === 'string' && data14 && data14 == +data14 && !(data14 % 1))){
+          coerced14 = +data14;
+        }
+        else if(data14 === '' || data14 === 0 || data14 === false){
+          coerced14 = null;
+        }
+        else {
+          const err26 = {instancePath:instancePath+'/rate_limit_count',schemaPath:'#/properties/rate_limit_count/type',keyword:'type',params:{type: schema0.properties.rate_limit_count.type},message:'must be integer,null'};
+          if(vErrors === null){
+            vErrors = [err26];
           }
           else {
-            const err26 = {instancePath:instancePath+'/rate_limit_count',schemaPath:'#/properties/rate_limit_count/type',keyword:'type',params:{type: schema0.properties.rate_limit_count.type},message:'must be integer,null'};
-            if(vErrors === null){
-              vErrors = [err26];
-            }
-            else {
-              vErrors.push(err26);
-            }
-            errors++;
+            vErrors.push(err26);
           }
+          errors++;
         }
         if(coerced14 !== undefined){
           data14 = coerced14;
@@ -629,6 +681,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs31 = errors;
       if(typeof data14 == 'number'){
         if(data14 > 2147483647 || isNaN(data14)){
           const err27 = {instancePath:instancePath+'/rate_limit_count',schemaPath:'#/properties/rate_limit_count/maximum',keyword:'maximum',params:{comparison: '<=', limit: 2147483647},message:'must be <= 2147483647'};
@@ -651,30 +704,32 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs30 === errors;
     }
     if(data.rate_limit_seconds !== undefined){
       let data15 = data.rate_limit_seconds;
+      const _errs32 = errors;
       if((!((typeof data15 == 'number') && (!(data15 % 1) && !isNaN(data15)))) && (data15 !== null)){
         let dataType15 = typeof data15;
         let coerced15 = undefined;
-        if(!(coerced15 !== undefined)){
-          if(dataType15 === 'boolean' || data15 === null
-          || (dataType15 === 'string' && data15 && data15 == +data15 && !(data15 % 1))){
-            coerced15 = +data15;
-          }
-          else if(data15 === '' || data15 === 0 || data15 === false){
-            coerced15 = null;
+        if(coerced15 !== undefined){
+        }
+        else if(dataType15 === 'boolean' || data15 === null
+        || (dataType15 === 'string' && data15 && data15 == +data15 && !(data15 % 1))){
+          coerced15 = +data15;
+        }
+        else if(data15 === '' || data15 === 0 || data15 === false){
+          coerced15 = null;
+        }
+        else {
+          const err29 = {instancePath:instancePath+'/rate_limit_seconds',schemaPath:'#/properties/rate_limit_seconds/type',keyword:'type',params:{type: schema0.properties.rate_limit_seconds.type},message:'must be integer,null'};
+          if(vErrors === null){
+            vErrors = [err29];
           }
           else {
-            const err29 = {instancePath:instancePath+'/rate_limit_seconds',schemaPath:'#/properties/rate_limit_seconds/type',keyword:'type',params:{type: schema0.properties.rate_limit_seconds.type},message:'must be integer,null'};
-            if(vErrors === null){
-              vErrors = [err29];
-            }
-            else {
-              vErrors.push(err29);
-            }
-            errors++;
+            vErrors.push(err29);
           }
+          errors++;
         }
         if(coerced15 !== undefined){
           data15 = coerced15;
@@ -683,6 +738,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs33 = errors;
       if(typeof data15 == 'number'){
         if(data15 > 2147483647 || isNaN(data15)){
           const err30 = {instancePath:instancePath+'/rate_limit_seconds',schemaPath:'#/properties/rate_limit_seconds/maximum',keyword:'maximum',params:{comparison: '<=', limit: 2147483647},message:'must be <= 2147483647'};
@@ -705,6 +761,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs32 === errors;
     }
   }
   else {

@@ -9,7 +9,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!(func0.call(schema0.properties, key0))){
         delete data[key0];
@@ -17,29 +19,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -48,6 +51,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func1(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -60,29 +64,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -91,27 +97,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -120,6 +129,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -130,32 +141,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.session_expiry !== undefined){
       let data3 = data.session_expiry;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/session_expiry',schemaPath:'#/properties/session_expiry/type',keyword:'type',params:{type: schema0.properties.session_expiry.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/session_expiry',schemaPath:'#/properties/session_expiry/type',keyword:'type',params:{type: schema0.properties.session_expiry.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -164,6 +177,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
       if(typeof data3 === 'string'){
         if(func1(data3) > 140){
           const err6 = {instancePath:instancePath+'/session_expiry',schemaPath:'#/properties/session_expiry/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -176,27 +190,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs8 === errors;
     }
     if(data.deny_multiple_sessions !== undefined){
       let data4 = data.deny_multiple_sessions;
+      const _errs10 = errors;
       if(!((typeof data4 == 'number') && (!(data4 % 1) && !isNaN(data4)))){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 === 'boolean' || data4 === null
-          || (dataType4 === 'string' && data4 && data4 == +data4 && !(data4 % 1))){
-            coerced4 = +data4;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 === 'boolean' || data4 === null
+        || (dataType4 === 'string' && data4 && data4 == +data4 && !(data4 % 1))){
+          coerced4 = +data4;
+        }
+        else {
+          const err7 = {instancePath:instancePath+'/deny_multiple_sessions',schemaPath:'#/properties/deny_multiple_sessions/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err7];
           }
           else {
-            const err7 = {instancePath:instancePath+'/deny_multiple_sessions',schemaPath:'#/properties/deny_multiple_sessions/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err7];
-            }
-            else {
-              vErrors.push(err7);
-            }
-            errors++;
+            vErrors.push(err7);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -205,6 +221,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
+      const vSchema1 = schema0.properties.deny_multiple_sessions.enum;
       if(!((data4 === 0) || (data4 === 1))){
         const err8 = {instancePath:instancePath+'/deny_multiple_sessions',schemaPath:'#/properties/deny_multiple_sessions/enum',keyword:'enum',params:{allowedValues: schema0.properties.deny_multiple_sessions.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -215,30 +233,32 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs10 === errors;
     }
     if(data.allow_consecutive_login_attempts !== undefined){
       let data5 = data.allow_consecutive_login_attempts;
+      const _errs12 = errors;
       if((!((typeof data5 == 'number') && (!(data5 % 1) && !isNaN(data5)))) && (data5 !== null)){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 === 'boolean' || data5 === null
-          || (dataType5 === 'string' && data5 && data5 == +data5 && !(data5 % 1))){
-            coerced5 = +data5;
-          }
-          else if(data5 === '' || data5 === 0 || data5 === false){
-            coerced5 = null;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 === 'boolean' || data5 === null
+        || (dataType5 === 'string' && data5 && data5 == +data5 && !(data5 % 1))){
+          coerced5 = +data5;
+        }
+        else if(data5 === '' || data5 === 0 || data5 === false){
+          coerced5 = null;
+        }
+        else {
+          const err9 = {instancePath:instancePath+'/allow_consecutive_login_attempts',schemaPath:'#/properties/allow_consecutive_login_attempts/type',keyword:'type',params:{type: schema0.properties.allow_consecutive_login_attempts.type},message:'must be integer,null'};
+          if(vErrors === null){
+            vErrors = [err9];
           }
           else {
-            const err9 = {instancePath:instancePath+'/allow_consecutive_login_attempts',schemaPath:'#/properties/allow_consecutive_login_attempts/type',keyword:'type',params:{type: schema0.properties.allow_consecutive_login_attempts.type},message:'must be integer,null'};
-            if(vErrors === null){
-              vErrors = [err9];
-            }
-            else {
-              vErrors.push(err9);
-            }
-            errors++;
+            vErrors.push(err9);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -247,6 +267,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
       if(typeof data5 == 'number'){
         if(data5 > 2147483647 || isNaN(data5)){
           const err10 = {instancePath:instancePath+'/allow_consecutive_login_attempts',schemaPath:'#/properties/allow_consecutive_login_attempts/maximum',keyword:'maximum',params:{comparison: '<=', limit: 2147483647},message:'must be <= 2147483647'};
@@ -269,30 +290,32 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs12 === errors;
     }
     if(data.allow_login_after_fail !== undefined){
       let data6 = data.allow_login_after_fail;
+      const _errs14 = errors;
       if((!((typeof data6 == 'number') && (!(data6 % 1) && !isNaN(data6)))) && (data6 !== null)){
         let dataType6 = typeof data6;
         let coerced6 = undefined;
-        if(!(coerced6 !== undefined)){
-          if(dataType6 === 'boolean' || data6 === null
-          || (dataType6 === 'string' && data6 && data6 == +data6 && !(data6 % 1))){
-            coerced6 = +data6;
-          }
-          else if(data6 === '' || data6 === 0 || data6 === false){
-            coerced6 = null;
+        if(coerced6 !== undefined){
+        }
+        else if(dataType6 === 'boolean' || data6 === null
+        || (dataType6 === 'string' && data6 && data6 == +data6 && !(data6 % 1))){
+          coerced6 = +data6;
+        }
+        else if(data6 === '' || data6 === 0 || data6 === false){
+          coerced6 = null;
+        }
+        else {
+          const err12 = {instancePath:instancePath+'/allow_login_after_fail',schemaPath:'#/properties/allow_login_after_fail/type',keyword:'type',params:{type: schema0.properties.allow_login_after_fail.type},message:'must be integer,null'};
+          if(vErrors === null){
+            vErrors = [err12];
           }
           else {
-            const err12 = {instancePath:instancePath+'/allow_login_after_fail',schemaPath:'#/properties/allow_login_after_fail/type',keyword:'type',params:{type: schema0.properties.allow_login_after_fail.type},message:'must be integer,null'};
-            if(vErrors === null){
-              vErrors = [err12];
-            }
-            else {
-              vErrors.push(err12);
-            }
-            errors++;
+            vErrors.push(err12);
           }
+          errors++;
         }
         if(coerced6 !== undefined){
           data6 = coerced6;
@@ -301,6 +324,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs15 = errors;
       if(typeof data6 == 'number'){
         if(data6 > 2147483647 || isNaN(data6)){
           const err13 = {instancePath:instancePath+'/allow_login_after_fail',schemaPath:'#/properties/allow_login_after_fail/maximum',keyword:'maximum',params:{comparison: '<=', limit: 2147483647},message:'must be <= 2147483647'};
@@ -323,27 +347,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs14 === errors;
     }
     if(data.log_api_requests !== undefined){
       let data7 = data.log_api_requests;
+      const _errs16 = errors;
       if(!((typeof data7 == 'number') && (!(data7 % 1) && !isNaN(data7)))){
         let dataType7 = typeof data7;
         let coerced7 = undefined;
-        if(!(coerced7 !== undefined)){
-          if(dataType7 === 'boolean' || data7 === null
-          || (dataType7 === 'string' && data7 && data7 == +data7 && !(data7 % 1))){
-            coerced7 = +data7;
+        if(coerced7 !== undefined){
+        }
+        else if(dataType7 === 'boolean' || data7 === null
+        || (dataType7 === 'string' && data7 && data7 == +data7 && !(data7 % 1))){
+          coerced7 = +data7;
+        }
+        else {
+          const err15 = {instancePath:instancePath+'/log_api_requests',schemaPath:'#/properties/log_api_requests/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err15];
           }
           else {
-            const err15 = {instancePath:instancePath+'/log_api_requests',schemaPath:'#/properties/log_api_requests/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err15];
-            }
-            else {
-              vErrors.push(err15);
-            }
-            errors++;
+            vErrors.push(err15);
           }
+          errors++;
         }
         if(coerced7 !== undefined){
           data7 = coerced7;
@@ -352,6 +378,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs17 = errors;
+      const vSchema2 = schema0.properties.log_api_requests.enum;
       if(!((data7 === 0) || (data7 === 1))){
         const err16 = {instancePath:instancePath+'/log_api_requests',schemaPath:'#/properties/log_api_requests/enum',keyword:'enum',params:{allowedValues: schema0.properties.log_api_requests.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -362,32 +390,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs16 === errors;
     }
     if(data.time_zone !== undefined){
       let data8 = data.time_zone;
+      const _errs18 = errors;
       if((typeof data8 !== 'string') && (data8 !== null)){
         let dataType8 = typeof data8;
         let coerced8 = undefined;
-        if(!(coerced8 !== undefined)){
-          if(dataType8 == 'number' || dataType8 == 'boolean'){
-            coerced8 = '' + data8;
-          }
-          else if(data8 === null){
-            coerced8 = '';
-          }
-          else if(data8 === '' || data8 === 0 || data8 === false){
-            coerced8 = null;
+        if(coerced8 !== undefined){
+        }
+        else if(dataType8 == 'number' || dataType8 == 'boolean'){
+          coerced8 = '' + data8;
+        }
+        else if(data8 === null){
+          coerced8 = '';
+        }
+        else if(data8 === '' || data8 === 0 || data8 === false){
+          coerced8 = null;
+        }
+        else {
+          const err17 = {instancePath:instancePath+'/time_zone',schemaPath:'#/properties/time_zone/type',keyword:'type',params:{type: schema0.properties.time_zone.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err17];
           }
           else {
-            const err17 = {instancePath:instancePath+'/time_zone',schemaPath:'#/properties/time_zone/type',keyword:'type',params:{type: schema0.properties.time_zone.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err17];
-            }
-            else {
-              vErrors.push(err17);
-            }
-            errors++;
+            vErrors.push(err17);
           }
+          errors++;
         }
         if(coerced8 !== undefined){
           data8 = coerced8;
@@ -396,6 +426,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs19 = errors;
       if(typeof data8 === 'string'){
         if(func1(data8) > 140){
           const err18 = {instancePath:instancePath+'/time_zone',schemaPath:'#/properties/time_zone/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -408,32 +439,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs18 === errors;
     }
     if(data.country !== undefined){
       let data9 = data.country;
+      const _errs20 = errors;
       if((typeof data9 !== 'string') && (data9 !== null)){
         let dataType9 = typeof data9;
         let coerced9 = undefined;
-        if(!(coerced9 !== undefined)){
-          if(dataType9 == 'number' || dataType9 == 'boolean'){
-            coerced9 = '' + data9;
-          }
-          else if(data9 === null){
-            coerced9 = '';
-          }
-          else if(data9 === '' || data9 === 0 || data9 === false){
-            coerced9 = null;
+        if(coerced9 !== undefined){
+        }
+        else if(dataType9 == 'number' || dataType9 == 'boolean'){
+          coerced9 = '' + data9;
+        }
+        else if(data9 === null){
+          coerced9 = '';
+        }
+        else if(data9 === '' || data9 === 0 || data9 === false){
+          coerced9 = null;
+        }
+        else {
+          const err19 = {instancePath:instancePath+'/country',schemaPath:'#/properties/country/type',keyword:'type',params:{type: schema0.properties.country.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err19];
           }
           else {
-            const err19 = {instancePath:instancePath+'/country',schemaPath:'#/properties/country/type',keyword:'type',params:{type: schema0.properties.country.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err19];
-            }
-            else {
-              vErrors.push(err19);
-            }
-            errors++;
+            vErrors.push(err19);
           }
+          errors++;
         }
         if(coerced9 !== undefined){
           data9 = coerced9;
@@ -442,6 +475,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs21 = errors;
       if(typeof data9 === 'string'){
         if(func1(data9) > 140){
           const err20 = {instancePath:instancePath+'/country',schemaPath:'#/properties/country/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -454,32 +488,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs20 === errors;
     }
     if(data.language !== undefined){
       let data10 = data.language;
+      const _errs22 = errors;
       if((typeof data10 !== 'string') && (data10 !== null)){
         let dataType10 = typeof data10;
         let coerced10 = undefined;
-        if(!(coerced10 !== undefined)){
-          if(dataType10 == 'number' || dataType10 == 'boolean'){
-            coerced10 = '' + data10;
-          }
-          else if(data10 === null){
-            coerced10 = '';
-          }
-          else if(data10 === '' || data10 === 0 || data10 === false){
-            coerced10 = null;
+        if(coerced10 !== undefined){
+        }
+        else if(dataType10 == 'number' || dataType10 == 'boolean'){
+          coerced10 = '' + data10;
+        }
+        else if(data10 === null){
+          coerced10 = '';
+        }
+        else if(data10 === '' || data10 === 0 || data10 === false){
+          coerced10 = null;
+        }
+        else {
+          const err21 = {instancePath:instancePath+'/language',schemaPath:'#/properties/language/type',keyword:'type',params:{type: schema0.properties.language.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err21];
           }
           else {
-            const err21 = {instancePath:instancePath+'/language',schemaPath:'#/properties/language/type',keyword:'type',params:{type: schema0.properties.language.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err21];
-            }
-            else {
-              vErrors.push(err21);
-            }
-            errors++;
+            vErrors.push(err21);
           }
+          errors++;
         }
         if(coerced10 !== undefined){
           data10 = coerced10;
@@ -488,6 +524,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs23 = errors;
       if(typeof data10 === 'string'){
         if(func1(data10) > 140){
           const err22 = {instancePath:instancePath+'/language',schemaPath:'#/properties/language/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -500,32 +537,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs22 === errors;
     }
     if(data.date_format !== undefined){
       let data11 = data.date_format;
+      const _errs24 = errors;
       if((typeof data11 !== 'string') && (data11 !== null)){
         let dataType11 = typeof data11;
         let coerced11 = undefined;
-        if(!(coerced11 !== undefined)){
-          if(dataType11 == 'number' || dataType11 == 'boolean'){
-            coerced11 = '' + data11;
-          }
-          else if(data11 === null){
-            coerced11 = '';
-          }
-          else if(data11 === '' || data11 === 0 || data11 === false){
-            coerced11 = null;
+        if(coerced11 !== undefined){
+        }
+        else if(dataType11 == 'number' || dataType11 == 'boolean'){
+          coerced11 = '' + data11;
+        }
+        else if(data11 === null){
+          coerced11 = '';
+        }
+        else if(data11 === '' || data11 === 0 || data11 === false){
+          coerced11 = null;
+        }
+        else {
+          const err23 = {instancePath:instancePath+'/date_format',schemaPath:'#/properties/date_format/type',keyword:'type',params:{type: schema0.properties.date_format.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err23];
           }
           else {
-            const err23 = {instancePath:instancePath+'/date_format',schemaPath:'#/properties/date_format/type',keyword:'type',params:{type: schema0.properties.date_format.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err23];
-            }
-            else {
-              vErrors.push(err23);
-            }
-            errors++;
+            vErrors.push(err23);
           }
+          errors++;
         }
         if(coerced11 !== undefined){
           data11 = coerced11;
@@ -534,6 +573,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs25 = errors;
+      const vSchema3 = schema0.properties.date_format.enum;
       if(!((((((((data11 === '') || (data11 === 'dd-mm-yyyy')) || (data11 === 'mm-dd-yyyy')) || (data11 === 'dd/mm/yyyy')) || (data11 === 'mm/dd/yyyy')) || (data11 === 'dd.mm.yyyy')) || (data11 === 'yyyy-mm-dd')) || (data11 === null))){
         const err24 = {instancePath:instancePath+'/date_format',schemaPath:'#/properties/date_format/enum',keyword:'enum',params:{allowedValues: schema0.properties.date_format.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -544,27 +585,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs24 === errors;
     }
     if(data.allow_error_traceback !== undefined){
       let data12 = data.allow_error_traceback;
+      const _errs26 = errors;
       if(!((typeof data12 == 'number') && (!(data12 % 1) && !isNaN(data12)))){
         let dataType12 = typeof data12;
         let coerced12 = undefined;
-        if(!(coerced12 !== undefined)){
-          if(dataType12 === 'boolean' || data12 === null
-          || (dataType12 === 'string' && data12 && data12 == +data12 && !(data12 % 1))){
-            coerced12 = +data12;
+        if(coerced12 !== undefined){
+        }
+        else if(dataType12 === 'boolean' || data12 === null
+        || (dataType12 === 'string' && data12 && data12 == +data12 && !(data12 % 1))){
+          coerced12 = +data12;
+        }
+        else {
+          const err25 = {instancePath:instancePath+'/allow_error_traceback',schemaPath:'#/properties/allow_error_traceback/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err25];
           }
           else {
-            const err25 = {instancePath:instancePath+'/allow_error_traceback',schemaPath:'#/properties/allow_error_traceback/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err25];
-            }
-            else {
-              vErrors.push(err25);
-            }
-            errors++;
+            vErrors.push(err25);
           }
+          errors++;
         }
         if(coerced12 !== undefined){
           data12 = coerced12;
@@ -573,6 +616,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs27 = errors;
+      const vSchema4 = schema0.properties.allow_error_traceback.enum;
       if(!((data12 === 0) || (data12 === 1))){
         const err26 = {instancePath:instancePath+'/allow_error_traceback',schemaPath:'#/properties/allow_error_traceback/enum',keyword:'enum',params:{allowedValues: schema0.properties.allow_error_traceback.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -583,27 +628,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs26 === errors;
     }
     if(data.allow_guests_to_upload_files !== undefined){
       let data13 = data.allow_guests_to_upload_files;
+      const _errs28 = errors;
       if(!((typeof data13 == 'number') && (!(data13 % 1) && !isNaN(data13)))){
         let dataType13 = typeof data13;
         let coerced13 = undefined;
-        if(!(coerced13 !== undefined)){
-          if(dataType13 === 'boolean' || data13 === null
-          || (dataType13 === 'string' && data13 && data13 == +data13 && !(data13 % 1))){
-            coerced13 = +data13;
+        if(coerced13 !== undefined){
+        }
+        else if(dataType13 === 'boolean' || data13 === null
+        || (dataType13 === 'string' && data13 && data13 == +data13 && !(data13 % 1))){
+          coerced13 = +data13;
+        }
+        else {
+          const err27 = {instancePath:instancePath+'/allow_guests_to_upload_files',schemaPath:'#/properties/allow_guests_to_upload_files/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err27];
           }
           else {
-            const err27 = {instancePath:instancePath+'/allow_guests_to_upload_files',schemaPath:'#/properties/allow_guests_to_upload_files/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err27];
-            }
-            else {
-              vErrors.push(err27);
-            }
-            errors++;
+            vErrors.push(err27);
           }
+          errors++;
         }
         if(coerced13 !== undefined){
           data13 = coerced13;
@@ -612,6 +659,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs29 = errors;
+      const vSchema5 = schema0.properties.allow_guests_to_upload_files.enum;
       if(!((data13 === 0) || (data13 === 1))){
         const err28 = {instancePath:instancePath+'/allow_guests_to_upload_files',schemaPath:'#/properties/allow_guests_to_upload_files/enum',keyword:'enum',params:{allowedValues: schema0.properties.allow_guests_to_upload_files.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -622,6 +671,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs28 === errors;
     }
   }
   else {

@@ -10,7 +10,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!(func0.call(schema0.properties, key0))){
         delete data[key0];
@@ -18,29 +20,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -49,6 +52,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func1(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -61,29 +65,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -92,27 +98,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -121,6 +130,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -131,32 +142,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.status !== undefined){
       let data3 = data.status;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/status',schemaPath:'#/properties/status/type',keyword:'type',params:{type: schema0.properties.status.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/status',schemaPath:'#/properties/status/type',keyword:'type',params:{type: schema0.properties.status.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -165,6 +178,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
+      const vSchema1 = schema0.properties.status.enum;
       if(!(((((data3 === '') || (data3 === 'Open')) || (data3 === 'Closed')) || (data3 === 'Cancelled')) || (data3 === null))){
         const err6 = {instancePath:instancePath+'/status',schemaPath:'#/properties/status/enum',keyword:'enum',params:{allowedValues: schema0.properties.status.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -175,32 +190,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs8 === errors;
     }
     if(data.priority !== undefined){
       let data4 = data.priority;
+      const _errs10 = errors;
       if((typeof data4 !== 'string') && (data4 !== null)){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 == 'number' || dataType4 == 'boolean'){
-            coerced4 = '' + data4;
-          }
-          else if(data4 === null){
-            coerced4 = '';
-          }
-          else if(data4 === '' || data4 === 0 || data4 === false){
-            coerced4 = null;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 == 'number' || dataType4 == 'boolean'){
+          coerced4 = '' + data4;
+        }
+        else if(data4 === null){
+          coerced4 = '';
+        }
+        else if(data4 === '' || data4 === 0 || data4 === false){
+          coerced4 = null;
+        }
+        else {
+          const err7 = {instancePath:instancePath+'/priority',schemaPath:'#/properties/priority/type',keyword:'type',params:{type: schema0.properties.priority.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err7];
           }
           else {
-            const err7 = {instancePath:instancePath+'/priority',schemaPath:'#/properties/priority/type',keyword:'type',params:{type: schema0.properties.priority.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err7];
-            }
-            else {
-              vErrors.push(err7);
-            }
-            errors++;
+            vErrors.push(err7);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -209,6 +226,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
+      const vSchema2 = schema0.properties.priority.enum;
       if(!(((((data4 === '') || (data4 === 'High')) || (data4 === 'Medium')) || (data4 === 'Low')) || (data4 === null))){
         const err8 = {instancePath:instancePath+'/priority',schemaPath:'#/properties/priority/enum',keyword:'enum',params:{allowedValues: schema0.properties.priority.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -219,32 +238,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs10 === errors;
     }
     if(data.date !== undefined){
       let data5 = data.date;
+      const _errs12 = errors;
       if((typeof data5 !== 'string') && (data5 !== null)){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 == 'number' || dataType5 == 'boolean'){
-            coerced5 = '' + data5;
-          }
-          else if(data5 === null){
-            coerced5 = '';
-          }
-          else if(data5 === '' || data5 === 0 || data5 === false){
-            coerced5 = null;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 == 'number' || dataType5 == 'boolean'){
+          coerced5 = '' + data5;
+        }
+        else if(data5 === null){
+          coerced5 = '';
+        }
+        else if(data5 === '' || data5 === 0 || data5 === false){
+          coerced5 = null;
+        }
+        else {
+          const err9 = {instancePath:instancePath+'/date',schemaPath:'#/properties/date/type',keyword:'type',params:{type: schema0.properties.date.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err9];
           }
           else {
-            const err9 = {instancePath:instancePath+'/date',schemaPath:'#/properties/date/type',keyword:'type',params:{type: schema0.properties.date.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err9];
-            }
-            else {
-              vErrors.push(err9);
-            }
-            errors++;
+            vErrors.push(err9);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -253,6 +274,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
       if(typeof data5 === 'string'){
         if(!pattern0.test(data5)){
           const err10 = {instancePath:instancePath+'/date',schemaPath:'#/properties/date/pattern',keyword:'pattern',params:{pattern: '^(\\d{4}-\\d{2}-\\d{2})?$'},message:'must match pattern "'+'^(\\d{4}-\\d{2}-\\d{2})?$'+'"'};
@@ -265,32 +287,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs12 === errors;
     }
     if(data.allocated_to !== undefined){
       let data6 = data.allocated_to;
+      const _errs14 = errors;
       if((typeof data6 !== 'string') && (data6 !== null)){
         let dataType6 = typeof data6;
         let coerced6 = undefined;
-        if(!(coerced6 !== undefined)){
-          if(dataType6 == 'number' || dataType6 == 'boolean'){
-            coerced6 = '' + data6;
-          }
-          else if(data6 === null){
-            coerced6 = '';
-          }
-          else if(data6 === '' || data6 === 0 || data6 === false){
-            coerced6 = null;
+        if(coerced6 !== undefined){
+        }
+        else if(dataType6 == 'number' || dataType6 == 'boolean'){
+          coerced6 = '' + data6;
+        }
+        else if(data6 === null){
+          coerced6 = '';
+        }
+        else if(data6 === '' || data6 === 0 || data6 === false){
+          coerced6 = null;
+        }
+        else {
+          const err11 = {instancePath:instancePath+'/allocated_to',schemaPath:'#/properties/allocated_to/type',keyword:'type',params:{type: schema0.properties.allocated_to.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err11];
           }
           else {
-            const err11 = {instancePath:instancePath+'/allocated_to',schemaPath:'#/properties/allocated_to/type',keyword:'type',params:{type: schema0.properties.allocated_to.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err11];
-            }
-            else {
-              vErrors.push(err11);
-            }
-            errors++;
+            vErrors.push(err11);
           }
+          errors++;
         }
         if(coerced6 !== undefined){
           data6 = coerced6;
@@ -299,6 +323,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs15 = errors;
       if(typeof data6 === 'string'){
         if(func1(data6) > 140){
           const err12 = {instancePath:instancePath+'/allocated_to',schemaPath:'#/properties/allocated_to/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -311,32 +336,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs14 === errors;
     }
     if(data.description !== undefined){
       let data7 = data.description;
+      const _errs16 = errors;
       if((typeof data7 !== 'string') && (data7 !== null)){
         let dataType7 = typeof data7;
         let coerced7 = undefined;
-        if(!(coerced7 !== undefined)){
-          if(dataType7 == 'number' || dataType7 == 'boolean'){
-            coerced7 = '' + data7;
-          }
-          else if(data7 === null){
-            coerced7 = '';
-          }
-          else if(data7 === '' || data7 === 0 || data7 === false){
-            coerced7 = null;
+        if(coerced7 !== undefined){
+        }
+        else if(dataType7 == 'number' || dataType7 == 'boolean'){
+          coerced7 = '' + data7;
+        }
+        else if(data7 === null){
+          coerced7 = '';
+        }
+        else if(data7 === '' || data7 === 0 || data7 === false){
+          coerced7 = null;
+        }
+        else {
+          const err13 = {instancePath:instancePath+'/description',schemaPath:'#/properties/description/type',keyword:'type',params:{type: schema0.properties.description.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err13];
           }
           else {
-            const err13 = {instancePath:instancePath+'/description',schemaPath:'#/properties/description/type',keyword:'type',params:{type: schema0.properties.description.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err13];
-            }
-            else {
-              vErrors.push(err13);
-            }
-            errors++;
+            vErrors.push(err13);
           }
+          errors++;
         }
         if(coerced7 !== undefined){
           data7 = coerced7;
@@ -345,32 +372,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs17 = errors;
+      var valid0 = _errs16 === errors;
     }
     if(data.reference_type !== undefined){
       let data8 = data.reference_type;
+      const _errs18 = errors;
       if((typeof data8 !== 'string') && (data8 !== null)){
         let dataType8 = typeof data8;
         let coerced8 = undefined;
-        if(!(coerced8 !== undefined)){
-          if(dataType8 == 'number' || dataType8 == 'boolean'){
-            coerced8 = '' + data8;
-          }
-          else if(data8 === null){
-            coerced8 = '';
-          }
-          else if(data8 === '' || data8 === 0 || data8 === false){
-            coerced8 = null;
+        if(coerced8 !== undefined){
+        }
+        else if(dataType8 == 'number' || dataType8 == 'boolean'){
+          coerced8 = '' + data8;
+        }
+        else if(data8 === null){
+          coerced8 = '';
+        }
+        else if(data8 === '' || data8 === 0 || data8 === false){
+          coerced8 = null;
+        }
+        else {
+          const err14 = {instancePath:instancePath+'/reference_type',schemaPath:'#/properties/reference_type/type',keyword:'type',params:{type: schema0.properties.reference_type.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err14];
           }
           else {
-            const err14 = {instancePath:instancePath+'/reference_type',schemaPath:'#/properties/reference_type/type',keyword:'type',params:{type: schema0.properties.reference_type.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err14];
-            }
-            else {
-              vErrors.push(err14);
-            }
-            errors++;
+            vErrors.push(err14);
           }
+          errors++;
         }
         if(coerced8 !== undefined){
           data8 = coerced8;
@@ -379,6 +409,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs19 = errors;
       if(typeof data8 === 'string'){
         if(func1(data8) > 140){
           const err15 = {instancePath:instancePath+'/reference_type',schemaPath:'#/properties/reference_type/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -391,32 +422,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs18 === errors;
     }
     if(data.reference_name !== undefined){
       let data9 = data.reference_name;
+      const _errs20 = errors;
       if((typeof data9 !== 'string') && (data9 !== null)){
         let dataType9 = typeof data9;
         let coerced9 = undefined;
-        if(!(coerced9 !== undefined)){
-          if(dataType9 == 'number' || dataType9 == 'boolean'){
-            coerced9 = '' + data9;
-          }
-          else if(data9 === null){
-            coerced9 = '';
-          }
-          else if(data9 === '' || data9 === 0 || data9 === false){
-            coerced9 = null;
+        if(coerced9 !== undefined){
+        }
+        else if(dataType9 == 'number' || dataType9 == 'boolean'){
+          coerced9 = '' + data9;
+        }
+        else if(data9 === null){
+          coerced9 = '';
+        }
+        else if(data9 === '' || data9 === 0 || data9 === false){
+          coerced9 = null;
+        }
+        else {
+          const err16 = {instancePath:instancePath+'/reference_name',schemaPath:'#/properties/reference_name/type',keyword:'type',params:{type: schema0.properties.reference_name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err16];
           }
           else {
-            const err16 = {instancePath:instancePath+'/reference_name',schemaPath:'#/properties/reference_name/type',keyword:'type',params:{type: schema0.properties.reference_name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err16];
-            }
-            else {
-              vErrors.push(err16);
-            }
-            errors++;
+            vErrors.push(err16);
           }
+          errors++;
         }
         if(coerced9 !== undefined){
           data9 = coerced9;
@@ -425,6 +458,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs21 = errors;
       if(typeof data9 === 'string'){
         if(func1(data9) > 140){
           const err17 = {instancePath:instancePath+'/reference_name',schemaPath:'#/properties/reference_name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -437,32 +471,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs20 === errors;
     }
     if(data.role !== undefined){
       let data10 = data.role;
+      const _errs22 = errors;
       if((typeof data10 !== 'string') && (data10 !== null)){
         let dataType10 = typeof data10;
         let coerced10 = undefined;
-        if(!(coerced10 !== undefined)){
-          if(dataType10 == 'number' || dataType10 == 'boolean'){
-            coerced10 = '' + data10;
-          }
-          else if(data10 === null){
-            coerced10 = '';
-          }
-          else if(data10 === '' || data10 === 0 || data10 === false){
-            coerced10 = null;
+        if(coerced10 !== undefined){
+        }
+        else if(dataType10 == 'number' || dataType10 == 'boolean'){
+          coerced10 = '' + data10;
+        }
+        else if(data10 === null){
+          coerced10 = '';
+        }
+        else if(data10 === '' || data10 === 0 || data10 === false){
+          coerced10 = null;
+        }
+        else {
+          const err18 = {instancePath:instancePath+'/role',schemaPath:'#/properties/role/type',keyword:'type',params:{type: schema0.properties.role.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err18];
           }
           else {
-            const err18 = {instancePath:instancePath+'/role',schemaPath:'#/properties/role/type',keyword:'type',params:{type: schema0.properties.role.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err18];
-            }
-            else {
-              vErrors.push(err18);
-            }
-            errors++;
+            vErrors.push(err18);
           }
+          errors++;
         }
         if(coerced10 !== undefined){
           data10 = coerced10;
@@ -471,6 +507,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs23 = errors;
       if(typeof data10 === 'string'){
         if(func1(data10) > 140){
           const err19 = {instancePath:instancePath+'/role',schemaPath:'#/properties/role/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -483,32 +520,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs22 === errors;
     }
     if(data.assigned_by !== undefined){
       let data11 = data.assigned_by;
+      const _errs24 = errors;
       if((typeof data11 !== 'string') && (data11 !== null)){
         let dataType11 = typeof data11;
         let coerced11 = undefined;
-        if(!(coerced11 !== undefined)){
-          if(dataType11 == 'number' || dataType11 == 'boolean'){
-            coerced11 = '' + data11;
-          }
-          else if(data11 === null){
-            coerced11 = '';
-          }
-          else if(data11 === '' || data11 === 0 || data11 === false){
-            coerced11 = null;
+        if(coerced11 !== undefined){
+        }
+        else if(dataType11 == 'number' || dataType11 == 'boolean'){
+          coerced11 = '' + data11;
+        }
+        else if(data11 === null){
+          coerced11 = '';
+        }
+        else if(data11 === '' || data11 === 0 || data11 === false){
+          coerced11 = null;
+        }
+        else {
+          const err20 = {instancePath:instancePath+'/assigned_by',schemaPath:'#/properties/assigned_by/type',keyword:'type',params:{type: schema0.properties.assigned_by.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err20];
           }
           else {
-            const err20 = {instancePath:instancePath+'/assigned_by',schemaPath:'#/properties/assigned_by/type',keyword:'type',params:{type: schema0.properties.assigned_by.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err20];
-            }
-            else {
-              vErrors.push(err20);
-            }
-            errors++;
+            vErrors.push(err20);
           }
+          errors++;
         }
         if(coerced11 !== undefined){
           data11 = coerced11;
@@ -517,6 +556,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs25 = errors;
       if(typeof data11 === 'string'){
         if(func1(data11) > 140){
           const err21 = {instancePath:instancePath+'/assigned_by',schemaPath:'#/properties/assigned_by/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -529,32 +569,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs24 === errors;
     }
     if(data.assigned_by_full_name !== undefined){
       let data12 = data.assigned_by_full_name;
+      const _errs26 = errors;
       if((typeof data12 !== 'string') && (data12 !== null)){
         let dataType12 = typeof data12;
         let coerced12 = undefined;
-        if(!(coerced12 !== undefined)){
-          if(dataType12 == 'number' || dataType12 == 'boolean'){
-            coerced12 = '' + data12;
-          }
-          else if(data12 === null){
-            coerced12 = '';
-          }
-          else if(data12 === '' || data12 === 0 || data12 === false){
-            coerced12 = null;
+        if(coerced12 !== undefined){
+        }
+        else if(dataType12 == 'number' || dataType12 == 'boolean'){
+          coerced12 = '' + data12;
+        }
+        else if(data12 === null){
+          coerced12 = '';
+        }
+        else if(data12 === '' || data12 === 0 || data12 === false){
+          coerced12 = null;
+        }
+        else {
+          const err22 = {instancePath:instancePath+'/assigned_by_full_name',schemaPath:'#/properties/assigned_by_full_name/type',keyword:'type',params:{type: schema0.properties.assigned_by_full_name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err22];
           }
           else {
-            const err22 = {instancePath:instancePath+'/assigned_by_full_name',schemaPath:'#/properties/assigned_by_full_name/type',keyword:'type',params:{type: schema0.properties.assigned_by_full_name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err22];
-            }
-            else {
-              vErrors.push(err22);
-            }
-            errors++;
+            vErrors.push(err22);
           }
+          errors++;
         }
         if(coerced12 !== undefined){
           data12 = coerced12;
@@ -563,6 +605,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs27 = errors;
       if(typeof data12 === 'string'){
         if(func1(data12) > 140){
           const err23 = {instancePath:instancePath+'/assigned_by_full_name',schemaPath:'#/properties/assigned_by_full_name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -575,32 +618,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs26 === errors;
     }
     if(data.color !== undefined){
       let data13 = data.color;
+      const _errs28 = errors;
       if((typeof data13 !== 'string') && (data13 !== null)){
         let dataType13 = typeof data13;
         let coerced13 = undefined;
-        if(!(coerced13 !== undefined)){
-          if(dataType13 == 'number' || dataType13 == 'boolean'){
-            coerced13 = '' + data13;
-          }
-          else if(data13 === null){
-            coerced13 = '';
-          }
-          else if(data13 === '' || data13 === 0 || data13 === false){
-            coerced13 = null;
+        if(coerced13 !== undefined){
+        }
+        else if(dataType13 == 'number' || dataType13 == 'boolean'){
+          coerced13 = '' + data13;
+        }
+        else if(data13 === null){
+          coerced13 = '';
+        }
+        else if(data13 === '' || data13 === 0 || data13 === false){
+          coerced13 = null;
+        }
+        else {
+          const err24 = {instancePath:instancePath+'/color',schemaPath:'#/properties/color/type',keyword:'type',params:{type: schema0.properties.color.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err24];
           }
           else {
-            const err24 = {instancePath:instancePath+'/color',schemaPath:'#/properties/color/type',keyword:'type',params:{type: schema0.properties.color.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err24];
-            }
-            else {
-              vErrors.push(err24);
-            }
-            errors++;
+            vErrors.push(err24);
           }
+          errors++;
         }
         if(coerced13 !== undefined){
           data13 = coerced13;
@@ -609,6 +654,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs29 = errors;
       if(typeof data13 === 'string'){
         if(func1(data13) > 140){
           const err25 = {instancePath:instancePath+'/color',schemaPath:'#/properties/color/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -621,6 +667,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs28 === errors;
     }
   }
   else {

@@ -9,7 +9,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!(func0.call(schema0.properties, key0))){
         delete data[key0];
@@ -17,29 +19,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -48,6 +51,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func1(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -60,29 +64,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -91,27 +97,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -120,6 +129,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -130,32 +141,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.email !== undefined){
       let data3 = data.email;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/email',schemaPath:'#/properties/email/type',keyword:'type',params:{type: schema0.properties.email.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/email',schemaPath:'#/properties/email/type',keyword:'type',params:{type: schema0.properties.email.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -164,6 +177,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
       if(typeof data3 === 'string'){
         if(func1(data3) > 140){
           const err6 = {instancePath:instancePath+'/email',schemaPath:'#/properties/email/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -176,32 +190,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs8 === errors;
     }
     if(data.first_name !== undefined){
       let data4 = data.first_name;
+      const _errs10 = errors;
       if((typeof data4 !== 'string') && (data4 !== null)){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 == 'number' || dataType4 == 'boolean'){
-            coerced4 = '' + data4;
-          }
-          else if(data4 === null){
-            coerced4 = '';
-          }
-          else if(data4 === '' || data4 === 0 || data4 === false){
-            coerced4 = null;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 == 'number' || dataType4 == 'boolean'){
+          coerced4 = '' + data4;
+        }
+        else if(data4 === null){
+          coerced4 = '';
+        }
+        else if(data4 === '' || data4 === 0 || data4 === false){
+          coerced4 = null;
+        }
+        else {
+          const err7 = {instancePath:instancePath+'/first_name',schemaPath:'#/properties/first_name/type',keyword:'type',params:{type: schema0.properties.first_name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err7];
           }
           else {
-            const err7 = {instancePath:instancePath+'/first_name',schemaPath:'#/properties/first_name/type',keyword:'type',params:{type: schema0.properties.first_name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err7];
-            }
-            else {
-              vErrors.push(err7);
-            }
-            errors++;
+            vErrors.push(err7);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -210,6 +226,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
       if(typeof data4 === 'string'){
         if(func1(data4) > 140){
           const err8 = {instancePath:instancePath+'/first_name',schemaPath:'#/properties/first_name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -222,32 +239,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs10 === errors;
     }
     if(data.middle_name !== undefined){
       let data5 = data.middle_name;
+      const _errs12 = errors;
       if((typeof data5 !== 'string') && (data5 !== null)){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 == 'number' || dataType5 == 'boolean'){
-            coerced5 = '' + data5;
-          }
-          else if(data5 === null){
-            coerced5 = '';
-          }
-          else if(data5 === '' || data5 === 0 || data5 === false){
-            coerced5 = null;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 == 'number' || dataType5 == 'boolean'){
+          coerced5 = '' + data5;
+        }
+        else if(data5 === null){
+          coerced5 = '';
+        }
+        else if(data5 === '' || data5 === 0 || data5 === false){
+          coerced5 = null;
+        }
+        else {
+          const err9 = {instancePath:instancePath+'/middle_name',schemaPath:'#/properties/middle_name/type',keyword:'type',params:{type: schema0.properties.middle_name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err9];
           }
           else {
-            const err9 = {instancePath:instancePath+'/middle_name',schemaPath:'#/properties/middle_name/type',keyword:'type',params:{type: schema0.properties.middle_name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err9];
-            }
-            else {
-              vErrors.push(err9);
-            }
-            errors++;
+            vErrors.push(err9);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -256,6 +275,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
       if(typeof data5 === 'string'){
         if(func1(data5) > 140){
           const err10 = {instancePath:instancePath+'/middle_name',schemaPath:'#/properties/middle_name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -268,32 +288,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs12 === errors;
     }
     if(data.last_name !== undefined){
       let data6 = data.last_name;
+      const _errs14 = errors;
       if((typeof data6 !== 'string') && (data6 !== null)){
         let dataType6 = typeof data6;
         let coerced6 = undefined;
-        if(!(coerced6 !== undefined)){
-          if(dataType6 == 'number' || dataType6 == 'boolean'){
-            coerced6 = '' + data6;
-          }
-          else if(data6 === null){
-            coerced6 = '';
-          }
-          else if(data6 === '' || data6 === 0 || data6 === false){
-            coerced6 = null;
+        if(coerced6 !== undefined){
+        }
+        else if(dataType6 == 'number' || dataType6 == 'boolean'){
+          coerced6 = '' + data6;
+        }
+        else if(data6 === null){
+          coerced6 = '';
+        }
+        else if(data6 === '' || data6 === 0 || data6 === false){
+          coerced6 = null;
+        }
+        else {
+          const err11 = {instancePath:instancePath+'/last_name',schemaPath:'#/properties/last_name/type',keyword:'type',params:{type: schema0.properties.last_name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err11];
           }
           else {
-            const err11 = {instancePath:instancePath+'/last_name',schemaPath:'#/properties/last_name/type',keyword:'type',params:{type: schema0.properties.last_name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err11];
-            }
-            else {
-              vErrors.push(err11);
-            }
-            errors++;
+            vErrors.push(err11);
           }
+          errors++;
         }
         if(coerced6 !== undefined){
           data6 = coerced6;
@@ -302,6 +324,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs15 = errors;
       if(typeof data6 === 'string'){
         if(func1(data6) > 140){
           const err12 = {instancePath:instancePath+'/last_name',schemaPath:'#/properties/last_name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -314,32 +337,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs14 === errors;
     }
     if(data.full_name !== undefined){
       let data7 = data.full_name;
+      const _errs16 = errors;
       if((typeof data7 !== 'string') && (data7 !== null)){
         let dataType7 = typeof data7;
         let coerced7 = undefined;
-        if(!(coerced7 !== undefined)){
-          if(dataType7 == 'number' || dataType7 == 'boolean'){
-            coerced7 = '' + data7;
-          }
-          else if(data7 === null){
-            coerced7 = '';
-          }
-          else if(data7 === '' || data7 === 0 || data7 === false){
-            coerced7 = null;
+        if(coerced7 !== undefined){
+        }
+        else if(dataType7 == 'number' || dataType7 == 'boolean'){
+          coerced7 = '' + data7;
+        }
+        else if(data7 === null){
+          coerced7 = '';
+        }
+        else if(data7 === '' || data7 === 0 || data7 === false){
+          coerced7 = null;
+        }
+        else {
+          const err13 = {instancePath:instancePath+'/full_name',schemaPath:'#/properties/full_name/type',keyword:'type',params:{type: schema0.properties.full_name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err13];
           }
           else {
-            const err13 = {instancePath:instancePath+'/full_name',schemaPath:'#/properties/full_name/type',keyword:'type',params:{type: schema0.properties.full_name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err13];
-            }
-            else {
-              vErrors.push(err13);
-            }
-            errors++;
+            vErrors.push(err13);
           }
+          errors++;
         }
         if(coerced7 !== undefined){
           data7 = coerced7;
@@ -348,6 +373,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs17 = errors;
       if(typeof data7 === 'string'){
         if(func1(data7) > 140){
           const err14 = {instancePath:instancePath+'/full_name',schemaPath:'#/properties/full_name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -360,32 +386,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs16 === errors;
     }
     if(data.username !== undefined){
       let data8 = data.username;
+      const _errs18 = errors;
       if((typeof data8 !== 'string') && (data8 !== null)){
         let dataType8 = typeof data8;
         let coerced8 = undefined;
-        if(!(coerced8 !== undefined)){
-          if(dataType8 == 'number' || dataType8 == 'boolean'){
-            coerced8 = '' + data8;
-          }
-          else if(data8 === null){
-            coerced8 = '';
-          }
-          else if(data8 === '' || data8 === 0 || data8 === false){
-            coerced8 = null;
+        if(coerced8 !== undefined){
+        }
+        else if(dataType8 == 'number' || dataType8 == 'boolean'){
+          coerced8 = '' + data8;
+        }
+        else if(data8 === null){
+          coerced8 = '';
+        }
+        else if(data8 === '' || data8 === 0 || data8 === false){
+          coerced8 = null;
+        }
+        else {
+          const err15 = {instancePath:instancePath+'/username',schemaPath:'#/properties/username/type',keyword:'type',params:{type: schema0.properties.username.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err15];
           }
           else {
-            const err15 = {instancePath:instancePath+'/username',schemaPath:'#/properties/username/type',keyword:'type',params:{type: schema0.properties.username.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err15];
-            }
-            else {
-              vErrors.push(err15);
-            }
-            errors++;
+            vErrors.push(err15);
           }
+          errors++;
         }
         if(coerced8 !== undefined){
           data8 = coerced8;
@@ -394,6 +422,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs19 = errors;
       if(typeof data8 === 'string'){
         if(func1(data8) > 140){
           const err16 = {instancePath:instancePath+'/username',schemaPath:'#/properties/username/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -406,27 +435,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs18 === errors;
     }
     if(data.enabled !== undefined){
       let data9 = data.enabled;
+      const _errs20 = errors;
       if(!((typeof data9 == 'number') && (!(data9 % 1) && !isNaN(data9)))){
         let dataType9 = typeof data9;
         let coerced9 = undefined;
-        if(!(coerced9 !== undefined)){
-          if(dataType9 === 'boolean' || data9 === null
-          || (dataType9 === 'string' && data9 && data9 == +data9 && !(data9 % 1))){
-            coerced9 = +data9;
+        if(coerced9 !== undefined){
+        }
+        else if(dataType9 === 'boolean' || data9 === null
+        || (dataType9 === 'string' && data9 && data9 == +data9 && !(data9 % 1))){
+          coerced9 = +data9;
+        }
+        else {
+          const err17 = {instancePath:instancePath+'/enabled',schemaPath:'#/properties/enabled/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err17];
           }
           else {
-            const err17 = {instancePath:instancePath+'/enabled',schemaPath:'#/properties/enabled/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err17];
-            }
-            else {
-              vErrors.push(err17);
-            }
-            errors++;
+            vErrors.push(err17);
           }
+          errors++;
         }
         if(coerced9 !== undefined){
           data9 = coerced9;
@@ -435,6 +466,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs21 = errors;
+      const vSchema1 = schema0.properties.enabled.enum;
       if(!((data9 === 0) || (data9 === 1))){
         const err18 = {instancePath:instancePath+'/enabled',schemaPath:'#/properties/enabled/enum',keyword:'enum',params:{allowedValues: schema0.properties.enabled.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -445,32 +478,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs20 === errors;
     }
     if(data.user_type !== undefined){
       let data10 = data.user_type;
+      const _errs22 = errors;
       if((typeof data10 !== 'string') && (data10 !== null)){
         let dataType10 = typeof data10;
         let coerced10 = undefined;
-        if(!(coerced10 !== undefined)){
-          if(dataType10 == 'number' || dataType10 == 'boolean'){
-            coerced10 = '' + data10;
-          }
-          else if(data10 === null){
-            coerced10 = '';
-          }
-          else if(data10 === '' || data10 === 0 || data10 === false){
-            coerced10 = null;
+        if(coerced10 !== undefined){
+        }
+        else if(dataType10 == 'number' || dataType10 == 'boolean'){
+          coerced10 = '' + data10;
+        }
+        else if(data10 === null){
+          coerced10 = '';
+        }
+        else if(data10 === '' || data10 === 0 || data10 === false){
+          coerced10 = null;
+        }
+        else {
+          const err19 = {instancePath:instancePath+'/user_type',schemaPath:'#/properties/user_type/type',keyword:'type',params:{type: schema0.properties.user_type.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err19];
           }
           else {
-            const err19 = {instancePath:instancePath+'/user_type',schemaPath:'#/properties/user_type/type',keyword:'type',params:{type: schema0.properties.user_type.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err19];
-            }
-            else {
-              vErrors.push(err19);
-            }
-            errors++;
+            vErrors.push(err19);
           }
+          errors++;
         }
         if(coerced10 !== undefined){
           data10 = coerced10;
@@ -479,6 +514,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs23 = errors;
+      const vSchema2 = schema0.properties.user_type.enum;
       if(!((((data10 === '') || (data10 === 'System User')) || (data10 === 'Website User')) || (data10 === null))){
         const err20 = {instancePath:instancePath+'/user_type',schemaPath:'#/properties/user_type/enum',keyword:'enum',params:{allowedValues: schema0.properties.user_type.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -489,32 +526,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs22 === errors;
     }
     if(data.language !== undefined){
       let data11 = data.language;
+      const _errs24 = errors;
       if((typeof data11 !== 'string') && (data11 !== null)){
         let dataType11 = typeof data11;
         let coerced11 = undefined;
-        if(!(coerced11 !== undefined)){
-          if(dataType11 == 'number' || dataType11 == 'boolean'){
-            coerced11 = '' + data11;
-          }
-          else if(data11 === null){
-            coerced11 = '';
-          }
-          else if(data11 === '' || data11 === 0 || data11 === false){
-            coerced11 = null;
+        if(coerced11 !== undefined){
+        }
+        else if(dataType11 == 'number' || dataType11 == 'boolean'){
+          coerced11 = '' + data11;
+        }
+        else if(data11 === null){
+          coerced11 = '';
+        }
+        else if(data11 === '' || data11 === 0 || data11 === false){
+          coerced11 = null;
+        }
+        else {
+          const err21 = {instancePath:instancePath+'/language',schemaPath:'#/properties/language/type',keyword:'type',params:{type: schema0.properties.language.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err21];
           }
           else {
-            const err21 = {instancePath:instancePath+'/language',schemaPath:'#/properties/language/type',keyword:'type',params:{type: schema0.properties.language.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err21];
-            }
-            else {
-              vErrors.push(err21);
-            }
-            errors++;
+            vErrors.push(err21);
           }
+          errors++;
         }
         if(coerced11 !== undefined){
           data11 = coerced11;
@@ -523,6 +562,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs25 = errors;
       if(typeof data11 === 'string'){
         if(func1(data11) > 140){
           const err22 = {instancePath:instancePath+'/language',schemaPath:'#/properties/language/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -535,32 +575,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs24 === errors;
     }
     if(data.time_zone !== undefined){
       let data12 = data.time_zone;
+      const _errs26 = errors;
       if((typeof data12 !== 'string') && (data12 !== null)){
         let dataType12 = typeof data12;
         let coerced12 = undefined;
-        if(!(coerced12 !== undefined)){
-          if(dataType12 == 'number' || dataType12 == 'boolean'){
-            coerced12 = '' + data12;
-          }
-          else if(data12 === null){
-            coerced12 = '';
-          }
-          else if(data12 === '' || data12 === 0 || data12 === false){
-            coerced12 = null;
+        if(coerced12 !== undefined){
+        }
+        else if(dataType12 == 'number' || dataType12 == 'boolean'){
+          coerced12 = '' + data12;
+        }
+        else if(data12 === null){
+          coerced12 = '';
+        }
+        else if(data12 === '' || data12 === 0 || data12 === false){
+          coerced12 = null;
+        }
+        else {
+          const err23 = {instancePath:instancePath+'/time_zone',schemaPath:'#/properties/time_zone/type',keyword:'type',params:{type: schema0.properties.time_zone.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err23];
           }
           else {
-            const err23 = {instancePath:instancePath+'/time_zone',schemaPath:'#/properties/time_zone/type',keyword:'type',params:{type: schema0.properties.time_zone.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err23];
-            }
-            else {
-              vErrors.push(err23);
-            }
-            errors++;
+            vErrors.push(err23);
           }
+          errors++;
         }
         if(coerced12 !== undefined){
           data12 = coerced12;
@@ -569,6 +611,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs27 = errors;
       if(typeof data12 === 'string'){
         if(func1(data12) > 140){
           const err24 = {instancePath:instancePath+'/time_zone',schemaPath:'#/properties/time_zone/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -581,32 +624,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs26 === errors;
     }
     if(data.user_image !== undefined){
       let data13 = data.user_image;
+      const _errs28 = errors;
       if((typeof data13 !== 'string') && (data13 !== null)){
         let dataType13 = typeof data13;
         let coerced13 = undefined;
-        if(!(coerced13 !== undefined)){
-          if(dataType13 == 'number' || dataType13 == 'boolean'){
-            coerced13 = '' + data13;
-          }
-          else if(data13 === null){
-            coerced13 = '';
-          }
-          else if(data13 === '' || data13 === 0 || data13 === false){
-            coerced13 = null;
+        if(coerced13 !== undefined){
+        }
+        else if(dataType13 == 'number' || dataType13 == 'boolean'){
+          coerced13 = '' + data13;
+        }
+        else if(data13 === null){
+          coerced13 = '';
+        }
+        else if(data13 === '' || data13 === 0 || data13 === false){
+          coerced13 = null;
+        }
+        else {
+          const err25 = {instancePath:instancePath+'/user_image',schemaPath:'#/properties/user_image/type',keyword:'type',params:{type: schema0.properties.user_image.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err25];
           }
           else {
-            const err25 = {instancePath:instancePath+'/user_image',schemaPath:'#/properties/user_image/type',keyword:'type',params:{type: schema0.properties.user_image.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err25];
-            }
-            else {
-              vErrors.push(err25);
-            }
-            errors++;
+            vErrors.push(err25);
           }
+          errors++;
         }
         if(coerced13 !== undefined){
           data13 = coerced13;
@@ -615,14 +660,22 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs29 = errors;
+      var valid0 = _errs28 === errors;
     }
     if(data.roles !== undefined){
       let data14 = data.roles;
+      const _errs30 = errors;
+      const _errs31 = errors;
       if(Array.isArray(data14)){
+        let valid2 = true;
         const len0 = data14.length;
         for(let i0=0; i0<len0; i0++){
           let data15 = data14[i0];
+          const _errs32 = errors;
+          const _errs33 = errors;
           if(data15 && typeof data15 == 'object' && !Array.isArray(data15)){
+            const _errs34 = errors;
             for(const key1 in data15){
               if(!(((key1 === 'name') || (key1 === 'idx')) || (key1 === 'role'))){
                 delete data15[key1];
@@ -630,29 +683,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
             }
             if(data15.name !== undefined){
               let data16 = data15.name;
+              const _errs35 = errors;
               if((typeof data16 !== 'string') && (data16 !== null)){
                 let dataType14 = typeof data16;
                 let coerced14 = undefined;
-                if(!(coerced14 !== undefined)){
-                  if(dataType14 == 'number' || dataType14 == 'boolean'){
-                    coerced14 = '' + data16;
-                  }
-                  else if(data16 === null){
-                    coerced14 = '';
-                  }
-                  else if(data16 === '' || data16 === 0 || data16 === false){
-                    coerced14 = null;
+                if(coerced14 !== undefined){
+                }
+                else if(dataType14 == 'number' || dataType14 == 'boolean'){
+                  coerced14 = '' + data16;
+                }
+                else if(data16 === null){
+                  coerced14 = '';
+                }
+                else if(data16 === '' || data16 === 0 || data16 === false){
+                  coerced14 = null;
+                }
+                else {
+                  const err26 = {instancePath:instancePath+'/roles/' + i0+'/name',schemaPath:'#/properties/roles/items/properties/name/type',keyword:'type',params:{type: schema0.properties.roles.items.properties.name.type},message:'must be string,null'};
+                  if(vErrors === null){
+                    vErrors = [err26];
                   }
                   else {
-                    const err26 = {instancePath:instancePath+'/roles/' + i0+'/name',schemaPath:'#/properties/roles/items/properties/name/type',keyword:'type',params:{type: schema0.properties.roles.items.properties.name.type},message:'must be string,null'};
-                    if(vErrors === null){
-                      vErrors = [err26];
-                    }
-                    else {
-                      vErrors.push(err26);
-                    }
-                    errors++;
+                    vErrors.push(err26);
                   }
+                  errors++;
                 }
                 if(coerced14 !== undefined){
                   data16 = coerced14;
@@ -661,6 +715,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs36 = errors;
               if(typeof data16 === 'string'){
                 if(func1(data16) > 140){
                   const err27 = {instancePath:instancePath+'/roles/' + i0+'/name',schemaPath:'#/properties/roles/items/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -673,30 +728,32 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   errors++;
                 }
               }
+              var valid3 = _errs35 === errors;
             }
             if(data15.idx !== undefined){
               let data17 = data15.idx;
+              const _errs37 = errors;
               if((!((typeof data17 == 'number') && (!(data17 % 1) && !isNaN(data17)))) && (data17 !== null)){
                 let dataType15 = typeof data17;
                 let coerced15 = undefined;
-                if(!(coerced15 !== undefined)){
-                  if(dataType15 === 'boolean' || data17 === null
-                  || (dataType15 === 'string' && data17 && data17 == +data17 && !(data17 % 1))){
-                    coerced15 = +data17;
-                  }
-                  else if(data17 === '' || data17 === 0 || data17 === false){
-                    coerced15 = null;
+                if(coerced15 !== undefined){
+                }
+                else if(dataType15 === 'boolean' || data17 === null
+                || (dataType15 === 'string' && data17 && data17 == +data17 && !(data17 % 1))){
+                  coerced15 = +data17;
+                }
+                else if(data17 === '' || data17 === 0 || data17 === false){
+                  coerced15 = null;
+                }
+                else {
+                  const err28 = {instancePath:instancePath+'/roles/' + i0+'/idx',schemaPath:'#/properties/roles/items/properties/idx/type',keyword:'type',params:{type: schema0.properties.roles.items.properties.idx.type},message:'must be integer,null'};
+                  if(vErrors === null){
+                    vErrors = [err28];
                   }
                   else {
-                    const err28 = {instancePath:instancePath+'/roles/' + i0+'/idx',schemaPath:'#/properties/roles/items/properties/idx/type',keyword:'type',params:{type: schema0.properties.roles.items.properties.idx.type},message:'must be integer,null'};
-                    if(vErrors === null){
-                      vErrors = [err28];
-                    }
-                    else {
-                      vErrors.push(err28);
-                    }
-                    errors++;
+                    vErrors.push(err28);
                   }
+                  errors++;
                 }
                 if(coerced15 !== undefined){
                   data17 = coerced15;
@@ -705,32 +762,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs38 = errors;
+              var valid3 = _errs37 === errors;
             }
             if(data15.role !== undefined){
               let data18 = data15.role;
+              const _errs39 = errors;
               if((typeof data18 !== 'string') && (data18 !== null)){
                 let dataType16 = typeof data18;
                 let coerced16 = undefined;
-                if(!(coerced16 !== undefined)){
-                  if(dataType16 == 'number' || dataType16 == 'boolean'){
-                    coerced16 = '' + data18;
-                  }
-                  else if(data18 === null){
-                    coerced16 = '';
-                  }
-                  else if(data18 === '' || data18 === 0 || data18 === false){
-                    coerced16 = null;
+                if(coerced16 !== undefined){
+                }
+                else if(dataType16 == 'number' || dataType16 == 'boolean'){
+                  coerced16 = '' + data18;
+                }
+                else if(data18 === null){
+                  coerced16 = '';
+                }
+                else if(data18 === '' || data18 === 0 || data18 === false){
+                  coerced16 = null;
+                }
+                else {
+                  const err29 = {instancePath:instancePath+'/roles/' + i0+'/role',schemaPath:'#/properties/roles/items/properties/role/type',keyword:'type',params:{type: schema0.properties.roles.items.properties.role.type},message:'must be string,null'};
+                  if(vErrors === null){
+                    vErrors = [err29];
                   }
                   else {
-                    const err29 = {instancePath:instancePath+'/roles/' + i0+'/role',schemaPath:'#/properties/roles/items/properties/role/type',keyword:'type',params:{type: schema0.properties.roles.items.properties.role.type},message:'must be string,null'};
-                    if(vErrors === null){
-                      vErrors = [err29];
-                    }
-                    else {
-                      vErrors.push(err29);
-                    }
-                    errors++;
+                    vErrors.push(err29);
                   }
+                  errors++;
                 }
                 if(coerced16 !== undefined){
                   data18 = coerced16;
@@ -739,6 +799,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs40 = errors;
               if(typeof data18 === 'string'){
                 if(func1(data18) > 140){
                   const err30 = {instancePath:instancePath+'/roles/' + i0+'/role',schemaPath:'#/properties/roles/items/properties/role/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -751,6 +812,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   errors++;
                 }
               }
+              var valid3 = _errs39 === errors;
             }
           }
           else {
@@ -762,6 +824,10 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
               vErrors.push(err31);
             }
             errors++;
+          }
+          var valid1 = _errs32 === errors;
+          if(!valid1){
+            valid2 = false;
           }
         }
       }
@@ -775,32 +841,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs30 === errors;
     }
     if(data.new_password !== undefined){
       let data19 = data.new_password;
+      const _errs41 = errors;
       if((typeof data19 !== 'string') && (data19 !== null)){
         let dataType17 = typeof data19;
         let coerced17 = undefined;
-        if(!(coerced17 !== undefined)){
-          if(dataType17 == 'number' || dataType17 == 'boolean'){
-            coerced17 = '' + data19;
-          }
-          else if(data19 === null){
-            coerced17 = '';
-          }
-          else if(data19 === '' || data19 === 0 || data19 === false){
-            coerced17 = null;
+        if(coerced17 !== undefined){
+        }
+        else if(dataType17 == 'number' || dataType17 == 'boolean'){
+          coerced17 = '' + data19;
+        }
+        else if(data19 === null){
+          coerced17 = '';
+        }
+        else if(data19 === '' || data19 === 0 || data19 === false){
+          coerced17 = null;
+        }
+        else {
+          const err33 = {instancePath:instancePath+'/new_password',schemaPath:'#/properties/new_password/type',keyword:'type',params:{type: schema0.properties.new_password.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err33];
           }
           else {
-            const err33 = {instancePath:instancePath+'/new_password',schemaPath:'#/properties/new_password/type',keyword:'type',params:{type: schema0.properties.new_password.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err33];
-            }
-            else {
-              vErrors.push(err33);
-            }
-            errors++;
+            vErrors.push(err33);
           }
+          errors++;
         }
         if(coerced17 !== undefined){
           data19 = coerced17;
@@ -809,32 +877,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs42 = errors;
+      var valid0 = _errs41 === errors;
     }
     if(data.restrict_ip !== undefined){
       let data20 = data.restrict_ip;
+      const _errs43 = errors;
       if((typeof data20 !== 'string') && (data20 !== null)){
         let dataType18 = typeof data20;
         let coerced18 = undefined;
-        if(!(coerced18 !== undefined)){
-          if(dataType18 == 'number' || dataType18 == 'boolean'){
-            coerced18 = '' + data20;
-          }
-          else if(data20 === null){
-            coerced18 = '';
-          }
-          else if(data20 === '' || data20 === 0 || data20 === false){
-            coerced18 = null;
+        if(coerced18 !== undefined){
+        }
+        else if(dataType18 == 'number' || dataType18 == 'boolean'){
+          coerced18 = '' + data20;
+        }
+        else if(data20 === null){
+          coerced18 = '';
+        }
+        else if(data20 === '' || data20 === 0 || data20 === false){
+          coerced18 = null;
+        }
+        else {
+          const err34 = {instancePath:instancePath+'/restrict_ip',schemaPath:'#/properties/restrict_ip/type',keyword:'type',params:{type: schema0.properties.restrict_ip.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err34];
           }
           else {
-            const err34 = {instancePath:instancePath+'/restrict_ip',schemaPath:'#/properties/restrict_ip/type',keyword:'type',params:{type: schema0.properties.restrict_ip.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err34];
-            }
-            else {
-              vErrors.push(err34);
-            }
-            errors++;
+            vErrors.push(err34);
           }
+          errors++;
         }
         if(coerced18 !== undefined){
           data20 = coerced18;
@@ -843,32 +914,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs44 = errors;
+      var valid0 = _errs43 === errors;
     }
     if(data.api_key !== undefined){
       let data21 = data.api_key;
+      const _errs45 = errors;
       if((typeof data21 !== 'string') && (data21 !== null)){
         let dataType19 = typeof data21;
         let coerced19 = undefined;
-        if(!(coerced19 !== undefined)){
-          if(dataType19 == 'number' || dataType19 == 'boolean'){
-            coerced19 = '' + data21;
-          }
-          else if(data21 === null){
-            coerced19 = '';
-          }
-          else if(data21 === '' || data21 === 0 || data21 === false){
-            coerced19 = null;
+        if(coerced19 !== undefined){
+        }
+        else if(dataType19 == 'number' || dataType19 == 'boolean'){
+          coerced19 = '' + data21;
+        }
+        else if(data21 === null){
+          coerced19 = '';
+        }
+        else if(data21 === '' || data21 === 0 || data21 === false){
+          coerced19 = null;
+        }
+        else {
+          const err35 = {instancePath:instancePath+'/api_key',schemaPath:'#/properties/api_key/type',keyword:'type',params:{type: schema0.properties.api_key.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err35];
           }
           else {
-            const err35 = {instancePath:instancePath+'/api_key',schemaPath:'#/properties/api_key/type',keyword:'type',params:{type: schema0.properties.api_key.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err35];
-            }
-            else {
-              vErrors.push(err35);
-            }
-            errors++;
+            vErrors.push(err35);
           }
+          errors++;
         }
         if(coerced19 !== undefined){
           data21 = coerced19;
@@ -877,6 +951,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs46 = errors;
       if(typeof data21 === 'string'){
         if(func1(data21) > 140){
           const err36 = {instancePath:instancePath+'/api_key',schemaPath:'#/properties/api_key/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -889,32 +964,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs45 === errors;
     }
     if(data.api_secret !== undefined){
       let data22 = data.api_secret;
+      const _errs47 = errors;
       if((typeof data22 !== 'string') && (data22 !== null)){
         let dataType20 = typeof data22;
         let coerced20 = undefined;
-        if(!(coerced20 !== undefined)){
-          if(dataType20 == 'number' || dataType20 == 'boolean'){
-            coerced20 = '' + data22;
-          }
-          else if(data22 === null){
-            coerced20 = '';
-          }
-          else if(data22 === '' || data22 === 0 || data22 === false){
-            coerced20 = null;
+        if(coerced20 !== undefined){
+        }
+        else if(dataType20 == 'number' || dataType20 == 'boolean'){
+          coerced20 = '' + data22;
+        }
+        else if(data22 === null){
+          coerced20 = '';
+        }
+        else if(data22 === '' || data22 === 0 || data22 === false){
+          coerced20 = null;
+        }
+        else {
+          const err37 = {instancePath:instancePath+'/api_secret',schemaPath:'#/properties/api_secret/type',keyword:'type',params:{type: schema0.properties.api_secret.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err37];
           }
           else {
-            const err37 = {instancePath:instancePath+'/api_secret',schemaPath:'#/properties/api_secret/type',keyword:'type',params:{type: schema0.properties.api_secret.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err37];
-            }
-            else {
-              vErrors.push(err37);
-            }
-            errors++;
+            vErrors.push(err37);
           }
+          errors++;
         }
         if(coerced20 !== undefined){
           data22 = coerced20;
@@ -923,32 +1000,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs48 = errors;
+      var valid0 = _errs47 === errors;
     }
     if(data.last_login !== undefined){
       let data23 = data.last_login;
+      const _errs49 = errors;
       if((typeof data23 !== 'string') && (data23 !== null)){
         let dataType21 = typeof data23;
         let coerced21 = undefined;
-        if(!(coerced21 !== undefined)){
-          if(dataType21 == 'number' || dataType21 == 'boolean'){
-            coerced21 = '' + data23;
-          }
-          else if(data23 === null){
-            coerced21 = '';
-          }
-          else if(data23 === '' || data23 === 0 || data23 === false){
-            coerced21 = null;
+        if(coerced21 !== undefined){
+        }
+        else if(dataType21 == 'number' || dataType21 == 'boolean'){
+          coerced21 = '' + data23;
+        }
+        else if(data23 === null){
+          coerced21 = '';
+        }
+        else if(data23 === '' || data23 === 0 || data23 === false){
+          coerced21 = null;
+        }
+        else {
+          const err38 = {instancePath:instancePath+'/last_login',schemaPath:'#/properties/last_login/type',keyword:'type',params:{type: schema0.properties.last_login.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err38];
           }
           else {
-            const err38 = {instancePath:instancePath+'/last_login',schemaPath:'#/properties/last_login/type',keyword:'type',params:{type: schema0.properties.last_login.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err38];
-            }
-            else {
-              vErrors.push(err38);
-            }
-            errors++;
+            vErrors.push(err38);
           }
+          errors++;
         }
         if(coerced21 !== undefined){
           data23 = coerced21;
@@ -957,6 +1037,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs50 = errors;
       if(typeof data23 === 'string'){
         if(func1(data23) > 140){
           const err39 = {instancePath:instancePath+'/last_login',schemaPath:'#/properties/last_login/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -969,32 +1050,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs49 === errors;
     }
     if(data.last_ip !== undefined){
       let data24 = data.last_ip;
+      const _errs51 = errors;
       if((typeof data24 !== 'string') && (data24 !== null)){
         let dataType22 = typeof data24;
         let coerced22 = undefined;
-        if(!(coerced22 !== undefined)){
-          if(dataType22 == 'number' || dataType22 == 'boolean'){
-            coerced22 = '' + data24;
-          }
-          else if(data24 === null){
-            coerced22 = '';
-          }
-          else if(data24 === '' || data24 === 0 || data24 === false){
-            coerced22 = null;
+        if(coerced22 !== undefined){
+        }
+        else if(dataType22 == 'number' || dataType22 == 'boolean'){
+          coerced22 = '' + data24;
+        }
+        else if(data24 === null){
+          coerced22 = '';
+        }
+        else if(data24 === '' || data24 === 0 || data24 === false){
+          coerced22 = null;
+        }
+        else {
+          const err40 = {instancePath:instancePath+'/last_ip',schemaPath:'#/properties/last_ip/type',keyword:'type',params:{type: schema0.properties.last_ip.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err40];
           }
           else {
-            const err40 = {instancePath:instancePath+'/last_ip',schemaPath:'#/properties/last_ip/type',keyword:'type',params:{type: schema0.properties.last_ip.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err40];
-            }
-            else {
-              vErrors.push(err40);
-            }
-            errors++;
+            vErrors.push(err40);
           }
+          errors++;
         }
         if(coerced22 !== undefined){
           data24 = coerced22;
@@ -1003,6 +1086,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs52 = errors;
       if(typeof data24 === 'string'){
         if(func1(data24) > 140){
           const err41 = {instancePath:instancePath+'/last_ip',schemaPath:'#/properties/last_ip/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -1015,6 +1099,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs51 === errors;
     }
   }
   else {

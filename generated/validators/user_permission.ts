@@ -9,7 +9,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!(func0.call(schema0.properties, key0))){
         delete data[key0];
@@ -17,29 +19,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -48,6 +51,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func1(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -60,29 +64,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -91,27 +97,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -120,6 +129,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -130,32 +141,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.user !== undefined){
       let data3 = data.user;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/type',keyword:'type',params:{type: schema0.properties.user.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/type',keyword:'type',params:{type: schema0.properties.user.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -164,6 +177,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
       if(typeof data3 === 'string'){
         if(func1(data3) > 140){
           const err6 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -176,32 +190,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs8 === errors;
     }
     if(data.allow !== undefined){
       let data4 = data.allow;
+      const _errs10 = errors;
       if((typeof data4 !== 'string') && (data4 !== null)){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 == 'number' || dataType4 == 'boolean'){
-            coerced4 = '' + data4;
-          }
-          else if(data4 === null){
-            coerced4 = '';
-          }
-          else if(data4 === '' || data4 === 0 || data4 === false){
-            coerced4 = null;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 == 'number' || dataType4 == 'boolean'){
+          coerced4 = '' + data4;
+        }
+        else if(data4 === null){
+          coerced4 = '';
+        }
+        else if(data4 === '' || data4 === 0 || data4 === false){
+          coerced4 = null;
+        }
+        else {
+          const err7 = {instancePath:instancePath+'/allow',schemaPath:'#/properties/allow/type',keyword:'type',params:{type: schema0.properties.allow.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err7];
           }
           else {
-            const err7 = {instancePath:instancePath+'/allow',schemaPath:'#/properties/allow/type',keyword:'type',params:{type: schema0.properties.allow.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err7];
-            }
-            else {
-              vErrors.push(err7);
-            }
-            errors++;
+            vErrors.push(err7);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -210,6 +226,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
       if(typeof data4 === 'string'){
         if(func1(data4) > 140){
           const err8 = {instancePath:instancePath+'/allow',schemaPath:'#/properties/allow/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -222,32 +239,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs10 === errors;
     }
     if(data.for_value !== undefined){
       let data5 = data.for_value;
+      const _errs12 = errors;
       if((typeof data5 !== 'string') && (data5 !== null)){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 == 'number' || dataType5 == 'boolean'){
-            coerced5 = '' + data5;
-          }
-          else if(data5 === null){
-            coerced5 = '';
-          }
-          else if(data5 === '' || data5 === 0 || data5 === false){
-            coerced5 = null;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 == 'number' || dataType5 == 'boolean'){
+          coerced5 = '' + data5;
+        }
+        else if(data5 === null){
+          coerced5 = '';
+        }
+        else if(data5 === '' || data5 === 0 || data5 === false){
+          coerced5 = null;
+        }
+        else {
+          const err9 = {instancePath:instancePath+'/for_value',schemaPath:'#/properties/for_value/type',keyword:'type',params:{type: schema0.properties.for_value.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err9];
           }
           else {
-            const err9 = {instancePath:instancePath+'/for_value',schemaPath:'#/properties/for_value/type',keyword:'type',params:{type: schema0.properties.for_value.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err9];
-            }
-            else {
-              vErrors.push(err9);
-            }
-            errors++;
+            vErrors.push(err9);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -256,6 +275,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
       if(typeof data5 === 'string'){
         if(func1(data5) > 140){
           const err10 = {instancePath:instancePath+'/for_value',schemaPath:'#/properties/for_value/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -268,27 +288,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs12 === errors;
     }
     if(data.is_default !== undefined){
       let data6 = data.is_default;
+      const _errs14 = errors;
       if(!((typeof data6 == 'number') && (!(data6 % 1) && !isNaN(data6)))){
         let dataType6 = typeof data6;
         let coerced6 = undefined;
-        if(!(coerced6 !== undefined)){
-          if(dataType6 === 'boolean' || data6 === null
-          || (dataType6 === 'string' && data6 && data6 == +data6 && !(data6 % 1))){
-            coerced6 = +data6;
+        if(coerced6 !== undefined){
+        }
+        else if(dataType6 === 'boolean' || data6 === null
+        || (dataType6 === 'string' && data6 && data6 == +data6 && !(data6 % 1))){
+          coerced6 = +data6;
+        }
+        else {
+          const err11 = {instancePath:instancePath+'/is_default',schemaPath:'#/properties/is_default/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err11];
           }
           else {
-            const err11 = {instancePath:instancePath+'/is_default',schemaPath:'#/properties/is_default/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err11];
-            }
-            else {
-              vErrors.push(err11);
-            }
-            errors++;
+            vErrors.push(err11);
           }
+          errors++;
         }
         if(coerced6 !== undefined){
           data6 = coerced6;
@@ -297,6 +319,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs15 = errors;
+      const vSchema1 = schema0.properties.is_default.enum;
       if(!((data6 === 0) || (data6 === 1))){
         const err12 = {instancePath:instancePath+'/is_default',schemaPath:'#/properties/is_default/enum',keyword:'enum',params:{allowedValues: schema0.properties.is_default.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -307,27 +331,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs14 === errors;
     }
     if(data.apply_to_all_doctypes !== undefined){
       let data7 = data.apply_to_all_doctypes;
+      const _errs16 = errors;
       if(!((typeof data7 == 'number') && (!(data7 % 1) && !isNaN(data7)))){
         let dataType7 = typeof data7;
         let coerced7 = undefined;
-        if(!(coerced7 !== undefined)){
-          if(dataType7 === 'boolean' || data7 === null
-          || (dataType7 === 'string' && data7 && data7 == +data7 && !(data7 % 1))){
-            coerced7 = +data7;
+        if(coerced7 !== undefined){
+        }
+        else if(dataType7 === 'boolean' || data7 === null
+        || (dataType7 === 'string' && data7 && data7 == +data7 && !(data7 % 1))){
+          coerced7 = +data7;
+        }
+        else {
+          const err13 = {instancePath:instancePath+'/apply_to_all_doctypes',schemaPath:'#/properties/apply_to_all_doctypes/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err13];
           }
           else {
-            const err13 = {instancePath:instancePath+'/apply_to_all_doctypes',schemaPath:'#/properties/apply_to_all_doctypes/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err13];
-            }
-            else {
-              vErrors.push(err13);
-            }
-            errors++;
+            vErrors.push(err13);
           }
+          errors++;
         }
         if(coerced7 !== undefined){
           data7 = coerced7;
@@ -336,6 +362,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs17 = errors;
+      const vSchema2 = schema0.properties.apply_to_all_doctypes.enum;
       if(!((data7 === 0) || (data7 === 1))){
         const err14 = {instancePath:instancePath+'/apply_to_all_doctypes',schemaPath:'#/properties/apply_to_all_doctypes/enum',keyword:'enum',params:{allowedValues: schema0.properties.apply_to_all_doctypes.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -346,32 +374,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs16 === errors;
     }
     if(data.applicable_for !== undefined){
       let data8 = data.applicable_for;
+      const _errs18 = errors;
       if((typeof data8 !== 'string') && (data8 !== null)){
         let dataType8 = typeof data8;
         let coerced8 = undefined;
-        if(!(coerced8 !== undefined)){
-          if(dataType8 == 'number' || dataType8 == 'boolean'){
-            coerced8 = '' + data8;
-          }
-          else if(data8 === null){
-            coerced8 = '';
-          }
-          else if(data8 === '' || data8 === 0 || data8 === false){
-            coerced8 = null;
+        if(coerced8 !== undefined){
+        }
+        else if(dataType8 == 'number' || dataType8 == 'boolean'){
+          coerced8 = '' + data8;
+        }
+        else if(data8 === null){
+          coerced8 = '';
+        }
+        else if(data8 === '' || data8 === 0 || data8 === false){
+          coerced8 = null;
+        }
+        else {
+          const err15 = {instancePath:instancePath+'/applicable_for',schemaPath:'#/properties/applicable_for/type',keyword:'type',params:{type: schema0.properties.applicable_for.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err15];
           }
           else {
-            const err15 = {instancePath:instancePath+'/applicable_for',schemaPath:'#/properties/applicable_for/type',keyword:'type',params:{type: schema0.properties.applicable_for.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err15];
-            }
-            else {
-              vErrors.push(err15);
-            }
-            errors++;
+            vErrors.push(err15);
           }
+          errors++;
         }
         if(coerced8 !== undefined){
           data8 = coerced8;
@@ -380,6 +410,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs19 = errors;
       if(typeof data8 === 'string'){
         if(func1(data8) > 140){
           const err16 = {instancePath:instancePath+'/applicable_for',schemaPath:'#/properties/applicable_for/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -392,27 +423,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs18 === errors;
     }
     if(data.hide_descendants !== undefined){
       let data9 = data.hide_descendants;
+      const _errs20 = errors;
       if(!((typeof data9 == 'number') && (!(data9 % 1) && !isNaN(data9)))){
         let dataType9 = typeof data9;
         let coerced9 = undefined;
-        if(!(coerced9 !== undefined)){
-          if(dataType9 === 'boolean' || data9 === null
-          || (dataType9 === 'string' && data9 && data9 == +data9 && !(data9 % 1))){
-            coerced9 = +data9;
+        if(coerced9 !== undefined){
+        }
+        else if(dataType9 === 'boolean' || data9 === null
+        || (dataType9 === 'string' && data9 && data9 == +data9 && !(data9 % 1))){
+          coerced9 = +data9;
+        }
+        else {
+          const err17 = {instancePath:instancePath+'/hide_descendants',schemaPath:'#/properties/hide_descendants/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err17];
           }
           else {
-            const err17 = {instancePath:instancePath+'/hide_descendants',schemaPath:'#/properties/hide_descendants/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err17];
-            }
-            else {
-              vErrors.push(err17);
-            }
-            errors++;
+            vErrors.push(err17);
           }
+          errors++;
         }
         if(coerced9 !== undefined){
           data9 = coerced9;
@@ -421,6 +454,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs21 = errors;
+      const vSchema3 = schema0.properties.hide_descendants.enum;
       if(!((data9 === 0) || (data9 === 1))){
         const err18 = {instancePath:instancePath+'/hide_descendants',schemaPath:'#/properties/hide_descendants/enum',keyword:'enum',params:{allowedValues: schema0.properties.hide_descendants.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -431,6 +466,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs20 === errors;
     }
   }
   else {

@@ -8,7 +8,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!((((((key0 === 'name') || (key0 === 'modified')) || (key0 === 'docstatus')) || (key0 === 'ref_doctype')) || (key0 === 'docname')) || (key0 === 'data'))){
         delete data[key0];
@@ -16,29 +18,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -47,6 +50,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func0(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -59,29 +63,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -90,27 +96,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -119,6 +128,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -129,32 +140,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.ref_doctype !== undefined){
       let data3 = data.ref_doctype;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/ref_doctype',schemaPath:'#/properties/ref_doctype/type',keyword:'type',params:{type: schema0.properties.ref_doctype.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/ref_doctype',schemaPath:'#/properties/ref_doctype/type',keyword:'type',params:{type: schema0.properties.ref_doctype.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -163,6 +176,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
       if(typeof data3 === 'string'){
         if(func0(data3) > 140){
           const err6 = {instancePath:instancePath+'/ref_doctype',schemaPath:'#/properties/ref_doctype/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -175,32 +189,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs8 === errors;
     }
     if(data.docname !== undefined){
       let data4 = data.docname;
+      const _errs10 = errors;
       if((typeof data4 !== 'string') && (data4 !== null)){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 == 'number' || dataType4 == 'boolean'){
-            coerced4 = '' + data4;
-          }
-          else if(data4 === null){
-            coerced4 = '';
-          }
-          else if(data4 === '' || data4 === 0 || data4 === false){
-            coerced4 = null;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 == 'number' || dataType4 == 'boolean'){
+          coerced4 = '' + data4;
+        }
+        else if(data4 === null){
+          coerced4 = '';
+        }
+        else if(data4 === '' || data4 === 0 || data4 === false){
+          coerced4 = null;
+        }
+        else {
+          const err7 = {instancePath:instancePath+'/docname',schemaPath:'#/properties/docname/type',keyword:'type',params:{type: schema0.properties.docname.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err7];
           }
           else {
-            const err7 = {instancePath:instancePath+'/docname',schemaPath:'#/properties/docname/type',keyword:'type',params:{type: schema0.properties.docname.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err7];
-            }
-            else {
-              vErrors.push(err7);
-            }
-            errors++;
+            vErrors.push(err7);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -209,6 +225,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
       if(typeof data4 === 'string'){
         if(func0(data4) > 140){
           const err8 = {instancePath:instancePath+'/docname',schemaPath:'#/properties/docname/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -221,32 +238,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs10 === errors;
     }
     if(data.data !== undefined){
       let data5 = data.data;
+      const _errs12 = errors;
       if((typeof data5 !== 'string') && (data5 !== null)){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 == 'number' || dataType5 == 'boolean'){
-            coerced5 = '' + data5;
-          }
-          else if(data5 === null){
-            coerced5 = '';
-          }
-          else if(data5 === '' || data5 === 0 || data5 === false){
-            coerced5 = null;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 == 'number' || dataType5 == 'boolean'){
+          coerced5 = '' + data5;
+        }
+        else if(data5 === null){
+          coerced5 = '';
+        }
+        else if(data5 === '' || data5 === 0 || data5 === false){
+          coerced5 = null;
+        }
+        else {
+          const err9 = {instancePath:instancePath+'/data',schemaPath:'#/properties/data/type',keyword:'type',params:{type: schema0.properties.data.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err9];
           }
           else {
-            const err9 = {instancePath:instancePath+'/data',schemaPath:'#/properties/data/type',keyword:'type',params:{type: schema0.properties.data.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err9];
-            }
-            else {
-              vErrors.push(err9);
-            }
-            errors++;
+            vErrors.push(err9);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -255,6 +274,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
+      var valid0 = _errs12 === errors;
     }
   }
   else {

@@ -9,7 +9,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!(func0.call(schema0.properties, key0))){
         delete data[key0];
@@ -17,29 +19,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -48,6 +51,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func1(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -60,29 +64,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -91,27 +97,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -120,6 +129,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -130,32 +141,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.webhook_doctype !== undefined){
       let data3 = data.webhook_doctype;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/webhook_doctype',schemaPath:'#/properties/webhook_doctype/type',keyword:'type',params:{type: schema0.properties.webhook_doctype.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/webhook_doctype',schemaPath:'#/properties/webhook_doctype/type',keyword:'type',params:{type: schema0.properties.webhook_doctype.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -164,6 +177,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
       if(typeof data3 === 'string'){
         if(func1(data3) > 140){
           const err6 = {instancePath:instancePath+'/webhook_doctype',schemaPath:'#/properties/webhook_doctype/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -176,32 +190,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs8 === errors;
     }
     if(data.webhook_docevent !== undefined){
       let data4 = data.webhook_docevent;
+      const _errs10 = errors;
       if((typeof data4 !== 'string') && (data4 !== null)){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 == 'number' || dataType4 == 'boolean'){
-            coerced4 = '' + data4;
-          }
-          else if(data4 === null){
-            coerced4 = '';
-          }
-          else if(data4 === '' || data4 === 0 || data4 === false){
-            coerced4 = null;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 == 'number' || dataType4 == 'boolean'){
+          coerced4 = '' + data4;
+        }
+        else if(data4 === null){
+          coerced4 = '';
+        }
+        else if(data4 === '' || data4 === 0 || data4 === false){
+          coerced4 = null;
+        }
+        else {
+          const err7 = {instancePath:instancePath+'/webhook_docevent',schemaPath:'#/properties/webhook_docevent/type',keyword:'type',params:{type: schema0.properties.webhook_docevent.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err7];
           }
           else {
-            const err7 = {instancePath:instancePath+'/webhook_docevent',schemaPath:'#/properties/webhook_docevent/type',keyword:'type',params:{type: schema0.properties.webhook_docevent.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err7];
-            }
-            else {
-              vErrors.push(err7);
-            }
-            errors++;
+            vErrors.push(err7);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -210,6 +226,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
+      const vSchema1 = schema0.properties.webhook_docevent.enum;
       if(!(((((((((data4 === '') || (data4 === 'after_insert')) || (data4 === 'on_update')) || (data4 === 'on_submit')) || (data4 === 'on_cancel')) || (data4 === 'on_trash')) || (data4 === 'on_update_after_submit')) || (data4 === 'on_change')) || (data4 === null))){
         const err8 = {instancePath:instancePath+'/webhook_docevent',schemaPath:'#/properties/webhook_docevent/enum',keyword:'enum',params:{allowedValues: schema0.properties.webhook_docevent.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -220,27 +238,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs10 === errors;
     }
     if(data.enabled !== undefined){
       let data5 = data.enabled;
+      const _errs12 = errors;
       if(!((typeof data5 == 'number') && (!(data5 % 1) && !isNaN(data5)))){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 === 'boolean' || data5 === null
-          || (dataType5 === 'string' && data5 && data5 == +data5 && !(data5 % 1))){
-            coerced5 = +data5;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 === 'boolean' || data5 === null
+        || (dataType5 === 'string' && data5 && data5 == +data5 && !(data5 % 1))){
+          coerced5 = +data5;
+        }
+        else {
+          const err9 = {instancePath:instancePath+'/enabled',schemaPath:'#/properties/enabled/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err9];
           }
           else {
-            const err9 = {instancePath:instancePath+'/enabled',schemaPath:'#/properties/enabled/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err9];
-            }
-            else {
-              vErrors.push(err9);
-            }
-            errors++;
+            vErrors.push(err9);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -249,6 +269,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
+      const vSchema2 = schema0.properties.enabled.enum;
       if(!((data5 === 0) || (data5 === 1))){
         const err10 = {instancePath:instancePath+'/enabled',schemaPath:'#/properties/enabled/enum',keyword:'enum',params:{allowedValues: schema0.properties.enabled.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -259,32 +281,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs12 === errors;
     }
     if(data.condition !== undefined){
       let data6 = data.condition;
+      const _errs14 = errors;
       if((typeof data6 !== 'string') && (data6 !== null)){
         let dataType6 = typeof data6;
         let coerced6 = undefined;
-        if(!(coerced6 !== undefined)){
-          if(dataType6 == 'number' || dataType6 == 'boolean'){
-            coerced6 = '' + data6;
-          }
-          else if(data6 === null){
-            coerced6 = '';
-          }
-          else if(data6 === '' || data6 === 0 || data6 === false){
-            coerced6 = null;
+        if(coerced6 !== undefined){
+        }
+        else if(dataType6 == 'number' || dataType6 == 'boolean'){
+          coerced6 = '' + data6;
+        }
+        else if(data6 === null){
+          coerced6 = '';
+        }
+        else if(data6 === '' || data6 === 0 || data6 === false){
+          coerced6 = null;
+        }
+        else {
+          const err11 = {instancePath:instancePath+'/condition',schemaPath:'#/properties/condition/type',keyword:'type',params:{type: schema0.properties.condition.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err11];
           }
           else {
-            const err11 = {instancePath:instancePath+'/condition',schemaPath:'#/properties/condition/type',keyword:'type',params:{type: schema0.properties.condition.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err11];
-            }
-            else {
-              vErrors.push(err11);
-            }
-            errors++;
+            vErrors.push(err11);
           }
+          errors++;
         }
         if(coerced6 !== undefined){
           data6 = coerced6;
@@ -293,32 +317,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs15 = errors;
+      var valid0 = _errs14 === errors;
     }
     if(data.request_url !== undefined){
       let data7 = data.request_url;
+      const _errs16 = errors;
       if((typeof data7 !== 'string') && (data7 !== null)){
         let dataType7 = typeof data7;
         let coerced7 = undefined;
-        if(!(coerced7 !== undefined)){
-          if(dataType7 == 'number' || dataType7 == 'boolean'){
-            coerced7 = '' + data7;
-          }
-          else if(data7 === null){
-            coerced7 = '';
-          }
-          else if(data7 === '' || data7 === 0 || data7 === false){
-            coerced7 = null;
+        if(coerced7 !== undefined){
+        }
+        else if(dataType7 == 'number' || dataType7 == 'boolean'){
+          coerced7 = '' + data7;
+        }
+        else if(data7 === null){
+          coerced7 = '';
+        }
+        else if(data7 === '' || data7 === 0 || data7 === false){
+          coerced7 = null;
+        }
+        else {
+          const err12 = {instancePath:instancePath+'/request_url',schemaPath:'#/properties/request_url/type',keyword:'type',params:{type: schema0.properties.request_url.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err12];
           }
           else {
-            const err12 = {instancePath:instancePath+'/request_url',schemaPath:'#/properties/request_url/type',keyword:'type',params:{type: schema0.properties.request_url.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err12];
-            }
-            else {
-              vErrors.push(err12);
-            }
-            errors++;
+            vErrors.push(err12);
           }
+          errors++;
         }
         if(coerced7 !== undefined){
           data7 = coerced7;
@@ -327,30 +354,33 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs17 = errors;
+      var valid0 = _errs16 === errors;
     }
     if(data.timeout !== undefined){
       let data8 = data.timeout;
+      const _errs18 = errors;
       if((!((typeof data8 == 'number') && (!(data8 % 1) && !isNaN(data8)))) && (data8 !== null)){
         let dataType8 = typeof data8;
         let coerced8 = undefined;
-        if(!(coerced8 !== undefined)){
-          if(dataType8 === 'boolean' || data8 === null
-          || (dataType8 === 'string' && data8 && data8 == +data8 && !(data8 % 1))){
-            coerced8 = +data8;
-          }
-          else if(data8 === '' || data8 === 0 || data8 === false){
-            coerced8 = null;
+        if(coerced8 !== undefined){
+        }
+        else if(dataType8 === 'boolean' || data8 === null
+        || (dataType8 === 'string' && data8 && data8 == +data8 && !(data8 % 1))){
+          coerced8 = +data8;
+        }
+        else if(data8 === '' || data8 === 0 || data8 === false){
+          coerced8 = null;
+        }
+        else {
+          const err13 = {instancePath:instancePath+'/timeout',schemaPath:'#/properties/timeout/type',keyword:'type',params:{type: schema0.properties.timeout.type},message:'must be integer,null'};
+          if(vErrors === null){
+            vErrors = [err13];
           }
           else {
-            const err13 = {instancePath:instancePath+'/timeout',schemaPath:'#/properties/timeout/type',keyword:'type',params:{type: schema0.properties.timeout.type},message:'must be integer,null'};
-            if(vErrors === null){
-              vErrors = [err13];
-            }
-            else {
-              vErrors.push(err13);
-            }
-            errors++;
+            vErrors.push(err13);
           }
+          errors++;
         }
         if(coerced8 !== undefined){
           data8 = coerced8;
@@ -359,6 +389,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs19 = errors;
       if(typeof data8 == 'number'){
         if(data8 > 2147483647 || isNaN(data8)){
           const err14 = {instancePath:instancePath+'/timeout',schemaPath:'#/properties/timeout/maximum',keyword:'maximum',params:{comparison: '<=', limit: 2147483647},message:'must be <= 2147483647'};
@@ -381,32 +412,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs18 === errors;
     }
     if(data.request_method !== undefined){
       let data9 = data.request_method;
+      const _errs20 = errors;
       if((typeof data9 !== 'string') && (data9 !== null)){
         let dataType9 = typeof data9;
         let coerced9 = undefined;
-        if(!(coerced9 !== undefined)){
-          if(dataType9 == 'number' || dataType9 == 'boolean'){
-            coerced9 = '' + data9;
-          }
-          else if(data9 === null){
-            coerced9 = '';
-          }
-          else if(data9 === '' || data9 === 0 || data9 === false){
-            coerced9 = null;
+        if(coerced9 !== undefined){
+        }
+        else if(dataType9 == 'number' || dataType9 == 'boolean'){
+          coerced9 = '' + data9;
+        }
+        else if(data9 === null){
+          coerced9 = '';
+        }
+        else if(data9 === '' || data9 === 0 || data9 === false){
+          coerced9 = null;
+        }
+        else {
+          const err16 = {instancePath:instancePath+'/request_method',schemaPath:'#/properties/request_method/type',keyword:'type',params:{type: schema0.properties.request_method.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err16];
           }
           else {
-            const err16 = {instancePath:instancePath+'/request_method',schemaPath:'#/properties/request_method/type',keyword:'type',params:{type: schema0.properties.request_method.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err16];
-            }
-            else {
-              vErrors.push(err16);
-            }
-            errors++;
+            vErrors.push(err16);
           }
+          errors++;
         }
         if(coerced9 !== undefined){
           data9 = coerced9;
@@ -415,6 +448,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs21 = errors;
+      const vSchema3 = schema0.properties.request_method.enum;
       if(!(((((data9 === '') || (data9 === 'POST')) || (data9 === 'PUT')) || (data9 === 'DELETE')) || (data9 === null))){
         const err17 = {instancePath:instancePath+'/request_method',schemaPath:'#/properties/request_method/enum',keyword:'enum',params:{allowedValues: schema0.properties.request_method.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -425,32 +460,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs20 === errors;
     }
     if(data.request_structure !== undefined){
       let data10 = data.request_structure;
+      const _errs22 = errors;
       if((typeof data10 !== 'string') && (data10 !== null)){
         let dataType10 = typeof data10;
         let coerced10 = undefined;
-        if(!(coerced10 !== undefined)){
-          if(dataType10 == 'number' || dataType10 == 'boolean'){
-            coerced10 = '' + data10;
-          }
-          else if(data10 === null){
-            coerced10 = '';
-          }
-          else if(data10 === '' || data10 === 0 || data10 === false){
-            coerced10 = null;
+        if(coerced10 !== undefined){
+        }
+        else if(dataType10 == 'number' || dataType10 == 'boolean'){
+          coerced10 = '' + data10;
+        }
+        else if(data10 === null){
+          coerced10 = '';
+        }
+        else if(data10 === '' || data10 === 0 || data10 === false){
+          coerced10 = null;
+        }
+        else {
+          const err18 = {instancePath:instancePath+'/request_structure',schemaPath:'#/properties/request_structure/type',keyword:'type',params:{type: schema0.properties.request_structure.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err18];
           }
           else {
-            const err18 = {instancePath:instancePath+'/request_structure',schemaPath:'#/properties/request_structure/type',keyword:'type',params:{type: schema0.properties.request_structure.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err18];
-            }
-            else {
-              vErrors.push(err18);
-            }
-            errors++;
+            vErrors.push(err18);
           }
+          errors++;
         }
         if(coerced10 !== undefined){
           data10 = coerced10;
@@ -459,6 +496,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs23 = errors;
+      const vSchema4 = schema0.properties.request_structure.enum;
       if(!((((data10 === '') || (data10 === 'Form URL-Encoded')) || (data10 === 'JSON')) || (data10 === null))){
         const err19 = {instancePath:instancePath+'/request_structure',schemaPath:'#/properties/request_structure/enum',keyword:'enum',params:{allowedValues: schema0.properties.request_structure.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -469,27 +508,29 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs22 === errors;
     }
     if(data.enable_security !== undefined){
       let data11 = data.enable_security;
+      const _errs24 = errors;
       if(!((typeof data11 == 'number') && (!(data11 % 1) && !isNaN(data11)))){
         let dataType11 = typeof data11;
         let coerced11 = undefined;
-        if(!(coerced11 !== undefined)){
-          if(dataType11 === 'boolean' || data11 === null
-          || (dataType11 === 'string' && data11 && data11 == +data11 && !(data11 % 1))){
-            coerced11 = +data11;
+        if(coerced11 !== undefined){
+        }
+        else if(dataType11 === 'boolean' || data11 === null
+        || (dataType11 === 'string' && data11 && data11 == +data11 && !(data11 % 1))){
+          coerced11 = +data11;
+        }
+        else {
+          const err20 = {instancePath:instancePath+'/enable_security',schemaPath:'#/properties/enable_security/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err20];
           }
           else {
-            const err20 = {instancePath:instancePath+'/enable_security',schemaPath:'#/properties/enable_security/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err20];
-            }
-            else {
-              vErrors.push(err20);
-            }
-            errors++;
+            vErrors.push(err20);
           }
+          errors++;
         }
         if(coerced11 !== undefined){
           data11 = coerced11;
@@ -498,6 +539,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs25 = errors;
+      const vSchema5 = schema0.properties.enable_security.enum;
       if(!((data11 === 0) || (data11 === 1))){
         const err21 = {instancePath:instancePath+'/enable_security',schemaPath:'#/properties/enable_security/enum',keyword:'enum',params:{allowedValues: schema0.properties.enable_security.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -508,32 +551,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs24 === errors;
     }
     if(data.webhook_secret !== undefined){
       let data12 = data.webhook_secret;
+      const _errs26 = errors;
       if((typeof data12 !== 'string') && (data12 !== null)){
         let dataType12 = typeof data12;
         let coerced12 = undefined;
-        if(!(coerced12 !== undefined)){
-          if(dataType12 == 'number' || dataType12 == 'boolean'){
-            coerced12 = '' + data12;
-          }
-          else if(data12 === null){
-            coerced12 = '';
-          }
-          else if(data12 === '' || data12 === 0 || data12 === false){
-            coerced12 = null;
+        if(coerced12 !== undefined){
+        }
+        else if(dataType12 == 'number' || dataType12 == 'boolean'){
+          coerced12 = '' + data12;
+        }
+        else if(data12 === null){
+          coerced12 = '';
+        }
+        else if(data12 === '' || data12 === 0 || data12 === false){
+          coerced12 = null;
+        }
+        else {
+          const err22 = {instancePath:instancePath+'/webhook_secret',schemaPath:'#/properties/webhook_secret/type',keyword:'type',params:{type: schema0.properties.webhook_secret.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err22];
           }
           else {
-            const err22 = {instancePath:instancePath+'/webhook_secret',schemaPath:'#/properties/webhook_secret/type',keyword:'type',params:{type: schema0.properties.webhook_secret.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err22];
-            }
-            else {
-              vErrors.push(err22);
-            }
-            errors++;
+            vErrors.push(err22);
           }
+          errors++;
         }
         if(coerced12 !== undefined){
           data12 = coerced12;
@@ -542,14 +587,22 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs27 = errors;
+      var valid0 = _errs26 === errors;
     }
     if(data.webhook_headers !== undefined){
       let data13 = data.webhook_headers;
+      const _errs28 = errors;
+      const _errs29 = errors;
       if(Array.isArray(data13)){
+        let valid2 = true;
         const len0 = data13.length;
         for(let i0=0; i0<len0; i0++){
           let data14 = data13[i0];
+          const _errs30 = errors;
+          const _errs31 = errors;
           if(data14 && typeof data14 == 'object' && !Array.isArray(data14)){
+            const _errs32 = errors;
             for(const key1 in data14){
               if(!((((key1 === 'name') || (key1 === 'idx')) || (key1 === 'key')) || (key1 === 'value'))){
                 delete data14[key1];
@@ -557,29 +610,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
             }
             if(data14.name !== undefined){
               let data15 = data14.name;
+              const _errs33 = errors;
               if((typeof data15 !== 'string') && (data15 !== null)){
                 let dataType13 = typeof data15;
                 let coerced13 = undefined;
-                if(!(coerced13 !== undefined)){
-                  if(dataType13 == 'number' || dataType13 == 'boolean'){
-                    coerced13 = '' + data15;
-                  }
-                  else if(data15 === null){
-                    coerced13 = '';
-                  }
-                  else if(data15 === '' || data15 === 0 || data15 === false){
-                    coerced13 = null;
+                if(coerced13 !== undefined){
+                }
+                else if(dataType13 == 'number' || dataType13 == 'boolean'){
+                  coerced13 = '' + data15;
+                }
+                else if(data15 === null){
+                  coerced13 = '';
+                }
+                else if(data15 === '' || data15 === 0 || data15 === false){
+                  coerced13 = null;
+                }
+                else {
+                  const err23 = {instancePath:instancePath+'/webhook_headers/' + i0+'/name',schemaPath:'#/properties/webhook_headers/items/properties/name/type',keyword:'type',params:{type: schema0.properties.webhook_headers.items.properties.name.type},message:'must be string,null'};
+                  if(vErrors === null){
+                    vErrors = [err23];
                   }
                   else {
-                    const err23 = {instancePath:instancePath+'/webhook_headers/' + i0+'/name',schemaPath:'#/properties/webhook_headers/items/properties/name/type',keyword:'type',params:{type: schema0.properties.webhook_headers.items.properties.name.type},message:'must be string,null'};
-                    if(vErrors === null){
-                      vErrors = [err23];
-                    }
-                    else {
-                      vErrors.push(err23);
-                    }
-                    errors++;
+                    vErrors.push(err23);
                   }
+                  errors++;
                 }
                 if(coerced13 !== undefined){
                   data15 = coerced13;
@@ -588,6 +642,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs34 = errors;
               if(typeof data15 === 'string'){
                 if(func1(data15) > 140){
                   const err24 = {instancePath:instancePath+'/webhook_headers/' + i0+'/name',schemaPath:'#/properties/webhook_headers/items/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -600,30 +655,32 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   errors++;
                 }
               }
+              var valid3 = _errs33 === errors;
             }
             if(data14.idx !== undefined){
               let data16 = data14.idx;
+              const _errs35 = errors;
               if((!((typeof data16 == 'number') && (!(data16 % 1) && !isNaN(data16)))) && (data16 !== null)){
                 let dataType14 = typeof data16;
                 let coerced14 = undefined;
-                if(!(coerced14 !== undefined)){
-                  if(dataType14 === 'boolean' || data16 === null
-                  || (dataType14 === 'string' && data16 && data16 == +data16 && !(data16 % 1))){
-                    coerced14 = +data16;
-                  }
-                  else if(data16 === '' || data16 === 0 || data16 === false){
-                    coerced14 = null;
+                if(coerced14 !== undefined){
+                }
+                else if(dataType14 === 'boolean' || data16 === null
+                || (dataType14 === 'string' && data16 && data16 == +data16 && !(data16 % 1))){
+                  coerced14 = +data16;
+                }
+                else if(data16 === '' || data16 === 0 || data16 === false){
+                  coerced14 = null;
+                }
+                else {
+                  const err25 = {instancePath:instancePath+'/webhook_headers/' + i0+'/idx',schemaPath:'#/properties/webhook_headers/items/properties/idx/type',keyword:'type',params:{type: schema0.properties.webhook_headers.items.properties.idx.type},message:'must be integer,null'};
+                  if(vErrors === null){
+                    vErrors = [err25];
                   }
                   else {
-                    const err25 = {instancePath:instancePath+'/webhook_headers/' + i0+'/idx',schemaPath:'#/properties/webhook_headers/items/properties/idx/type',keyword:'type',params:{type: schema0.properties.webhook_headers.items.properties.idx.type},message:'must be integer,null'};
-                    if(vErrors === null){
-                      vErrors = [err25];
-                    }
-                    else {
-                      vErrors.push(err25);
-                    }
-                    errors++;
+                    vErrors.push(err25);
                   }
+                  errors++;
                 }
                 if(coerced14 !== undefined){
                   data16 = coerced14;
@@ -632,32 +689,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs36 = errors;
+              var valid3 = _errs35 === errors;
             }
             if(data14.key !== undefined){
               let data17 = data14.key;
+              const _errs37 = errors;
               if((typeof data17 !== 'string') && (data17 !== null)){
                 let dataType15 = typeof data17;
                 let coerced15 = undefined;
-                if(!(coerced15 !== undefined)){
-                  if(dataType15 == 'number' || dataType15 == 'boolean'){
-                    coerced15 = '' + data17;
-                  }
-                  else if(data17 === null){
-                    coerced15 = '';
-                  }
-                  else if(data17 === '' || data17 === 0 || data17 === false){
-                    coerced15 = null;
+                if(coerced15 !== undefined){
+                }
+                else if(dataType15 == 'number' || dataType15 == 'boolean'){
+                  coerced15 = '' + data17;
+                }
+                else if(data17 === null){
+                  coerced15 = '';
+                }
+                else if(data17 === '' || data17 === 0 || data17 === false){
+                  coerced15 = null;
+                }
+                else {
+                  const err26 = {instancePath:instancePath+'/webhook_headers/' + i0+'/key',schemaPath:'#/properties/webhook_headers/items/properties/key/type',keyword:'type',params:{type: schema0.properties.webhook_headers.items.properties.key.type},message:'must be string,null'};
+                  if(vErrors === null){
+                    vErrors = [err26];
                   }
                   else {
-                    const err26 = {instancePath:instancePath+'/webhook_headers/' + i0+'/key',schemaPath:'#/properties/webhook_headers/items/properties/key/type',keyword:'type',params:{type: schema0.properties.webhook_headers.items.properties.key.type},message:'must be string,null'};
-                    if(vErrors === null){
-                      vErrors = [err26];
-                    }
-                    else {
-                      vErrors.push(err26);
-                    }
-                    errors++;
+                    vErrors.push(err26);
                   }
+                  errors++;
                 }
                 if(coerced15 !== undefined){
                   data17 = coerced15;
@@ -666,32 +726,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs38 = errors;
+              var valid3 = _errs37 === errors;
             }
             if(data14.value !== undefined){
               let data18 = data14.value;
+              const _errs39 = errors;
               if((typeof data18 !== 'string') && (data18 !== null)){
                 let dataType16 = typeof data18;
                 let coerced16 = undefined;
-                if(!(coerced16 !== undefined)){
-                  if(dataType16 == 'number' || dataType16 == 'boolean'){
-                    coerced16 = '' + data18;
-                  }
-                  else if(data18 === null){
-                    coerced16 = '';
-                  }
-                  else if(data18 === '' || data18 === 0 || data18 === false){
-                    coerced16 = null;
+                if(coerced16 !== undefined){
+                }
+                else if(dataType16 == 'number' || dataType16 == 'boolean'){
+                  coerced16 = '' + data18;
+                }
+                else if(data18 === null){
+                  coerced16 = '';
+                }
+                else if(data18 === '' || data18 === 0 || data18 === false){
+                  coerced16 = null;
+                }
+                else {
+                  const err27 = {instancePath:instancePath+'/webhook_headers/' + i0+'/value',schemaPath:'#/properties/webhook_headers/items/properties/value/type',keyword:'type',params:{type: schema0.properties.webhook_headers.items.properties.value.type},message:'must be string,null'};
+                  if(vErrors === null){
+                    vErrors = [err27];
                   }
                   else {
-                    const err27 = {instancePath:instancePath+'/webhook_headers/' + i0+'/value',schemaPath:'#/properties/webhook_headers/items/properties/value/type',keyword:'type',params:{type: schema0.properties.webhook_headers.items.properties.value.type},message:'must be string,null'};
-                    if(vErrors === null){
-                      vErrors = [err27];
-                    }
-                    else {
-                      vErrors.push(err27);
-                    }
-                    errors++;
+                    vErrors.push(err27);
                   }
+                  errors++;
                 }
                 if(coerced16 !== undefined){
                   data18 = coerced16;
@@ -700,6 +763,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs40 = errors;
+              var valid3 = _errs39 === errors;
             }
           }
           else {
@@ -711,6 +776,10 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
               vErrors.push(err28);
             }
             errors++;
+          }
+          var valid1 = _errs30 === errors;
+          if(!valid1){
+            valid2 = false;
           }
         }
       }
@@ -724,14 +793,21 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs28 === errors;
     }
     if(data.webhook_data !== undefined){
       let data19 = data.webhook_data;
+      const _errs41 = errors;
+      const _errs42 = errors;
       if(Array.isArray(data19)){
+        let valid5 = true;
         const len1 = data19.length;
         for(let i1=0; i1<len1; i1++){
           let data20 = data19[i1];
+          const _errs43 = errors;
+          const _errs44 = errors;
           if(data20 && typeof data20 == 'object' && !Array.isArray(data20)){
+            const _errs45 = errors;
             for(const key2 in data20){
               if(!((((key2 === 'name') || (key2 === 'idx')) || (key2 === 'fieldname')) || (key2 === 'key'))){
                 delete data20[key2];
@@ -739,29 +815,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
             }
             if(data20.name !== undefined){
               let data21 = data20.name;
+              const _errs46 = errors;
               if((typeof data21 !== 'string') && (data21 !== null)){
                 let dataType17 = typeof data21;
                 let coerced17 = undefined;
-                if(!(coerced17 !== undefined)){
-                  if(dataType17 == 'number' || dataType17 == 'boolean'){
-                    coerced17 = '' + data21;
-                  }
-                  else if(data21 === null){
-                    coerced17 = '';
-                  }
-                  else if(data21 === '' || data21 === 0 || data21 === false){
-                    coerced17 = null;
+                if(coerced17 !== undefined){
+                }
+                else if(dataType17 == 'number' || dataType17 == 'boolean'){
+                  coerced17 = '' + data21;
+                }
+                else if(data21 === null){
+                  coerced17 = '';
+                }
+                else if(data21 === '' || data21 === 0 || data21 === false){
+                  coerced17 = null;
+                }
+                else {
+                  const err30 = {instancePath:instancePath+'/webhook_data/' + i1+'/name',schemaPath:'#/properties/webhook_data/items/properties/name/type',keyword:'type',params:{type: schema0.properties.webhook_data.items.properties.name.type},message:'must be string,null'};
+                  if(vErrors === null){
+                    vErrors = [err30];
                   }
                   else {
-                    const err30 = {instancePath:instancePath+'/webhook_data/' + i1+'/name',schemaPath:'#/properties/webhook_data/items/properties/name/type',keyword:'type',params:{type: schema0.properties.webhook_data.items.properties.name.type},message:'must be string,null'};
-                    if(vErrors === null){
-                      vErrors = [err30];
-                    }
-                    else {
-                      vErrors.push(err30);
-                    }
-                    errors++;
+                    vErrors.push(err30);
                   }
+                  errors++;
                 }
                 if(coerced17 !== undefined){
                   data21 = coerced17;
@@ -770,6 +847,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs47 = errors;
               if(typeof data21 === 'string'){
                 if(func1(data21) > 140){
                   const err31 = {instancePath:instancePath+'/webhook_data/' + i1+'/name',schemaPath:'#/properties/webhook_data/items/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -782,30 +860,32 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   errors++;
                 }
               }
+              var valid6 = _errs46 === errors;
             }
             if(data20.idx !== undefined){
               let data22 = data20.idx;
+              const _errs48 = errors;
               if((!((typeof data22 == 'number') && (!(data22 % 1) && !isNaN(data22)))) && (data22 !== null)){
                 let dataType18 = typeof data22;
                 let coerced18 = undefined;
-                if(!(coerced18 !== undefined)){
-                  if(dataType18 === 'boolean' || data22 === null
-                  || (dataType18 === 'string' && data22 && data22 == +data22 && !(data22 % 1))){
-                    coerced18 = +data22;
-                  }
-                  else if(data22 === '' || data22 === 0 || data22 === false){
-                    coerced18 = null;
+                if(coerced18 !== undefined){
+                }
+                else if(dataType18 === 'boolean' || data22 === null
+                || (dataType18 === 'string' && data22 && data22 == +data22 && !(data22 % 1))){
+                  coerced18 = +data22;
+                }
+                else if(data22 === '' || data22 === 0 || data22 === false){
+                  coerced18 = null;
+                }
+                else {
+                  const err32 = {instancePath:instancePath+'/webhook_data/' + i1+'/idx',schemaPath:'#/properties/webhook_data/items/properties/idx/type',keyword:'type',params:{type: schema0.properties.webhook_data.items.properties.idx.type},message:'must be integer,null'};
+                  if(vErrors === null){
+                    vErrors = [err32];
                   }
                   else {
-                    const err32 = {instancePath:instancePath+'/webhook_data/' + i1+'/idx',schemaPath:'#/properties/webhook_data/items/properties/idx/type',keyword:'type',params:{type: schema0.properties.webhook_data.items.properties.idx.type},message:'must be integer,null'};
-                    if(vErrors === null){
-                      vErrors = [err32];
-                    }
-                    else {
-                      vErrors.push(err32);
-                    }
-                    errors++;
+                    vErrors.push(err32);
                   }
+                  errors++;
                 }
                 if(coerced18 !== undefined){
                   data22 = coerced18;
@@ -814,32 +894,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs49 = errors;
+              var valid6 = _errs48 === errors;
             }
             if(data20.fieldname !== undefined){
               let data23 = data20.fieldname;
+              const _errs50 = errors;
               if((typeof data23 !== 'string') && (data23 !== null)){
                 let dataType19 = typeof data23;
                 let coerced19 = undefined;
-                if(!(coerced19 !== undefined)){
-                  if(dataType19 == 'number' || dataType19 == 'boolean'){
-                    coerced19 = '' + data23;
-                  }
-                  else if(data23 === null){
-                    coerced19 = '';
-                  }
-                  else if(data23 === '' || data23 === 0 || data23 === false){
-                    coerced19 = null;
+                if(coerced19 !== undefined){
+                }
+                else if(dataType19 == 'number' || dataType19 == 'boolean'){
+                  coerced19 = '' + data23;
+                }
+                else if(data23 === null){
+                  coerced19 = '';
+                }
+                else if(data23 === '' || data23 === 0 || data23 === false){
+                  coerced19 = null;
+                }
+                else {
+                  const err33 = {instancePath:instancePath+'/webhook_data/' + i1+'/fieldname',schemaPath:'#/properties/webhook_data/items/properties/fieldname/type',keyword:'type',params:{type: schema0.properties.webhook_data.items.properties.fieldname.type},message:'must be string,null'};
+                  if(vErrors === null){
+                    vErrors = [err33];
                   }
                   else {
-                    const err33 = {instancePath:instancePath+'/webhook_data/' + i1+'/fieldname',schemaPath:'#/properties/webhook_data/items/properties/fieldname/type',keyword:'type',params:{type: schema0.properties.webhook_data.items.properties.fieldname.type},message:'must be string,null'};
-                    if(vErrors === null){
-                      vErrors = [err33];
-                    }
-                    else {
-                      vErrors.push(err33);
-                    }
-                    errors++;
+                    vErrors.push(err33);
                   }
+                  errors++;
                 }
                 if(coerced19 !== undefined){
                   data23 = coerced19;
@@ -848,6 +931,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs51 = errors;
               if(typeof data23 === 'string'){
                 if(func1(data23) > 140){
                   const err34 = {instancePath:instancePath+'/webhook_data/' + i1+'/fieldname',schemaPath:'#/properties/webhook_data/items/properties/fieldname/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -860,32 +944,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   errors++;
                 }
               }
+              var valid6 = _errs50 === errors;
             }
             if(data20.key !== undefined){
               let data24 = data20.key;
+              const _errs52 = errors;
               if((typeof data24 !== 'string') && (data24 !== null)){
                 let dataType20 = typeof data24;
                 let coerced20 = undefined;
-                if(!(coerced20 !== undefined)){
-                  if(dataType20 == 'number' || dataType20 == 'boolean'){
-                    coerced20 = '' + data24;
-                  }
-                  else if(data24 === null){
-                    coerced20 = '';
-                  }
-                  else if(data24 === '' || data24 === 0 || data24 === false){
-                    coerced20 = null;
+                if(coerced20 !== undefined){
+                }
+                else if(dataType20 == 'number' || dataType20 == 'boolean'){
+                  coerced20 = '' + data24;
+                }
+                else if(data24 === null){
+                  coerced20 = '';
+                }
+                else if(data24 === '' || data24 === 0 || data24 === false){
+                  coerced20 = null;
+                }
+                else {
+                  const err35 = {instancePath:instancePath+'/webhook_data/' + i1+'/key',schemaPath:'#/properties/webhook_data/items/properties/key/type',keyword:'type',params:{type: schema0.properties.webhook_data.items.properties.key.type},message:'must be string,null'};
+                  if(vErrors === null){
+                    vErrors = [err35];
                   }
                   else {
-                    const err35 = {instancePath:instancePath+'/webhook_data/' + i1+'/key',schemaPath:'#/properties/webhook_data/items/properties/key/type',keyword:'type',params:{type: schema0.properties.webhook_data.items.properties.key.type},message:'must be string,null'};
-                    if(vErrors === null){
-                      vErrors = [err35];
-                    }
-                    else {
-                      vErrors.push(err35);
-                    }
-                    errors++;
+                    vErrors.push(err35);
                   }
+                  errors++;
                 }
                 if(coerced20 !== undefined){
                   data24 = coerced20;
@@ -894,6 +980,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
                   }
                 }
               }
+              const _errs53 = errors;
+              var valid6 = _errs52 === errors;
             }
           }
           else {
@@ -905,6 +993,10 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
               vErrors.push(err36);
             }
             errors++;
+          }
+          var valid4 = _errs43 === errors;
+          if(!valid4){
+            valid5 = false;
           }
         }
       }
@@ -918,32 +1010,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs41 === errors;
     }
     if(data.webhook_json !== undefined){
       let data25 = data.webhook_json;
+      const _errs54 = errors;
       if((typeof data25 !== 'string') && (data25 !== null)){
         let dataType21 = typeof data25;
         let coerced21 = undefined;
-        if(!(coerced21 !== undefined)){
-          if(dataType21 == 'number' || dataType21 == 'boolean'){
-            coerced21 = '' + data25;
-          }
-          else if(data25 === null){
-            coerced21 = '';
-          }
-          else if(data25 === '' || data25 === 0 || data25 === false){
-            coerced21 = null;
+        if(coerced21 !== undefined){
+        }
+        else if(dataType21 == 'number' || dataType21 == 'boolean'){
+          coerced21 = '' + data25;
+        }
+        else if(data25 === null){
+          coerced21 = '';
+        }
+        else if(data25 === '' || data25 === 0 || data25 === false){
+          coerced21 = null;
+        }
+        else {
+          const err38 = {instancePath:instancePath+'/webhook_json',schemaPath:'#/properties/webhook_json/type',keyword:'type',params:{type: schema0.properties.webhook_json.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err38];
           }
           else {
-            const err38 = {instancePath:instancePath+'/webhook_json',schemaPath:'#/properties/webhook_json/type',keyword:'type',params:{type: schema0.properties.webhook_json.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err38];
-            }
-            else {
-              vErrors.push(err38);
-            }
-            errors++;
+            vErrors.push(err38);
           }
+          errors++;
         }
         if(coerced21 !== undefined){
           data25 = coerced21;
@@ -952,6 +1046,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs55 = errors;
+      var valid0 = _errs54 === errors;
     }
   }
   else {

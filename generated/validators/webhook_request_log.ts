@@ -10,7 +10,9 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
   /*# sourceURL="body" */;
   let vErrors = null;
   let errors = 0;
+  const _errs0 = errors;
   if(data && typeof data == 'object' && !Array.isArray(data)){
+    const _errs1 = errors;
     for(const key0 in data){
       if(!(func0.call(schema0.properties, key0))){
         delete data[key0];
@@ -18,29 +20,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
     }
     if(data.name !== undefined){
       let data0 = data.name;
+      const _errs2 = errors;
       if((typeof data0 !== 'string') && (data0 !== null)){
         let dataType0 = typeof data0;
         let coerced0 = undefined;
-        if(!(coerced0 !== undefined)){
-          if(dataType0 == 'number' || dataType0 == 'boolean'){
-            coerced0 = '' + data0;
-          }
-          else if(data0 === null){
-            coerced0 = '';
-          }
-          else if(data0 === '' || data0 === 0 || data0 === false){
-            coerced0 = null;
+        if(coerced0 !== undefined){
+        }
+        else if(dataType0 == 'number' || dataType0 == 'boolean'){
+          coerced0 = '' + data0;
+        }
+        else if(data0 === null){
+          coerced0 = '';
+        }
+        else if(data0 === '' || data0 === 0 || data0 === false){
+          coerced0 = null;
+        }
+        else {
+          const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err0];
           }
           else {
-            const err0 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/type',keyword:'type',params:{type: schema0.properties.name.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err0];
-            }
-            else {
-              vErrors.push(err0);
-            }
-            errors++;
+            vErrors.push(err0);
           }
+          errors++;
         }
         if(coerced0 !== undefined){
           data0 = coerced0;
@@ -49,6 +52,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs3 = errors;
       if(typeof data0 === 'string'){
         if(func1(data0) > 140){
           const err1 = {instancePath:instancePath+'/name',schemaPath:'#/properties/name/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -61,29 +65,31 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs2 === errors;
     }
     if(data.modified !== undefined){
       let data1 = data.modified;
+      const _errs4 = errors;
       if(typeof data1 !== 'string'){
         let dataType1 = typeof data1;
         let coerced1 = undefined;
-        if(!(coerced1 !== undefined)){
-          if(dataType1 == 'number' || dataType1 == 'boolean'){
-            coerced1 = '' + data1;
-          }
-          else if(data1 === null){
-            coerced1 = '';
+        if(coerced1 !== undefined){
+        }
+        else if(dataType1 == 'number' || dataType1 == 'boolean'){
+          coerced1 = '' + data1;
+        }
+        else if(data1 === null){
+          coerced1 = '';
+        }
+        else {
+          const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
+          if(vErrors === null){
+            vErrors = [err2];
           }
           else {
-            const err2 = {instancePath:instancePath+'/modified',schemaPath:'#/properties/modified/type',keyword:'type',params:{type: 'string'},message:'must be string'};
-            if(vErrors === null){
-              vErrors = [err2];
-            }
-            else {
-              vErrors.push(err2);
-            }
-            errors++;
+            vErrors.push(err2);
           }
+          errors++;
         }
         if(coerced1 !== undefined){
           data1 = coerced1;
@@ -92,27 +98,30 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs5 = errors;
+      var valid0 = _errs4 === errors;
     }
     if(data.docstatus !== undefined){
       let data2 = data.docstatus;
+      const _errs6 = errors;
       if(!((typeof data2 == 'number') && (!(data2 % 1) && !isNaN(data2)))){
         let dataType2 = typeof data2;
         let coerced2 = undefined;
-        if(!(coerced2 !== undefined)){
-          if(dataType2 === 'boolean' || data2 === null
-          || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
-            coerced2 = +data2;
+        if(coerced2 !== undefined){
+        }
+        else if(dataType2 === 'boolean' || data2 === null
+        || (dataType2 === 'string' && data2 && data2 == +data2 && !(data2 % 1))){
+          coerced2 = +data2;
+        }
+        else {
+          const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
+          if(vErrors === null){
+            vErrors = [err3];
           }
           else {
-            const err3 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/type',keyword:'type',params:{type: 'integer'},message:'must be integer'};
-            if(vErrors === null){
-              vErrors = [err3];
-            }
-            else {
-              vErrors.push(err3);
-            }
-            errors++;
+            vErrors.push(err3);
           }
+          errors++;
         }
         if(coerced2 !== undefined){
           data2 = coerced2;
@@ -121,6 +130,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs7 = errors;
+      const vSchema0 = schema0.properties.docstatus.enum;
       if(!(((data2 === 0) || (data2 === 1)) || (data2 === 2))){
         const err4 = {instancePath:instancePath+'/docstatus',schemaPath:'#/properties/docstatus/enum',keyword:'enum',params:{allowedValues: schema0.properties.docstatus.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -131,32 +142,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs6 === errors;
     }
     if(data.webhook !== undefined){
       let data3 = data.webhook;
+      const _errs8 = errors;
       if((typeof data3 !== 'string') && (data3 !== null)){
         let dataType3 = typeof data3;
         let coerced3 = undefined;
-        if(!(coerced3 !== undefined)){
-          if(dataType3 == 'number' || dataType3 == 'boolean'){
-            coerced3 = '' + data3;
-          }
-          else if(data3 === null){
-            coerced3 = '';
-          }
-          else if(data3 === '' || data3 === 0 || data3 === false){
-            coerced3 = null;
+        if(coerced3 !== undefined){
+        }
+        else if(dataType3 == 'number' || dataType3 == 'boolean'){
+          coerced3 = '' + data3;
+        }
+        else if(data3 === null){
+          coerced3 = '';
+        }
+        else if(data3 === '' || data3 === 0 || data3 === false){
+          coerced3 = null;
+        }
+        else {
+          const err5 = {instancePath:instancePath+'/webhook',schemaPath:'#/properties/webhook/type',keyword:'type',params:{type: schema0.properties.webhook.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err5];
           }
           else {
-            const err5 = {instancePath:instancePath+'/webhook',schemaPath:'#/properties/webhook/type',keyword:'type',params:{type: schema0.properties.webhook.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err5];
-            }
-            else {
-              vErrors.push(err5);
-            }
-            errors++;
+            vErrors.push(err5);
           }
+          errors++;
         }
         if(coerced3 !== undefined){
           data3 = coerced3;
@@ -165,6 +178,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs9 = errors;
       if(typeof data3 === 'string'){
         if(func1(data3) > 140){
           const err6 = {instancePath:instancePath+'/webhook',schemaPath:'#/properties/webhook/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -177,32 +191,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs8 === errors;
     }
     if(data.reference_doctype !== undefined){
       let data4 = data.reference_doctype;
+      const _errs10 = errors;
       if((typeof data4 !== 'string') && (data4 !== null)){
         let dataType4 = typeof data4;
         let coerced4 = undefined;
-        if(!(coerced4 !== undefined)){
-          if(dataType4 == 'number' || dataType4 == 'boolean'){
-            coerced4 = '' + data4;
-          }
-          else if(data4 === null){
-            coerced4 = '';
-          }
-          else if(data4 === '' || data4 === 0 || data4 === false){
-            coerced4 = null;
+        if(coerced4 !== undefined){
+        }
+        else if(dataType4 == 'number' || dataType4 == 'boolean'){
+          coerced4 = '' + data4;
+        }
+        else if(data4 === null){
+          coerced4 = '';
+        }
+        else if(data4 === '' || data4 === 0 || data4 === false){
+          coerced4 = null;
+        }
+        else {
+          const err7 = {instancePath:instancePath+'/reference_doctype',schemaPath:'#/properties/reference_doctype/type',keyword:'type',params:{type: schema0.properties.reference_doctype.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err7];
           }
           else {
-            const err7 = {instancePath:instancePath+'/reference_doctype',schemaPath:'#/properties/reference_doctype/type',keyword:'type',params:{type: schema0.properties.reference_doctype.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err7];
-            }
-            else {
-              vErrors.push(err7);
-            }
-            errors++;
+            vErrors.push(err7);
           }
+          errors++;
         }
         if(coerced4 !== undefined){
           data4 = coerced4;
@@ -211,6 +227,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs11 = errors;
       if(typeof data4 === 'string'){
         if(func1(data4) > 140){
           const err8 = {instancePath:instancePath+'/reference_doctype',schemaPath:'#/properties/reference_doctype/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -223,32 +240,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs10 === errors;
     }
     if(data.reference_document !== undefined){
       let data5 = data.reference_document;
+      const _errs12 = errors;
       if((typeof data5 !== 'string') && (data5 !== null)){
         let dataType5 = typeof data5;
         let coerced5 = undefined;
-        if(!(coerced5 !== undefined)){
-          if(dataType5 == 'number' || dataType5 == 'boolean'){
-            coerced5 = '' + data5;
-          }
-          else if(data5 === null){
-            coerced5 = '';
-          }
-          else if(data5 === '' || data5 === 0 || data5 === false){
-            coerced5 = null;
+        if(coerced5 !== undefined){
+        }
+        else if(dataType5 == 'number' || dataType5 == 'boolean'){
+          coerced5 = '' + data5;
+        }
+        else if(data5 === null){
+          coerced5 = '';
+        }
+        else if(data5 === '' || data5 === 0 || data5 === false){
+          coerced5 = null;
+        }
+        else {
+          const err9 = {instancePath:instancePath+'/reference_document',schemaPath:'#/properties/reference_document/type',keyword:'type',params:{type: schema0.properties.reference_document.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err9];
           }
           else {
-            const err9 = {instancePath:instancePath+'/reference_document',schemaPath:'#/properties/reference_document/type',keyword:'type',params:{type: schema0.properties.reference_document.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err9];
-            }
-            else {
-              vErrors.push(err9);
-            }
-            errors++;
+            vErrors.push(err9);
           }
+          errors++;
         }
         if(coerced5 !== undefined){
           data5 = coerced5;
@@ -257,6 +276,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs13 = errors;
       if(typeof data5 === 'string'){
         if(func1(data5) > 140){
           const err10 = {instancePath:instancePath+'/reference_document',schemaPath:'#/properties/reference_document/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -269,32 +289,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs12 === errors;
     }
     if(data.user !== undefined){
       let data6 = data.user;
+      const _errs14 = errors;
       if((typeof data6 !== 'string') && (data6 !== null)){
         let dataType6 = typeof data6;
         let coerced6 = undefined;
-        if(!(coerced6 !== undefined)){
-          if(dataType6 == 'number' || dataType6 == 'boolean'){
-            coerced6 = '' + data6;
-          }
-          else if(data6 === null){
-            coerced6 = '';
-          }
-          else if(data6 === '' || data6 === 0 || data6 === false){
-            coerced6 = null;
+        if(coerced6 !== undefined){
+        }
+        else if(dataType6 == 'number' || dataType6 == 'boolean'){
+          coerced6 = '' + data6;
+        }
+        else if(data6 === null){
+          coerced6 = '';
+        }
+        else if(data6 === '' || data6 === 0 || data6 === false){
+          coerced6 = null;
+        }
+        else {
+          const err11 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/type',keyword:'type',params:{type: schema0.properties.user.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err11];
           }
           else {
-            const err11 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/type',keyword:'type',params:{type: schema0.properties.user.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err11];
-            }
-            else {
-              vErrors.push(err11);
-            }
-            errors++;
+            vErrors.push(err11);
           }
+          errors++;
         }
         if(coerced6 !== undefined){
           data6 = coerced6;
@@ -303,6 +325,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs15 = errors;
       if(typeof data6 === 'string'){
         if(func1(data6) > 140){
           const err12 = {instancePath:instancePath+'/user',schemaPath:'#/properties/user/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -315,32 +338,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs14 === errors;
     }
     if(data.url !== undefined){
       let data7 = data.url;
+      const _errs16 = errors;
       if((typeof data7 !== 'string') && (data7 !== null)){
         let dataType7 = typeof data7;
         let coerced7 = undefined;
-        if(!(coerced7 !== undefined)){
-          if(dataType7 == 'number' || dataType7 == 'boolean'){
-            coerced7 = '' + data7;
-          }
-          else if(data7 === null){
-            coerced7 = '';
-          }
-          else if(data7 === '' || data7 === 0 || data7 === false){
-            coerced7 = null;
+        if(coerced7 !== undefined){
+        }
+        else if(dataType7 == 'number' || dataType7 == 'boolean'){
+          coerced7 = '' + data7;
+        }
+        else if(data7 === null){
+          coerced7 = '';
+        }
+        else if(data7 === '' || data7 === 0 || data7 === false){
+          coerced7 = null;
+        }
+        else {
+          const err13 = {instancePath:instancePath+'/url',schemaPath:'#/properties/url/type',keyword:'type',params:{type: schema0.properties.url.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err13];
           }
           else {
-            const err13 = {instancePath:instancePath+'/url',schemaPath:'#/properties/url/type',keyword:'type',params:{type: schema0.properties.url.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err13];
-            }
-            else {
-              vErrors.push(err13);
-            }
-            errors++;
+            vErrors.push(err13);
           }
+          errors++;
         }
         if(coerced7 !== undefined){
           data7 = coerced7;
@@ -349,32 +374,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs17 = errors;
+      var valid0 = _errs16 === errors;
     }
     if(data.status !== undefined){
       let data8 = data.status;
+      const _errs18 = errors;
       if((typeof data8 !== 'string') && (data8 !== null)){
         let dataType8 = typeof data8;
         let coerced8 = undefined;
-        if(!(coerced8 !== undefined)){
-          if(dataType8 == 'number' || dataType8 == 'boolean'){
-            coerced8 = '' + data8;
-          }
-          else if(data8 === null){
-            coerced8 = '';
-          }
-          else if(data8 === '' || data8 === 0 || data8 === false){
-            coerced8 = null;
+        if(coerced8 !== undefined){
+        }
+        else if(dataType8 == 'number' || dataType8 == 'boolean'){
+          coerced8 = '' + data8;
+        }
+        else if(data8 === null){
+          coerced8 = '';
+        }
+        else if(data8 === '' || data8 === 0 || data8 === false){
+          coerced8 = null;
+        }
+        else {
+          const err14 = {instancePath:instancePath+'/status',schemaPath:'#/properties/status/type',keyword:'type',params:{type: schema0.properties.status.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err14];
           }
           else {
-            const err14 = {instancePath:instancePath+'/status',schemaPath:'#/properties/status/type',keyword:'type',params:{type: schema0.properties.status.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err14];
-            }
-            else {
-              vErrors.push(err14);
-            }
-            errors++;
+            vErrors.push(err14);
           }
+          errors++;
         }
         if(coerced8 !== undefined){
           data8 = coerced8;
@@ -383,6 +411,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs19 = errors;
+      const vSchema1 = schema0.properties.status.enum;
       if(!((((((data8 === '') || (data8 === 'Queued')) || (data8 === 'Success')) || (data8 === 'Failed')) || (data8 === 'Exhausted')) || (data8 === null))){
         const err15 = {instancePath:instancePath+'/status',schemaPath:'#/properties/status/enum',keyword:'enum',params:{allowedValues: schema0.properties.status.enum},message:'must be equal to one of the allowed values'};
         if(vErrors === null){
@@ -393,30 +423,32 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
         }
         errors++;
       }
+      var valid0 = _errs18 === errors;
     }
     if(data.attempts !== undefined){
       let data9 = data.attempts;
+      const _errs20 = errors;
       if((!((typeof data9 == 'number') && (!(data9 % 1) && !isNaN(data9)))) && (data9 !== null)){
         let dataType9 = typeof data9;
         let coerced9 = undefined;
-        if(!(coerced9 !== undefined)){
-          if(dataType9 === 'boolean' || data9 === null
-          || (dataType9 === 'string' && data9 && data9 == +data9 && !(data9 % 1))){
-            coerced9 = +data9;
-          }
-          else if(data9 === '' || data9 === 0 || data9 === false){
-            coerced9 = null;
+        if(coerced9 !== undefined){
+        }
+        else if(dataType9 === 'boolean' || data9 === null
+        || (dataType9 === 'string' && data9 && data9 == +data9 && !(data9 % 1))){
+          coerced9 = +data9;
+        }
+        else if(data9 === '' || data9 === 0 || data9 === false){
+          coerced9 = null;
+        }
+        else {
+          const err16 = {instancePath:instancePath+'/attempts',schemaPath:'#/properties/attempts/type',keyword:'type',params:{type: schema0.properties.attempts.type},message:'must be integer,null'};
+          if(vErrors === null){
+            vErrors = [err16];
           }
           else {
-            const err16 = {instancePath:instancePath+'/attempts',schemaPath:'#/properties/attempts/type',keyword:'type',params:{type: schema0.properties.attempts.type},message:'must be integer,null'};
-            if(vErrors === null){
-              vErrors = [err16];
-            }
-            else {
-              vErrors.push(err16);
-            }
-            errors++;
+            vErrors.push(err16);
           }
+          errors++;
         }
         if(coerced9 !== undefined){
           data9 = coerced9;
@@ -425,6 +457,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs21 = errors;
       if(typeof data9 == 'number'){
         if(data9 > 2147483647 || isNaN(data9)){
           const err17 = {instancePath:instancePath+'/attempts',schemaPath:'#/properties/attempts/maximum',keyword:'maximum',params:{comparison: '<=', limit: 2147483647},message:'must be <= 2147483647'};
@@ -447,32 +480,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs20 === errors;
     }
     if(data.next_retry !== undefined){
       let data10 = data.next_retry;
+      const _errs22 = errors;
       if((typeof data10 !== 'string') && (data10 !== null)){
         let dataType10 = typeof data10;
         let coerced10 = undefined;
-        if(!(coerced10 !== undefined)){
-          if(dataType10 == 'number' || dataType10 == 'boolean'){
-            coerced10 = '' + data10;
-          }
-          else if(data10 === null){
-            coerced10 = '';
-          }
-          else if(data10 === '' || data10 === 0 || data10 === false){
-            coerced10 = null;
+        if(coerced10 !== undefined){
+        }
+        else if(dataType10 == 'number' || dataType10 == 'boolean'){
+          coerced10 = '' + data10;
+        }
+        else if(data10 === null){
+          coerced10 = '';
+        }
+        else if(data10 === '' || data10 === 0 || data10 === false){
+          coerced10 = null;
+        }
+        else {
+          const err19 = {instancePath:instancePath+'/next_retry',schemaPath:'#/properties/next_retry/type',keyword:'type',params:{type: schema0.properties.next_retry.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err19];
           }
           else {
-            const err19 = {instancePath:instancePath+'/next_retry',schemaPath:'#/properties/next_retry/type',keyword:'type',params:{type: schema0.properties.next_retry.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err19];
-            }
-            else {
-              vErrors.push(err19);
-            }
-            errors++;
+            vErrors.push(err19);
           }
+          errors++;
         }
         if(coerced10 !== undefined){
           data10 = coerced10;
@@ -481,6 +516,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs23 = errors;
       if(typeof data10 === 'string'){
         if(!pattern0.test(data10)){
           const err20 = {instancePath:instancePath+'/next_retry',schemaPath:'#/properties/next_retry/pattern',keyword:'pattern',params:{pattern: '^(\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?)?)?$'},message:'must match pattern "'+'^(\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?)?)?$'+'"'};
@@ -493,32 +529,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs22 === errors;
     }
     if(data.message_id !== undefined){
       let data11 = data.message_id;
+      const _errs24 = errors;
       if((typeof data11 !== 'string') && (data11 !== null)){
         let dataType11 = typeof data11;
         let coerced11 = undefined;
-        if(!(coerced11 !== undefined)){
-          if(dataType11 == 'number' || dataType11 == 'boolean'){
-            coerced11 = '' + data11;
-          }
-          else if(data11 === null){
-            coerced11 = '';
-          }
-          else if(data11 === '' || data11 === 0 || data11 === false){
-            coerced11 = null;
+        if(coerced11 !== undefined){
+        }
+        else if(dataType11 == 'number' || dataType11 == 'boolean'){
+          coerced11 = '' + data11;
+        }
+        else if(data11 === null){
+          coerced11 = '';
+        }
+        else if(data11 === '' || data11 === 0 || data11 === false){
+          coerced11 = null;
+        }
+        else {
+          const err21 = {instancePath:instancePath+'/message_id',schemaPath:'#/properties/message_id/type',keyword:'type',params:{type: schema0.properties.message_id.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err21];
           }
           else {
-            const err21 = {instancePath:instancePath+'/message_id',schemaPath:'#/properties/message_id/type',keyword:'type',params:{type: schema0.properties.message_id.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err21];
-            }
-            else {
-              vErrors.push(err21);
-            }
-            errors++;
+            vErrors.push(err21);
           }
+          errors++;
         }
         if(coerced11 !== undefined){
           data11 = coerced11;
@@ -527,6 +565,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs25 = errors;
       if(typeof data11 === 'string'){
         if(func1(data11) > 140){
           const err22 = {instancePath:instancePath+'/message_id',schemaPath:'#/properties/message_id/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -539,32 +578,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs24 === errors;
     }
     if(data.request_method !== undefined){
       let data12 = data.request_method;
+      const _errs26 = errors;
       if((typeof data12 !== 'string') && (data12 !== null)){
         let dataType12 = typeof data12;
         let coerced12 = undefined;
-        if(!(coerced12 !== undefined)){
-          if(dataType12 == 'number' || dataType12 == 'boolean'){
-            coerced12 = '' + data12;
-          }
-          else if(data12 === null){
-            coerced12 = '';
-          }
-          else if(data12 === '' || data12 === 0 || data12 === false){
-            coerced12 = null;
+        if(coerced12 !== undefined){
+        }
+        else if(dataType12 == 'number' || dataType12 == 'boolean'){
+          coerced12 = '' + data12;
+        }
+        else if(data12 === null){
+          coerced12 = '';
+        }
+        else if(data12 === '' || data12 === 0 || data12 === false){
+          coerced12 = null;
+        }
+        else {
+          const err23 = {instancePath:instancePath+'/request_method',schemaPath:'#/properties/request_method/type',keyword:'type',params:{type: schema0.properties.request_method.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err23];
           }
           else {
-            const err23 = {instancePath:instancePath+'/request_method',schemaPath:'#/properties/request_method/type',keyword:'type',params:{type: schema0.properties.request_method.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err23];
-            }
-            else {
-              vErrors.push(err23);
-            }
-            errors++;
+            vErrors.push(err23);
           }
+          errors++;
         }
         if(coerced12 !== undefined){
           data12 = coerced12;
@@ -573,6 +614,7 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs27 = errors;
       if(typeof data12 === 'string'){
         if(func1(data12) > 140){
           const err24 = {instancePath:instancePath+'/request_method',schemaPath:'#/properties/request_method/maxLength',keyword:'maxLength',params:{limit: 140},message:'must NOT have more than 140 characters'};
@@ -585,32 +627,34 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           errors++;
         }
       }
+      var valid0 = _errs26 === errors;
     }
     if(data.headers !== undefined){
       let data13 = data.headers;
+      const _errs28 = errors;
       if((typeof data13 !== 'string') && (data13 !== null)){
         let dataType13 = typeof data13;
         let coerced13 = undefined;
-        if(!(coerced13 !== undefined)){
-          if(dataType13 == 'number' || dataType13 == 'boolean'){
-            coerced13 = '' + data13;
-          }
-          else if(data13 === null){
-            coerced13 = '';
-          }
-          else if(data13 === '' || data13 === 0 || data13 === false){
-            coerced13 = null;
+        if(coerced13 !== undefined){
+        }
+        else if(dataType13 == 'number' || dataType13 == 'boolean'){
+          coerced13 = '' + data13;
+        }
+        else if(data13 === null){
+          coerced13 = '';
+        }
+        else if(data13 === '' || data13 === 0 || data13 === false){
+          coerced13 = null;
+        }
+        else {
+          const err25 = {instancePath:instancePath+'/headers',schemaPath:'#/properties/headers/type',keyword:'type',params:{type: schema0.properties.headers.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err25];
           }
           else {
-            const err25 = {instancePath:instancePath+'/headers',schemaPath:'#/properties/headers/type',keyword:'type',params:{type: schema0.properties.headers.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err25];
-            }
-            else {
-              vErrors.push(err25);
-            }
-            errors++;
+            vErrors.push(err25);
           }
+          errors++;
         }
         if(coerced13 !== undefined){
           data13 = coerced13;
@@ -619,32 +663,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs29 = errors;
+      var valid0 = _errs28 === errors;
     }
     if(data.data !== undefined){
       let data14 = data.data;
+      const _errs30 = errors;
       if((typeof data14 !== 'string') && (data14 !== null)){
         let dataType14 = typeof data14;
         let coerced14 = undefined;
-        if(!(coerced14 !== undefined)){
-          if(dataType14 == 'number' || dataType14 == 'boolean'){
-            coerced14 = '' + data14;
-          }
-          else if(data14 === null){
-            coerced14 = '';
-          }
-          else if(data14 === '' || data14 === 0 || data14 === false){
-            coerced14 = null;
+        if(coerced14 !== undefined){
+        }
+        else if(dataType14 == 'number' || dataType14 == 'boolean'){
+          coerced14 = '' + data14;
+        }
+        else if(data14 === null){
+          coerced14 = '';
+        }
+        else if(data14 === '' || data14 === 0 || data14 === false){
+          coerced14 = null;
+        }
+        else {
+          const err26 = {instancePath:instancePath+'/data',schemaPath:'#/properties/data/type',keyword:'type',params:{type: schema0.properties.data.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err26];
           }
           else {
-            const err26 = {instancePath:instancePath+'/data',schemaPath:'#/properties/data/type',keyword:'type',params:{type: schema0.properties.data.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err26];
-            }
-            else {
-              vErrors.push(err26);
-            }
-            errors++;
+            vErrors.push(err26);
           }
+          errors++;
         }
         if(coerced14 !== undefined){
           data14 = coerced14;
@@ -653,32 +700,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs31 = errors;
+      var valid0 = _errs30 === errors;
     }
     if(data.response !== undefined){
       let data15 = data.response;
+      const _errs32 = errors;
       if((typeof data15 !== 'string') && (data15 !== null)){
         let dataType15 = typeof data15;
         let coerced15 = undefined;
-        if(!(coerced15 !== undefined)){
-          if(dataType15 == 'number' || dataType15 == 'boolean'){
-            coerced15 = '' + data15;
-          }
-          else if(data15 === null){
-            coerced15 = '';
-          }
-          else if(data15 === '' || data15 === 0 || data15 === false){
-            coerced15 = null;
+        if(coerced15 !== undefined){
+        }
+        else if(dataType15 == 'number' || dataType15 == 'boolean'){
+          coerced15 = '' + data15;
+        }
+        else if(data15 === null){
+          coerced15 = '';
+        }
+        else if(data15 === '' || data15 === 0 || data15 === false){
+          coerced15 = null;
+        }
+        else {
+          const err27 = {instancePath:instancePath+'/response',schemaPath:'#/properties/response/type',keyword:'type',params:{type: schema0.properties.response.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err27];
           }
           else {
-            const err27 = {instancePath:instancePath+'/response',schemaPath:'#/properties/response/type',keyword:'type',params:{type: schema0.properties.response.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err27];
-            }
-            else {
-              vErrors.push(err27);
-            }
-            errors++;
+            vErrors.push(err27);
           }
+          errors++;
         }
         if(coerced15 !== undefined){
           data15 = coerced15;
@@ -687,32 +737,35 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs33 = errors;
+      var valid0 = _errs32 === errors;
     }
     if(data.error !== undefined){
       let data16 = data.error;
+      const _errs34 = errors;
       if((typeof data16 !== 'string') && (data16 !== null)){
         let dataType16 = typeof data16;
         let coerced16 = undefined;
-        if(!(coerced16 !== undefined)){
-          if(dataType16 == 'number' || dataType16 == 'boolean'){
-            coerced16 = '' + data16;
-          }
-          else if(data16 === null){
-            coerced16 = '';
-          }
-          else if(data16 === '' || data16 === 0 || data16 === false){
-            coerced16 = null;
+        if(coerced16 !== undefined){
+        }
+        else if(dataType16 == 'number' || dataType16 == 'boolean'){
+          coerced16 = '' + data16;
+        }
+        else if(data16 === null){
+          coerced16 = '';
+        }
+        else if(data16 === '' || data16 === 0 || data16 === false){
+          coerced16 = null;
+        }
+        else {
+          const err28 = {instancePath:instancePath+'/error',schemaPath:'#/properties/error/type',keyword:'type',params:{type: schema0.properties.error.type},message:'must be string,null'};
+          if(vErrors === null){
+            vErrors = [err28];
           }
           else {
-            const err28 = {instancePath:instancePath+'/error',schemaPath:'#/properties/error/type',keyword:'type',params:{type: schema0.properties.error.type},message:'must be string,null'};
-            if(vErrors === null){
-              vErrors = [err28];
-            }
-            else {
-              vErrors.push(err28);
-            }
-            errors++;
+            vErrors.push(err28);
           }
+          errors++;
         }
         if(coerced16 !== undefined){
           data16 = coerced16;
@@ -721,6 +774,8 @@ function validate0(data, {instancePath='', parentData, parentDataProperty, rootD
           }
         }
       }
+      const _errs35 = errors;
+      var valid0 = _errs34 === errors;
     }
   }
   else {

@@ -709,16 +709,28 @@ function reachable(value: unknown, components: Record<string, Record<string, Jso
   return seen;
 }
 
-function document(version: 1 | 2, ctx: GeneratorContext): JsonSchema {
-  const schemas: Record<string, JsonSchema> = { Error: ERROR_SCHEMA, Filters: FILTERS_SCHEMA };
-  if (version === 2) Object.assign(schemas, { BulkResult: BULK_RESULT_SCHEMA, Job: JOB_SCHEMA });
+/** The component schemas of every DocType, by name: the same in both documents, so built once. */
+function allDocTypeSchemas(ctx: GeneratorContext): Record<string, JsonSchema> {
+  const schemas: Record<string, JsonSchema> = {};
+  const shared = new Set(['Error', 'Filters', 'BulkResult', 'Job']);
   for (const ir of ctx.doctypes) {
     for (const [name, schema] of Object.entries(docTypeSchemas(ir.meta, ctx))) {
-      if (name in schemas)
+      if (name in schemas || shared.has(name))
         throw new Error(`OpenAPI schema name ${name} is taken twice (DocType ${ir.meta.name})`);
       schemas[name] = schema;
     }
   }
+  return schemas;
+}
+
+function document(
+  version: 1 | 2,
+  ctx: GeneratorContext,
+  docTypeComponents: Record<string, JsonSchema>,
+): JsonSchema {
+  const schemas: Record<string, JsonSchema> = { Error: ERROR_SCHEMA, Filters: FILTERS_SCHEMA };
+  if (version === 2) Object.assign(schemas, { BulkResult: BULK_RESULT_SCHEMA, Job: JOB_SCHEMA });
+  Object.assign(schemas, docTypeComponents);
   const paths: Record<string, JsonSchema> = {};
   for (const ir of ctx.doctypes) Object.assign(paths, docTypePaths(ir, version, ctx));
   const known = new Set(Object.keys(schemas));
@@ -755,8 +767,9 @@ function document(version: 1 | 2, ctx: GeneratorContext): JsonSchema {
 
 /** Emits both OpenAPI documents, keyed by output path. */
 export function emitOpenApi(ctx: GeneratorContext): Map<string, string> {
+  const schemas = allDocTypeSchemas(ctx);
   return new Map([
-    ['openapi/v1.json', `${JSON.stringify(document(1, ctx), null, 2)}\n`],
-    ['openapi/v2.json', `${JSON.stringify(document(2, ctx), null, 2)}\n`],
+    ['openapi/v1.json', `${JSON.stringify(document(1, ctx, schemas), null, 2)}\n`],
+    ['openapi/v2.json', `${JSON.stringify(document(2, ctx, schemas), null, 2)}\n`],
   ]);
 }

@@ -1,5 +1,5 @@
 // Compiles DocType body validators on worker threads while the main thread emits the other files. ajv's compile is
-// most of the emit phase for large sets (about 3 s of CPU for the 766 fixture DocTypes), and each validator is compiled
+// most of the emit phase for large sets (about 2 s of CPU for the 766 fixture DocTypes), and each validator is compiled
 // by an ajv instance of its own, so the code does not depend on the thread that compiled it.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';

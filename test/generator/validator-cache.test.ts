@@ -19,11 +19,11 @@ let dir: string;
 beforeEach(() => (dir = mkdtempSync(path.join(os.tmpdir(), 'validator-cache-'))));
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-test('what one run compiled, the next reads back; another schema is not found', () => {
+test('what one run compiled, the next reads back; another schema is not found', async () => {
   const first = diskValidatorCache(dir);
   expect(first.get(schema(note))).toBeUndefined();
   first.put(schema(note), validatorCode(schema(note)));
-  first.save();
+  await first.save();
   const next = diskValidatorCache(dir);
   expect(next.get(schema(note))).toBe(validatorCode(schema(note)));
   expect(next.get(schema(task))).toBeUndefined();
@@ -33,19 +33,19 @@ test('emitAll takes the cached code of a schema and compiles and stores the othe
   const seeded = diskValidatorCache(dir);
   // A marker no compile would produce: seeing it in the output proves the code came from the cache.
   seeded.put(schema(note), '// from the cache\n');
-  seeded.save();
+  await seeded.save();
   const cache = diskValidatorCache(dir);
   const files = await emitAll(ctx, cache);
   expect(files.get('validators/note.ts')).toContain('// from the cache\n');
   expect(files.get('validators/task.ts')).toContain(validatorCode(schema(task)));
-  cache.save();
+  await cache.save();
   expect(diskValidatorCache(dir).get(schema(task))).toBe(validatorCode(schema(task)));
 });
 
 test('a run with a warm cache gives the bytes of a run without one', async () => {
   const warm = diskValidatorCache(dir);
   await emitAll(ctx, warm);
-  warm.save();
+  await warm.save();
   expect(readdirSync(dir)).toHaveLength(2);
   const fromCache = await emitAll(createContext(ctx.doctypes, 'generated'), diskValidatorCache(dir));
   expect([...fromCache]).toEqual([...(await emitAll(ctx))]);
@@ -54,13 +54,13 @@ test('a run with a warm cache gives the bytes of a run without one', async () =>
 test('an entry unused for over a week is removed when a run stores new ones; one it used is kept', async () => {
   const old = diskValidatorCache(dir);
   old.put(schema(note), validatorCode(schema(note)));
-  old.save();
+  await old.save();
   writeFileSync(path.join(dir, 'stale.js'), 'x');
   const weeksAgo = new Date(Date.now() - 8 * 24 * 3600 * 1000);
   for (const name of readdirSync(dir)) utimesSync(path.join(dir, name), weeksAgo, weeksAgo);
   const run = diskValidatorCache(dir);
   await emitAll(ctx, run);
-  run.save();
+  await run.save();
   expect(existsSync(path.join(dir, 'stale.js'))).toBe(false);
   expect(diskValidatorCache(dir).get(schema(note))).toBe(validatorCode(schema(note)));
   expect(readdirSync(dir)).toHaveLength(2);
