@@ -31,6 +31,9 @@ export const UpdateAfterSubmitError = errorClass('UpdateAfterSubmitError', Valid
 /** exc_type FolderNotEmpty (HTTP 400). */
 export const FolderNotEmpty = errorClass('FolderNotEmpty', ValidationError);
 
+/** exc_type LinkExistsError (HTTP 400). */
+export const LinkExistsError = errorClass('LinkExistsError', ValidationError);
+
 /** exc_type DocumentAlreadyRestored (HTTP 400). */
 export const DocumentAlreadyRestored = errorClass('DocumentAlreadyRestored', ValidationError);
 
@@ -124,6 +127,7 @@ export const ERROR_CLASSES: ErrorClasses = {
   DocstatusTransitionError,
   UpdateAfterSubmitError,
   FolderNotEmpty,
+  LinkExistsError,
   DocumentAlreadyRestored,
   BadRequestError,
   CSRFTokenError,

@@ -43,6 +43,8 @@ export class DocstatusTransitionError extends define('DocstatusTransitionError',
 export class UpdateAfterSubmitError extends define('UpdateAfterSubmitError', 400, ValidationError) {}
 /** A folder (File with is_folder) that still holds files or folders cannot be deleted. */
 export class FolderNotEmpty extends define('FolderNotEmpty', 400, ValidationError) {}
+/** A document that other documents link to cannot be deleted (Frappe's LinkExistsError, 417 there). */
+export class LinkExistsError extends define('LinkExistsError', 400, ValidationError) {}
 /** A Deleted Document that was restored already (Frappe's DocumentAlreadyRestored). */
 export class DocumentAlreadyRestored extends define('DocumentAlreadyRestored', 400, ValidationError) {}
 /** The request body could not be parsed. */
@@ -140,6 +142,7 @@ export const ERROR_CLASSES = {
   DocstatusTransitionError,
   UpdateAfterSubmitError,
   FolderNotEmpty,
+  LinkExistsError,
   DocumentAlreadyRestored,
   BadRequestError,
   CSRFTokenError,
