@@ -4,6 +4,7 @@ import { AUTH_BROADCAST } from './auth/auth-broadcast';
 // Registers the Data Import job kind, so any process that opens a site (server or worker) can run imports.
 import './data-import/import-job';
 import { registerAuth } from './auth/auth-lifecycle';
+import { registerBackLinks } from './back-links/back-links-lifecycle';
 import { registerDataImport } from './data-import/import-lifecycle';
 import { EVENT_FEED } from './events/event-feed';
 import { registerEvents } from './events/event-lifecycle';
@@ -12,6 +13,7 @@ import { registerFiles } from './files/file-lifecycle';
 import { registerHistory } from './history/history-lifecycle';
 import { RATE_LIMITS } from './methods/rate-limit';
 import { REQUEST_LOG } from './middleware/request-log';
+import { CLIENT_GRANT_LINKS } from './oauth/document-revocation';
 import { registerOAuth } from './oauth/oauth-lifecycle';
 import { registerPermissions } from './permissions/permission-lifecycle';
 import { RESULT_CACHE } from './query/result-cache';
@@ -45,6 +47,8 @@ export function installFeatures(site: Site): void {
   );
   registerPermissions(site);
   registerFiles(site);
+  // After files: a folder that still holds files is refused as such (Frappe's File.on_trash) before its links are.
+  registerBackLinks(site, CLIENT_GRANT_LINKS);
   registerServerScripts(site);
   // Before auth: the webhook secret is sealed for signing before auth's beforeWrite would hash it.
   registerWebhooks(site);

@@ -6,6 +6,12 @@ import { now } from '../db/stored-values';
 /** The DocType whose deletion revokes grants. */
 export const OAUTH_CLIENT = 'OAuth Client';
 
+/** The Links to an OAuth Client whose rows its delete revokes: they do not stop the delete (runtime/back-links). */
+export const CLIENT_GRANT_LINKS = [
+  { doctype: 'OAuth Bearer Token', fieldname: 'client' },
+  { doctype: 'OAuth Authorization Code', fieldname: 'client' },
+] as const;
+
 /**
  * Revokes every active token and spends every unspent code of `client`, inside the transaction that deletes it (both
  * commit or neither). The caller drops the bearer-token caches after the commit.

@@ -21,6 +21,7 @@ export const LAYERS: readonly Layer[] = [
     units: [
       'auth',
       'permissions',
+      'back-links',
       'operations',
       'jobs',
       'idempotency',
