@@ -12,10 +12,7 @@ export interface LinkingDocument {
   row?: number;
 }
 
-/**
- * docstatus of a cancelled document: its links do not stop a delete. Frappe skips a cancelled document's Dynamic Links;
- * its Links it skipped too until its check was rewritten, and now counts them: this service keeps the one rule for both.
- */
+/** docstatus of a cancelled document: its Dynamic Links do not stop a delete, its Links do (Frappe's two checks). */
 const CANCELLED = 2;
 
 /** A document or child row of `source` that links to `name` of `doctype`, other than that document itself. */
@@ -25,8 +22,8 @@ async function linkingRow(
   doctype: string,
   name: string,
 ): Promise<LinkingDocument | undefined> {
-  const query = trx(source.table).where(source.fieldname, name).whereNot('docstatus', CANCELLED);
-  if (source.doctypeField) query.where(source.doctypeField, doctype);
+  const query = trx(source.table).where(source.fieldname, name);
+  if (source.doctypeField) query.where(source.doctypeField, doctype).whereNot('docstatus', CANCELLED);
   if (source.holder === 'document') {
     if (source.doctype === doctype) query.whereNot('name', name);
     const row = (await query.first('name')) as { name: string } | undefined;

@@ -1,7 +1,7 @@
 // Deleting a document that another document links to (Frappe's check_if_doc_is_linked and
 // check_if_doc_is_dynamically_linked): 400 LinkExistsError naming the linking document, nothing deleted, on every
 // delete path. A Link of a parent or of a child row, a Dynamic Link, a Single's value and an amendment block; a
-// cancelled linker, the document's own links and its own child rows, and the DocTypes Frappe ignores (ToDo) do not.
+// cancelled linker's Dynamic Links, the document's own links and its own child rows, and the DocTypes Frappe ignores (ToDo) do not.
 import type { TestSite } from '../helpers/test-site';
 import { create, createBackLinksSite, exists, update } from './back-links-site';
 
@@ -126,17 +126,23 @@ test('a cancelled document cannot be deleted while its amendment exists', async 
   expect((await del('Audit Task', original)).status).toBe(202);
 });
 
-test('a submitted linker refuses the delete; once cancelled, neither its Links nor its rows do', async () => {
+test('a submitted linker refuses the delete; once cancelled, its Dynamic Links no longer do, its Links still do', async () => {
   const target = await task();
-  const linker = await hash({
-    task: target,
+  const dynamic = await hash({
     ref_type: 'Audit Task',
     ref_name: target,
-    steps: [{ task: target }, { ref_type: 'Audit Task', ref_name: target }],
+    steps: [{ ref_type: 'Audit Task', ref_name: target }],
   });
-  await move('Audit Hash', linker, 'submit');
+  const linker = await hash({ task: target, steps: [{ task: target }] });
+  for (const name of [dynamic, linker]) await move('Audit Hash', name, 'submit');
   expect((await del('Audit Task', target)).status).toBe(400);
+  await move('Audit Hash', dynamic, 'cancel');
   await move('Audit Hash', linker, 'cancel');
+  expectRefused(
+    await del('Audit Task', target),
+    `Cannot delete or cancel because Audit Task ${target} is linked with Audit Hash ${linker}`,
+  );
+  expect((await del('Audit Hash', linker)).status).toBe(202);
   expect((await del('Audit Task', target)).status).toBe(202);
 });
 
