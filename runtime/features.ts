@@ -4,8 +4,9 @@ import { AUTH_BROADCAST } from './auth/auth-broadcast';
 // Registers the Data Import job kind, so any process that opens a site (server or worker) can run imports.
 import './data-import/import-job';
 import { registerAuth } from './auth/auth-lifecycle';
+import { USER_OWN_ROWS } from './auth/deleted-user';
 import { registerBackLinks } from './back-links/back-links-lifecycle';
-import { registerDataImport } from './data-import/import-lifecycle';
+import { IMPORT_LOG_LINKS, registerDataImport } from './data-import/import-lifecycle';
 import { EVENT_FEED } from './events/event-feed';
 import { registerEvents } from './events/event-lifecycle';
 import { SITE_REDIS } from './redis/site-redis';
@@ -48,7 +49,7 @@ export function installFeatures(site: Site): void {
   registerPermissions(site);
   registerFiles(site);
   // After files: a folder that still holds files is refused as such (Frappe's File.on_trash) before its links are.
-  registerBackLinks(site, CLIENT_GRANT_LINKS);
+  registerBackLinks(site, [...CLIENT_GRANT_LINKS, ...USER_OWN_ROWS, ...IMPORT_LOG_LINKS]);
   registerServerScripts(site);
   // Before auth: the webhook secret is sealed for signing before auth's beforeWrite would hash it.
   registerWebhooks(site);

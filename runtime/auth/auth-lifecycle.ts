@@ -8,6 +8,7 @@ import { lifecycleOf } from '../document/extension-points';
 import type { Site } from '../site';
 import { authChanged } from './auth-broadcast';
 import { forgetAuthCaches } from './auth-caches';
+import { deleteUserRows } from './deleted-user';
 import { isKeySource } from './key-sources';
 import {
   deleteChildAuth,
@@ -71,6 +72,8 @@ export function registerAuth(site: Site): void {
     );
     extensions.on('afterDelete', (op) => deleteChildAuth(op.trx, tables, op.stored), binding.meta.name);
   }
+  // A deleted user's own rows go with it (Frappe's User.on_trash).
+  extensions.on('afterDelete', deleteUserRows, 'User');
   // A new password ends every session of its user (a stolen session dies with the old password).
   extensions.on(
     'afterCommit',

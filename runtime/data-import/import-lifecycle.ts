@@ -1,10 +1,11 @@
 // Data Import in the document lifecycle: its `reference_doctype` must be a DocType an import can write (Frappe's field
 // is a Link to DocType, checked at save), so a record naming none is refused when saved, not at its preview or start.
-import type { WritingSave } from '../document/extension-points';
+import type { DeleteOperation, WritingSave } from '../document/extension-points';
 import { lifecycleOf } from '../document/extension-points';
 import { ValidationError } from '../errors/errors';
 import type { Site } from '../site';
 import { IMPORT_DOCTYPE } from './import-job';
+import { LOG_DOCTYPE } from './import-log';
 
 /** 400 unless the record's reference_doctype is a DocType of the site with documents of its own (not a child, not a Single). */
 function checkReferenceDocType(op: WritingSave): void {
@@ -17,8 +18,22 @@ function checkReferenceDocType(op: WritingSave): void {
     );
 }
 
-/** Registers the Data Import's checks. */
+/** The Link of a Data Import's log rows: its delete removes them (Frappe's Data Import.on_trash), so they do not stop it. */
+export const IMPORT_LOG_LINKS = [{ doctype: LOG_DOCTYPE, fieldname: 'data_import' }] as const;
+
+/** afterDelete of a Data Import: deletes its log rows. */
+async function deleteImportLogs(op: DeleteOperation): Promise<void> {
+  const log = op.tx.site.registry.get(LOG_DOCTYPE);
+  if (!log) return;
+  const name = String(op.stored.name ?? op.doc.name);
+  if (Number(await op.trx(log.meta.tableName).where('data_import', name).delete()) > 0)
+    op.tx.markWritten(LOG_DOCTYPE);
+}
+
+/** Registers the Data Import's checks, and the removal of its logs with it. */
 export function registerDataImport(site: Site): void {
-  if (site.registry.get(IMPORT_DOCTYPE))
-    lifecycleOf(site).on('validateSave', checkReferenceDocType, IMPORT_DOCTYPE);
+  if (!site.registry.get(IMPORT_DOCTYPE)) return;
+  const extensions = lifecycleOf(site);
+  extensions.on('validateSave', checkReferenceDocType, IMPORT_DOCTYPE);
+  extensions.on('afterDelete', deleteImportLogs, IMPORT_DOCTYPE);
 }
