@@ -215,7 +215,9 @@ function watchTouches(conn: MysqlConnection, statementMs: number): Touches {
  * queued work at the turn's check phase, or after GROUP_COMMIT_LINGER_TURNS turns that each brought some (or when it
  * has run GROUP_COMMIT_MAX_WORKS); a work's promise settles after that COMMIT, so its caller never
  * answers for a write that is not durable. A failed COMMIT rejects every work of the batch and closes the connection.
- * A work may run twice, so it must do nothing outside the transaction before its commit (DocumentTransaction.run
+ * A batch that ends without committing (its works all failed before writing: a read alone opens the transaction) is
+ * rolled back, so the pool never hands out a connection holding a transaction and its old snapshot. A work may run
+ * twice, so it must do nothing outside the transaction before its commit (DocumentTransaction.run
  * starts each run afresh: its messages, after-commit tasks and the document it saves). A work's wait for a lane, its
  * statements and its batch's COMMIT share one deadline, db_statement_timeout from its call: past it the work is
  * answered 503 (PROTOCOL_SEQUENCE_TIMEOUT), whichever of them it was waiting for.
@@ -246,12 +248,21 @@ export class MysqlGroupCommit extends BatchLanes {
     let works = 0;
     // False once the connection may be unusable: the batch ends and the lane takes a new one.
     let usable = true;
+    // True from a work's start until a COMMIT or ROLLBACK: autocommit is off, so its first statement, a read too,
+    // opened a transaction that nothing else ends.
+    let open = false;
+    /** Rolls the batch's transaction back (a connection that does not answer is closed: not usable). */
+    const rollback = async () => {
+      usable = await this.rollback(conn);
+      open = false;
+    };
     const turns = { lingered: 0 };
     try {
       while (usable && works < GROUP_COMMIT_MAX_WORKS) {
         const queued = await this.nextWork(members.length, turns);
         if (!queued) break;
         works++;
+        open = true;
         setDeadline(conn, queued.at);
         if (queued.alone) deferredOf.delete(conn);
         else if (!deferredOf.has(conn)) deferredOf.set(conn, new Map());
@@ -273,7 +284,7 @@ export class MysqlGroupCommit extends BatchLanes {
         if (unsure && !queued.alone) {
           // Its state is unknown (a held row of its own may have failed when a later statement sent it, and its
           // outcome then is not the one it would have alone), or the others' writes may be gone: all run again alone.
-          usable = await this.rollback(conn);
+          await rollback();
           this.again([...members.map((member) => member.queued), queued]);
           members = [];
         } else if (!members.length) {
@@ -281,12 +292,12 @@ export class MysqlGroupCommit extends BatchLanes {
           // one it would have alone.
           if (!failed) members.push({ queued, result });
           else {
-            if (wrote || unsure) usable = await this.rollback(conn);
+            if (wrote || unsure) await rollback();
             queued.reject(failure);
           }
         } else if (failed && wrote) {
           // Its writes cannot be undone without the others': all run again alone.
-          usable = await this.rollback(conn);
+          await rollback();
           this.again([...members.map((member) => member.queued), queued]);
           members = [];
         } else if (failed) {
@@ -300,20 +311,26 @@ export class MysqlGroupCommit extends BatchLanes {
       setDeadline(conn, Math.min(...members.map((member) => member.queued.at)));
       if (usable && !(await this.sendHeld(conn))) {
         // A held row failed (a duplicate name): which work it belongs to is not known, so each runs again alone.
-        usable = await this.rollback(conn);
+        await rollback();
         this.again(members.map((member) => member.queued));
         return;
       }
       try {
         await command(conn, 'COMMIT', this.statementMs);
+        open = false;
       } catch (err) {
         // Whether the commit happened is unknown: the connection is not reused.
         conn.destroy();
+        usable = false;
         for (const member of members) member.queued.reject(err);
         return;
       }
       for (const member of members) member.queued.resolve(member.result);
     } finally {
+      // Works that all failed before writing (a Link check, a duplicate found by a read), or a batch left by a throw:
+      // a transaction left open would keep its REPEATABLE READ snapshot on the idle connection, and the next work to
+      // take it would check against that old snapshot. Never on a batch that committed.
+      if (open && usable) await rollback();
       deferredOf.delete(conn);
       clearDeadline(conn);
       connection.active = false;
