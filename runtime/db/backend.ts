@@ -199,6 +199,11 @@ export interface DriverErrors {
    * too busy right now (503, retry); undefined otherwise.
    */
   unavailableReason(err: { code?: unknown; message?: unknown }): string | undefined;
+  /**
+   * Whether the driver's error `err` (one error, not its `cause`) says the server rolled the transaction back to break
+   * a deadlock (PostgreSQL: or a serialization failure): the database is up, and the same work run again may succeed.
+   */
+  isDeadlock(err: { code?: unknown; errno?: unknown }): boolean;
   /** Whether the driver's error `err` is a primary-key or unique-index clash. */
   isDuplicateKey(err: { code?: unknown; errno?: unknown }): boolean;
   /**

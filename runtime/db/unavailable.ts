@@ -1,6 +1,6 @@
 // Which database errors mean "the database is unavailable or too busy right now" (503 ServiceUnavailableError with
 // Retry-After: the client may retry) rather than a bug (500): the system's and knex's here, each driver's in its
-// backend folder (Database.errors).
+// backend folder (Database.errors). A deadlock's victim is told apart: the database is up, and the work may run again.
 import type { DriverErrors } from './backend';
 
 /** System codes of an unreachable database, whatever the driver. */
@@ -33,4 +33,18 @@ export function unavailableReason(err: unknown, driver?: DriverErrors): string |
     current = e.cause;
   }
   return undefined;
+}
+
+/**
+ * True when `err`, or an error it wraps (`cause`), is the victim of a deadlock by `driver`'s report
+ * (DriverErrors.isDeadlock): its transaction was rolled back, and running it again may succeed.
+ */
+export function isDeadlockError(err: unknown, driver: DriverErrors): boolean {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
+    const e = current as { code?: unknown; errno?: unknown; cause?: unknown };
+    if (driver.isDeadlock(e)) return true;
+    current = e.cause;
+  }
+  return false;
 }

@@ -1,7 +1,7 @@
 // createErrorHandler: the outermost middleware; every thrown error is rendered here and nowhere else.
 import type { Middleware } from 'koa';
 import { BatchRolledBackError } from '../db/write-transaction';
-import { unavailableReason } from '../db/unavailable';
+import { isDeadlockError, unavailableReason } from '../db/unavailable';
 import { AppError, InternalServerError, ServiceUnavailableError } from '../errors/errors';
 import { renderError } from '../errors/render-error';
 import { versionOf, type AppContext } from '../http/state';
@@ -27,6 +27,12 @@ function asUnavailable(err: unknown, ctx: AppContext): unknown {
       headers: { 'Retry-After': '1' },
     });
   const db = ctx.state.site?.db;
+  // The victim of a deadlock (the server rolled its transaction back): sound too, and the database is not down.
+  if (db && isDeadlockError(err, db.errors))
+    return new ServiceUnavailableError('The write conflicted with another and was rolled back; retry', {
+      cause: err,
+      headers: { 'Retry-After': '1' },
+    });
   const reason = unavailableReason(err, db?.errors);
   if (!reason) return err;
   db?.health.reportUnavailable(reason);

@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import { backendFor, BACKENDS, connect } from '../../runtime/db/connect';
 import { indexName, SYSTEM_TABLES } from '../../runtime/db/migrate';
-import { unavailableReason } from '../../runtime/db/unavailable';
+import { isDeadlockError, unavailableReason } from '../../runtime/db/unavailable';
 import { inWriteTransaction } from '../../runtime/db/write-transaction';
 import { isDuplicateKeyError } from '../../runtime/db/document-rows';
 import { createTestSite, DB_KIND, type TestSite } from '../helpers/test-site';
@@ -239,5 +239,28 @@ describe("the driver's errors", () => {
     expect(unavailableReason({ code: own }, errors)).toBe(own);
     expect(unavailableReason({ code: foreign }, errors)).toBeUndefined();
     expect(unavailableReason({ code: 'ER_PARSE_ERROR', message: 'syntax' }, errors)).toBeUndefined();
+  });
+
+  test("a deadlock's victim is told apart from an outage (503 either way, the health told only of an outage)", () => {
+    const { errors } = t.site.db;
+    const deadlocks = {
+      sqlite: [],
+      mysql: [{ code: 'ER_LOCK_DEADLOCK', errno: 1213 }, { errno: 1213 }],
+      postgres: [{ code: '40P01' }, { code: '40001' }],
+    }[DB_KIND];
+    for (const deadlock of deadlocks) {
+      expect(isDeadlockError(deadlock, errors)).toBe(true);
+      expect(isDeadlockError(new Error('wrapped', { cause: deadlock }), errors)).toBe(true);
+      expect(unavailableReason(deadlock, errors)).toBeUndefined();
+    }
+    // A lock wait past db_busy_timeout is a busy database (MariaDB 1205, PostgreSQL 55P03, SQLite SQLITE_BUSY).
+    const lockWait = {
+      sqlite: { code: 'SQLITE_BUSY' },
+      mysql: { code: 'ER_LOCK_WAIT_TIMEOUT', errno: 1205 },
+      postgres: { code: '55P03' },
+    }[DB_KIND];
+    expect(isDeadlockError(lockWait, errors)).toBe(false);
+    expect(unavailableReason(lockWait, errors)).toBe(lockWait.code);
+    expect(isDeadlockError({ code: 'ER_DUP_ENTRY', errno: 1062 }, errors)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
-// mysql2's errors the core treats alike on every backend: a database unavailable or too busy (503), a duplicate key
-// (409) and a value too long for its column (400).
+// mysql2's errors the core treats alike on every backend: a database unavailable or too busy (503), a deadlock's victim
+// (503, run again), a duplicate key (409) and a value too long for its column (400).
 import type { DriverErrors } from '../backend';
 
 /** Codes of a server gone, frozen or overloaded. */
@@ -29,6 +29,10 @@ export const MYSQL_ERRORS: DriverErrors = {
     if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return code;
     if (typeof message === 'string' && CLOSED_MESSAGES.test(message)) return 'CONNECTION_CLOSED';
     return undefined;
+  },
+  // "Deadlock found when trying to get lock; try restarting transaction": InnoDB rolled the whole transaction back.
+  isDeadlock({ code, errno }) {
+    return code === 'ER_LOCK_DEADLOCK' || errno === 1213;
   },
   isDuplicateKey({ code, errno }) {
     return code === 'ER_DUP_ENTRY' || errno === 1062;

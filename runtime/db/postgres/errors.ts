@@ -1,18 +1,14 @@
-// node-postgres' errors the core treats alike on every backend: a database unavailable or too busy (503), a duplicate
-// key (409) and a value too long for its column (400). PostgreSQL reports SQLSTATE codes; the driver reports a
+// node-postgres' errors the core treats alike on every backend: a database unavailable or too busy (503), a deadlock's
+// victim (503, run again), a duplicate key (409) and a value too long for its column (400). PostgreSQL reports SQLSTATE codes; the driver reports a
 // dropped connection by message.
 import type { DriverErrors } from '../backend';
 import { READ_TIMEOUT_CODE } from './read-timeout';
 
-/** SQLSTATE codes of a server gone, restarting, overloaded, or a transaction to run again. */
+/** SQLSTATE codes of a server gone, restarting or overloaded. */
 const UNAVAILABLE_CODES = new Set([
   // lock_timeout (db_busy_timeout) passed, statement_timeout (db_statement_timeout) passed
   '55P03',
   '57014',
-  // deadlock and serialization failure: the transaction was rolled back whole and may simply run again (MariaDB's
-  // lock waits answer the same 503 with Retry-After)
-  '40P01',
-  '40001',
   // shutting down, crash shutdown, starting up, too many connections, out of resources
   '57P01',
   '57P02',
@@ -40,6 +36,10 @@ export const POSTGRES_ERRORS: DriverErrors = {
     if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || CONNECTION_CLASS.test(code))) return code;
     if (typeof message === 'string' && CLOSED_MESSAGES.test(message)) return 'CONNECTION_CLOSED';
     return undefined;
+  },
+  // Deadlock detected, serialization failure: the transaction (or, under a savepoint, its part since) was rolled back.
+  isDeadlock({ code }) {
+    return code === '40P01' || code === '40001';
   },
   isDuplicateKey({ code }) {
     return code === '23505';

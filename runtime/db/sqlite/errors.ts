@@ -20,6 +20,10 @@ export const SQLITE_ERRORS: DriverErrors = {
     const family = /^SQLITE_[A-Z]+/.exec(code)?.[0];
     return family && UNAVAILABLE_FAMILIES.has(family) ? code : undefined;
   },
+  // One writer at a time: a lock SQLite cannot take is SQLITE_BUSY (unavailable), never a deadlock.
+  isDeadlock() {
+    return false;
+  },
   isDuplicateKey({ code }) {
     return typeof code === 'string' && /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(code);
   },
