@@ -220,14 +220,15 @@ function waitedTooLong(statementMs: number): Error {
 /**
  * Runs the grouped works (new documents' inserts) of one PostgreSQL database in batches, one transaction per batch and
  * no savepoints. A work that throws without having changed the transaction (a validation error, a hook that refuses
- * before the write) is answered with its error and the batch goes on. A work that throws after a write, or during
- * which a statement failed (PostgreSQL then aborts the whole transaction: a duplicate name), cannot be undone alone:
- * unless it is the batch's first, the batch is rolled back and each of its works, that one too, runs again in a
- * transaction of its own, so each is answered as it would be alone. The batch commits when its lane finds no queued
- * work at the turn's check phase, or after GROUP_COMMIT_LINGER_TURNS turns that each brought some (or when it has run
- * GROUP_COMMIT_MAX_WORKS); a work's promise settles after that COMMIT, so its caller never answers for a write that is
- * not durable. A failed COMMIT rejects every work of the batch and closes the connection. A work may run twice, so it
- * must do nothing outside the transaction before its commit (DocumentTransaction.run starts each run afresh).
+ * before the write) is answered with its error and the batch goes on. A work that throws after a write cannot be undone
+ * alone: unless it is the batch's first, the batch is rolled back and each of its works, that one too, runs again in a
+ * transaction of its own, so each is answered as it would be alone. So does a work during which a statement failed
+ * (PostgreSQL then aborts the whole transaction), even the first: the statement may have been its own held row (a
+ * duplicate name), whose error it never saw. The batch commits when its lane finds no queued work at the turn's check
+ * phase, or after GROUP_COMMIT_LINGER_TURNS turns that each brought some (or when it has run GROUP_COMMIT_MAX_WORKS); a
+ * work's promise settles after that COMMIT, so its caller never answers for a write that is not durable. A failed
+ * COMMIT rejects every work of the batch and closes the connection. A work may run twice, so it must do nothing outside
+ * the transaction before its commit (DocumentTransaction.run starts each run afresh).
  */
 export class PostgresGroupCommit extends BatchLanes {
   /** Batches committed (for tests). */
@@ -292,19 +293,28 @@ export class PostgresGroupCommit extends BatchLanes {
         connection.active = false;
         const wrote = touches.writes !== writes;
         const unsure = touches.unknown !== unknown || touches.pending > 0;
-        if (!members.length) {
-          // First in the transaction: its outcome is the one it would have alone.
+        if (unsure && !queued.alone) {
+          // A statement failed during it, its own or another's: a held row of its own, sent by its next statement,
+          // fails there (a duplicate name) and aborts the transaction, so the work sees that statement's refusal
+          // (25P02), not its own error; and the others' writes are gone. All run again alone, each answered as alone.
+          usable = await this.rollback(conn);
+          begun = false;
+          this.again([...members.splice(0).map((member) => member.queued), queued]);
+          break;
+        } else if (!members.length) {
+          // Alone in the transaction (run alone, or first of its batch and sure of its state): its outcome is the
+          // one it would have alone.
           if (!failed) members.push({ queued, result });
           else {
-            queued.reject(failure);
             if (wrote || unsure) {
               usable = await this.rollback(conn);
               begun = false;
-              if (!usable) break;
             }
+            queued.reject(failure);
+            if (!usable) break;
           }
-        } else if ((failed && wrote) || unsure) {
-          // Its writes or failed statement cannot be undone without the others': all run again alone.
+        } else if (failed && wrote) {
+          // Its writes cannot be undone without the others': all run again alone.
           usable = await this.rollback(conn);
           begun = false;
           this.again([...members.splice(0).map((member) => member.queued), queued]);
