@@ -19,6 +19,8 @@ export interface Queued extends Waiting {
   resolve(result: unknown): void;
   /** Runs in a transaction of its own: its batch was rolled back and it runs again alone. */
   alone?: boolean;
+  /** Ran alone and lost a deadlock once: it runs alone once more (BatchLanes.retryDeadlocked). */
+  retried?: boolean;
 }
 
 /** Lanes taking queued works in batches; a backend's group commit says what a batch is (`batch`). */
@@ -92,6 +94,18 @@ export abstract class BatchLanes {
     this.queue.unshift(works);
     this.reruns += works.length;
     for (let i = 0; i < works.length; i++) this.startLane();
+  }
+
+  /**
+   * Queues `work`, which failed alone, to run alone once more when `deadlocked` (the server rolled its transaction back
+   * to break a deadlock with another lane's batch: run again, it may well succeed) and it has not already been; false
+   * otherwise, and its caller answers it with its error.
+   */
+  protected retryDeadlocked(work: Queued, deadlocked: boolean): boolean {
+    if (!deadlocked || work.retried) return false;
+    work.retried = true;
+    this.again([work]);
+    return true;
   }
 
   private startLane(): void {

@@ -9,7 +9,9 @@
 import type { Knex } from 'knex';
 import { DEFAULT_TIMEOUTS } from '../backend';
 import { BatchLanes, GROUP_COMMIT_LANES, GROUP_COMMIT_MAX_WORKS, type Queued } from '../batch-lanes';
+import { isDeadlockError } from '../unavailable';
 import { clearDeadline, deadlineError, setDeadline } from './deadline';
+import { MYSQL_ERRORS } from './errors';
 import { command, execute, statementCall, type MysqlConnection } from './statements';
 import { boundConnection } from './transaction';
 
@@ -208,19 +210,20 @@ function watchTouches(conn: MysqlConnection, statementMs: number): Touches {
  * on. A work that throws after changing it (a hook that refuses after the insert), or during which a statement left the
  * transaction's state unknown (a deadlock ends the whole transaction), cannot be undone alone: the batch is rolled back
  * and each of its works, that one too, runs again in a transaction of its own, so each is answered as it would be alone
- * (the failing one fails again, the others commit; they pay a second run). The row store's inserts of new documents
- * are held back in a batch (deferInsert) and sent as one INSERT per table before the next statement or the COMMIT, so
- * a batch of creates is that INSERT, the change bump and the COMMIT; if that INSERT fails (a duplicate name), the batch
- * is rolled back and its works run again alone, and each answers as alone. The batch commits when its lane finds no
- * queued work at the turn's check phase, or after GROUP_COMMIT_LINGER_TURNS turns that each brought some (or when it
- * has run GROUP_COMMIT_MAX_WORKS); a work's promise settles after that COMMIT, so its caller never
- * answers for a write that is not durable. A failed COMMIT rejects every work of the batch and closes the connection.
- * A batch that ends without committing (its works all failed before writing: a read alone opens the transaction) is
- * rolled back, so the pool never hands out a connection holding a transaction and its old snapshot. A work may run
- * twice, so it must do nothing outside the transaction before its commit (DocumentTransaction.run
- * starts each run afresh: its messages, after-commit tasks and the document it saves). A work's wait for a lane, its
- * statements and its batch's COMMIT share one deadline, db_statement_timeout from its call: past it the work is
- * answered 503 (PROTOCOL_SEQUENCE_TIMEOUT), whichever of them it was waiting for.
+ * (the failing one fails again, the others commit; they pay a second run); one that ran alone and lost a deadlock runs
+ * alone once more (BatchLanes.retryDeadlocked). The row store's inserts of new documents are held back in a batch
+ * (deferInsert) and sent as one INSERT per table before the next statement or the COMMIT, so a batch of creates is that
+ * INSERT, the change bump and the COMMIT; if that INSERT fails (a duplicate name), the batch is rolled back and its
+ * works run again alone, and each answers as alone. The batch commits when its lane finds no queued work at the turn's
+ * check phase, or after GROUP_COMMIT_LINGER_TURNS turns that each brought some (or when it has run
+ * GROUP_COMMIT_MAX_WORKS); a work's promise settles after that COMMIT, so its caller never answers for a write that is
+ * not durable. A failed COMMIT rejects every work of the batch and closes the connection. A batch that ends without
+ * committing (its works all failed before writing: a read alone opens the transaction) is rolled back, so the pool
+ * never hands out a connection holding a transaction and its old snapshot. A work may run twice, so it must do nothing
+ * outside the transaction before its commit (DocumentTransaction.run starts each run afresh: its messages, after-commit
+ * tasks and the document it saves). A work's wait for a lane, its statements and its batch's COMMIT share one deadline,
+ * db_statement_timeout from its call: past it the work is answered 503 (PROTOCOL_SEQUENCE_TIMEOUT), whichever of them
+ * it was waiting for.
  */
 export class MysqlGroupCommit extends BatchLanes {
   /** `knex` is the write pool's (MysqlDatabase.writeKnex): its sessions run with autocommit off. */
@@ -293,7 +296,7 @@ export class MysqlGroupCommit extends BatchLanes {
           if (!failed) members.push({ queued, result });
           else {
             if (wrote || unsure) await rollback();
-            queued.reject(failure);
+            if (!this.retryDeadlocked(queued, isDeadlockError(failure, MYSQL_ERRORS))) queued.reject(failure);
           }
         } else if (failed && wrote) {
           // Its writes cannot be undone without the others': all run again alone.

@@ -8,6 +8,8 @@
 import type { Knex } from 'knex';
 import { BatchLanes, GROUP_COMMIT_LANES, GROUP_COMMIT_MAX_WORKS, type Queued } from '../batch-lanes';
 import type { QueryResult } from 'pg';
+import { isDeadlockError } from '../unavailable';
+import { POSTGRES_ERRORS } from './errors';
 import { execute, quoteIdent, type PgConnection, type SendStatement } from './statements';
 import { boundConnection, command, releaseOrClose, rolledBackError } from './transaction';
 
@@ -224,11 +226,12 @@ function waitedTooLong(statementMs: number): Error {
  * alone: unless it is the batch's first, the batch is rolled back and each of its works, that one too, runs again in a
  * transaction of its own, so each is answered as it would be alone. So does a work during which a statement failed
  * (PostgreSQL then aborts the whole transaction), even the first: the statement may have been its own held row (a
- * duplicate name), whose error it never saw. The batch commits when its lane finds no queued work at the turn's check
- * phase, or after GROUP_COMMIT_LINGER_TURNS turns that each brought some (or when it has run GROUP_COMMIT_MAX_WORKS); a
- * work's promise settles after that COMMIT, so its caller never answers for a write that is not durable. A failed
- * COMMIT rejects every work of the batch and closes the connection. A work may run twice, so it must do nothing outside
- * the transaction before its commit (DocumentTransaction.run starts each run afresh).
+ * duplicate name), whose error it never saw. A work that ran alone and lost a deadlock runs alone once more
+ * (BatchLanes.retryDeadlocked). The batch commits when its lane finds no queued work at the turn's check phase, or
+ * after GROUP_COMMIT_LINGER_TURNS turns that each brought some (or when it has run GROUP_COMMIT_MAX_WORKS); a work's
+ * promise settles after that COMMIT, so its caller never answers for a write that is not durable. A failed COMMIT
+ * rejects every work of the batch and closes the connection. A work may run twice, so it must do nothing outside the
+ * transaction before its commit (DocumentTransaction.run starts each run afresh).
  */
 export class PostgresGroupCommit extends BatchLanes {
   /** Batches committed (for tests). */
@@ -310,7 +313,8 @@ export class PostgresGroupCommit extends BatchLanes {
               usable = await this.rollback(conn);
               begun = false;
             }
-            queued.reject(failure);
+            if (!this.retryDeadlocked(queued, isDeadlockError(failure, POSTGRES_ERRORS)))
+              queued.reject(failure);
             if (!usable) break;
           }
         } else if (failed && wrote) {
