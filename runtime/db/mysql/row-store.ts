@@ -23,13 +23,7 @@ import type { DocTypeMeta, FieldMeta } from '../../meta/types';
 import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../compiled-query';
 import type { DocTypeBinding, Registry } from '../../registry/registry';
 import { fieldLists, tableFields } from '../../registry/field-lists';
-import {
-  documentColumns,
-  fullColumns,
-  loadSingle,
-  nextSeriesValueWithKnex,
-  PARENT_STANDARD,
-} from '../document-rows';
+import { documentColumns, fullColumns, loadSingle, PARENT_STANDARD } from '../document-rows';
 import { RowWrites, type RowStatements } from '../row-writes';
 import { decodeValue, encodeValue, formatDatetime } from '../stored-values';
 
@@ -122,6 +116,15 @@ function systemInsertText(table: string, columns: readonly string[]): { head: st
 
 /** The event log's INSERT head and row tuple (values in EVENT_COLUMNS order). */
 const EVENT_INSERT = systemInsertText(SYSTEM_TABLES.events, EVENT_COLUMNS);
+
+/**
+ * A series' next number, taken by one upsert on its primary key: that locks the series' row (made or found) and never
+ * a gap. An UPDATE finding no row for a new prefix, then its INSERT, locked the gap where the row would go, and two
+ * transactions doing that for new prefixes in one gap each waited at their INSERT for the other's gap lock: a deadlock.
+ */
+const SERIES_TAKE = `insert into ${quoteIdent(SYSTEM_TABLES.series)} (\`name\`, \`current\`) values (?, 1) on duplicate key update \`current\` = \`current\` + 1`;
+/** The number SERIES_TAKE left, read in the same transaction (its own write: no lock, no wait). */
+const SERIES_READ = `select \`current\` from ${quoteIdent(SYSTEM_TABLES.series)} where \`name\` = ?`;
 
 /** The quoted column list a document's row is read with (documentColumns: never a column the DocType dropped). */
 function selectList(meta: DocTypeMeta): string {
@@ -349,8 +352,12 @@ export class MysqlRowStore implements RowStore {
       .ignore();
   }
 
-  nextSeriesValue(trx: Knex, key: string): Promise<number> {
-    return nextSeriesValueWithKnex(trx, key);
+  /** SERIES_TAKE, then SERIES_READ: the row stays locked until the write transaction ends (series stay gap-free). */
+  async nextSeriesValue(trx: Knex, key: string): Promise<number> {
+    const conn = await writeConnection(trx);
+    await execute(conn, SERIES_TAKE, [key], this.statementMs);
+    const { rows } = await execute<[unknown][]>(conn, SERIES_READ, [key], this.statementMs, true);
+    return Number(rows[0]?.[0]);
   }
 
   async select(source: SelectSource, slot: CompiledSlot, limitMs: number): Promise<RowSet> {
