@@ -2,10 +2,17 @@
 // a write transaction of its own (on SQLite a savepoint of the turn's group commit), so one bad item never spoils the
 // others and a refused item changes nothing. The outcome is the bulk result object; its counts always add up.
 import type { Knex } from 'knex';
+import type { DriverErrors } from '../db/backend';
+import { isDeadlockError } from '../db/unavailable';
 import { BatchRolledBackError, type WriteBatch } from '../db/write-transaction';
 import type { Caller } from '../document/caller';
 import type { DocData } from '../db/row-store';
-import { AppError, InternalServerError, RequestEntityTooLargeError } from '../errors/errors';
+import {
+  AppError,
+  InternalServerError,
+  RequestEntityTooLargeError,
+  ServiceUnavailableError,
+} from '../errors/errors';
 import { refusal } from '../permissions/doctype-permission';
 import * as documents from './document-operations';
 import type { InTransaction } from './document-operations';
@@ -93,9 +100,22 @@ function identify(item: BulkItem, bare: boolean): { name: string | null; doctype
   return { name, doctype: typeof item.doctype === 'string' ? item.doctype.slice(0, 140) : null };
 }
 
-/** The failure entry of an error: the service's own errors keep their text; anything else is an internal error. */
-function failureOf(item: BulkItem, bare: boolean, err: unknown): BulkFailure {
-  const known = err instanceof AppError ? err : new InternalServerError('Internal Server Error');
+/** Whether `err` undid the item's write for a reason of the database's (a deadlock, its batch rolled back): retry. */
+function rolledBack(err: unknown, errors: DriverErrors): boolean {
+  return err instanceof BatchRolledBackError || isDeadlockError(err, errors);
+}
+
+/**
+ * The failure entry of an error: the service's own errors keep their text; a write the database rolled back is
+ * ServiceUnavailableError (retriable, as the error handler answers it); anything else is an internal error.
+ */
+function failureOf(item: BulkItem, bare: boolean, err: unknown, errors: DriverErrors): BulkFailure {
+  const known =
+    err instanceof AppError
+      ? err
+      : rolledBack(err, errors)
+        ? new ServiceUnavailableError('The write conflicted with another and was rolled back; retry')
+        : new InternalServerError('Internal Server Error');
   const message = known instanceof InternalServerError ? 'Internal Server Error' : known.message;
   return { ...identify(item, bare), error: known.excType, message };
 }
@@ -235,7 +255,7 @@ export function bulkResult(
  * A window of items is started together so they share one commit, each still in its own savepoint, in request order:
  * in the batch the backend opens per window (Database.bulkWrites; MariaDB's), or in the commit it groups concurrent
  * writes into by itself (SQLite's group commit of the turn). Items of a batch that the server rolled back as a whole
- * (a deadlock) are run again alone.
+ * (a deadlock) are run again alone, the deadlock's victim too (on PostgreSQL only the victim's savepoint is undone).
  */
 export async function runBulk(
   caller: Caller,
@@ -259,17 +279,20 @@ export async function runBulk(
         : insertItem(as, item, hook);
   };
   const outcomes: (ItemDone | BulkFailure)[] = new Array(items.length);
+  const { errors } = caller.site.db;
   const settle = async (index: number, batch?: WriteBatch): Promise<void> => {
     const item = items[index] as BulkItem;
     try {
       try {
         outcomes[index] = await run(index, item, batch ? { ...caller, batch } : caller);
       } catch (err) {
-        if (!(batch && err instanceof BatchRolledBackError)) throw err;
+        // Undone by the database, not refused: it runs again alone, once (two bulk requests over the same documents
+        // in opposite orders deadlock; the victim may well succeed now).
+        if (!(batch ? rolledBack(err, errors) : isDeadlockError(err, errors))) throw err;
         outcomes[index] = await run(index, item, caller);
       }
     } catch (err) {
-      const failure = failureOf(item, kind === 'delete' && !across, err);
+      const failure = failureOf(item, kind === 'delete' && !across, err, errors);
       if (recorder) await recorder.failure(index, { ok: false, ...failure });
       outcomes[index] = failure;
     }
