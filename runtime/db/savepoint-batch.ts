@@ -3,7 +3,8 @@
 // rolled back to its savepoint alone; the others commit together, once, when the batch is closed and its last work has
 // ended. A work's promise settles after that commit, so nothing is reported done before it is durable.
 import type { Knex } from 'knex';
-import type { ClosableWriteBatch } from './backend';
+import type { ClosableWriteBatch, DriverErrors } from './backend';
+import { isDeadlockError } from './unavailable';
 import { BatchRolledBackError } from './write-transaction';
 
 /** A work released into the open transaction, waiting for its commit. */
@@ -16,8 +17,10 @@ interface Member {
  * Runs works one at a time, in the order `run` is called, on one knex transaction. The transaction opens with the
  * first work and commits when `close()` has been called and no work is queued or running. If the server ends the
  * transaction under a work (a deadlock rolls back the whole transaction), the works released into it reject with
- * BatchRolledBackError and the works still queued continue in a new transaction. A work arriving after the commit runs
- * in a transaction of its own.
+ * BatchRolledBackError and the works still queued continue in a new transaction. A work that loses a deadlock ends the
+ * transaction so too where the server undid only its statement (PostgreSQL): rolled back to its savepoint, the batch
+ * would keep the locks the other transaction waits for, and its next items would lose to it again, a deadlock_timeout
+ * each. A work arriving after the commit runs in a transaction of its own.
  */
 export class SavepointBatch implements ClosableWriteBatch {
   private trx: Knex.Transaction | undefined;
@@ -27,7 +30,11 @@ export class SavepointBatch implements ClosableWriteBatch {
   private closed = false;
   private ended = false;
 
-  constructor(private readonly knex: Knex) {}
+  /** `errors`: the driver's, which tell a deadlock's victim. */
+  constructor(
+    private readonly knex: Knex,
+    private readonly errors: DriverErrors,
+  ) {}
 
   run<T>(work: (q: Knex) => Promise<T>): Promise<T> {
     if (this.ended) return this.knex.transaction((trx) => work(trx));
@@ -61,6 +68,10 @@ export class SavepointBatch implements ClosableWriteBatch {
     try {
       return await work(trx);
     } catch (err) {
+      if (isDeadlockError(err, this.errors)) {
+        await this.end(trx, new BatchRolledBackError(err));
+        throw err;
+      }
       try {
         await trx.raw('ROLLBACK TO SAVEPOINT svc_item');
       } catch {

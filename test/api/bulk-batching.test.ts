@@ -143,7 +143,7 @@ test('bulk_update and bulk_delete: a failing item in the middle of a batch rolls
   const rows = async () => (await t.site.db.knex(table).pluck('name')).sort();
 
   test('works commit together after close; a throwing work is rolled back alone and rejects at once', async () => {
-    const batch = new SavepointBatch(t.site.db.knex);
+    const batch = new SavepointBatch(t.site.db.knex, t.site.db.errors);
     let committed = false;
     const a = batch.run((q) => q(table).insert({ name: 'a' }));
     const b = batch.run(async (q) => {
@@ -164,7 +164,7 @@ test('bulk_update and bulk_delete: a failing item in the middle of a batch rolls
 
   test('a transaction the server ended under a work: released works reject as rolled back, later ones commit', async () => {
     await t.site.db.knex(table).delete();
-    const batch = new SavepointBatch(t.site.db.knex);
+    const batch = new SavepointBatch(t.site.db.knex, t.site.db.errors);
     const a = batch.run((q) => q(table).insert({ name: 'a' }));
     const b = batch.run(async (q) => {
       await q.raw('ROLLBACK');
@@ -177,6 +177,46 @@ test('bulk_update and bulk_delete: a failing item in the middle of a batch rolls
     await c;
     await closed;
     expect(await rows()).toEqual(['c']);
+  });
+
+  test('a work that loses a deadlock ends the batch, where PostgreSQL undid only its statement: released works reject as rolled back, later ones commit', async () => {
+    await t.site.db.knex(table).delete();
+    await t.site.db.knex(table).insert([{ name: 'x' }, { name: 'y' }]);
+    const batch = new SavepointBatch(t.site.db.knex, t.site.db.errors);
+    const a = batch.run((q) => q(table).insert({ name: 'a' }));
+    // Another transaction holds y and, once the work waits for y, asks for x: the work waited first (PostgreSQL's
+    // check finds it first) and is the lighter transaction (InnoDB's choice), so it is the victim.
+    const other = await t.site.db.knex.transaction();
+    await other(table).insert(Array.from({ length: 50 }, (_, i) => ({ name: `heavy ${i}` })));
+    await other(table).where({ name: 'y' }).forUpdate().select('name');
+    let theirs: Promise<unknown> = Promise.resolve();
+    const b = batch.run(async (q) => {
+      await q(table).where({ name: 'x' }).forUpdate().select('name');
+      const mine = q(table)
+        .where({ name: 'y' })
+        .forUpdate()
+        .select('name')
+        .then(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      theirs = other(table)
+        .where({ name: 'x' })
+        .forUpdate()
+        .select('name')
+        .finally(() => other.rollback());
+      await mine;
+    });
+    const c = batch.run((q) => q(table).insert({ name: 'c' }));
+    const closed = batch.close();
+    const lost = await b.then(
+      () => undefined,
+      (err: object) => err,
+    );
+    expect(lost && t.site.db.errors.isDeadlock(lost)).toBe(true);
+    await expect(a).rejects.toBeInstanceOf(BatchRolledBackError);
+    await c;
+    await closed;
+    await theirs;
+    expect(await rows()).toEqual(['c', 'x', 'y']);
   });
 });
 

@@ -96,7 +96,7 @@ export function connectMysql(url: string, timeouts: DatabaseOptions): MysqlDatab
     schema: MYSQL_SCHEMA,
     patchStatements: MYSQL_PATCH_STATEMENTS,
     errors: MYSQL_ERRORS,
-    bulkWrites: { window: BULK_WINDOW, openBatch: () => new SavepointBatch(knex) },
+    bulkWrites: { window: BULK_WINDOW, openBatch: () => new SavepointBatch(knex, MYSQL_ERRORS) },
     writeKnex,
     statementMs: timeouts.statementMs,
     tableChanges,
