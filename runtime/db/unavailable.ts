@@ -1,6 +1,7 @@
 // Which database errors mean "the database is unavailable or too busy right now" (503 ServiceUnavailableError with
 // Retry-After: the client may retry) rather than a bug (500): the system's and knex's here, each driver's in its
 // backend folder (Database.errors). A deadlock's victim is told apart: the database is up, and the work may run again.
+import { ServiceUnavailableError } from '../errors/errors';
 import type { DriverErrors } from './backend';
 
 /** System codes of an unreachable database, whatever the driver. */
@@ -16,21 +17,29 @@ const UNAVAILABLE_CODES = new Set([
   'EAI_AGAIN',
 ]);
 
+/** `err` and the errors it wraps (`cause`), outermost first, as far as five deep. */
+function* causeChain(
+  err: unknown,
+): Generator<{ code?: unknown; errno?: unknown; name?: unknown; message?: unknown }> {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
+    yield current as { code?: unknown; errno?: unknown; name?: unknown; message?: unknown };
+    current = (current as { cause?: unknown }).cause;
+  }
+}
+
 /**
  * The reason (a code) when `err`, or an error it wraps (`cause`), means the database is unavailable; undefined for
  * any other error. `driver`: the site's backend, whose own codes count too.
  */
 export function unavailableReason(err: unknown, driver?: DriverErrors): string | undefined {
-  let current: unknown = err;
-  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
-    const e = current as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown };
+  for (const e of causeChain(err)) {
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return e.code;
     const reason = driver?.unavailableReason(e);
     if (reason) return reason;
     const message = typeof e.message === 'string' ? e.message : '';
     if (e.name === 'KnexTimeoutError' || message.startsWith('Knex: Timeout acquiring a connection'))
       return 'POOL_ACQUIRE_TIMEOUT';
-    current = e.cause;
   }
   return undefined;
 }
@@ -40,11 +49,14 @@ export function unavailableReason(err: unknown, driver?: DriverErrors): string |
  * (DriverErrors.isDeadlock): its transaction was rolled back, and running it again may succeed.
  */
 export function isDeadlockError(err: unknown, driver: DriverErrors): boolean {
-  let current: unknown = err;
-  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
-    const e = current as { code?: unknown; errno?: unknown; cause?: unknown };
-    if (driver.isDeadlock(e)) return true;
-    current = e.cause;
-  }
+  for (const e of causeChain(err)) if (driver.isDeadlock(e)) return true;
   return false;
+}
+
+/** What a deadlock's victim is answered (the request, or a bulk item): 503, retry. */
+export function deadlockVictimError(cause?: unknown): ServiceUnavailableError {
+  return new ServiceUnavailableError('The write conflicted with another and was rolled back; retry', {
+    cause,
+    headers: { 'Retry-After': '1' },
+  });
 }

@@ -1,7 +1,7 @@
 // createErrorHandler: the outermost middleware; every thrown error is rendered here and nowhere else.
 import type { Middleware } from 'koa';
 import { BatchRolledBackError } from '../db/write-transaction';
-import { isDeadlockError, unavailableReason } from '../db/unavailable';
+import { deadlockVictimError, isDeadlockError, unavailableReason } from '../db/unavailable';
 import { AppError, InternalServerError, ServiceUnavailableError } from '../errors/errors';
 import { renderError } from '../errors/render-error';
 import { versionOf, type AppContext } from '../http/state';
@@ -28,11 +28,7 @@ function asUnavailable(err: unknown, ctx: AppContext): unknown {
     });
   const db = ctx.state.site?.db;
   // The victim of a deadlock (the server rolled its transaction back): sound too, and the database is not down.
-  if (db && isDeadlockError(err, db.errors))
-    return new ServiceUnavailableError('The write conflicted with another and was rolled back; retry', {
-      cause: err,
-      headers: { 'Retry-After': '1' },
-    });
+  if (db && isDeadlockError(err, db.errors)) return deadlockVictimError(err);
   const reason = unavailableReason(err, db?.errors);
   if (!reason) return err;
   db?.health.reportUnavailable(reason);

@@ -3,16 +3,11 @@
 // others and a refused item changes nothing. The outcome is the bulk result object; its counts always add up.
 import type { Knex } from 'knex';
 import type { DriverErrors } from '../db/backend';
-import { isDeadlockError } from '../db/unavailable';
+import { deadlockVictimError, isDeadlockError } from '../db/unavailable';
 import { BatchRolledBackError, type WriteBatch } from '../db/write-transaction';
 import type { Caller } from '../document/caller';
 import type { DocData } from '../db/row-store';
-import {
-  AppError,
-  InternalServerError,
-  RequestEntityTooLargeError,
-  ServiceUnavailableError,
-} from '../errors/errors';
+import { AppError, InternalServerError, RequestEntityTooLargeError } from '../errors/errors';
 import { refusal } from '../permissions/doctype-permission';
 import * as documents from './document-operations';
 import type { InTransaction } from './document-operations';
@@ -114,7 +109,7 @@ function failureOf(item: BulkItem, bare: boolean, err: unknown, errors: DriverEr
     err instanceof AppError
       ? err
       : rolledBack(err, errors)
-        ? new ServiceUnavailableError('The write conflicted with another and was rolled back; retry')
+        ? deadlockVictimError(err)
         : new InternalServerError('Internal Server Error');
   const message = known instanceof InternalServerError ? 'Internal Server Error' : known.message;
   return { ...identify(item, bare), error: known.excType, message };

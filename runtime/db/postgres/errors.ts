@@ -1,6 +1,6 @@
 // node-postgres' errors the core treats alike on every backend: a database unavailable or too busy (503), a deadlock's
-// victim (503, run again), a duplicate key (409) and a value too long for its column (400). PostgreSQL reports SQLSTATE codes; the driver reports a
-// dropped connection by message.
+// victim (503, run again), a duplicate key (409) and a value too long for its column (400). PostgreSQL reports SQLSTATE
+// codes; the driver reports a dropped connection by message.
 import type { DriverErrors } from '../backend';
 import { READ_TIMEOUT_CODE } from './read-timeout';
 
