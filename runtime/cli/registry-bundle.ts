@@ -9,10 +9,17 @@ import { PACKAGE_ROOT, buildBundle, bundlePaths, compiledExternal, isFresh } fro
 const BUNDLE_FORMAT = 3;
 
 /** The generated files a registry bundle holds: those of `genDir` but its validator modules. */
-function ownedBy(genDir: string): (file: string) => boolean {
+export function ownedBy(genDir: string): (file: string) => boolean {
   const validators = path.join(genDir, 'validators') + path.sep;
   return (file) => file.startsWith(genDir + path.sep) && !file.startsWith(validators);
 }
+
+/**
+ * The imports of generated files that may lead outside ownedBy's files: packages, a path that climbs (controllers from
+ * index.ts; also the route modules' imports of models, which stay inside), and the validator modules. The rest (`./`
+ * imports of models, routes and methods) stay inside the generated folder.
+ */
+export const MAY_LEAVE = /^[^.]|^\.\.\/|(^|\/)validators\//;
 
 /**
  * Builds the bundle of `<generatedDir>/index.ts` unless a fresh one exists; returns its path, or undefined when it
@@ -25,6 +32,7 @@ export async function ensureRegistryBundle(generatedDir: string): Promise<string
   return buildBundle(paths, {
     entry: { entryPoints: [path.join(genDir, 'index.ts')] },
     owns: ownedBy(genDir),
+    mayLeave: MAY_LEAVE,
     codeCache: true,
   });
 }
@@ -49,6 +57,7 @@ export async function buildCompiledRegistryBundle(generatedDir: string, out: str
         sourcesContent: false,
       },
       owns: ownedBy(genDir),
+      mayLeave: MAY_LEAVE,
       codeCache: false,
       external: compiledExternal(out, path.dirname(bundle)),
     },
