@@ -8,7 +8,7 @@
 //   GEN_COLD=1                           empty each side's validator cache before each run (generator/validator-cache.ts;
 //                                        otherwise a side's first run fills it and its later runs reuse it)
 // Prints each run and the medians with B/A; issue #36 item 20's target is under 8 s for 913 DocTypes.
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { childrenCpuMs, runMain, runToEnd } from './lib/procs';
@@ -25,6 +25,16 @@ interface Run {
   summary: string;
 }
 
+/** The node flags of a checkout's `npm run generate` (`node <flags> --import tsx generator/cli.ts`), but the loader. */
+function nodeFlags(root: string): string[] {
+  const { scripts } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const words = (scripts.generate ?? '').split(/\s+/);
+  const flags = words.slice(1, words.indexOf('generator/cli.ts'));
+  return flags.filter((flag, i) => flag !== '--import' && flags[i - 1] !== '--import');
+}
+
 async function generate(side: 'A' | 'B'): Promise<Run> {
   const root = path.resolve(process.env[`ROOT_${side}`] ?? ROOT);
   const out = path.join(root, 'bench', 'tmp', `generate-ab-${process.pid}`);
@@ -37,9 +47,10 @@ async function generate(side: 'A' | 'B'): Promise<Run> {
     });
   const cpuBefore = childrenCpuMs();
   const args = [path.join(root, 'generator', 'cli.ts'), '--doctypes', ...SETS, '--out', out, '--quiet'];
-  // Each side through its own tsx (its loader, as `tsx generator/cli.ts` registers it), from this folder.
+  // Each side through its own tsx (its loader, as `tsx generator/cli.ts` registers it), from this folder, with the node
+  // flags of its own `npm run generate`.
   const tsx = pathToFileURL(require.resolve('tsx', { paths: [root] })).href;
-  const run = await runToEnd(process.execPath, ['--import', tsx, ...args], {
+  const run = await runToEnd(process.execPath, [...nodeFlags(root), '--import', tsx, ...args], {
     timeoutMs: 600_000,
     label: `generate (${side})`,
   });
