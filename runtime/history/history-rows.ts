@@ -64,8 +64,13 @@ export async function latestDeletedCopy(
       { column: 'name', order: 'desc' },
     ])
     .first('data')) as { data: unknown } | undefined;
+  return row && storedCopy(row.data);
+}
+
+/** The document a Deleted Document's `data` holds (JSON text); undefined when it holds none. */
+export function storedCopy(data: unknown): DocData | undefined {
   try {
-    const copy: unknown = JSON.parse(String(row?.data));
+    const copy: unknown = JSON.parse(String(data));
     return copy && typeof copy === 'object' && !Array.isArray(copy) ? (copy as DocData) : undefined;
   } catch {
     return undefined;

@@ -8,7 +8,7 @@ import { now } from '../db/stored-values';
 import { DataError, DocumentAlreadyRestored, DoesNotExistError } from '../errors/errors';
 import { createDocument, getDocument } from '../operations/document-operations';
 import { assertDocTypePermission } from '../permissions/doctype-permission';
-import { DELETED_DOCUMENT, historyBinding } from './history-rows';
+import { DELETED_DOCUMENT, historyBinding, storedCopy } from './history-rows';
 
 /** What a restore produced: the Deleted Document after it and the messages for the user. */
 export interface RestoreResult {
@@ -51,16 +51,6 @@ function insertBody(copy: DocData, messages: string[]): DocData {
   return body;
 }
 
-function parseCopy(text: unknown, name: string): DocData {
-  try {
-    const copy: unknown = JSON.parse(String(text));
-    if (copy && typeof copy === 'object' && !Array.isArray(copy)) return copy as DocData;
-  } catch {
-    // answered below
-  }
-  throw new DataError(`Deleted Document ${name} holds no document`);
-}
-
 /** Restores the Deleted Document `name` as `caller` (who must be able to read it, and create its document). */
 export async function restoreDeleted(caller: Caller, name: string): Promise<RestoreResult> {
   await getDocument(caller, DELETED_DOCUMENT, name);
@@ -72,7 +62,8 @@ export async function restoreDeleted(caller: Caller, name: string): Promise<Rest
     const stored = await caller.site.rows.load(trx, binding, name, { forUpdate: true });
     if (!stored) throw new DoesNotExistError(`${DELETED_DOCUMENT} ${name.slice(0, 140)} not found`);
     if (Number(stored.restored)) throw new DocumentAlreadyRestored(`Document ${name} Already Restored`);
-    const copy = parseCopy(stored.data, name);
+    const copy = storedCopy(stored.data);
+    if (!copy) throw new DataError(`Deleted Document ${name} holds no document`);
     const body = insertBody(copy, messages);
     // v2's create keeps the client's name for every naming rule: the old name comes back (409 when taken).
     body.name = String(stored.deleted_name ?? copy.name);
