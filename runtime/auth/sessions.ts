@@ -46,17 +46,42 @@ function remember(store: SessionStore, session: SessionData): void {
   store.memory.set(session.sid, { session, at: Date.now() });
 }
 
-async function share(store: SessionStore, session: SessionData, expiryMs: number): Promise<void> {
-  if (!store.redis) return;
+/**
+ * What a session's key holds once the session ended. A request on another process may have read the session's row just
+ * before it was deleted; writing the key back then would revive the session in Redis alone, for the whole expiry. The
+ * mark makes that write fail, and a resume that finds it refuse the session without reading the row.
+ */
+const ENDED = 'ended';
+/** How long the mark stays: far longer than a request that read the session before it ended takes to write it. */
+const ENDED_MARK_MS = 10 * 60_000;
+/** Sets KEYS[1] to ARGV[1] for ARGV[2] ms unless it holds the end mark (ARGV[3]); 1 when set. One atomic step. */
+const SET_UNLESS_ENDED =
+  "if redis.call('get', KEYS[1]) == ARGV[3] then return 0 end redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1";
+
+/** Writes the session to Redis (when shared); false when it has ended meanwhile (its key holds the end mark). */
+async function share(store: SessionStore, session: SessionData, expiryMs: number): Promise<boolean> {
+  if (!store.redis) return true;
   const value = JSON.stringify({
     user: session.user,
     csrf_token: session.csrfToken,
     ip: session.ip,
     last: session.lastUpdated,
   });
-  await redisCall(store.redis!, () =>
-    store.redis!.set(store.prefix + session.sid, value, 'PX', Math.max(1, Math.min(expiryMs, 2 ** 31 - 1))),
+  const ttl = Math.max(1, Math.min(expiryMs, 2 ** 31 - 1));
+  const set = await redisCall(store.redis!, () =>
+    store.redis!.eval(SET_UNLESS_ENDED, 1, store.prefix + session.sid, value, ttl, ENDED),
   );
+  return Number(set) === 1;
+}
+
+/** Marks sessions ended in Redis (when shared), before their rows go. */
+async function markEnded(store: SessionStore, sids: readonly string[]): Promise<void> {
+  if (!store.redis || sids.length === 0) return;
+  await redisCall(store.redis!, async () => {
+    const marks = store.redis!.multi();
+    for (const sid of sids) marks.set(store.prefix + sid, ENDED, 'PX', ENDED_MARK_MS);
+    await marks.exec();
+  });
 }
 
 /** Parses System Settings `session_expiry` ("HH:MM" or "HH:MM:SS") into milliseconds; Frappe's default is 170 hours. */
@@ -83,7 +108,7 @@ export async function createSession(
     ip,
     lastUpdated: Date.now(),
   };
-  // Redis first: when it is down the login fails (503) before any row is written.
+  // Redis first: when it is down the login fails (503) before any row is written. A new sid holds no end mark.
   await share(store, session, expiryMs);
   await site.db.knex(SYSTEM_TABLES.sessions).insert({
     sid: session.sid,
@@ -96,9 +121,11 @@ export async function createSession(
   return session;
 }
 
-async function readShared(store: SessionStore, sid: string): Promise<SessionData | undefined> {
+/** The session as Redis holds it; ENDED when it ended, undefined when Redis does not know it. */
+async function readShared(store: SessionStore, sid: string): Promise<SessionData | typeof ENDED | undefined> {
   const text = await redisCall(store.redis!, () => store.redis!.get(store.prefix + sid));
   if (!text) return undefined;
+  if (text === ENDED) return ENDED;
   const data = JSON.parse(text) as { user: string; csrf_token: string; ip: string; last: number };
   return { sid, user: data.user, csrfToken: data.csrf_token, ip: data.ip, lastUpdated: data.last };
 }
@@ -128,14 +155,18 @@ export async function resumeSession(
   const hit = store.memory.get(sid);
   let session = hit && Date.now() - hit.at < store.memoryTtl ? hit.session : undefined;
   if (!session) {
-    session = store.redis ? await readShared(store, sid) : undefined;
+    const shared = store.redis ? await readShared(store, sid) : undefined;
+    if (shared === ENDED) {
+      store.memory.delete(sid);
+      return undefined;
+    }
+    session = shared;
     if (!session) {
       session = await readRow(site, sid);
-      if (!session) {
+      if (!session || !(await share(store, session, expiryMs))) {
         store.memory.delete(sid);
         return undefined;
       }
-      await share(store, session, expiryMs);
     }
     remember(store, session);
   }
@@ -147,7 +178,10 @@ export async function resumeSession(
   if (idle > TOUCH_MS) {
     session.lastUpdated = Date.now();
     await site.db.knex(SYSTEM_TABLES.sessions).where('sid', sid).update({ lastupdate: now() });
-    await share(store, session, expiryMs);
+    if (!(await share(store, session, expiryMs))) {
+      store.memory.delete(sid);
+      return undefined;
+    }
   }
   return session;
 }
@@ -156,20 +190,23 @@ export async function resumeSession(
 export async function endSession(site: Site, sid: string): Promise<void> {
   const store = storeOf(site);
   store.memory.delete(sid);
-  if (store.redis) await redisCall(store.redis!, () => store.redis!.del(store.prefix + sid));
+  await markEnded(store, [sid]);
   await site.db.knex(SYSTEM_TABLES.sessions).where('sid', sid).delete();
 }
 
-/** Ends every session of a user. */
+/**
+ * Ends every session of a user: those whose rows are there now, each marked ended and then deleted (a session a login
+ * makes meanwhile stays, in Redis and in the table alike).
+ */
 export async function endUserSessions(site: Site, user: string): Promise<void> {
   const store = storeOf(site);
   for (const [sid, entry] of store.memory) if (entry.session.user === user) store.memory.delete(sid);
-  const rows = (await site.db.knex(SYSTEM_TABLES.sessions).where('user', user).select('sid')) as {
-    sid: string;
-  }[];
-  if (store.redis && rows.length)
-    await redisCall(store.redis!, () => store.redis!.del(...rows.map((r) => store.prefix + r.sid)));
-  await site.db.knex(SYSTEM_TABLES.sessions).where('user', user).delete();
+  const sids = (
+    (await site.db.knex(SYSTEM_TABLES.sessions).where('user', user).select('sid')) as { sid: string }[]
+  ).map((row) => row.sid);
+  if (sids.length === 0) return;
+  await markEnded(store, sids);
+  await site.db.knex(SYSTEM_TABLES.sessions).whereIn('sid', sids).delete();
 }
 
 /** Closes the site's Redis connection, if any (tests and shutdown). */

@@ -5,7 +5,7 @@ import { createApp } from '../../runtime/app';
 import { closeSessionStore } from '../../runtime/auth/sessions';
 import { openSite } from '../../runtime/bootstrap';
 import type { Site } from '../../runtime/site';
-import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
+import { DB_KIND, createTestSite, createUser, type TestSite } from '../helpers/test-site';
 import { login, setSettings } from './auth-helpers';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -73,10 +73,54 @@ test('logging out on one process ends the session on the other (within the short
   expect(
     (await a.post('/api/method/logout').set('Cookie', s.cookie).set('X-Svc-CSRF-Token', s.csrf)).status,
   ).toBe(200);
-  expect(await redis.keys(`svc:*:sid:${s.sid}`)).toEqual([]);
+  // The key holds the end mark until no request that read the session before it ended can write it back.
+  const keys = await redis.keys(`svc:*:sid:${s.sid}`);
+  expect(await redis.mget(...keys)).toEqual(['ended']);
   await new Promise((r) => setTimeout(r, 2_100));
   expect((await whoAmI(b, s.cookie)).status).toBe(401);
 });
+
+/**
+ * Holds the Sessions row of `sid` in a write transaction of another connection (a slow DELETE stands in for it), runs
+ * `end` on process A meanwhile, and asks process B for the session while A's end waits on the row.
+ */
+async function endWhileHeld(sid: string, end: () => PromiseLike<{ status: number }>) {
+  const db = t.site.db.knex;
+  const held = await db.transaction();
+  await held('tabSessions').where({ sid }).update({ ipaddress: 'held' });
+  const ending = Promise.resolve(end());
+  await new Promise((r) => setTimeout(r, 300));
+  return { ending, release: () => held.rollback() };
+}
+
+// On SQLite the hold is the database's write lock: a password change (a User save) waits for it before it starts ending
+// sessions, so the session is rightly still live meanwhile; a logout marks it ended first and then waits.
+test.each(DB_KIND === 'sqlite' ? ['logout'] : ['logout', 'password change'])(
+  '%s on one process: a request on the other while the row is being deleted does not bring the session back',
+  async (how) => {
+    const usr = `resurrect-${how.replace(' ', '-')}@example.com`;
+    await createUser(t, usr, ['System Manager'], PASSWORD);
+    const s = await login({ ...t, http: a }, usr, PASSWORD);
+    // B has not seen this session: its memory holds nothing, so it reads Redis and then the row.
+    const { ending, release } = await endWhileHeld(s.sid, () =>
+      how === 'logout'
+        ? a.post('/api/method/logout').set('Cookie', s.cookie).set('X-Svc-CSRF-Token', s.csrf)
+        : a
+            .put(`/api/resource/User/${usr}`)
+            .set('Authorization', t.adminToken)
+            .send({ new_password: 'another-password-2' }),
+    );
+    const during = await whoAmI(b, s.cookie);
+    await release();
+    expect((await ending).status).toBe(200);
+    expect(during.status).toBe(401);
+    await new Promise((r) => setTimeout(r, 2_100));
+    expect((await whoAmI(b, s.cookie)).status).toBe(401);
+    expect((await whoAmI(a, s.cookie)).status).toBe(401);
+    expect(await t.site.db.knex('tabSessions').where({ sid: s.sid })).toEqual([]);
+  },
+  20_000,
+);
 
 test('a session missing from Redis is read back from the Sessions table', async () => {
   const s = await login({ ...t, http: a }, USER, PASSWORD);
