@@ -1,6 +1,7 @@
 // The enabled webhooks of a site, by DocType and event, as each process remembers them: dropped when this process
-// writes a Webhook, and read again when older than CHECK_MS (a change made through another process counts within a
-// second). A save looks its DocType up without a query; only a DocType with a webhook pays anything more.
+// writes a Webhook, and never used once older than CHECK_MS, so a change made through another process counts within a
+// second. A save looks its DocType up without a query while the index is fresh; the save that finds it stale reads it
+// again (one query on a site without webhooks, once a second per process), and saves meanwhile wait for that read.
 import type { Knex } from 'knex';
 import { loadUser } from '../auth/users';
 import type { DocData } from '../db/row-store';
@@ -8,7 +9,7 @@ import { ADMINISTRATOR, SitePlugin, type SessionUser, type Site } from '../site'
 import { parseTemplate } from './json-template';
 import { systemLookup, type HostLookup } from './vet-url';
 
-/** How long a loaded index is used before it is read again. */
+/** How long a loaded index is used: an event that finds it older reads it again before choosing its webhooks. */
 export const CHECK_MS = 1000;
 
 /** One enabled webhook as delivery needs it. */
@@ -44,6 +45,8 @@ interface WebhookState {
   index?: WebhookIndex;
   loadedAt: number;
   loading?: Promise<WebhookIndex>;
+  /** When `loading` began: an event that finds the index stale waits for a load begun within CHECK_MS. */
+  loadingSince: number;
   /** Bumped when this process writes a Webhook: a load begun before is not kept. */
   generation: number;
   /** How host names are resolved for the address policy (the system resolver; a test may set its own). */
@@ -53,6 +56,7 @@ interface WebhookState {
 /** The webhooks of a site in this process. */
 export const WEBHOOKS = new SitePlugin<WebhookState>('webhooks', () => ({
   loadedAt: 0,
+  loadingSince: 0,
   generation: 0,
   lookup: systemLookup,
 }));
@@ -115,14 +119,21 @@ async function readIndex(site: Site, knex: Knex): Promise<WebhookIndex> {
 }
 
 /**
- * Reads the index with `q` (the open transaction of the save that asks: on SQLite a read beside it would wait for it
- * forever) and keeps it; a background read (no `q`) is shared.
+ * Reads the index with `q`, the open transaction of the save that asks (on SQLite a read beside it would wait for it
+ * forever), and keeps it. A load begun within CHECK_MS is shared: what it reads is as fresh as the bound asks (another
+ * transaction's load that fails is done again with `q`).
  */
-function load(site: Site, state: WebhookState, q?: Knex): Promise<WebhookIndex> {
-  if (state.loading && !q) return state.loading;
+function load(site: Site, state: WebhookState, q: Knex): Promise<WebhookIndex> {
+  const shared = state.loading;
+  if (shared && Date.now() - state.loadingSince <= CHECK_MS) return shared.catch(() => read(site, state, q));
+  return read(site, state, q);
+}
+
+/** Reads the index with `q` as the load others may share, and keeps it unless the index was dropped meanwhile. */
+function read(site: Site, state: WebhookState, q: Knex): Promise<WebhookIndex> {
   const generation = state.generation;
   const started = Date.now();
-  const loading = readIndex(site, q ?? site.db.knex)
+  const loading = readIndex(site, q)
     .then((index) => {
       if (state.generation === generation) {
         state.index = index;
@@ -133,20 +144,20 @@ function load(site: Site, state: WebhookState, q?: Knex): Promise<WebhookIndex> 
     .finally(() => {
       if (state.loading === loading) state.loading = undefined;
     });
-  if (!q) state.loading = loading;
+  state.loading = loading;
+  state.loadingSince = started;
   return loading;
 }
 
 /**
- * The index of the site: at once when one is loaded (one older than CHECK_MS is used while it is read again in the
- * background), else a promise for it, read with `q` (the save's transaction).
+ * The index of the site: at once while the loaded one is at most CHECK_MS old, else a promise for it, read with `q`
+ * (the save's transaction).
  */
 export function webhookIndex(site: Site, q: Knex): WebhookIndex | Promise<WebhookIndex> {
   const state = WEBHOOKS.of(site);
   const index = state.index;
-  if (!index) return load(site, state, q);
-  if (Date.now() - state.loadedAt > CHECK_MS) void load(site, state).catch(() => undefined);
-  return index;
+  if (index && Date.now() - state.loadedAt <= CHECK_MS) return index;
+  return load(site, state, q);
 }
 
 /** Drops the index of this process (a Webhook was written here): the next save reads it again. */
