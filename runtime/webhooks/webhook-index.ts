@@ -1,10 +1,13 @@
 // The enabled webhooks of a site, by DocType and event, as each process remembers them: dropped when this process
-// writes a Webhook, and never used once older than CHECK_MS, so a change made through another process counts within a
+// writes a Webhook and, with REDIS_URL, when another one publishes that it wrote one; never used once older than
+// CHECK_MS, so without the notice (no Redis, Redis down) a change made through another process counts within a
 // second. A save looks its DocType up without a query while the index is fresh; the save that finds it stale reads it
 // again (one query on a site without webhooks, once a second per process), and saves meanwhile wait for that read.
 import type { Knex } from 'knex';
 import { loadUser } from '../auth/users';
 import type { DocData } from '../db/row-store';
+import { RedisSubscription } from '../redis/redis-subscription';
+import { redisCall, siteRedis } from '../redis/site-redis';
 import { ADMINISTRATOR, SitePlugin, type SessionUser, type Site } from '../site';
 import { parseTemplate } from './json-template';
 import { systemLookup, type HostLookup } from './vet-url';
@@ -47,19 +50,20 @@ interface WebhookState {
   loading?: Promise<WebhookIndex>;
   /** When `loading` began: an event that finds the index stale waits for a load begun within CHECK_MS. */
   loadingSince: number;
-  /** Bumped when this process writes a Webhook: a load begun before is not kept. */
+  /** Bumped when the index is dropped (here, or by a notice): a load begun before is not kept. */
   generation: number;
   /** How host names are resolved for the address policy (the system resolver; a test may set its own). */
   lookup: HostLookup;
+  /** With REDIS_URL: the subscription to other processes' notices that a Webhook was written. */
+  subscription?: RedisSubscription;
 }
 
 /** The webhooks of a site in this process. */
-export const WEBHOOKS = new SitePlugin<WebhookState>('webhooks', () => ({
-  loadedAt: 0,
-  loadingSince: 0,
-  generation: 0,
-  lookup: systemLookup,
-}));
+export const WEBHOOKS = new SitePlugin<WebhookState>(
+  'webhooks',
+  () => ({ loadedAt: 0, loadingSince: 0, generation: 0, lookup: systemLookup }),
+  (state) => state.subscription?.close(),
+);
 
 const rowsOf = (value: unknown): DocData[] => (Array.isArray(value) ? (value as DocData[]) : []);
 
@@ -118,12 +122,29 @@ async function readIndex(site: Site, knex: Knex): Promise<WebhookIndex> {
   return { byEvent, doctypes: new Set([...byEvent.values()].flat().map((w) => w.doctype)) };
 }
 
+function channelOf(prefix: string): string {
+  return `${prefix}webhooks`;
+}
+
+/** Subscribes this process to other processes' notices (once per site, with REDIS_URL). */
+function listen(site: Site, state: WebhookState): void {
+  if (state.subscription) return;
+  const shared = siteRedis(site);
+  if (!shared) return;
+  // Live again after an outage: a notice may have been missed, so the index is read again.
+  state.subscription = new RedisSubscription(shared.redis, channelOf(shared.prefix), {
+    message: () => forgetWebhooks(site),
+    live: () => forgetWebhooks(site),
+  });
+}
+
 /**
  * Reads the index with `q`, the open transaction of the save that asks (on SQLite a read beside it would wait for it
  * forever), and keeps it. A load begun within CHECK_MS is shared: what it reads is as fresh as the bound asks (another
  * transaction's load that fails is done again with `q`).
  */
 function load(site: Site, state: WebhookState, q: Knex): Promise<WebhookIndex> {
+  listen(site, state);
   const shared = state.loading;
   if (shared && Date.now() - state.loadingSince <= CHECK_MS) return shared.catch(() => read(site, state, q));
   return read(site, state, q);
@@ -160,10 +181,23 @@ export function webhookIndex(site: Site, q: Knex): WebhookIndex | Promise<Webhoo
   return load(site, state, q);
 }
 
-/** Drops the index of this process (a Webhook was written here): the next save reads it again. */
+/** Drops the index of this process (a Webhook was written here or elsewhere): the next save reads it again. */
 export function forgetWebhooks(site: Site): void {
   const state = WEBHOOKS.of(site);
   state.generation++;
   state.index = undefined;
   state.loading = undefined;
+}
+
+/**
+ * A Webhook was written here (called after its transaction): drops the index here and, with REDIS_URL, tells every
+ * other process to drop its own. A Redis that is down (the breaker open) costs only the notice, at once.
+ */
+export async function webhooksChanged(site: Site): Promise<void> {
+  forgetWebhooks(site);
+  const shared = siteRedis(site);
+  if (shared)
+    await redisCall(shared.redis, () => shared.redis.publish(channelOf(shared.prefix), 'changed')).catch(
+      () => undefined,
+    );
 }
