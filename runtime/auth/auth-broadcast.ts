@@ -1,7 +1,7 @@
 // Credential changes across processes: with REDIS_URL, a revoked token, a changed user or a regenerated API key is
 // dropped from every process's cache at once (without it, other processes notice within their 5 s cache).
 import { RedisSubscription } from '../redis/redis-subscription';
-import { siteRedis } from '../redis/site-redis';
+import { publishNotice, siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';
 import { forgetApiKeys } from './api-keys';
@@ -41,10 +41,11 @@ export function listenForAuthChanges(site: Site): void {
 
 /**
  * Tells every process that tokens were revoked, a user changed or keys were regenerated (called after the commit that did it): this one
- * forgets at once, the others when the notice arrives. Redis being down costs only the notice.
+ * forgets at once, the others when the notice arrives. Redis being down costs only the notice (sent through the
+ * breaker: no save waits on a Redis known to be down).
  */
 export async function authChanged(site: Site): Promise<void> {
   forgetHere();
   const shared = siteRedis(site);
-  if (shared) await shared.redis.publish(channelOf(shared.prefix), 'changed').catch(() => undefined);
+  if (shared) await publishNotice(shared, channelOf(shared.prefix), 'changed');
 }

@@ -7,7 +7,7 @@
 // With no listener nothing is read and no timer runs: a commit costs one property check.
 import { logger } from '../log/logger';
 import { RedisSubscription } from '../redis/redis-subscription';
-import { redisCall, siteRedis } from '../redis/site-redis';
+import { publishNotice, siteRedis } from '../redis/site-redis';
 import { SitePlugin, type Site } from '../site';
 import { eventsAfter, logBounds, type EventRow } from './event-log';
 
@@ -83,10 +83,7 @@ export class EventFeed {
       setImmediate(() => {
         this.announcing = false;
         const entry = siteRedis(this.site);
-        if (entry && this.channel)
-          redisCall(entry.redis, () => entry.redis.publish(this.channel as string, '1')).catch(
-            () => undefined,
-          );
+        if (entry && this.channel) void publishNotice(entry, this.channel, '1');
       });
     }
     return Promise.resolve();

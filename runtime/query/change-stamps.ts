@@ -8,7 +8,7 @@
 import type Redis from 'ioredis';
 import type { ChangeCounter } from '../db/backend';
 import { RedisSubscription } from '../redis/redis-subscription';
-import { siteRedis } from '../redis/site-redis';
+import { publishNotice, siteRedis } from '../redis/site-redis';
 import type { Site } from '../site';
 
 /**
@@ -243,11 +243,7 @@ export function openChangeStamps(site: Site, counter: ChangeCounter): ChangeStam
   );
   counter.onCommit((tables) => {
     stamps.committed(tables);
-    if (!shared || shared.breaker.isOpen) return;
-    return shared.redis.publish(channelOf(shared.prefix), tables.join('\n')).then(
-      () => undefined,
-      () => undefined,
-    );
+    return shared ? publishNotice(shared, channelOf(shared.prefix), tables.join('\n')) : undefined;
   });
   return stamps;
 }

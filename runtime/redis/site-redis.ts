@@ -62,6 +62,19 @@ export async function redisCall<T>(redis: Redis, call: () => Promise<T>): Promis
 }
 
 /**
+ * Publishes a change notice through the breaker; never fails. While the breaker is open nobody waits for it (at most
+ * it is the breaker's trial call): the subscribers missed it anyway, and read again when their subscription is live.
+ */
+export function publishNotice(entry: SiteRedis, channel: string, message: string): Promise<void> {
+  const open = entry.breaker.isOpen;
+  const sent = redisCall(entry.redis, () => entry.redis.publish(channel, message)).then(
+    () => undefined,
+    () => undefined,
+  );
+  return open ? Promise.resolve() : sent;
+}
+
+/**
  * At start-up: when REDIS_URL is set, checks that Redis answers within the connect timeout; if not, the breaker
  * opens and logs a warning (the service starts anyway and follows Redis as it comes and goes).
  */

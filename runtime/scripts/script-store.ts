@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';
 import { RedisSubscription } from '../redis/redis-subscription';
-import { siteRedis } from '../redis/site-redis';
+import { publishNotice, siteRedis } from '../redis/site-redis';
 import { inlineWarm, preloadInline } from './inline-sandbox';
 
 /** One enabled Server Script, as the dispatchers need it. */
@@ -292,5 +292,5 @@ export async function serverScriptsChanged(site: Site): Promise<void> {
   // first calls then run at full speed rather than in a worker or on a cold program.
   if (site.config.site.server_script_enabled !== false) await inlineWarm(INLINE_WARM_WAIT_MS);
   const shared = siteRedis(site);
-  if (shared) await shared.redis.publish(channelOf(shared.prefix), 'changed').catch(() => undefined);
+  if (shared) await publishNotice(shared, channelOf(shared.prefix), 'changed');
 }
