@@ -4,6 +4,8 @@
 // the backend's change version of `tabServer Script` (Database.changeVersion: on MariaDB the change counter's, one
 // indexed read; on SQLite `PRAGMA data_version`, no I/O, which moves on any commit, so then the scripts are read again
 // and swapped in only when they differ). A change another process committed is in effect here within CHECK_MS plus two reads.
+// With REDIS_URL the same check runs while notices cannot arrive (before the subscription is live, and while Redis is
+// away), so an outage keeps that bound; once the subscription is live again the scripts are read again and it stops.
 import type { Knex } from 'knex';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';
@@ -52,10 +54,10 @@ interface SiteScripts {
   generation: number;
   /** With REDIS_URL: the subscription to the site's change notices. */
   subscription?: RedisSubscription;
-  /** Without REDIS_URL: the database's version read just before `loaded` was read, and the fingerprint of its rows. */
+  /** The database's version read just before `loaded` was read, and the fingerprint of its rows. */
   version?: string;
   fingerprint?: string;
-  /** Without REDIS_URL: the timer that checks the version, and whether a check is running. */
+  /** Without REDIS_URL, or while the subscription is not live: the timer checking the version; whether a check runs. */
   timer?: NodeJS.Timeout;
   checking?: boolean;
 }
@@ -186,10 +188,16 @@ function subscribe(site: Site, state: SiteScripts): void {
   if (state.subscription) return;
   const shared = siteRedis(site);
   if (!shared) return;
-  // Live again after an outage: a notice may have been missed, so the scripts are read again.
+  // Until the subscription is live, and while it is lost (Redis down), notices cannot arrive: the version is checked
+  // as without REDIS_URL. Live (again): a notice may have been missed, so the scripts are read again; the check stops.
+  watch(site, state);
   state.subscription = new RedisSubscription(shared.redis, channelOf(shared.prefix), {
     message: () => drop(site),
-    live: () => drop(site),
+    live: () => {
+      unwatch(state);
+      drop(site);
+    },
+    lost: () => watch(site, state),
   });
 }
 
@@ -202,11 +210,17 @@ function drop(site: Site): void {
   state.fingerprint = undefined;
 }
 
-/** Without REDIS_URL: starts checking the database's version once per CHECK_MS (once per site). */
+/** Starts checking the database's version once per CHECK_MS: without REDIS_URL, or while Redis is away. */
 function watch(site: Site, state: SiteScripts): void {
   if (state.timer) return;
   state.timer = setInterval(() => void check(site, state), CHECK_MS);
   state.timer.unref();
+}
+
+/** Stops the version check (the subscription is live: notices arrive again). */
+function unwatch(state: SiteScripts): void {
+  if (state.timer) clearInterval(state.timer);
+  state.timer = undefined;
 }
 
 /**
@@ -243,13 +257,13 @@ async function check(site: Site, state: SiteScripts): Promise<void> {
 export function scriptIndex(site: Site, q?: Knex): Promise<ScriptIndex> {
   const state = stateOf(site);
   subscribe(site, state);
-  const checked = !siteRedis(site);
-  if (checked) watch(site, state);
+  if (!siteRedis(site)) watch(site, state);
   if (!state.index) {
     const generation = state.generation;
     const reading = (async () => {
-      // The version first: a change committed after it moves it, and the next check reads the scripts again.
-      const version = checked ? await versionOf(site, q ?? site.db.knex).catch(() => undefined) : undefined;
+      // The version first: a change committed after it moves it, and the next check reads the scripts again. Read
+      // with REDIS_URL too: Redis may go away while these scripts are kept, and then the check compares against it.
+      const version = await versionOf(site, q ?? site.db.knex).catch(() => undefined);
       return { version, ...(await loadRows(site, q ?? site.db.knex)) };
     })();
     const loading = reading.then((read) => read.index);
