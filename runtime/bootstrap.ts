@@ -7,6 +7,7 @@ import { startFileSweep } from './files/orphan-sweep';
 import { startWebhookDispatcher } from './webhooks/dispatcher';
 import { hashPassword, readAuth, writeAuth } from './auth/passwords';
 import { listenForAuthChanges } from './auth/auth-broadcast';
+import { listenForUserPermissionChanges } from './permissions/user-permission-broadcast';
 import type { ServiceConfig } from './config/config';
 import { connect } from './db/connect';
 import { isPending, migrate, type MigrateOptions } from './db/migrate';
@@ -216,6 +217,7 @@ export async function openSite(
   // A new site gets its OpenID signing key now; a site made before keys existed gets one at first use.
   if (created) await ensureSigningKey(site);
   listenForAuthChanges(site);
+  listenForUserPermissionChanges(site);
   openResultCache(site);
   // Closed before every plugin a job may use; the scheduler (which queues jobs) first of all.
   site.plugins.onClose('job worker', () => jobs.close());

@@ -17,6 +17,7 @@ import { REQUEST_LOG } from './middleware/request-log';
 import { CLIENT_GRANT_LINKS } from './oauth/document-revocation';
 import { registerOAuth } from './oauth/oauth-lifecycle';
 import { registerPermissions } from './permissions/permission-lifecycle';
+import { USER_PERMISSION_BROADCAST } from './permissions/user-permission-broadcast';
 import { RESULT_CACHE } from './query/result-cache';
 import { shrinkSandboxPool } from './scripts/sandbox-pool';
 import { registerServerScripts } from './scripts/script-lifecycle';
@@ -40,6 +41,7 @@ export function installFeatures(site: Site): void {
   site.plugins.install(
     RESULT_CACHE,
     AUTH_BROADCAST,
+    USER_PERMISSION_BROADCAST,
     SITE_SCRIPTS,
     RATE_LIMITS,
     REQUEST_LOG,

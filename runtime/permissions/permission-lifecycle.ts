@@ -1,12 +1,13 @@
 // What permissions add to the document lifecycle: the writer's rights on the document (save and delete), the User
-// Permissions its Link values must lie in, and the User Permission cache dropped after one is written; and the
-// controllers' `permissionQuery` as a list restriction.
+// Permissions its Link values must lie in, and the User Permission cache dropped after one is written (in every
+// process, with REDIS_URL); and the controllers' `permissionQuery` as a list restriction.
 import { lifecycleOf } from '../document/extension-points';
 import type { Site } from '../site';
 import { controllerRestriction } from './controller-permission';
 import { addListRestriction } from './list-restrictions';
 import { assertDeletePermission, assertSavePermission } from './save-permission';
-import { forgetUserPermissions, loadUserPermissions } from './user-permissions';
+import { userPermissionsChanged } from './user-permission-broadcast';
+import { loadUserPermissions } from './user-permissions';
 
 /** Registers the permission checks of every save and delete, and the controllers' list restrictions. */
 export function registerPermissions(site: Site): void {
@@ -29,6 +30,6 @@ export function registerPermissions(site: Site): void {
   extensions.on('authorizeDelete', (op) =>
     assertDeletePermission(op.trx, op.tx.site, op.tx.user, op.binding, op.stored),
   );
-  extensions.on('afterTransaction', () => forgetUserPermissions(), 'User Permission');
+  extensions.on('afterTransaction', (tx) => userPermissionsChanged(tx.site), 'User Permission');
   addListRestriction(site, (_site, user, binding) => controllerRestriction(binding, user));
 }

@@ -1,0 +1,67 @@
+// With REDIS_URL, a User Permission written or deleted through one process reaches every process at once: a second,
+// real server process (`node bin/svc.js serve` on the same database and Redis) restricts the user's very next read
+// after the write answers on the first, instead of after its 5 s User Permission cache expires.
+import { startSvc, stopChildren, type SvcChild } from '../jobs/svc-child';
+import { waitForPort } from '../helpers/private-mariadb';
+import { DB_KIND, createTestSite, createUser, type TestSite } from '../helpers/test-site';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
+// A port per database, so the three runs can go at once.
+const PORT = { sqlite: 4866, mysql: 4867, postgres: 4868 }[DB_KIND];
+const USER = 'user-permission-broadcast@example.com';
+jest.setTimeout(120_000);
+
+let t: TestSite;
+let children: SvcChild[] = [];
+let userToken: string;
+let todos: string[];
+const b = `http://127.0.0.1:${PORT}`;
+
+beforeAll(async () => {
+  t = await createTestSite({ redisUrl: REDIS_URL });
+  userToken = await createUser(t, USER, ['System Manager']);
+  todos = [];
+  for (const description of ['first', 'second']) {
+    const res = await t.http
+      .post('/api/v2/document/ToDo')
+      .set('Authorization', t.adminToken)
+      .send({ description, status: 'Open' });
+    expect(res.status).toBe(201);
+    todos.push(res.body.data.name);
+  }
+  children = [
+    startSvc(t, ['serve'], { job_worker: false }, { PORT: String(PORT), HOST: '127.0.0.1', REDIS_URL }),
+  ];
+  await waitForPort(PORT, 60_000);
+});
+afterAll(async () => {
+  await stopChildren(children);
+  await t.close();
+});
+
+/** The ToDo names the user reads on B. */
+async function namesOnB(): Promise<string[]> {
+  const res = await fetch(`${b}/api/resource/ToDo?limit_page_length=0`, {
+    headers: { Authorization: userToken },
+  });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { data: { name: string }[] };
+  return body.data.map((row) => row.name).sort();
+}
+
+test("a User Permission written through A restricts B's very next read; deleted, B's next read is free again", async () => {
+  // B has the user's (empty) User Permissions cached.
+  expect(await namesOnB()).toEqual([...todos].sort());
+  const written = await t.http
+    .post('/api/resource/User Permission')
+    .set('Authorization', t.adminToken)
+    .send({ user: USER, allow: 'ToDo', for_value: todos[0] });
+  expect(written.status).toBe(201);
+  expect(await namesOnB()).toEqual([todos[0]]);
+
+  const deleted = await t.http
+    .delete(`/api/resource/User Permission/${written.body.data.name}`)
+    .set('Authorization', t.adminToken);
+  expect(deleted.status).toBe(202);
+  expect(await namesOnB()).toEqual([...todos].sort());
+});
