@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { loadUser } from '../auth/users';
 import type { DocData } from '../db/row-store';
 import { RedisSubscription } from '../redis/redis-subscription';
-import { redisCall, siteRedis } from '../redis/site-redis';
+import { publishNotice, siteRedis } from '../redis/site-redis';
 import { ADMINISTRATOR, SitePlugin, type SessionUser, type Site } from '../site';
 import { parseTemplate } from './json-template';
 import { systemLookup, type HostLookup } from './vet-url';
@@ -196,8 +196,5 @@ export function forgetWebhooks(site: Site): void {
 export async function webhooksChanged(site: Site): Promise<void> {
   forgetWebhooks(site);
   const shared = siteRedis(site);
-  if (shared)
-    await redisCall(shared.redis, () => shared.redis.publish(channelOf(shared.prefix), 'changed')).catch(
-      () => undefined,
-    );
+  if (shared) await publishNotice(shared, channelOf(shared.prefix), 'changed');
 }
