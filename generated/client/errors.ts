@@ -10,6 +10,9 @@ export const MandatoryError = errorClass('MandatoryError', ValidationError);
 /** exc_type LinkValidationError (HTTP 400). */
 export const LinkValidationError = errorClass('LinkValidationError', ValidationError);
 
+/** exc_type CancelledLinkError (HTTP 400). */
+export const CancelledLinkError = errorClass('CancelledLinkError', LinkValidationError);
+
 /** exc_type DataError (HTTP 400). */
 export const DataError = errorClass('DataError', ValidationError);
 
@@ -120,6 +123,7 @@ export const ERROR_CLASSES: ErrorClasses = {
   ValidationError,
   MandatoryError,
   LinkValidationError,
+  CancelledLinkError,
   DataError,
   InvalidNameError,
   InvalidEmailAddressError,

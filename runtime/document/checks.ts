@@ -2,6 +2,7 @@
 import {
   DataError,
   DuplicateEntryError,
+  CancelledLinkError,
   LinkValidationError,
   MandatoryError,
   PermissionError,
@@ -125,6 +126,7 @@ async function checkLinksOf(
   where: string,
   doctype: string,
   restriction: LinkRestriction | undefined,
+  submittable: boolean,
 ): Promise<void> {
   for (const field of fieldLists(meta).links) {
     const value = data[field.fieldname];
@@ -155,12 +157,25 @@ async function checkLinksOf(
       throw new LinkValidationError(`Could not find ${where}${field.label}: ${String(value)}`);
     // As Frappe: the link holds the target's name as stored, whatever case the database matched it in.
     if (linked !== value) data[field.fieldname] = linked;
+    // An amendment names the cancelled document it amends.
+    if (submittable && field.fieldname !== 'amended_from' && (await isCancelled(q, registry, target, linked)))
+      throw new CancelledLinkError(`Cannot link cancelled document: ${where}${field.label}: ${linked}`);
   }
 }
 
+/** True when `name` of `target` is a cancelled document of a submittable DocType (Frappe's cancelled_links). */
+async function isCancelled(q: Queryable, registry: Registry, target: string, name: string): Promise<boolean> {
+  const binding = registry.get(target);
+  if (!binding?.meta.isSubmittable) return false;
+  const row = (await q(binding.meta.tableName).where('name', name).first('docstatus')) as
+    { docstatus: unknown } | undefined;
+  return Number(row?.docstatus) === 2;
+}
+
 /**
- * Checks every Link and Dynamic Link value of the document and its child rows points at an existing document, and
- * (with `restriction`) that every Link value lies inside the writing user's User Permissions (403 otherwise).
+ * Checks every Link and Dynamic Link value of the document and its child rows points at an existing document (for a
+ * submittable document, not a cancelled one of a submittable DocType), and (with `restriction`) that every Link value
+ * lies inside the writing user's User Permissions (403 otherwise).
  */
 export async function checkLinks(
   rows: RowStore,
@@ -171,7 +186,9 @@ export async function checkLinks(
   restriction?: LinkRestriction,
 ): Promise<void> {
   const doctype = binding.meta.name;
-  await checkLinksOf(rows, q, registry, binding.meta, data, '', doctype, restriction);
+  // A submittable document (its child rows too) may not link to a cancelled one, as Frappe's _validate_links.
+  const submittable = binding.meta.isSubmittable;
+  await checkLinksOf(rows, q, registry, binding.meta, data, '', doctype, restriction, submittable);
   for (const { field, child } of tableFields(binding.meta, registry)) {
     for (const [i, row] of ((data[field.fieldname] as DocData[] | undefined) ?? []).entries()) {
       await checkLinksOf(
@@ -183,6 +200,7 @@ export async function checkLinks(
         `${field.label} Row #${i + 1}: `,
         doctype,
         restriction,
+        submittable,
       );
     }
   }

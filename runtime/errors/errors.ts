@@ -29,6 +29,8 @@ export class ValidationError extends define('ValidationError', 400) {}
 export class MandatoryError extends define('MandatoryError', 400, ValidationError) {}
 /** A Link or Dynamic Link points at a document that does not exist. */
 export class LinkValidationError extends define('LinkValidationError', 400, ValidationError) {}
+/** A submittable document's Link or Dynamic Link names a cancelled document of a submittable DocType. */
+export class CancelledLinkError extends define('CancelledLinkError', 400, LinkValidationError) {}
 /** A value has the wrong type or shape for its field, or a query names something it may not. */
 export class DataError extends define('DataError', 400, ValidationError) {}
 /** A name that may not be used (empty, reserved, special characters), or a Data `Name` field that is not a person's name. */
@@ -135,6 +137,7 @@ export const ERROR_CLASSES = {
   ValidationError,
   MandatoryError,
   LinkValidationError,
+  CancelledLinkError,
   DataError,
   InvalidNameError,
   InvalidEmailAddressError,
