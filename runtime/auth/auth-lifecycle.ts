@@ -1,6 +1,7 @@
 // What authentication adds to the document lifecycle: Password fields stored in `__Auth` (and deleted with their
 // document, so a user made again under a deleted one's name, or restored, gets none of its secrets back), the sessions
-// of a user whose password changed ended after the commit, credential caches dropped after writes, and other processes told.
+// of a user whose password changed ended after the commit, disabled roles taken from users, credential caches dropped
+// after writes, and other processes told.
 import type { SaveOperation } from '../document/extension-points';
 import { fieldLists } from '../registry/field-lists';
 import type { DocumentTransaction } from '../document/lifecycle';
@@ -9,6 +10,7 @@ import type { Site } from '../site';
 import { authChanged } from './auth-broadcast';
 import { forgetAuthCaches } from './auth-caches';
 import { deleteUserRows } from './deleted-user';
+import { dropDisabledRoles, refuseDisabledStandardRole, removeDisabledRole } from './disabled-roles';
 import { isKeySource } from './key-sources';
 import {
   deleteChildAuth,
@@ -72,6 +74,10 @@ export function registerAuth(site: Site): void {
     );
     extensions.on('afterDelete', (op) => deleteChildAuth(op.trx, tables, op.stored), binding.meta.name);
   }
+  // A disabled role is taken from everyone (not a standard one), and no user is saved with it (Frappe's Role and User).
+  extensions.on('checkValues', refuseDisabledStandardRole, 'Role');
+  extensions.on('afterWrite', removeDisabledRole, 'Role');
+  extensions.on('checkValues', dropDisabledRoles, 'User');
   // A deleted user's own rows go with it (Frappe's User.on_trash).
   extensions.on('afterDelete', deleteUserRows, 'User');
   // A new password ends every session of its user (a stolen session dies with the old password).

@@ -51,7 +51,7 @@ async function namesOnB(): Promise<string[]> {
 }
 
 /** B's names for the user, polled until they are `expected` or 1 s has passed (well under the 5 s cache). */
-async function settlesOnB(expected: string[]): Promise<string[]> {
+async function settlesOnB(expected: unknown[]): Promise<string[]> {
   const deadline = Date.now() + 1000;
   let got = await namesOnB();
   while (JSON.stringify(got) !== JSON.stringify(expected) && Date.now() < deadline) {
