@@ -39,7 +39,9 @@ export interface RowStore {
   delete(trx: Knex, binding: DocTypeBinding, name: string): Promise<void>;
   /**
    * The name of the document of `binding` that `name` finds (Link checks), as `trx` sees it; undefined when none. It
-   * differs from `name` where the database compares names loosely (MariaDB: case, accents, trailing spaces).
+   * differs from `name` where the database compares names loosely (MariaDB: case, accents, trailing spaces). In a
+   * transaction on a server database the row found stays share-locked until the commit, so a delete of it waits for
+   * the save that links to it, and a save waits for a delete under way (and then finds no row).
    */
   storedName(trx: Queryable, binding: DocTypeBinding, name: string): Promise<string | undefined>;
   /** Whether a document of `binding` other than `name` holds `value` in `fieldname` (unique checks). */

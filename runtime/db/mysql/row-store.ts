@@ -274,17 +274,21 @@ export class MysqlRowStore implements RowStore {
 
   async storedName(trx: Queryable, binding: DocTypeBinding, name: string): Promise<string | undefined> {
     const { meta } = binding;
-    const sql = cachedText(
-      meta,
-      'stored-name',
-      () => `select name from ${quoteIdent(meta.tableName)} where name = ?`,
-    );
-    const run = async (conn: MysqlConnection) => {
+    const read = `select name from ${quoteIdent(meta.tableName)} where name = ?`;
+    const run = async (conn: MysqlConnection, sql: string) => {
       const found = (await execute<unknown[][]>(conn, sql, [name], this.statementMs, true)).rows[0]?.[0];
       return found === undefined ? undefined : String(found);
     };
     const conn = await mysqlConnection(trx);
-    return conn ? run(conn) : onPooledConnection(this.db.knex, run, this.statementMs);
+    // In a transaction, a locking read (the latest committed row, shared-locked until the commit, as InnoDB's
+    // foreign-key check): a delete of the target waits for this save, and this save for a delete already under way.
+    if (conn)
+      return run(
+        conn,
+        cachedText(meta, 'stored-name locked', () => `${read} lock in share mode`),
+      );
+    const plain = cachedText(meta, 'stored-name', () => read);
+    return onPooledConnection(this.db.knex, (c) => run(c, plain), this.statementMs);
   }
 
   async takenByOther(

@@ -164,17 +164,21 @@ export class PostgresRowStore implements RowStore {
   async storedName(trx: Queryable, binding: DocTypeBinding, name: string): Promise<string | undefined> {
     const { meta } = binding;
     if (unstorable(name)) return undefined;
-    const sql = cachedText(
-      meta,
-      'stored-name',
-      () => `select name from ${quoteIdent(meta.tableName)} where name = ?`,
-    );
-    const run = async (conn: PgConnection) => {
+    const read = `select name from ${quoteIdent(meta.tableName)} where name = ?`;
+    const run = async (conn: PgConnection, sql: string) => {
       const found = (await execute(conn, sql, [name])).rows[0]?.name;
       return found === undefined ? undefined : String(found);
     };
     const conn = await pgConnection(trx);
-    return conn ? run(conn) : onPooledConnection(this.db.knex, run);
+    // In a transaction, the row is key-share locked until the commit (a foreign key's own lock): a delete of the
+    // target waits for this save, and this save for a delete already under way (then finds no row).
+    if (conn)
+      return run(
+        conn,
+        cachedText(meta, 'stored-name locked', () => `${read} for key share`),
+      );
+    const plain = cachedText(meta, 'stored-name', () => read);
+    return onPooledConnection(this.db.knex, (c) => run(c, plain));
   }
 
   async takenByOther(
