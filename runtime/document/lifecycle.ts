@@ -1,5 +1,6 @@
 // The document lifecycle: insert, save and delete with Frappe's hook order, inside one transaction per request.
 import type { Knex } from 'knex';
+import { isDeadlockError } from '../db/unavailable';
 import { inWriteTransaction, type WriteBatch } from '../db/write-transaction';
 import {
   DocstatusTransitionError,
@@ -161,6 +162,31 @@ export class DocumentTransaction implements DocumentSession {
     this.committed = [];
     for (const task of tasks) await task().catch(() => undefined);
     return result;
+  }
+
+  /**
+   * Runs `work` as `run` does, and once more in a new transaction when the database rolled the first back as the victim
+   * of a deadlock (two writes locking the same rows in opposite orders: a save locks its document, then the documents
+   * its Links name). For works that read what they change inside the transaction (an update, a delete, a docstatus
+   * move), so the second run starts from the rows as they are then. Not retried: inside an open transaction or a bulk
+   * batch (which handle it themselves), or when the first run used half of db_statement_timeout (the request's time).
+   */
+  async runRetryingDeadlock<T>(work: () => Promise<T>): Promise<T> {
+    if (this.trx || this.batch) return this.run(work);
+    const started = Date.now();
+    const messages = this.messages.length;
+    try {
+      return await this.run(work);
+    } catch (err) {
+      const spent = Date.now() - started;
+      if (
+        !isDeadlockError(err, this.site.db.errors) ||
+        spent * 2 > this.site.config.site.db_statement_timeout
+      )
+        throw err;
+      this.messages.length = messages;
+      return this.run(work);
+    }
   }
 
   /**

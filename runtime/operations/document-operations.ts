@@ -242,7 +242,7 @@ async function applyChanges(
   const changes = checkBody(binding.validateBody, input, doctype);
   checkClientBody(caller, binding, changes);
   const tx = transactionFor(caller);
-  const doc = await tx.run(async () => {
+  const doc = await tx.runRetryingDeadlock(async () => {
     const loaded = await tx.getDoc(doctype, binding.meta.issingle ? binding.meta.name : name, {
       forUpdate: true,
     });
@@ -288,7 +288,7 @@ async function moveDocstatus(
   const right = docstatus === 1 ? 'submit' : 'cancel';
   assertDocTypePermission(caller.user, binding.meta, right);
   const tx = transactionFor(caller);
-  const doc = await tx.run(async () => {
+  const doc = await tx.runRetryingDeadlock(async () => {
     const loaded = await tx.getDoc(doctype, name, { forUpdate: true });
     loaded.docstatus = docstatus;
     await loaded.save();
@@ -317,7 +317,7 @@ export async function deleteDocument(
   const binding = bindingForName(caller, doctype, name, 'delete');
   assertDocTypePermission(caller.user, binding.meta, 'delete');
   const tx = transactionFor(caller);
-  await tx.run(async () => {
+  await tx.runRetryingDeadlock(async () => {
     await (await tx.getDoc(doctype, name, { forUpdate: true })).delete();
     if (inTransaction) await inTransaction(tx.trx as Knex, name);
   });
