@@ -30,6 +30,9 @@ function setLoginCookies(
 /** Every failure answers the same (unknown user, wrong password, disabled user), so accounts cannot be enumerated. */
 const INVALID_LOGIN = 'Invalid login credentials';
 
+/** A failed login: 401 whose body also carries the reason as `message`, as Frappe's LoginManager.fail sets it. */
+const loginFailed = (reason: string) => new AuthenticationError(reason, { response: { message: reason } });
+
 /**
  * Signs in with `usr` and `pwd` from the request: starts a session and sets its cookies; answers Frappe's login body.
  * Every failure is the same 401 (and counts towards the lockout); a post from another site's page is 400 first.
@@ -39,7 +42,7 @@ export async function login(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
   const usr = typeof params.usr === 'string' ? params.usr.trim() : '';
   const pwd = typeof params.pwd === 'string' ? params.pwd : '';
-  if (!usr || !pwd) throw new AuthenticationError('Incomplete login details');
+  if (!usr || !pwd) throw loginFailed('Incomplete login details');
   const { site } = ctx.state;
   const ip = clientIp(ctx);
   const keys = attemptKeys(usr, ip);
@@ -47,7 +50,7 @@ export async function login(ctx: AppContext): Promise<unknown> {
   const settings = await loadSettings(site);
   if (pwd.length > 512 || usr.length > 140) {
     await recordFailure(site, keys, lockoutPolicy(settings));
-    throw new AuthenticationError(INVALID_LOGIN);
+    throw loginFailed(INVALID_LOGIN);
   }
   const q = site.db.knex;
   const user = await loadUser(q, usr);
@@ -57,7 +60,7 @@ export async function login(ctx: AppContext): Promise<unknown> {
   // An address the user may not log in from gets the same answer as a wrong password, so it learns nothing of it.
   if (!ok || !user || !user.enabled || !ipAllowed(user.restrictIp, ip)) {
     await recordFailure(site, keys, lockoutPolicy(settings));
-    throw new AuthenticationError(INVALID_LOGIN);
+    throw loginFailed(INVALID_LOGIN);
   }
   await recordSuccess(site, keys[0] as string);
   const expiryMs = parseSessionExpiry(settings.session_expiry);

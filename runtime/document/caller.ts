@@ -12,6 +12,11 @@ export interface Caller {
   /** The API version whose shapes the result takes (v1 drops nulls, v2 fills them). */
   version: 1 | 2;
   /**
+   * The shape of the documents answered when it is not the version's: frappe.client's methods take v1's parameters and
+   * answer Frappe's `doc.as_dict()`, nulls kept (2).
+   */
+  documentShape?: 1 | 2;
+  /**
    * The transaction the operation joins (a server script run by a document event): its writes and document reads run
    * inside it instead of a transaction of their own.
    */

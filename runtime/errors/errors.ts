@@ -10,10 +10,24 @@ export class AppError extends Error {
   headers: Record<string, string> = {};
   /** Title shown with the message. */
   title?: string;
-  constructor(message = '', options?: { cause?: unknown; headers?: Record<string, string>; title?: string }) {
+  /**
+   * Top-level fields of the response body besides the error's, as Frappe's handlers set `frappe.local.response`
+   * before they raise (a failed login's `message`).
+   */
+  response?: Record<string, unknown>;
+  constructor(
+    message = '',
+    options?: {
+      cause?: unknown;
+      headers?: Record<string, string>;
+      title?: string;
+      response?: Record<string, unknown>;
+    },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     if (options?.headers) this.headers = options.headers;
     if (options?.title) this.title = options.title;
+    if (options?.response) this.response = options.response;
   }
 }
 

@@ -50,6 +50,7 @@ export function renderError(err: unknown, options: RenderOptions): RenderedError
   const serverMessage: Record<string, unknown> = { message, indicator: 'red' };
   if (error.title) serverMessage.title = error.title;
   const body: Record<string, unknown> = {
+    ...error.response,
     exc_type: error.excType,
     exception: message ? `${error.excType}: ${message}` : error.excType,
     _server_messages: JSON.stringify(message ? [JSON.stringify(serverMessage)] : []),

@@ -152,11 +152,12 @@ export function intParam(params: Record<string, unknown>, key: string, fallback:
   return n;
 }
 
-/** A boolean parameter (`1`, `true`, `0`, `false`, or JSON booleans). */
+/** A boolean parameter (`1`, `true`, `0`, `false` in any case, as Python clients send `True`; or JSON booleans). */
 export function boolParam(params: Record<string, unknown>, key: string, fallback: boolean): boolean {
   const value = params[key];
   if (value === undefined || value === null || value === '') return fallback;
-  if (value === true || value === 1 || value === '1' || value === 'true') return true;
-  if (value === false || value === 0 || value === '0' || value === 'false') return false;
+  const word = typeof value === 'string' ? value.toLowerCase() : value;
+  if (word === true || word === 1 || word === '1' || word === 'true') return true;
+  if (word === false || word === 0 || word === '0' || word === 'false') return false;
   throw new DataError(`Parameter ${key} must be true or false`);
 }

@@ -1,7 +1,7 @@
 // Frappe's `frappe.client.*` methods over the shared operations: every call is permission-checked as the caller.
 import type { DocData } from '../db/row-store';
-import { DataError, DoesNotExistError, ValidationError } from '../errors/errors';
-import { jsonParam, requestParams } from '../http/params';
+import { DataError, DoesNotExistError, PermissionError, ValidationError } from '../errors/errors';
+import { boolParam, jsonParam, requestParams } from '../http/params';
 import { STANDARD_FIELDS } from '../meta/types';
 import type { AppContext } from '../http/state';
 import type { Caller } from '../document/caller';
@@ -12,6 +12,11 @@ import * as lists from '../operations/list-operations';
 
 /** frappe.client's list parameters are v1's (`limit_page_length`, `limit_start`, list or dict filters). */
 const listCaller = (ctx: AppContext): Caller => ({ ...callerOf(ctx), version: 1 });
+/** The documents frappe.client answers are Frappe's `doc.as_dict()`: every field, nulls kept (v1's resources drop them). */
+const docCaller = (ctx: AppContext): Caller => ({ ...callerOf(ctx), documentShape: 2 });
+/** True when `doctype` is a Single DocType of the site. */
+const isSingle = (ctx: AppContext, doctype: string): boolean =>
+  ctx.state.site.registry.get(doctype)?.meta.issingle === true;
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -60,11 +65,12 @@ export async function getCount(ctx: AppContext): Promise<unknown> {
   return lists.countDocuments(listCaller(ctx), text(params, 'doctype'), params);
 }
 
-/** frappe.client.get: one document by `name`, or the first matching `filters`. */
+/** frappe.client.get: one document by `name`, or the first matching `filters`; a Single's own document without either. */
 export async function getDoc(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
   const doctype = text(params, 'doctype');
   let name = params.name === undefined || params.name === '' ? undefined : text(params, 'name');
+  if (name === undefined && params.filters === undefined && isSingle(ctx, doctype)) name = doctype;
   if (name === undefined) {
     if (params.filters === undefined) throw new DataError('Missing argument: name');
     const [first] = (
@@ -77,36 +83,64 @@ export async function getDoc(ctx: AppContext): Promise<unknown> {
     if (!first) throw new DoesNotExistError(`No ${doctype} matches the filters`);
     name = String(first.name);
   }
-  return documents.getDocument(callerOf(ctx), doctype, name);
+  return documents.getDocument(docCaller(ctx), doctype, name);
 }
 
-/** frappe.client.get_value: `{ <fieldname>: <value> }` of the first document matching `filters` (a name or JSON filters). */
+/**
+ * frappe.client.get_value: the fields of the first document matching `filters` (a name or JSON filters), or of a
+ * Single's document. As Frappe: with `as_dict` (the default) `{ <fieldname>: <value> }`, `{}` when nothing matches;
+ * without it the value of one field, or the list of several, and no `message` when nothing matches.
+ */
 export async function getValue(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
   const doctype = text(params, 'doctype');
   const raw = jsonParam(params, 'fieldname') ?? 'name';
   const fields = Array.isArray(raw) ? (raw.length ? raw : ['name']) : [raw];
-  if (!fields.every((f) => typeof f === 'string'))
+  if (!fields.every((f): f is string => typeof f === 'string'))
     throw new DataError('Argument fieldname: must be a field name or a list of field names');
-  const asDict =
-    params.as_dict === undefined ? true : !['0', 'false', 0, false].includes(params.as_dict as string);
-  const [row] = (
-    await lists.listDocuments(listCaller(ctx), doctype, {
-      fields,
-      filters: filtersArgument(params),
-      limit_page_length: 1,
-    })
-  ).data as DocData[];
+  const asDict = boolParam(params, 'as_dict', true);
+  const row = isSingle(ctx, doctype)
+    ? await singleValues(ctx, doctype, fields, filtersArgument(params))
+    : ((
+        await lists.listDocuments(listCaller(ctx), doctype, {
+          fields,
+          filters: filtersArgument(params),
+          limit_page_length: 1,
+        })
+      ).data[0] as DocData | undefined);
+  if (asDict) return row ? Object.fromEntries(fields.map((f) => [f, row[f] ?? null])) : {};
   if (!row) return undefined;
-  return asDict
-    ? Object.fromEntries(fields.map((f) => [f, row[f as string] ?? null]))
-    : fields.map((f) => row[f as string] ?? null);
+  return fields.length === 1 ? (row[fields[0] as string] ?? null) : fields.map((f) => row[f] ?? null);
+}
+
+/**
+ * The `fields` of a Single's document as the caller may read them, or undefined when dict `filters` name a value it
+ * does not hold (Frappe's get_values_from_single). An unknown field is 400; one above the caller's levels is 403.
+ */
+async function singleValues(
+  ctx: AppContext,
+  doctype: string,
+  fields: string[],
+  filters: unknown,
+): Promise<DocData | undefined> {
+  const doc = await documents.getDocument(docCaller(ctx), doctype, doctype);
+  const binding = ctx.state.site.registry.get(doctype);
+  for (const f of fields) {
+    if (Object.hasOwn(doc, f)) continue;
+    if (!binding?.fieldMap.has(f) || binding.fieldMap.get(f)?.fieldtype === 'Password')
+      throw new DataError(`Argument fieldname: ${doctype} has no field ${f.slice(0, 140)}`);
+    throw new PermissionError(`You do not have permission to access field ${doctype}.${f.slice(0, 140)}`);
+  }
+  if (isObject(filters))
+    for (const [key, value] of Object.entries(filters))
+      if (String(doc[key] ?? '') !== String(value ?? '')) return undefined;
+  return doc;
 }
 
 /** frappe.client.insert: inserts `doc` (with its `doctype`); answers 200 like every method. */
 export async function insertDoc(ctx: AppContext): Promise<unknown> {
   const { doctype, fields } = docArgument(requestParams(ctx));
-  const result = await documents.createDocument(callerOf(ctx), doctype, fields);
+  const result = await documents.createDocument(docCaller(ctx), doctype, fields);
   ctx.state.messages.push(...result.messages);
   return result.doc;
 }
@@ -115,7 +149,7 @@ export async function insertDoc(ctx: AppContext): Promise<unknown> {
 export async function saveDoc(ctx: AppContext): Promise<unknown> {
   const { doctype, fields } = docArgument(requestParams(ctx));
   const name = text(fields, 'name');
-  const result = await documents.updateDocument(callerOf(ctx), doctype, name, fields);
+  const result = await documents.updateDocument(docCaller(ctx), doctype, name, fields);
   ctx.state.messages.push(...result.messages);
   return result.doc;
 }
@@ -134,7 +168,7 @@ export async function setValue(ctx: AppContext): Promise<unknown> {
   const refused = Object.keys(values).filter((key) => NOT_SETTABLE.has(key) || key === '__proto__');
   if (refused.length)
     throw new DataError(`Argument fieldname: ${refused.join(', ')} cannot be set with set_value`);
-  const result = await documents.updateDocument(callerOf(ctx), doctype, name, values);
+  const result = await documents.updateDocument(docCaller(ctx), doctype, name, values);
   ctx.state.messages.push(...result.messages);
   return result.doc;
 }
@@ -161,7 +195,7 @@ export async function deleteDoc(ctx: AppContext): Promise<unknown> {
 /** frappe.client.submit: saves `doc` with docstatus 1 (the lifecycle checks the submit right); answers the document. */
 export async function submitDoc(ctx: AppContext): Promise<unknown> {
   const { doctype, fields } = docArgument(requestParams(ctx));
-  const result = await documents.updateDocument(callerOf(ctx), doctype, text(fields, 'name'), {
+  const result = await documents.updateDocument(docCaller(ctx), doctype, text(fields, 'name'), {
     ...fields,
     docstatus: 1,
   });
@@ -169,12 +203,16 @@ export async function submitDoc(ctx: AppContext): Promise<unknown> {
   return result.doc;
 }
 
-/** frappe.client.cancel: cancels the submitted document `doctype`/`name`. */
+/** frappe.client.cancel: cancels the submitted document `doctype`/`name`; answers the cancelled document. */
 export async function cancelDoc(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
-  const result = await documents.cancelDocument(callerOf(ctx), text(params, 'doctype'), text(params, 'name'));
+  const result = await documents.cancelDocument(
+    docCaller(ctx),
+    text(params, 'doctype'),
+    text(params, 'name'),
+  );
   ctx.state.messages.push(...result.messages);
-  return undefined;
+  return result.doc;
 }
 
 /** frappe.client.get_single_value: one field of a Single DocType. */

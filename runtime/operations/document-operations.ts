@@ -88,7 +88,11 @@ export async function getDocument(
   const data = await readFor(caller, binding, binding.meta.issingle ? binding.meta.name : name, shared);
   if (!data) throw new DoesNotExistError(`${doctype} ${name.slice(0, 140)} not found`);
   await assertDocumentPermission(caller, binding, data, 'read');
-  const doc = readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, data, caller.version));
+  const doc = readableDoc(
+    caller,
+    binding,
+    serializeDoc(binding, caller.site.registry, data, caller.documentShape ?? caller.version),
+  );
   if (options.expandLinks)
     await expandLinks(caller.site, readAccessTo(caller.site, caller.user), binding, [doc], {
       nested: true,
@@ -133,7 +137,11 @@ interface Written {
 /** The response document of a write: serialized for the caller's API version, fields it may not read left out. */
 function answer(caller: Caller, { binding, doc, messages }: Written): DocumentResult {
   return {
-    doc: readableDoc(caller, binding, serializeDoc(binding, caller.site.registry, doc, caller.version)),
+    doc: readableDoc(
+      caller,
+      binding,
+      serializeDoc(binding, caller.site.registry, doc, caller.documentShape ?? caller.version),
+    ),
     messages,
   };
 }

@@ -42,6 +42,8 @@ test('an unknown user, a wrong password and a disabled user get the identical an
   expect(b).toBe(a);
   expect(c).toBe(a);
   expect(answers[0]!.body.exc_type).toBe('AuthenticationError');
+  // As Frappe's LoginManager.fail: the reason is also the body's `message` (what frappe-js-sdk shows).
+  expect(answers[0]!.body.message).toBe('Invalid login credentials');
 });
 
 test('an unknown user takes about as long as a wrong password (a dummy hash is checked)', async () => {
@@ -76,6 +78,7 @@ test.each([
   const res = await post(body);
   expect(res.status).toBe(401);
   expect(res.body.exc_type).toBe('AuthenticationError');
+  expect(res.body.message).toEqual(expect.any(String));
   expect(await countRows(t, 'tabSessions')).toBe(before);
 });
 

@@ -74,7 +74,75 @@ test('get by name or by filters; get_value answers { fieldname: value }', async 
     .query({ doctype: 'Method Probe', fieldname: 'counter', filters: 'nothing' })
     .set(admin());
   expect(none.status).toBe(200);
-  expect(none.body).toEqual({});
+  // Frappe's `{}` for no match with as_dict (only None leaves `message` out).
+  expect(none.body).toEqual({ message: {} });
+  // As Frappe's doc.as_dict(): the document keeps its unset fields as null (v1's /api/resource leaves them out).
+  expect(byName.body.message.note).toBeNull();
+  const resource = await t.http.get('/api/resource/Method Probe/fc-a').set(admin());
+  expect(Object.hasOwn(resource.body.data, 'note')).toBe(false);
+});
+
+test('get_value without as_dict: one field is its value, several a list, no match no message', async () => {
+  const get = (query: Record<string, string>) =>
+    t.http
+      .get(m('get_value'))
+      .query({ doctype: 'Method Probe', ...query })
+      .set(admin());
+  expect((await get({ fieldname: 'counter', filters: 'fc-c', as_dict: '0' })).body).toEqual({ message: 3 });
+  expect((await get({ fieldname: '["title","counter"]', filters: 'fc-c', as_dict: 'False' })).body).toEqual({
+    message: ['fc-c', 3],
+  });
+  const none = await get({ fieldname: 'counter', filters: 'nothing', as_dict: 'false' });
+  expect([none.status, none.body]).toEqual([200, {}]);
+  const bad = await get({ fieldname: 'counter', filters: 'fc-c', as_dict: 'maybe' });
+  expect([bad.status, bad.body.exc_type]).toEqual([400, 'DataError']);
+});
+
+test('get_value and get of a Single DocType read its one document (filters compared, as Frappe)', async () => {
+  await t.http
+    .put('/api/v2/document/Widget Settings/Widget Settings')
+    .set(admin())
+    .send({ site_label: 'Single shop', default_qty: 5 })
+    .expect(200);
+  const get = (query: Record<string, string>) =>
+    t.http
+      .get(m('get_value'))
+      .query({ doctype: 'Widget Settings', ...query })
+      .set(admin());
+  expect((await get({ fieldname: 'default_qty' })).body).toEqual({ message: { default_qty: 5 } });
+  expect((await get({ fieldname: '["site_label","default_qty"]' })).body).toEqual({
+    message: { site_label: 'Single shop', default_qty: 5 },
+  });
+  expect((await get({ fieldname: 'default_qty', as_dict: '0' })).body).toEqual({ message: 5 });
+  expect((await get({ fieldname: 'default_qty', filters: '{"site_label":"Single shop"}' })).body).toEqual({
+    message: { default_qty: 5 },
+  });
+  expect((await get({ fieldname: 'default_qty', filters: '{"site_label":"other"}' })).body).toEqual({
+    message: {},
+  });
+  for (const fieldname of ['nope', 'api_password']) {
+    const refused = await get({ fieldname });
+    expect([fieldname, refused.status, refused.body.exc_type]).toEqual([fieldname, 400, 'DataError']);
+  }
+  const reader403 = await t.http
+    .get(m('get_value'))
+    .query({ doctype: 'Widget Settings', fieldname: 'default_qty' })
+    .set('Authorization', reader);
+  expect(reader403.status).toBe(403);
+  const single = await t.http.get(m('get')).query({ doctype: 'Widget Settings' }).set(admin());
+  expect(single.status).toBe(200);
+  expect(single.body.message).toMatchObject({ name: 'Widget Settings', default_qty: 5 });
+  const notSingle = await t.http.get(m('get')).query({ doctype: 'Method Probe' }).set(admin());
+  expect([notSingle.status, notSingle.body.exc_type]).toEqual([400, 'DataError']);
+});
+
+test('Python booleans (True, False) are booleans in list parameters', async () => {
+  const res = await t.http
+    .get('/api/resource/Method Probe')
+    .query({ fields: '["title"]', filters: '{"title":"fc-a"}', as_dict: 'False' })
+    .set(admin());
+  expect(res.status).toBe(200);
+  expect(res.body.data).toEqual([['fc-a']]);
 });
 
 test('insert, save, set_value and delete write through the lifecycle (200 like every method)', async () => {
@@ -180,6 +248,8 @@ test('submit, cancel and get_single_value (frappe-js-sdk calls them too)', async
   expect(submitted.body.message).toMatchObject({ name, docstatus: 1, remarks: 'sent with submit' });
   const cancelled = await t.http.post(m('cancel')).set(admin()).send({ doctype: 'Gadget Order', name });
   expect(cancelled.status).toBe(200);
+  // As Frappe's client.cancel: the cancelled document (frappe-js-sdk's db.cancel returns it).
+  expect(cancelled.body.message).toMatchObject({ name, docstatus: 2 });
   expect((await t.site.db.knex('tabGadget Order').where({ name }).first('docstatus')).docstatus).toBe(2);
   await t.http
     .put('/api/v2/document/Widget Settings/Widget Settings')

@@ -29,9 +29,10 @@ test('auth: loginWithUsernamePassword, and getLoggedInUser', async () => {
     .auth()
     .loginWithUsernamePassword({ username: 'Administrator', password: 'admin-test-password' });
   expect(login).toMatchObject({ message: 'Logged In', full_name: 'Administrator' });
+  // The SDK shows the body's `message` (Frappe's LoginManager.fail sets it).
   await expect(
     app.auth().loginWithUsernamePassword({ username: 'Administrator', password: 'wrong' }),
-  ).rejects.toMatchObject({ httpStatus: 401 });
+  ).rejects.toMatchObject({ httpStatus: 401, message: 'Invalid login credentials' });
   expect(await tokenApp().auth().getLoggedInUser()).toBe('Administrator');
 });
 
@@ -91,8 +92,16 @@ test('db: submit, cancel and getSingleValue', async () => {
   });
   const submitted = await db.submit({ doctype: 'Gadget Order', name: order.name });
   expect(submitted).toMatchObject({ name: order.name, docstatus: 1 });
-  expect(await db.cancel('Gadget Order', order.name)).toEqual({});
+  // Frappe's client.cancel answers the cancelled document.
+  expect(await db.cancel('Gadget Order', order.name)).toMatchObject({
+    message: { name: order.name, docstatus: 2 },
+  });
   expect((await db.getDoc('Gadget Order', order.name)).docstatus).toBe(2);
   await db.updateDoc('Widget Settings', 'Widget Settings', { default_qty: 7 });
   expect(await db.getSingleValue('Widget Settings', 'default_qty')).toEqual({ message: 7 });
+  // getValue on a Single reads its document; with no match it is `{}` as Frappe's.
+  expect(await db.getValue('Widget Settings', 'default_qty')).toEqual({ message: { default_qty: 7 } });
+  expect(await db.getValue('Method Probe', 'counter', [['name', '=', 'no-such-probe']])).toEqual({
+    message: {},
+  });
 });
