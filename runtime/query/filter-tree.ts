@@ -15,7 +15,9 @@ export type FilterOperator =
   | 'not in'
   | 'between'
   | 'is'
-  | 'timespan';
+  | 'timespan'
+  | 'previous'
+  | 'next';
 
 /** One condition on a field of the queried DocType, or (with `table`) on a field of one of its child tables. */
 export interface FilterCondition {

@@ -26,6 +26,17 @@ const OPERATOR_NAMES: Record<string, FilterOperator> = {
   between: 'between',
   is: 'is',
   timespan: 'timespan',
+  previous: 'previous',
+  next: 'next',
+};
+
+/** The periods `previous` and `next` take, as the timespan each names after `last` / `next` (Frappe's get_date_range). */
+const PERIODS: Record<string, string> = {
+  '1 week': 'week',
+  '1 month': 'month',
+  '3 months': 'quarter',
+  '6 months': '6 months',
+  '1 year': 'year',
 };
 
 /** The most values an `in` / `not in` list may hold. */
@@ -195,10 +206,21 @@ export function normalizeCondition(
         throw new DataError(`filters: between on ${label} needs [from, to]`);
       return { op, value: [coerceValue(kind, value[0], label), coerceValue(kind, value[1], label, true)] };
     }
-    case 'timespan': {
+    case 'timespan':
+    case 'previous':
+    case 'next': {
       if (kind !== 'date' && kind !== 'datetime')
-        throw new DataError(`filters: timespan needs a Date or Datetime field, not ${label}`);
-      const [from, to] = timespanRange(value);
+        throw new DataError(`filters: ${op} needs a Date or Datetime field, not ${label}`);
+      let span = value;
+      if (op !== 'timespan') {
+        const period = PERIODS[typeof value === 'string' ? value.trim().toLowerCase() : ''];
+        if (!period)
+          throw new DataError(
+            `filters: ${op} takes one of ${Object.keys(PERIODS).join(', ')}; got ${clip(value)}`,
+          );
+        span = `${op === 'previous' ? 'last' : 'next'} ${period}`;
+      }
+      const [from, to] = timespanRange(span);
       return { op: 'between', value: [coerceValue(kind, from, label), coerceValue(kind, to, label, true)] };
     }
     case 'is': {

@@ -1,4 +1,5 @@
 // Frappe's timespan values as inclusive date ranges, relative to a fixed day (a Wednesday in the middle of a quarter).
+import { normalizeCondition } from '../../runtime/query/filter-values';
 import { TIMESPANS, timespanRange } from '../../runtime/query/timespan';
 
 const NOW = '2024-05-15';
@@ -47,4 +48,28 @@ test('anything else is a 400 DataError', () => {
       expect.objectContaining({ status: 400, excType: 'DataError' }),
     );
   }
+});
+
+test.each([
+  ['previous', '1 week', 'last week'],
+  ['previous', '1 month', 'last month'],
+  ['previous', '3 months', 'last quarter'],
+  ['previous', '6 months', 'last 6 months'],
+  ['previous', '1 year', 'last year'],
+  ['next', '1 week', 'next week'],
+  ['next', '3 months', 'next quarter'],
+  ['next', '1 YEAR', 'next year'],
+] as const)("Frappe's %s %s is the timespan %s", (op, period, span) => {
+  expect(normalizeCondition('date', op, period, 'order_date')).toEqual({
+    op: 'between',
+    value: timespanRange(span),
+  });
+});
+
+test('previous and next take only their five periods, on dates', () => {
+  expect(() => normalizeCondition('date', 'previous', '2 weeks', 'order_date')).toThrow(
+    /previous takes one of/,
+  );
+  expect(() => normalizeCondition('date', 'next', 7, 'order_date')).toThrow(/next takes one of/);
+  expect(() => normalizeCondition('text', 'next', '1 week', 'title')).toThrow(/Date or Datetime/);
 });
