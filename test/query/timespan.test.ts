@@ -71,5 +71,5 @@ test('previous and next take only their five periods, on dates', () => {
     /previous takes one of/,
   );
   expect(() => normalizeCondition('date', 'next', 7, 'order_date')).toThrow(/next takes one of/);
-  expect(() => normalizeCondition('text', 'next', '1 week', 'title')).toThrow(/Date or Datetime/);
+  expect(() => normalizeCondition('string', 'next', '1 week', 'title')).toThrow(/Date or Datetime/);
 });
