@@ -38,6 +38,9 @@ export interface BuiltinMethod {
 
 const SESSION_COOKIES = ['sid', 'system_user', 'full_name', 'user_id', 'user_image'];
 
+/** The verbs of Frappe's `@frappe.whitelist()` without `methods`. */
+const ANY_VERB = ['GET', 'POST', 'PUT', 'DELETE'] as const;
+
 async function logout(ctx: AppContext): Promise<unknown> {
   if (ctx.state.session) await endSession(ctx.state.site, ctx.state.session.sid);
   const secure = isHttps(ctx);
@@ -116,10 +119,11 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
       path: 'frappe.core.doctype.user.user.generate_keys',
     },
   ],
-  ['frappe.client.get_list', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getList }],
-  ['frappe.client.get_count', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getCount }],
-  ['frappe.client.get', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getDoc }],
-  ['frappe.client.get_value', { methods: ['GET', 'POST'], allowGuest: false, handler: client.getValue }],
+  // Reads take every verb, as Frappe's plain @frappe.whitelist(); writes the verbs Frappe lists for them.
+  ['frappe.client.get_list', { methods: ANY_VERB, allowGuest: false, handler: client.getList }],
+  ['frappe.client.get_count', { methods: ANY_VERB, allowGuest: false, handler: client.getCount }],
+  ['frappe.client.get', { methods: ANY_VERB, allowGuest: false, handler: client.getDoc }],
+  ['frappe.client.get_value', { methods: ANY_VERB, allowGuest: false, handler: client.getValue }],
   ['frappe.client.insert', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.insertDoc }],
   ['frappe.client.insert_many', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.insertMany }],
   ['frappe.client.bulk_update', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.bulkUpdate }],
@@ -130,7 +134,7 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
   ['frappe.client.cancel', { methods: ['POST', 'PUT'], allowGuest: false, handler: client.cancelDoc }],
   [
     'frappe.client.get_single_value',
-    { methods: ['GET', 'POST'], allowGuest: false, handler: client.getSingleValue },
+    { methods: ANY_VERB, allowGuest: false, handler: client.getSingleValue },
   ],
   // Data Import (runtime/data-import): the template and the failed lines are files (raw answers the handler writes).
   ...(

@@ -136,6 +136,15 @@ test('get_value and get of a Single DocType read its one document (filters compa
   expect([notSingle.status, notSingle.body.exc_type]).toEqual([400, 'DataError']);
 });
 
+test("reads take every verb, as Frappe's plain whitelist (PUT and DELETE too); writes only theirs", async () => {
+  for (const verb of ['put', 'del'] as const) {
+    const res = await t.http[verb](m('get_count')).query({ doctype: 'Method Probe' }).set(admin());
+    expect([verb, res.status]).toEqual([verb, 200]);
+  }
+  const refused = await t.http.del(m('insert')).set(admin()).send({});
+  expect([refused.status, refused.headers.allow]).toEqual([405, 'POST, PUT']);
+});
+
 test('Python booleans (True, False) are booleans in list parameters', async () => {
   const res = await t.http
     .get('/api/resource/Method Probe')
