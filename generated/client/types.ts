@@ -1933,7 +1933,10 @@ export interface Types extends ClientTypes {
         doctype: string;
         name: string;
       };
-      result: undefined;
+      result: {
+        doctype: string;
+        [key: string]: unknown;
+      };
     };
     'frappe.client.delete': {
       args: {
@@ -2163,11 +2166,11 @@ export const METHOD_VERBS: Readonly<Record<string, readonly string[]>> = {
   'frappe.client.bulk_update': ['POST', 'PUT'],
   'frappe.client.cancel': ['POST', 'PUT'],
   'frappe.client.delete': ['POST', 'DELETE'],
-  'frappe.client.get': ['GET', 'POST'],
-  'frappe.client.get_count': ['GET', 'POST'],
-  'frappe.client.get_list': ['GET', 'POST'],
-  'frappe.client.get_single_value': ['GET', 'POST'],
-  'frappe.client.get_value': ['GET', 'POST'],
+  'frappe.client.get': ['GET', 'POST', 'PUT', 'DELETE'],
+  'frappe.client.get_count': ['GET', 'POST', 'PUT', 'DELETE'],
+  'frappe.client.get_list': ['GET', 'POST', 'PUT', 'DELETE'],
+  'frappe.client.get_single_value': ['GET', 'POST', 'PUT', 'DELETE'],
+  'frappe.client.get_value': ['GET', 'POST', 'PUT', 'DELETE'],
   'frappe.client.insert': ['POST', 'PUT'],
   'frappe.client.insert_many': ['POST', 'PUT'],
   'frappe.client.save': ['POST', 'PUT'],

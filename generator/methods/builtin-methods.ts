@@ -296,15 +296,15 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
   {
     path: 'frappe.client.get',
     result: anyDoc('The document'),
-    verbs: ['get', 'post'],
-    summary: 'One document by name, or the first matching filters',
+    verbs: ['get', 'post', 'put', 'delete'],
+    summary: "One document by name, or the first matching filters (a Single's without either)",
     args: args({ doctype, name: { type: 'string' }, filters: jsonText('filters', FILTERS) }, ['doctype']),
     jsonArgs: ['filters'],
   },
   {
     path: 'frappe.client.get_count',
     result: { type: 'integer', minimum: 0 },
-    verbs: ['get', 'post'],
+    verbs: ['get', 'post', 'put', 'delete'],
     summary: 'Number of documents matching filters',
     args: args({ doctype, filters: jsonText('list or object of filters', FILTERS) }, ['doctype']),
     jsonArgs: ['filters'],
@@ -313,7 +313,7 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
     path: 'frappe.client.get_list',
     jsonArgs: ['fields', 'filters'],
     result: ROWS,
-    verbs: ['get', 'post'],
+    verbs: ['get', 'post', 'put', 'delete'],
     summary: 'A page of documents',
     args: args(
       {
@@ -332,9 +332,9 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
     jsonArgs: ['fieldname', 'filters'],
     result: {
       description:
-        '{fieldname: value} (as_dict), else the value or a list of values; absent when nothing matches',
+        '{fieldname: value} (as_dict; {} when nothing matches), else the value of one field or the list of several (absent when nothing matches)',
     },
-    verbs: ['get', 'post'],
+    verbs: ['get', 'post', 'put', 'delete'],
     summary: '{ <fieldname>: <value> } of the first matching document',
     args: args(
       {
@@ -348,6 +348,7 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
   },
   {
     path: 'frappe.client.cancel',
+    result: anyDoc('The cancelled document'),
     verbs: ['post', 'put'],
     summary: 'Cancel a submitted document',
     args: args({ doctype, name: { type: 'string' } }, ['doctype', 'name']),
@@ -355,7 +356,7 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
   {
     path: 'frappe.client.get_single_value',
     result: { description: 'the field value (null when unset)' },
-    verbs: ['get', 'post'],
+    verbs: ['get', 'post', 'put', 'delete'],
     summary: 'One field of a Single DocType',
     args: args({ doctype, field: { type: 'string' } }, ['doctype', 'field']),
   },
