@@ -1,5 +1,5 @@
 // Normalize phase: turn checked Frappe DocType JSON into DocTypeMeta, the one IR every emitter reads.
-import { FIELD_TYPE_INFO, isFieldType, storesValue } from '../runtime/meta/field-types';
+import { FIELD_TYPE_INFO, isFieldType, isTableType, storesValue } from '../runtime/meta/field-types';
 import {
   CHILD_FIELDS,
   RIGHTS,
@@ -116,6 +116,14 @@ export function normalizeDocType(loaded: LoadedDocType): DocTypeIR {
   };
   const titleField = str(raw.title_field);
   if (titleField) meta.titleField = titleField;
+  // Only fields of this DocType that hold a value (a misspelt or layout name is left out, as it could match nothing).
+  const searchable = new Set(
+    fields.filter((f) => storesValue(f.fieldtype) && !isTableType(f.fieldtype)).map((f) => f.fieldname),
+  );
+  const searchFields = [...new Set((str(raw.search_fields) ?? '').split(',').map((f) => f.trim()))].filter(
+    (f) => searchable.has(f),
+  );
+  if (searchFields.length) meta.searchFields = searchFields;
   if (flag(raw.track_changes)) meta.trackChanges = true;
   return { meta, loaded };
 }

@@ -189,6 +189,14 @@ function docProblems(doc: LoadedDocType, byName: ReadonlyMap<string, LoadedDocTy
       add(`/${key}`, `${key} "${value}" is not a field of this DocType`, 'warning');
     }
   }
+  if (typeof json.search_fields === 'string')
+    for (const name of json.search_fields.split(',').map((f) => f.trim()))
+      if (name && name !== 'name' && !fieldnames.has(name))
+        add(
+          '/search_fields',
+          `search_fields names "${name}", which is not a field of this DocType`,
+          'warning',
+        );
   if (istable && truthy(json.issingle))
     add('/issingle', 'a child table (istable) cannot also be a single (issingle)');
   return out;

@@ -2145,6 +2145,20 @@ export interface Types extends ClientTypes {
         }[];
       };
     };
+    'frappe.desk.search.search_link': {
+      args: {
+        /** DocType name */
+        doctype: string;
+        txt?: string;
+        /** list or object of filters (JSON text in a query string) */
+        filters?: AnyFilters;
+        page_length?: number;
+      };
+      result: {
+        value: string;
+        description: string;
+      }[];
+    };
     'frappe.ping': {
       args: Record<string, unknown>;
       result: 'pong';
@@ -2184,6 +2198,7 @@ export const METHOD_VERBS: Readonly<Record<string, readonly string[]>> = {
   'frappe.core.doctype.deleted_document.deleted_document.restore': ['POST'],
   'frappe.core.doctype.user.user.generate_keys': ['POST'],
   'frappe.desk.form.load.get_docinfo': ['GET', 'POST'],
+  'frappe.desk.search.search_link': ['GET', 'POST', 'PUT', 'DELETE'],
   'frappe.ping': ['GET', 'POST', 'PUT', 'DELETE'],
   logout: ['POST'],
   ping: ['GET', 'POST', 'PUT', 'DELETE'],

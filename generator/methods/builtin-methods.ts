@@ -361,6 +361,30 @@ export const BUILTIN_METHOD_DOCS: readonly BuiltinMethodDoc[] = [
     args: args({ doctype, field: { type: 'string' } }, ['doctype', 'field']),
   },
   {
+    path: 'frappe.desk.search.search_link',
+    result: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['value', 'description'],
+        properties: { value: { type: 'string' }, description: { type: 'string' } },
+      },
+    },
+    verbs: ['get', 'post', 'put', 'delete'],
+    summary:
+      "Link search: documents whose name or search_fields contain txt, as {value, description} (the search fields' values)",
+    args: args(
+      {
+        doctype,
+        txt: { type: 'string' },
+        filters: jsonText('list or object of filters', FILTERS),
+        page_length: { type: 'integer', minimum: 1, maximum: 500, default: 10 },
+      },
+      ['doctype'],
+    ),
+    jsonArgs: ['filters'],
+  },
+  {
     path: 'frappe.client.insert',
     result: anyDoc('The saved document'),
     verbs: ['post', 'put'],

@@ -152,6 +152,15 @@ export function intParam(params: Record<string, unknown>, key: string, fallback:
   return n;
 }
 
+/** A required text argument of a method (a number is taken as its text): 400 naming it when missing or not text. */
+export function textArgument(params: Record<string, unknown>, key: string): string {
+  const value = params[key];
+  if (value === undefined || value === null || value === '') throw new DataError(`Missing argument: ${key}`);
+  if (typeof value !== 'string' && typeof value !== 'number')
+    throw new DataError(`Argument ${key}: must be a string`);
+  return String(value);
+}
+
 /** A boolean parameter (`1`, `true`, `0`, `false` in any case, as Python clients send `True`; or JSON booleans). */
 export function boolParam(params: Record<string, unknown>, key: string, fallback: boolean): boolean {
   const value = params[key];

@@ -70,6 +70,7 @@ export function frappeMeta(meta: DocTypeMeta): Record<string, unknown> {
     is_tree: flag(meta.isTree),
     autoname: autoname(meta.naming),
     ...(meta.titleField ? { title_field: meta.titleField } : {}),
+    ...(meta.searchFields ? { search_fields: meta.searchFields.join(',') } : {}),
     sort_field: meta.sortField,
     sort_order: meta.sortOrder.toUpperCase(),
     fields: meta.fields.map((f, i) => docField(f, i + 1)),

@@ -96,6 +96,8 @@ export interface DocTypeMeta {
   isTree: boolean;
   naming: NamingRule;
   titleField?: string;
+  /** Frappe's `search_fields`: the fields a Link search matches besides `name`, and shows as its description. */
+  searchFields?: string[];
   /** Frappe's `track_changes`: every update writes a Version with the diff (runtime/history); absent when off. */
   trackChanges?: true;
   sortField: string;

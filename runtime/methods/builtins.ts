@@ -10,6 +10,7 @@ import { HISTORY_METHODS } from '../history/history-methods';
 import { OAUTH_METHODS } from '../oauth/oauth-methods';
 import { ADMINISTRATOR } from '../site';
 import * as client from './frappe-client';
+import { searchLink } from './link-search';
 import { login } from '../auth/login';
 import { runDocMethod } from './run-doc-method';
 import { uploadFile } from '../files/upload-file';
@@ -136,6 +137,8 @@ export const BUILTIN_METHODS: ReadonlyMap<string, BuiltinMethod> = new Map<strin
     'frappe.client.get_single_value',
     { methods: ANY_VERB, allowGuest: false, handler: client.getSingleValue },
   ],
+  // A Link field's autocomplete (frappe-react-sdk's useSearch).
+  ['frappe.desk.search.search_link', { methods: ANY_VERB, allowGuest: false, handler: searchLink }],
   // Data Import (runtime/data-import): the template and the failed lines are files (raw answers the handler writes).
   ...(
     [

@@ -1,7 +1,7 @@
 // Frappe's `frappe.client.*` methods over the shared operations: every call is permission-checked as the caller.
 import type { DocData } from '../db/row-store';
 import { DataError, DoesNotExistError, PermissionError, ValidationError } from '../errors/errors';
-import { boolParam, jsonParam, requestParams } from '../http/params';
+import { boolParam, jsonParam, requestParams, textArgument } from '../http/params';
 import { STANDARD_FIELDS } from '../meta/types';
 import type { AppContext } from '../http/state';
 import type { Caller } from '../document/caller';
@@ -30,13 +30,7 @@ const NOT_SETTABLE: ReadonlySet<string> = new Set([
   'flags',
 ]);
 
-function text(params: Record<string, unknown>, key: string): string {
-  const value = params[key];
-  if (value === undefined || value === null || value === '') throw new DataError(`Missing argument: ${key}`);
-  if (typeof value !== 'string' && typeof value !== 'number')
-    throw new DataError(`Argument ${key}: must be a string`);
-  return String(value);
-}
+const text = textArgument;
 
 function docArgument(params: Record<string, unknown>): { doctype: string; fields: Record<string, unknown> } {
   if (params.doc === undefined) throw new DataError('Missing argument: doc');
