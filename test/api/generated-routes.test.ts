@@ -22,16 +22,22 @@ describe('a DocType whose module lacks a route', () => {
     t.http[verb](url).set('Authorization', t.adminToken);
 
   test.each([
-    // Child tables: v1 lists no route at all (the DocType is unknown to v1), v2 only meta; listing is 403 (read
-    // through the parent).
-    ['get', '/api/resource/Note%20Seen%20By/x', 404, 'DoesNotExistError', /DocType Note Seen By not found/],
+    // Child tables: v1 lists no route at all, v2 only meta; listing is 403 (read through the parent), and so is a
+    // row by name (read and written through the parent), saying why rather than 404 / 405.
+    [
+      'get',
+      '/api/resource/Note%20Seen%20By/x',
+      403,
+      'PermissionError',
+      /child table: its rows are read and written/,
+    ],
     ['get', '/api/v2/document/Note%20Seen%20By', 403, 'PermissionError', /child table/],
     [
       'get',
       '/api/v2/document/Note%20Seen%20By/x',
-      405,
-      'MethodNotAllowedError',
-      /get is not allowed on Note Seen By/,
+      403,
+      'PermissionError',
+      /child table: its rows are read and written/,
     ],
     ['get', '/api/v2/doctype/Note%20Seen%20By/count', 403, 'PermissionError', /child table/],
     // Singles: no list, create, delete or copy.
