@@ -2,6 +2,7 @@
 // reader's access (readable fields, row restriction) applied to every part of the query.
 import type { DocData } from '../db/row-store';
 import { DataError } from '../errors/errors';
+import { intParam } from '../http/params';
 import { childQueryAccess, parentFor } from '../permissions/child-access';
 import { queryAccess, readAccessTo } from '../permissions/query-access';
 import {
@@ -226,17 +227,22 @@ async function withCount<T extends ListPage | SerializedListPage>(
   };
 }
 
-/** Counts the documents matching `filters` (and `or_filters`). */
+/**
+ * Counts the documents matching `filters` (and `or_filters`). In v2 a positive `limit` caps the answer, as Frappe's
+ * reportview.get_count (the v2 count endpoint) counts at most `limit` rows.
+ */
 export async function countDocuments(
   caller: Caller,
   doctype: string,
   params: Record<string, unknown>,
 ): Promise<number> {
   const scope = await scopeFor(caller, doctype, caller.version === 1 ? 'list' : 'count', params);
+  const cap = caller.version === 2 ? intParam(params, 'limit', 0) : 0;
   const plan = await cachedPlan(
     caller.site,
     planKey('count', caller, doctype, scope.access, params),
     async (): Promise<CountPlan> => ({ filters: parseWhere(scope, params), slot: {} }),
   );
-  return count(scope, plan);
+  const n = await count(scope, plan);
+  return cap > 0 ? Math.min(n, cap) : n;
 }

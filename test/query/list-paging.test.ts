@@ -121,6 +121,22 @@ describe('include=count', () => {
     expect((await list('v2', { include: ['count'] })).body.count).toBe(6);
   });
 
+  test("the v2 count endpoint caps its answer at a positive limit, as Frappe's get_count", async () => {
+    const countOf = async (params: Record<string, unknown>) =>
+      (
+        await s.t.http
+          .get('/api/v2/doctype/Query%20Order/count')
+          .query(query(params))
+          .set('Authorization', s.t.adminToken)
+      ).body;
+    expect(await countOf({})).toEqual({ data: 6 });
+    expect(await countOf({ limit: 2 })).toEqual({ data: 2 });
+    expect(await countOf({ limit: 100 })).toEqual({ data: 6 });
+    expect(await countOf({ limit: 0 })).toEqual({ data: 6 });
+    expect(await countOf({ filters: { status: 'Open' }, limit: 2 })).toEqual({ data: 2 });
+    expect((await countOf({ limit: -1 })).exc_type).toBe('DataError');
+  });
+
   test('an unknown part is a 400', async () => {
     expect((await list('v2', { include: 'everything' })).status).toBe(400);
   });
