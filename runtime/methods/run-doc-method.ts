@@ -21,7 +21,7 @@ import { resolveDocumentMethod, type DocumentMethodResult } from './document-met
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Reads `method`, `document` (v1: `docs`) and `kwargs` (v1: `args`) from the request; 400 naming what is wrong. */
+/** Reads `method`, `document` (v1: `docs`) and `kwargs` (v1: `args`, or `arg`) from the request; 400 naming what is wrong. */
 function runDocParams(params: Record<string, unknown>): {
   method: string;
   document: Record<string, unknown>;
@@ -38,7 +38,14 @@ function runDocParams(params: Record<string, unknown>): {
   const document = named ?? jsonParam(params, params.document !== undefined ? 'document' : 'docs');
   if (!isObject(document) || typeof document.doctype !== 'string')
     throw new DataError('Argument document: must be an object with a doctype');
-  const kwargs = jsonParam(params, params.kwargs !== undefined ? 'kwargs' : 'args') ?? {};
+  // v1's `arg` stands for `args` when these are not given (Frappe's run_doc_method).
+  const key =
+    params.kwargs !== undefined
+      ? 'kwargs'
+      : params.args === undefined && params.arg !== undefined
+        ? 'arg'
+        : 'args';
+  const kwargs = jsonParam(params, key) ?? {};
   if (!isObject(kwargs)) throw new DataError('Argument kwargs: must be an object');
   return { method, document, kwargs, mustExist: named !== undefined };
 }

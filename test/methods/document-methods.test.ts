@@ -242,6 +242,13 @@ describe('run_doc_method', () => {
     expect(res.status).toBe(200);
     expect(res.body.message).toBe(3);
     expect(res.body.docs[0]).toMatchObject({ name, counter: 3 });
+    // Frappe's `arg` stands for `args` (as JSON text from a form post too).
+    const viaArg = await t.http
+      .post('/api/method/run_doc_method')
+      .set(admin())
+      .type('form')
+      .send({ method: 'increment', dt: 'Method Probe', dn: name, arg: '{"step":2}' });
+    expect([viaArg.status, viaArg.body.message]).toEqual([200, 5]);
     const missing = await t.http
       .post('/api/method/run_doc_method')
       .set(admin())
@@ -252,7 +259,7 @@ describe('run_doc_method', () => {
       .set('Authorization', reader)
       .send({ method: 'increment', dt: 'Method Probe', dn: name });
     expect(forged.status).toBe(403);
-    expect(await counter(name)).toBe(3);
+    expect(await counter(name)).toBe(5);
   });
 
   test('guests are refused with 401', async () => {
