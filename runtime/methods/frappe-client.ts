@@ -12,7 +12,7 @@ import * as lists from '../operations/list-operations';
 
 /** frappe.client's list parameters are v1's (`limit_page_length`, `limit_start`, list or dict filters). */
 const listCaller = (ctx: AppContext): Caller => ({ ...callerOf(ctx), version: 1 });
-/** The documents frappe.client answers are Frappe's `doc.as_dict()`: every field, nulls kept (v1's resources drop them). */
+/** frappe.client answers documents as Frappe's `doc.as_dict()`: nulls kept (v1's resources drop them). */
 const docCaller = (ctx: AppContext): Caller => ({ ...callerOf(ctx), documentShape: 2 });
 /** True when `doctype` is a Single DocType of the site. */
 const isSingle = (ctx: AppContext, doctype: string): boolean =>
@@ -59,7 +59,7 @@ export async function getCount(ctx: AppContext): Promise<unknown> {
   return lists.countDocuments(listCaller(ctx), text(params, 'doctype'), params);
 }
 
-/** frappe.client.get: one document by `name`, or the first matching `filters`; a Single's own document without either. */
+/** frappe.client.get: one document by `name`, or the first matching `filters`; without either, a Single's. */
 export async function getDoc(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
   const doctype = text(params, 'doctype');

@@ -1,6 +1,6 @@
 // Frappe's Link search, `frappe.desk.search.search_link` (what a Link field's autocomplete and frappe-react-sdk's
-// useSearch call): the documents whose name or one of the DocType's text `search_fields` contains `txt`, through the same
-// list operation as every list (the caller's read permission and User Permissions apply), as `{value, description}`.
+// useSearch call): the documents whose name or one of the DocType's text `search_fields` contains `txt`, through the
+// list operation (the caller's read permission and User Permissions apply), as `{value, description}`.
 import { DataError } from '../errors/errors';
 import { callerOf } from '../http/caller-of';
 import { intParam, jsonParam, requestParams, textArgument } from '../http/params';

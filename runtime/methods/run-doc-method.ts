@@ -21,7 +21,7 @@ import { resolveDocumentMethod, type DocumentMethodResult } from './document-met
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Reads `method`, `document` (v1: `docs`) and `kwargs` (v1: `args`, or `arg`) from the request; 400 naming what is wrong. */
+/** Reads `method`, `document` (v1: `docs`) and `kwargs` (v1: `args` or `arg`); 400 naming what is wrong. */
 function runDocParams(params: Record<string, unknown>): {
   method: string;
   document: Record<string, unknown>;

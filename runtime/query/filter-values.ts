@@ -30,7 +30,7 @@ const OPERATOR_NAMES: Record<string, FilterOperator> = {
   next: 'next',
 };
 
-/** The periods `previous` and `next` take, as the timespan each names after `last` / `next` (Frappe's get_date_range). */
+/** The periods of `previous` and `next`: the timespan each names after `last` / `next` (Frappe's get_date_range). */
 const PERIODS: Record<string, string> = {
   '1 week': 'week',
   '1 month': 'month',
