@@ -30,8 +30,6 @@ const NOT_SETTABLE: ReadonlySet<string> = new Set([
   'flags',
 ]);
 
-const text = textArgument;
-
 function docArgument(params: Record<string, unknown>): { doctype: string; fields: Record<string, unknown> } {
   if (params.doc === undefined) throw new DataError('Missing argument: doc');
   const doc = jsonParam(params, 'doc');
@@ -50,20 +48,20 @@ function filtersArgument(params: Record<string, unknown>): unknown {
 /** frappe.client.get_list: a page of documents. */
 export async function getList(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
-  return (await lists.listDocuments(listCaller(ctx), text(params, 'doctype'), params)).data;
+  return (await lists.listDocuments(listCaller(ctx), textArgument(params, 'doctype'), params)).data;
 }
 
 /** frappe.client.get_count: the number of documents matching `filters`. */
 export async function getCount(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
-  return lists.countDocuments(listCaller(ctx), text(params, 'doctype'), params);
+  return lists.countDocuments(listCaller(ctx), textArgument(params, 'doctype'), params);
 }
 
 /** frappe.client.get: one document by `name`, or the first matching `filters`; without either, a Single's. */
 export async function getDoc(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
-  const doctype = text(params, 'doctype');
-  let name = params.name === undefined || params.name === '' ? undefined : text(params, 'name');
+  const doctype = textArgument(params, 'doctype');
+  let name = params.name === undefined || params.name === '' ? undefined : textArgument(params, 'name');
   if (name === undefined && params.filters === undefined && isSingle(ctx, doctype)) name = doctype;
   if (name === undefined) {
     if (params.filters === undefined) throw new DataError('Missing argument: name');
@@ -87,7 +85,7 @@ export async function getDoc(ctx: AppContext): Promise<unknown> {
  */
 export async function getValue(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
-  const doctype = text(params, 'doctype');
+  const doctype = textArgument(params, 'doctype');
   const raw = jsonParam(params, 'fieldname') ?? 'name';
   const fields = Array.isArray(raw) ? (raw.length ? raw : ['name']) : [raw];
   if (!fields.every((f): f is string => typeof f === 'string'))
@@ -142,7 +140,7 @@ export async function insertDoc(ctx: AppContext): Promise<unknown> {
 /** frappe.client.save: saves `doc` (with `doctype` and `name`); a stale `modified` is refused. */
 export async function saveDoc(ctx: AppContext): Promise<unknown> {
   const { doctype, fields } = docArgument(requestParams(ctx));
-  const name = text(fields, 'name');
+  const name = textArgument(fields, 'name');
   const result = await documents.updateDocument(docCaller(ctx), doctype, name, fields);
   ctx.state.messages.push(...result.messages);
   return result.doc;
@@ -151,8 +149,8 @@ export async function saveDoc(ctx: AppContext): Promise<unknown> {
 /** frappe.client.set_value: sets `fieldname` to `value`, or every field of a `fieldname` object. */
 export async function setValue(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
-  const doctype = text(params, 'doctype');
-  const name = text(params, 'name');
+  const doctype = textArgument(params, 'doctype');
+  const name = textArgument(params, 'name');
   const fieldname = jsonParam(params, 'fieldname');
   let values: Record<string, unknown>;
   if (isObject(fieldname)) values = { ...fieldname };
@@ -181,7 +179,11 @@ function jsonValue(value: unknown): unknown {
 export async function deleteDoc(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
   ctx.state.messages.push(
-    ...(await documents.deleteDocument(callerOf(ctx), text(params, 'doctype'), text(params, 'name'))),
+    ...(await documents.deleteDocument(
+      callerOf(ctx),
+      textArgument(params, 'doctype'),
+      textArgument(params, 'name'),
+    )),
   );
   return undefined;
 }
@@ -189,7 +191,7 @@ export async function deleteDoc(ctx: AppContext): Promise<unknown> {
 /** frappe.client.submit: saves `doc` with docstatus 1 (the lifecycle checks the submit right); answers the document. */
 export async function submitDoc(ctx: AppContext): Promise<unknown> {
   const { doctype, fields } = docArgument(requestParams(ctx));
-  const result = await documents.updateDocument(docCaller(ctx), doctype, text(fields, 'name'), {
+  const result = await documents.updateDocument(docCaller(ctx), doctype, textArgument(fields, 'name'), {
     ...fields,
     docstatus: 1,
   });
@@ -202,8 +204,8 @@ export async function cancelDoc(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
   const result = await documents.cancelDocument(
     docCaller(ctx),
-    text(params, 'doctype'),
-    text(params, 'name'),
+    textArgument(params, 'doctype'),
+    textArgument(params, 'name'),
   );
   ctx.state.messages.push(...result.messages);
   return result.doc;
@@ -212,8 +214,8 @@ export async function cancelDoc(ctx: AppContext): Promise<unknown> {
 /** frappe.client.get_single_value: one field of a Single DocType. */
 export async function getSingleValue(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
-  const doctype = text(params, 'doctype');
-  const field = text(params, 'field');
+  const doctype = textArgument(params, 'doctype');
+  const field = textArgument(params, 'field');
   const doc = await documents.getDocument(callerOf(ctx), doctype, doctype);
   if (!Object.hasOwn(doc, field))
     throw new DataError(`Argument field: ${doctype} has no field ${field.slice(0, 140)}`);
