@@ -2,15 +2,13 @@
 // or one SQLite file). A Server Script changed through B takes effect on A within CHECK_MS (the period at which a process
 // without Redis checks the database's version of `tabServer Script`) plus slack, round after round: an API script's
 // answer, and a DocType Event script run by a save on A.
-import { CHECK_MS } from '../../runtime/scripts/script-store';
 import { callJson, startServePair, stopChildren, type SvcChild } from '../jobs/svc-child';
 import { DB_KIND, createTestSite, type TestSite } from '../helpers/test-site';
+import { BOUND_MS, until } from './script-polling';
 
 jest.setTimeout(120_000);
 // Ports of their own (4850-4853), others for the MariaDB run so the two can run at once.
 const BASE = DB_KIND === 'mysql' ? 4852 : 4850;
-/** The bound: the check's period, its two reads and the polling's own step, with room for a busy shared machine. */
-const BOUND_MS = CHECK_MS + 1000;
 const ROUNDS = 3;
 
 let t: TestSite;
@@ -19,18 +17,6 @@ let a: string;
 let b: string;
 
 const call = (url: string, init: RequestInit = {}) => callJson(url, t.adminToken, init);
-
-/** Polls `read` until it answers `want` (or BOUND_MS + 3 s pass); the milliseconds it took, or Infinity. */
-async function until(read: () => Promise<unknown>, want: unknown): Promise<{ ms: number; last: unknown }> {
-  const start = Date.now();
-  let last: unknown;
-  while (Date.now() - start < BOUND_MS + 3000) {
-    last = await read();
-    if (last === want) return { ms: Date.now() - start, last };
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return { ms: Infinity, last };
-}
 
 beforeAll(async () => {
   t = await createTestSite();

@@ -6,30 +6,17 @@ import request from 'supertest';
 import { createApp } from '../../runtime/app';
 import { closeSite, openSite } from '../../runtime/bootstrap';
 import { siteRedis } from '../../runtime/redis/site-redis';
-import { CHECK_MS, SITE_SCRIPTS } from '../../runtime/scripts/script-store';
+import { SITE_SCRIPTS } from '../../runtime/scripts/script-store';
 import type { Site } from '../../runtime/site';
 import { registry } from '../../generated';
 import { HAVE_REDIS, PrivateRedis } from '../helpers/private-redis';
 import { DB_KIND, createTestSite, type TestSite } from '../helpers/test-site';
+import { BOUND_MS, until } from './script-polling';
 
 // A port per database, so the three runs can go at once.
 const PORT = { sqlite: 4860, mysql: 4861, postgres: 4862 }[DB_KIND];
-/** The bound: the check's period, its two reads and the polling's own step, with room for a busy shared machine. */
-const BOUND_MS = CHECK_MS + 1000;
 const run = HAVE_REDIS ? describe : describe.skip;
 jest.setTimeout(60_000);
-
-/** Polls `read` until it answers `want` (or BOUND_MS + 3 s pass); the milliseconds it took, or Infinity. */
-async function until(read: () => Promise<unknown>, want: unknown): Promise<{ ms: number; last: unknown }> {
-  const start = Date.now();
-  let last: unknown;
-  while (Date.now() - start < BOUND_MS + 3000) {
-    last = await read();
-    if (last === want) return { ms: Date.now() - start, last };
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return { ms: Infinity, last };
-}
 
 /** Resolves once `check` is true; rejects after `ms`. */
 async function waitFor(check: () => boolean, ms: number): Promise<void> {
