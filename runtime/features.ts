@@ -25,7 +25,7 @@ import { SITE_SCRIPTS } from './scripts/script-store';
 import type { Site } from './site';
 import { DISPATCHER } from './webhooks/dispatcher';
 import { registerWebhooks } from './webhooks/webhook-lifecycle';
-import { WEBHOOKS } from './webhooks/webhook-index';
+import { WEBHOOK_NOTICES, WEBHOOKS } from './webhooks/webhook-index';
 
 /**
  * Installs the features into a site that has just been opened (after its database's teardown, before its job
@@ -46,6 +46,7 @@ export function installFeatures(site: Site): void {
     RATE_LIMITS,
     REQUEST_LOG,
     WEBHOOKS,
+    WEBHOOK_NOTICES.plugin,
     DISPATCHER,
   );
   registerPermissions(site);

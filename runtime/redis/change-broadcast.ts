@@ -12,12 +12,12 @@ export class ChangeBroadcast {
 
   /**
    * `name`: the plugin's name; `channel`: the notice's channel after the site's prefix; `forgetHere`: drops this
-   * process's cache.
+   * process's cache (of the site, when it is kept per site).
    */
   constructor(
     name: string,
     private readonly channel: string,
-    private readonly forgetHere: () => void,
+    private readonly forgetHere: (site: Site) => void,
   ) {
     this.plugin = new SitePlugin<{ sub?: RedisSubscription }>(
       name,
@@ -26,15 +26,16 @@ export class ChangeBroadcast {
     );
   }
 
-  /** Listens for other processes' notices (once per site; a no-op without REDIS_URL). Called when the site opens. */
+  /** Listens for other processes' notices (once per site; a no-op without REDIS_URL); calling it again does nothing. */
   listen(site: Site): void {
     const state = this.plugin.of(site);
     if (state.sub) return;
     const shared = siteRedis(site);
     if (!shared) return;
+    const forget = () => this.forgetHere(site);
     state.sub = new RedisSubscription(shared.redis, `${shared.prefix}${this.channel}`, {
-      message: this.forgetHere,
-      live: this.forgetHere,
+      message: forget,
+      live: forget,
     });
   }
 
@@ -44,8 +45,12 @@ export class ChangeBroadcast {
    * save waits on a Redis known to be down).
    */
   async changed(site: Site): Promise<void> {
-    this.forgetHere();
+    this.forgetHere(site);
     const shared = siteRedis(site);
     if (shared) await publishNotice(shared, `${shared.prefix}${this.channel}`, 'changed');
   }
 }
+
+/** The subscription of `broadcast` on `site`, when it listens (tests wait for it to be live). */
+export const subscriptionOf = (broadcast: ChangeBroadcast, site: Site): RedisSubscription | undefined =>
+  broadcast.plugin.peek(site)?.sub;

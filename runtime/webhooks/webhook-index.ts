@@ -6,8 +6,7 @@
 import type { Knex } from 'knex';
 import { loadUser } from '../auth/users';
 import type { DocData } from '../db/row-store';
-import { RedisSubscription } from '../redis/redis-subscription';
-import { publishNotice, siteRedis } from '../redis/site-redis';
+import { ChangeBroadcast } from '../redis/change-broadcast';
 import { ADMINISTRATOR, SitePlugin, type SessionUser, type Site } from '../site';
 import { parseTemplate } from './json-template';
 import { systemLookup, type HostLookup } from './vet-url';
@@ -54,16 +53,15 @@ interface WebhookState {
   generation: number;
   /** How host names are resolved for the address policy (the system resolver; a test may set its own). */
   lookup: HostLookup;
-  /** With REDIS_URL: the subscription to other processes' notices that a Webhook was written. */
-  subscription?: RedisSubscription;
 }
 
 /** The webhooks of a site in this process. */
-export const WEBHOOKS = new SitePlugin<WebhookState>(
-  'webhooks',
-  () => ({ loadedAt: 0, loadingSince: 0, generation: 0, lookup: systemLookup }),
-  (state) => state.subscription?.close(),
-);
+export const WEBHOOKS = new SitePlugin<WebhookState>('webhooks', () => ({
+  loadedAt: 0,
+  loadingSince: 0,
+  generation: 0,
+  lookup: systemLookup,
+}));
 
 const rowsOf = (value: unknown): DocData[] => (Array.isArray(value) ? (value as DocData[]) : []);
 
@@ -122,29 +120,13 @@ async function readIndex(site: Site, knex: Knex): Promise<WebhookIndex> {
   return { byEvent, doctypes: new Set([...byEvent.values()].flat().map((w) => w.doctype)) };
 }
 
-function channelOf(prefix: string): string {
-  return `${prefix}webhooks`;
-}
-
-/** Subscribes this process to other processes' notices (once per site, with REDIS_URL). */
-function listen(site: Site, state: WebhookState): void {
-  if (state.subscription) return;
-  const shared = siteRedis(site);
-  if (!shared) return;
-  // Live again after an outage: a notice may have been missed, so the index is read again.
-  state.subscription = new RedisSubscription(shared.redis, channelOf(shared.prefix), {
-    message: () => forgetWebhooks(site),
-    live: () => forgetWebhooks(site),
-  });
-}
-
 /**
  * Reads the index with `q`, the open transaction of the save that asks (on SQLite a read beside it would wait for it
  * forever), and keeps it. A load begun within CHECK_MS is shared: what it reads is as fresh as the bound asks (another
  * transaction's load that fails is done again with `q`).
  */
 function load(site: Site, state: WebhookState, q: Knex): Promise<WebhookIndex> {
-  listen(site, state);
+  WEBHOOK_NOTICES.listen(site);
   const shared = state.loading;
   if (shared && Date.now() - state.loadingSince <= CHECK_MS) return shared.catch(() => read(site, state, q));
   return read(site, state, q);
@@ -190,11 +172,13 @@ export function forgetWebhooks(site: Site): void {
 }
 
 /**
+ * Other processes' notices that a Webhook was written (with REDIS_URL): each drops its index, and again when its
+ * subscription is live after an outage. Subscribed at a process's first look at the index.
+ */
+export const WEBHOOK_NOTICES = new ChangeBroadcast('webhook notices', 'webhooks', forgetWebhooks);
+
+/**
  * A Webhook was written here (called after its transaction): drops the index here and, with REDIS_URL, tells every
  * other process to drop its own. A Redis that is down (the breaker open) costs only the notice, at once.
  */
-export async function webhooksChanged(site: Site): Promise<void> {
-  forgetWebhooks(site);
-  const shared = siteRedis(site);
-  if (shared) await publishNotice(shared, channelOf(shared.prefix), 'changed');
-}
+export const webhooksChanged = (site: Site): Promise<void> => WEBHOOK_NOTICES.changed(site);

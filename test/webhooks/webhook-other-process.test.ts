@@ -6,7 +6,8 @@ import request from 'supertest';
 import { createApp } from '../../runtime/app';
 import { closeSite, openSite } from '../../runtime/bootstrap';
 import type { Site } from '../../runtime/site';
-import { CHECK_MS, WEBHOOKS } from '../../runtime/webhooks/webhook-index';
+import { subscriptionOf } from '../../runtime/redis/change-broadcast';
+import { CHECK_MS, WEBHOOK_NOTICES } from '../../runtime/webhooks/webhook-index';
 import { createTestSite, type TestSite } from '../helpers/test-site';
 import { waitFor } from './receiver';
 
@@ -118,7 +119,7 @@ describe('with REDIS_URL: at the next insert', () => {
     // b loads its index (and subscribes) at its first insert; the notices reach it once the subscription is live.
     // (Without a subscription there is nothing to wait for, and the tests below say what is missing.)
     await insertTodo(b);
-    const subscribed = () => WEBHOOKS.peek(other.site)?.subscription?.isLive !== false;
+    const subscribed = () => subscriptionOf(WEBHOOK_NOTICES, other.site)?.isLive !== false;
     await waitFor(subscribed, 10_000, 'the subscription');
   });
   describeChanges(
