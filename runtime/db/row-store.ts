@@ -18,6 +18,12 @@ export type Queryable = Knex | Knex.Transaction;
  * prepared statements, or mysql2 `execute` for a faster MariaDB store) as long as they commit and roll back with it.
  * Statement texts are the implementation's to build and cache (per DocType); nothing here takes SQL.
  */
+/** The document a Link value finds: its name as stored and its docstatus (a cancelled one is 2). */
+export interface LinkTarget {
+  name: string;
+  docstatus: number;
+}
+
 export interface RowStore {
   /** Reads one committed document (a Single's values) with its child rows, outside any transaction; undefined when absent. */
   read(binding: DocTypeBinding, name: string): Promise<DocData | undefined>;
@@ -38,12 +44,13 @@ export interface RowStore {
   /** Deletes a document's row and its child rows. */
   delete(trx: Knex, binding: DocTypeBinding, name: string): Promise<void>;
   /**
-   * The name of the document of `binding` that `name` finds (Link checks), as `trx` sees it; undefined when none. It
-   * differs from `name` where the database compares names loosely (MariaDB: case, accents, trailing spaces). In a
+   * The name and docstatus of the document of `binding` that `name` finds (Link checks), as `trx` sees it; undefined
+   * when none. The name differs from `name` where the database compares names loosely (MariaDB: case, accents,
+   * trailing spaces). In a
    * transaction on a server database the row found stays share-locked until the commit, so a delete of it waits for
    * the save that links to it, and a save waits for a delete under way (and then finds no row).
    */
-  storedName(trx: Queryable, binding: DocTypeBinding, name: string): Promise<string | undefined>;
+  linkTarget(trx: Queryable, binding: DocTypeBinding, name: string): Promise<LinkTarget | undefined>;
   /** Whether a document of `binding` other than `name` holds `value` in `fieldname` (unique checks). */
   takenByOther(
     trx: Queryable,

@@ -11,7 +11,7 @@ import { isTableType } from '../meta/field-types';
 import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { BodyValidator, DocTypeBinding, Registry } from '../registry/registry';
 import { fieldLists, tableFields } from '../registry/field-lists';
-import type { DocData, Queryable, RowStore } from '../db/row-store';
+import type { DocData, LinkTarget, Queryable, RowStore } from '../db/row-store';
 import { normalizeValue } from './values';
 import { resolveDefault } from '../db/field-defaults';
 
@@ -97,18 +97,21 @@ export function checkMandatory(binding: DocTypeBinding, registry: Registry, data
     );
 }
 
-/** The name of the document `value` links to, as stored (MariaDB finds `acme` as `Acme`); undefined when none. */
-async function linkedName(
+/**
+ * The document `value` links to: its name as stored (MariaDB finds `acme` as `Acme`) and its docstatus, in the one
+ * read (locked in a server database's transaction) the Link check makes; undefined when none.
+ */
+async function linkedDoc(
   rows: RowStore,
   q: Queryable,
   registry: Registry,
   target: string,
   value: string,
-): Promise<string | undefined> {
+): Promise<LinkTarget | undefined> {
   const binding = registry.get(target);
   if (!binding) return undefined;
-  if (binding.meta.issingle) return value === binding.meta.name ? value : undefined;
-  return rows.storedName(q, binding, value);
+  if (binding.meta.issingle) return value === binding.meta.name ? { name: value, docstatus: 0 } : undefined;
+  return rows.linkTarget(q, binding, value);
 }
 
 /** The User Permissions of the writing user, as the Link check needs them (runtime/permissions/user-permissions.ts). */
@@ -152,24 +155,21 @@ async function checkLinksOf(
       throw new PermissionError(
         `${where}${field.label}: not allowed for ${target} ${String(value).slice(0, 140)}`,
       );
-    const linked = await linkedName(rows, q, registry, target, String(value));
+    const linked = await linkedDoc(rows, q, registry, target, String(value));
     if (linked === undefined)
       throw new LinkValidationError(`Could not find ${where}${field.label}: ${String(value)}`);
     // As Frappe: the link holds the target's name as stored, whatever case the database matched it in.
-    if (linked !== value) data[field.fieldname] = linked;
-    // An amendment names the cancelled document it amends.
-    if (submittable && field.fieldname !== 'amended_from' && (await isCancelled(q, registry, target, linked)))
-      throw new CancelledLinkError(`Cannot link cancelled document: ${where}${field.label}: ${linked}`);
+    if (linked.name !== value) data[field.fieldname] = linked.name;
+    // A submittable document may not link to a cancelled one of a submittable DocType (Frappe's cancelled_links); an
+    // amendment names the cancelled document it amends.
+    if (
+      submittable &&
+      field.fieldname !== 'amended_from' &&
+      linked.docstatus === 2 &&
+      registry.get(target)?.meta.isSubmittable
+    )
+      throw new CancelledLinkError(`Cannot link cancelled document: ${where}${field.label}: ${linked.name}`);
   }
-}
-
-/** True when `name` of `target` is a cancelled document of a submittable DocType (Frappe's cancelled_links). */
-async function isCancelled(q: Queryable, registry: Registry, target: string, name: string): Promise<boolean> {
-  const binding = registry.get(target);
-  if (!binding?.meta.isSubmittable) return false;
-  const row = (await q(binding.meta.tableName).where('name', name).first('docstatus')) as
-    { docstatus: unknown } | undefined;
-  return Number(row?.docstatus) === 2;
 }
 
 /**

@@ -67,8 +67,8 @@ test('read, load, update, exists, takenByOther and delete through the interface'
       ],
     };
     await t.site.rows.update(trx, widget, next, loaded);
-    expect(await t.site.rows.storedName(trx, widget, name)).toBe(name);
-    expect(await t.site.rows.storedName(trx, widget, 'no such widget')).toBeUndefined();
+    expect(await t.site.rows.linkTarget(trx, widget, name)).toEqual({ name, docstatus: 0 });
+    expect(await t.site.rows.linkTarget(trx, widget, 'no such widget')).toBeUndefined();
     expect(await t.site.rows.takenByOther(trx, widget, 'code', 'RS-1', 'another')).toBe(true);
     expect(await t.site.rows.takenByOther(trx, widget, 'code', 'RS-1', name)).toBe(false);
   });
@@ -170,7 +170,7 @@ test('names and values with quotes, backticks, placeholders and SQL are bound, n
     const read = await t.site.rows.read(widget, name);
     expect([read?.title, read?.code, partNames(read)]).toEqual([hostile, `code ${hostile}`, [[hostile, 1]]]);
     await inWriteTransaction(t.site.db, async (trx) => {
-      expect(await t.site.rows.storedName(trx, widget, hostile)).toBeUndefined();
+      expect(await t.site.rows.linkTarget(trx, widget, hostile)).toBeUndefined();
       expect(await t.site.rows.takenByOther(trx, widget, 'code', `code ${hostile}`, 'another')).toBe(true);
       expect(await t.site.rows.takenByOther(trx, widget, 'code', `code ${hostile}`, name)).toBe(false);
     });

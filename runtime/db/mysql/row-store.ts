@@ -3,7 +3,7 @@
 // transaction; writes run on the connection of the write transaction they belong to (inWriteTransaction's), so they
 // commit and roll back with it. Rows come back as value lists and are decoded by a per-DocType decoder with fixed keys.
 import type { Knex } from 'knex';
-import { type DocData, type Queryable, type RowStore } from '../row-store';
+import { type DocData, type LinkTarget, type Queryable, type RowStore } from '../row-store';
 import type { MysqlDatabase } from './backend';
 import { deferInsert } from './group-commit';
 import { EVENT_COLUMNS, SYSTEM_TABLES, type EventRecord } from '../system-tables';
@@ -272,12 +272,12 @@ export class MysqlRowStore implements RowStore {
     return this.writes.delete(trx, binding, name);
   }
 
-  async storedName(trx: Queryable, binding: DocTypeBinding, name: string): Promise<string | undefined> {
+  async linkTarget(trx: Queryable, binding: DocTypeBinding, name: string): Promise<LinkTarget | undefined> {
     const { meta } = binding;
-    const read = `select name from ${quoteIdent(meta.tableName)} where name = ?`;
+    const read = `select name, docstatus from ${quoteIdent(meta.tableName)} where name = ?`;
     const run = async (conn: MysqlConnection, sql: string) => {
-      const found = (await execute<unknown[][]>(conn, sql, [name], this.statementMs, true)).rows[0]?.[0];
-      return found === undefined ? undefined : String(found);
+      const found = (await execute<unknown[][]>(conn, sql, [name], this.statementMs, true)).rows[0];
+      return found === undefined ? undefined : { name: String(found[0]), docstatus: Number(found[1]) };
     };
     const conn = await mysqlConnection(trx);
     // In a transaction, a locking read (the latest committed row, shared-locked until the commit, as InnoDB's
@@ -285,9 +285,9 @@ export class MysqlRowStore implements RowStore {
     if (conn)
       return run(
         conn,
-        cachedText(meta, 'stored-name locked', () => `${read} lock in share mode`),
+        cachedText(meta, 'link-target locked', () => `${read} lock in share mode`),
       );
-    const plain = cachedText(meta, 'stored-name', () => read);
+    const plain = cachedText(meta, 'link-target', () => read);
     return onPooledConnection(this.db.knex, (c) => run(c, plain), this.statementMs);
   }
 

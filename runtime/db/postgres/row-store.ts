@@ -5,7 +5,7 @@
 // migration adds a column under it.
 import type { Knex } from 'knex';
 import { queryTimeout } from '../query-time';
-import type { DocData, Queryable, RowStore } from '../row-store';
+import type { DocData, LinkTarget, Queryable, RowStore } from '../row-store';
 import type { PostgresDatabase } from './backend';
 import { QUERY_CANCELED } from './errors';
 import { deferInsert } from './group-commit';
@@ -161,13 +161,15 @@ export class PostgresRowStore implements RowStore {
     return this.writes.delete(trx, binding, name);
   }
 
-  async storedName(trx: Queryable, binding: DocTypeBinding, name: string): Promise<string | undefined> {
+  async linkTarget(trx: Queryable, binding: DocTypeBinding, name: string): Promise<LinkTarget | undefined> {
     const { meta } = binding;
     if (unstorable(name)) return undefined;
-    const read = `select name from ${quoteIdent(meta.tableName)} where name = ?`;
+    const read = `select name, docstatus from ${quoteIdent(meta.tableName)} where name = ?`;
     const run = async (conn: PgConnection, sql: string) => {
-      const found = (await execute(conn, sql, [name])).rows[0]?.name;
-      return found === undefined ? undefined : String(found);
+      const found = (await execute(conn, sql, [name])).rows[0];
+      return found === undefined
+        ? undefined
+        : { name: String(found.name), docstatus: Number(found.docstatus) };
     };
     const conn = await pgConnection(trx);
     // In a transaction, the row is key-share locked until the commit (a foreign key's own lock): a delete of the
@@ -175,9 +177,9 @@ export class PostgresRowStore implements RowStore {
     if (conn)
       return run(
         conn,
-        cachedText(meta, 'stored-name locked', () => `${read} for key share`),
+        cachedText(meta, 'link-target locked', () => `${read} for key share`),
       );
-    const plain = cachedText(meta, 'stored-name', () => read);
+    const plain = cachedText(meta, 'link-target', () => read);
     return onPooledConnection(this.db.knex, (c) => run(c, plain));
   }
 

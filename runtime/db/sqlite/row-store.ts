@@ -4,7 +4,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Knex } from 'knex';
 import { EVENT_COLUMNS, SYSTEM_TABLES, type EventRecord } from '../system-tables';
 import { deferRow } from './group-commit';
-import { type DocData, type Queryable, type RowStore } from '../row-store';
+import { type DocData, type LinkTarget, type Queryable, type RowStore } from '../row-store';
 import type { SqliteDatabase } from './backend';
 import { countOnReader, selectOnReader, type SqliteReaders } from './list-reads';
 import {
@@ -113,12 +113,13 @@ export class SqliteRowStore implements RowStore {
     prepared(conn, `DELETE FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).run(name);
   }
 
-  async storedName(trx: Queryable, binding: DocTypeBinding, name: string): Promise<string | undefined> {
+  async linkTarget(trx: Queryable, binding: DocTypeBinding, name: string): Promise<LinkTarget | undefined> {
     const conn = (await sqliteConnection(trx)) ?? this.readConnection();
-    const row = prepared(conn, `SELECT name FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).get(
-      name,
-    ) as { name: string } | undefined;
-    return row?.name;
+    const row = prepared(
+      conn,
+      `SELECT name, docstatus FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`,
+    ).get(name) as { name: string; docstatus: unknown } | undefined;
+    return row && { name: row.name, docstatus: Number(row.docstatus) };
   }
 
   async takenByOther(
