@@ -17,6 +17,12 @@ const docCaller = (ctx: AppContext): Caller => ({ ...callerOf(ctx), documentShap
 /** True when `doctype` is a Single DocType of the site. */
 const isSingle = (ctx: AppContext, doctype: string): boolean =>
   ctx.state.site.registry.get(doctype)?.meta.issingle === true;
+/** True when `doctype` is a child table of the site: its rows are written through their parent document. */
+const isChildTable = (ctx: AppContext, doctype: string): boolean =>
+  ctx.state.site.registry.get(doctype)?.meta.istable === true;
+/** A child table's rows are listed through the parent DocType a `parent` argument names (Frappe's get_list `parent`). */
+const parentArgument = (params: Record<string, unknown>): { parent?: unknown } =>
+  params.parent === undefined ? {} : { parent: params.parent };
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -70,6 +76,7 @@ export async function getDoc(ctx: AppContext): Promise<unknown> {
         fields: ['name'],
         filters: filtersArgument(params),
         limit_page_length: 1,
+        ...parentArgument(params),
       })
     ).data as DocData[];
     if (!first) throw new DoesNotExistError(`No ${doctype} matches the filters`);
@@ -98,6 +105,7 @@ export async function getValue(ctx: AppContext): Promise<unknown> {
           fields,
           filters: filtersArgument(params),
           limit_page_length: 1,
+          ...parentArgument(params),
         })
       ).data[0] as DocData | undefined);
   if (asDict) return row ? Object.fromEntries(fields.map((f) => [f, row[f] ?? null])) : {};
@@ -129,10 +137,15 @@ async function singleValues(
   return doc;
 }
 
-/** frappe.client.insert: inserts `doc` (with its `doctype`); answers 200 like every method. */
+/**
+ * frappe.client.insert: inserts `doc` (with its `doctype`); answers 200 like every method. A child row (with `parenttype`
+ * and `parent`) is added to that document, which is saved and answered, as Frappe.
+ */
 export async function insertDoc(ctx: AppContext): Promise<unknown> {
   const { doctype, fields } = docArgument(requestParams(ctx));
-  const result = await documents.createDocument(docCaller(ctx), doctype, fields);
+  const result = isChildTable(ctx, doctype)
+    ? await documents.writeRowAnsweringParent(docCaller(ctx), doctype, { body: fields })
+    : await documents.createDocument(docCaller(ctx), doctype, fields);
   ctx.state.messages.push(...result.messages);
   return result.doc;
 }
@@ -146,7 +159,10 @@ export async function saveDoc(ctx: AppContext): Promise<unknown> {
   return result.doc;
 }
 
-/** frappe.client.set_value: sets `fieldname` to `value`, or every field of a `fieldname` object. */
+/**
+ * frappe.client.set_value: sets `fieldname` to `value`, or every field of a `fieldname` object. A child row is changed
+ * by saving its parent, which is answered, as Frappe.
+ */
 export async function setValue(ctx: AppContext): Promise<unknown> {
   const params = requestParams(ctx);
   const doctype = textArgument(params, 'doctype');
@@ -160,7 +176,9 @@ export async function setValue(ctx: AppContext): Promise<unknown> {
   const refused = Object.keys(values).filter((key) => NOT_SETTABLE.has(key) || key === '__proto__');
   if (refused.length)
     throw new DataError(`Argument fieldname: ${refused.join(', ')} cannot be set with set_value`);
-  const result = await documents.updateDocument(docCaller(ctx), doctype, name, values);
+  const result = isChildTable(ctx, doctype)
+    ? await documents.writeRowAnsweringParent(docCaller(ctx), doctype, { name, values })
+    : await documents.updateDocument(docCaller(ctx), doctype, name, values);
   ctx.state.messages.push(...result.messages);
   return result.doc;
 }

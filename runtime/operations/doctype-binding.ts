@@ -10,13 +10,14 @@ const LISTING: ReadonlySet<V2Operation> = new Set<V2Operation>(['list', 'count',
  * The DocType of the request, checked to answer the operation in the caller's API version (404 / 405 otherwise). A
  * child table listed or counted on its own is 403, as in Frappe (db_query's parent check: its rows are read through the
  * parent document; listing them with `parent=<DocType>` is runtime/permissions/child-access.ts); so is any other
- * operation on one of its rows by name (Frappe reads and writes those with the parent's permission: not built here).
+ * operation on one of its rows (a row is read, changed, added and removed through its parent: child-rows.ts, which
+ * document-operations.ts reaches before this).
  */
 export function bindingFor(caller: Caller, doctype: string, op: V2Operation): DocTypeBinding {
   const binding = caller.site.registry.get(doctype);
   if (binding?.meta.istable && LISTING.has(op))
     throw new PermissionError(`${doctype} is a child table: its rows are read through their parent document`);
-  // A row by name (get, create, update, delete, copy, bulk): 403 saying why, not a 404 for a DocType that exists.
+  // Copy, submit, cancel, bulk writes of rows: 403 saying why, not a 404 for a DocType that exists.
   if (binding?.meta.istable && op !== 'meta')
     throw new PermissionError(
       `${doctype} is a child table: its rows are read and written through their parent document`,

@@ -7,8 +7,9 @@ import type { Document } from '../document/document';
 import { DocumentTransaction } from '../document/lifecycle';
 import { readDoc } from '../query/read-doc';
 import { serializeDoc } from '../document/serialize';
-import type { DocData } from '../db/row-store';
-import { DoesNotExistError, InvalidNameError } from '../errors/errors';
+import type { DocData, Queryable } from '../db/row-store';
+import { DataError, DoesNotExistError, InvalidNameError } from '../errors/errors';
+import { clip } from '../query/tokenize';
 import { frappeMeta } from '../meta/frappe-meta';
 import { assertDocumentPermission } from '../permissions/document-permission';
 import { assertDocTypePermission, hasDocTypePermission, refusal } from '../permissions/doctype-permission';
@@ -18,6 +19,7 @@ import { expandLinks } from '../query/expand-links';
 import type { DocTypeBinding, V2Operation } from '../registry/registry';
 import type { Caller } from '../document/caller';
 import { bindingFor } from './doctype-binding';
+import { assertSomeParentRight, placeForNew, placeOf, rowNamed, rowsAt, type RowPlace } from './child-rows';
 
 /**
  * Work to run inside a write's own transaction, after the write and before the commit (a background job records the
@@ -73,6 +75,18 @@ function bindingForName(caller: Caller, doctype: string, name: string, op: V2Ope
   return binding;
 }
 
+/**
+ * The child table `doctype` names, when it is one: its rows by name are read and written through their parent document
+ * (child-rows.ts), where bindingFor refuses them. A `name` no row can have is 400, as for documents.
+ */
+function childTable(caller: Caller, doctype: string, name?: string): DocTypeBinding | undefined {
+  const binding = caller.site.registry.get(doctype);
+  if (!binding?.meta.istable) return undefined;
+  if (name !== undefined && name.length > MAX_NAME_LENGTH)
+    throw new InvalidNameError('Name is longer than 140 characters');
+  return binding;
+}
+
 /** Reads one document (the DocType's own name for a Single); `expandLinks` replaces Link values by the linked documents. */
 export async function getDocument(
   caller: Caller,
@@ -80,6 +94,8 @@ export async function getDocument(
   name: string,
   options: { expandLinks?: boolean } = {},
 ): Promise<DocData> {
+  const child = childTable(caller, doctype, name);
+  if (child) return getChildRow(caller, child, name, options);
   const binding = bindingForName(caller, doctype, name, 'get');
   assertDocTypePermission(caller.user, binding.meta, 'read');
   // The remembered document itself, not a copy (1.1 KB and a walk per GET): only read until serializeDoc copies it,
@@ -132,18 +148,29 @@ interface Written {
   binding: DocTypeBinding;
   doc: Document;
   messages: string[];
+  /** For a child row written through its parent (`doc`): the row, which the answer is. */
+  row?: WrittenRow;
 }
 
-/** The response document of a write: serialized for the caller's API version, fields it may not read left out. */
-function answer(caller: Caller, { binding, doc, messages }: Written): DocumentResult {
-  return {
-    doc: readableDoc(
-      caller,
-      binding,
-      serializeDoc(binding, caller.site.registry, doc, caller.documentShape ?? caller.version),
-    ),
-    messages,
-  };
+/** A child row written by saving its parent. */
+interface WrittenRow {
+  child: DocTypeBinding;
+  place: RowPlace;
+  name: string;
+}
+
+/**
+ * The response document of a write: serialized for the caller's API version, fields it may not read left out; for a
+ * child row, the row as its parent's answer holds it, unless `whole` (frappe.client answers the parent).
+ */
+function answer(caller: Caller, { binding, doc, messages, row }: Written, whole = false): DocumentResult {
+  const out = readableDoc(
+    caller,
+    binding,
+    serializeDoc(binding, caller.site.registry, doc, caller.documentShape ?? caller.version),
+  );
+  if (!row || whole) return { doc: out, messages };
+  return { doc: rowNamed(rowsAt(out, row.place, row.child), row.name, row.child), messages };
 }
 
 /** Inserts a document from a request body (createDocument and insertDocument). */
@@ -153,6 +180,8 @@ async function insertNew(
   body: Record<string, unknown>,
   inTransaction?: InTransaction,
 ): Promise<Written & { result?: DocumentResult }> {
+  const child = childTable(caller, doctype);
+  if (child) return addRow(caller, child, body, inTransaction);
   const { binding, data, clientName } = prepareCreate(caller, doctype, body);
   const tx = transactionFor(caller);
   // The answer `inTransaction` asked for, built once: the commit changes neither the document nor the messages.
@@ -198,8 +227,8 @@ export async function insertDocument(
   body: Record<string, unknown>,
   inTransaction?: InTransaction,
 ): Promise<{ name: string; messages: string[] }> {
-  const { doc, messages } = await insertNew(caller, doctype, body, inTransaction);
-  return { name: String(doc.name), messages };
+  const { doc, messages, row } = await insertNew(caller, doctype, body, inTransaction);
+  return { name: row?.name ?? String(doc.name), messages };
 }
 
 /**
@@ -235,6 +264,8 @@ async function applyChanges(
   body: Record<string, unknown>,
   inTransaction?: InTransaction,
 ): Promise<Written> {
+  const child = childTable(caller, doctype, name);
+  if (child) return changeRow(caller, child, name, body, inTransaction);
   const binding = bindingForName(caller, doctype, name, 'update');
   // The lifecycle decides the exact right from the docstatus move (write, submit or cancel); here: any of them at all.
   if (
@@ -322,6 +353,8 @@ export async function deleteDocument(
   name: string,
   inTransaction?: InTransaction,
 ): Promise<string[]> {
+  const child = childTable(caller, doctype, name);
+  if (child) return (await removeRow(caller, child, name, inTransaction)).messages;
   const binding = bindingForName(caller, doctype, name, 'delete');
   assertDocTypePermission(caller.user, binding.meta, 'delete');
   const tx = transactionFor(caller);
@@ -369,4 +402,131 @@ export function docTypeMeta(caller: Caller, doctype: string): Record<string, unk
   const binding = bindingFor(caller, doctype, 'meta');
   if (caller.user.name === 'Guest') assertDocTypePermission(caller.user, binding.meta, 'read');
   return frappeMeta(binding.meta);
+}
+
+/** A child table's row by name: read through its parent document, with the parent's read permission. */
+async function getChildRow(
+  caller: Caller,
+  child: DocTypeBinding,
+  name: string,
+  options: { expandLinks?: boolean },
+): Promise<DocData> {
+  assertSomeParentRight(caller, child, 'read');
+  const place = await placeOf(caller, child, name, caller.tx?.trx ?? caller.site.db.knex);
+  const parent = await getDocument(caller, place.parent.meta.name, place.parentName, options);
+  return rowNamed(rowsAt(parent, place, child), name, child);
+}
+
+/** Fields a row body never sets: its parent and position are the parent's to give, its stamps the save's. */
+const ROW_SET_BY_SAVE = [...IDENTITY, 'doctype', 'parent', 'parentfield', 'parenttype', 'idx'];
+
+/** A child row's body checked as the parent's rows are: the row's fields only, none the caller may not read. */
+function rowBody(caller: Caller, child: DocTypeBinding, place: RowPlace, body: DocData): DocData {
+  const input = { ...body };
+  for (const key of ROW_SET_BY_SAVE) delete input[key];
+  const values = checkBody(child.validateBody, input, child.meta.name);
+  for (const key of ROW_SET_BY_SAVE) delete values[key];
+  checkClientBody(caller, place.parent, { [place.parentfield]: [values] });
+  return values;
+}
+
+/**
+ * Saves the parent of a child row after `edit` changed its rows, in the write's transaction with the parent locked.
+ * `edit` answers the written row's name, or its position when it is new (the save names it).
+ */
+async function saveParentOf(
+  caller: Caller,
+  child: DocTypeBinding,
+  locate: (q: Queryable) => Promise<RowPlace> | RowPlace,
+  edit: (rows: DocData[], place: RowPlace) => string | number,
+  inTransaction?: InTransaction,
+): Promise<Written> {
+  const tx = transactionFor(caller);
+  let row: WrittenRow | undefined;
+  const doc = await tx.runRetryingDeadlock(async () => {
+    const place = await locate(tx.trx as Knex);
+    const parent = await tx.getDoc(place.parent.meta.name, place.parentName, { forUpdate: true });
+    const rows = [...((parent[place.parentfield] as DocData[] | null | undefined) ?? [])];
+    const written = edit(rows, place);
+    parent[place.parentfield] = rows;
+    await parent.save();
+    const name =
+      typeof written === 'number' ? String((parent[place.parentfield] as DocData[])[written]?.name) : written;
+    row = { child, place, name };
+    if (inTransaction) await inTransaction(tx.trx as Knex, name);
+    return parent;
+  });
+  return { binding: (row as WrittenRow).place.parent, doc, messages: tx.messages, row };
+}
+
+/** Adds a row to the parent document its body names (`parenttype`, `parent`, `parentfield`), by saving the parent. */
+function addRow(
+  caller: Caller,
+  child: DocTypeBinding,
+  body: DocData,
+  inTransaction?: InTransaction,
+): Promise<Written> {
+  assertSomeParentRight(caller, child, 'write');
+  const place = placeForNew(caller, child, body);
+  const values = rowBody(caller, child, place, body);
+  return saveParentOf(
+    caller,
+    child,
+    () => place,
+    (rows) => rows.push(values) - 1,
+    inTransaction,
+  );
+}
+
+/** Changes a child row's fields by saving its parent document. */
+function changeRow(
+  caller: Caller,
+  child: DocTypeBinding,
+  name: string,
+  body: DocData,
+  inTransaction?: InTransaction,
+): Promise<Written> {
+  assertSomeParentRight(caller, child, 'write');
+  const locate = (q: Queryable) => placeOf(caller, child, name, q);
+  const edit = (rows: DocData[], place: RowPlace): string => {
+    const values = rowBody(caller, child, place, body);
+    const i = rows.indexOf(rowNamed(rows, name, child));
+    rows[i] = { ...rows[i], ...values };
+    return name;
+  };
+  return saveParentOf(caller, child, locate, edit, inTransaction);
+}
+
+/** Removes a child row from its parent document by saving the parent (Frappe's frappe.client.delete of a row). */
+function removeRow(
+  caller: Caller,
+  child: DocTypeBinding,
+  name: string,
+  inTransaction?: InTransaction,
+): Promise<Written> {
+  assertSomeParentRight(caller, child, 'write');
+  const locate = (q: Queryable) => placeOf(caller, child, name, q);
+  const edit = (rows: DocData[]): string => {
+    rows.splice(rows.indexOf(rowNamed(rows, name, child)), 1);
+    return name;
+  };
+  return saveParentOf(caller, child, locate, edit, inTransaction);
+}
+
+/**
+ * frappe.client's writes of a child row (set_value, insert with `parenttype` and `parent`): the row is changed or added
+ * by saving its parent, and the answer is the parent document, as Frappe's `parent.as_dict()`.
+ */
+export async function writeRowAnsweringParent(
+  caller: Caller,
+  doctype: string,
+  write: { name: string; values: DocData } | { body: DocData },
+): Promise<DocumentResult> {
+  const child = childTable(caller, doctype, 'name' in write ? write.name : undefined);
+  if (!child) throw new DataError(`${clip(doctype)} is not a child table`);
+  const written =
+    'name' in write
+      ? await changeRow(caller, child, write.name, write.values)
+      : await addRow(caller, child, write.body);
+  return answer(caller, written, true);
 }

@@ -27,28 +27,25 @@ test.each([
   expect(res.body.exception).toContain('Widget Part is a child table');
 });
 
+// A row by name is read and written through its parent (test/api/child-row-by-name); what has no meaning for a row
+// (copy, submit, cancel, bulk operations, insert_many) stays 403 saying why.
 test.each([
-  [1, 'get', `/api/resource/${CHILD}/row-1`],
-  [1, 'put', `/api/resource/${CHILD}/row-1`],
-  [1, 'delete', `/api/resource/${CHILD}/row-1`],
-  [1, 'post', `/api/resource/${CHILD}`],
-  [2, 'get', `/api/v2/document/${CHILD}/row-1`],
-  [2, 'patch', `/api/v2/document/${CHILD}/row-1`],
-  [2, 'delete', `/api/v2/document/${CHILD}/row-1`],
-  [1, 'get', `/api/method/frappe.client.get?doctype=${CHILD}&name=row-1`],
-  [1, 'post', `/api/method/frappe.client.set_value?doctype=${CHILD}&name=row-1&fieldname=qty&value=9`],
-] as const)(
-  'v%s %s %s (a row by name) is 403 saying why, not 404 for a DocType that exists',
-  async (version, verb, url) => {
-    const req = t.http[verb](url).set('Authorization', t.adminToken);
-    const res = url.includes('/api/method/') ? await req : await req.send({ qty: 9 });
-    expect(res.status).toBe(403);
-    expectErrorBody(res.body, version, 'PermissionError');
-    expect(res.body.exception).toContain(
-      'Widget Part is a child table: its rows are read and written through',
-    );
-  },
-);
+  [2, 'get', `/api/v2/document/${CHILD}/row-1/copy`, {}],
+  [2, 'post', `/api/v2/document/${CHILD}/bulk_delete`, { names: ['row-1'] }],
+  [2, 'post', `/api/v2/document/${CHILD}/bulk_update`, { docs: [{ name: 'row-1', qty: 1 }] }],
+  [1, 'post', '/api/method/frappe.client.cancel', { doctype: 'Widget Part', name: 'row-1' }],
+  [
+    1,
+    'post',
+    '/api/method/frappe.client.insert_many',
+    { docs: [{ doctype: 'Widget Part', part_name: 'x' }] },
+  ],
+] as const)('v%s %s %s is 403 saying why', async (version, verb, url, body) => {
+  const res = await t.http[verb](url).set('Authorization', t.adminToken).send(body);
+  expect(res.status).toBe(403);
+  expectErrorBody(res.body, version, 'PermissionError');
+  expect(res.body.exception).toContain('Widget Part is a child table: its rows are read and written through');
+});
 
 test('a child DocType meta is still answered', async () => {
   const res = await t.http.get(`/api/v2/doctype/${CHILD}/meta`).set('Authorization', t.adminToken);

@@ -22,23 +22,11 @@ describe('a DocType whose module lacks a route', () => {
     t.http[verb](url).set('Authorization', t.adminToken);
 
   test.each([
-    // Child tables: v1 lists no route at all, v2 only meta; listing is 403 (read through the parent), and so is a
-    // row by name (read and written through the parent), saying why rather than 404 / 405.
-    [
-      'get',
-      '/api/resource/Note%20Seen%20By/x',
-      403,
-      'PermissionError',
-      /child table: its rows are read and written/,
-    ],
+    // Child tables: v1 lists no route at all, v2 only meta; listing is 403 (read through the parent); a row by name
+    // is read through its parent document (test/api/child-row-by-name), so an unknown row is 404.
+    ['get', '/api/resource/Note%20Seen%20By/x', 404, 'DoesNotExistError', /Note Seen By x not found/],
     ['get', '/api/v2/document/Note%20Seen%20By', 403, 'PermissionError', /child table/],
-    [
-      'get',
-      '/api/v2/document/Note%20Seen%20By/x',
-      403,
-      'PermissionError',
-      /child table: its rows are read and written/,
-    ],
+    ['get', '/api/v2/document/Note%20Seen%20By/x', 404, 'DoesNotExistError', /Note Seen By x not found/],
     ['get', '/api/v2/doctype/Note%20Seen%20By/count', 403, 'PermissionError', /child table/],
     // Singles: no list, create, delete or copy.
     [
