@@ -53,6 +53,11 @@ export interface SaveOperation extends DocumentOperation {
   linkRestriction?: LinkRestriction;
   /** The new document's name, when a chooseName handler decides it (a File folder: its path). */
   name?: string;
+  /**
+   * Set by a beforeSave handler whose values all come from stored rows, some naming documents that may be gone since
+   * (a webhook request's resend): the Link check is skipped, as Frappe's `flags.ignore_links`.
+   */
+  ignoreLinks?: boolean;
 }
 
 /** A save from validateSave on: `data` holds the values being written (handlers may still change them until the write). */

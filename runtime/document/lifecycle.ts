@@ -369,7 +369,8 @@ export class DocumentTransaction implements DocumentSession {
         for (const { field, child } of tableFields(binding.meta, registry))
           for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
             checkDataOptions(fieldLists(child.meta).dataOptions, row, doc.owner);
-        await checkLinks(this.site.rows, trx, binding, registry, data, op.linkRestriction);
+        if (!op.ignoreLinks)
+          await checkLinks(this.site.rows, trx, binding, registry, data, op.linkRestriction);
         if ((pending = runHandlers(points.checkValues, writing, undefined))) await pending;
         await checkUnique(this.site.rows, trx, binding, data);
       }

@@ -59,6 +59,9 @@ export async function prepareResend(op: SaveOperation): Promise<void> {
     attempts: 1,
     next_retry: leaseUntil(),
   });
+  // Every value is the logged row's (or the sender's own name): its reference may have been deleted since (every
+  // on_trash delivery's has), and a resend repeats the request whatever became of it.
+  op.ignoreLinks = true;
 }
 
 /** afterWrite of Webhook Request Log: a resend's row is delivered after the commit. */

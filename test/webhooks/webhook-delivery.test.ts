@@ -88,6 +88,26 @@ it('signs with Standard Webhooks and Frappe, retries a 500 with the same webhook
   );
 });
 
+it('resends the delivery of a document deleted since (every on_trash delivery)', async () => {
+  receiver = await startReceiver(0, [200]);
+  expect(
+    (await createWebhook(t, { name: 'trash', request_url: receiver.url, webhook_docevent: 'on_trash' }))
+      .status,
+  ).toBe(201);
+  const todo = await createTodo(t);
+  const deleted = await t.http.delete(`/api/resource/ToDo/${todo}`).set('Authorization', t.adminToken);
+  expect(deleted.status).toBe(202);
+  await waitFor(async () => (await logRows(t)).some((r) => r.status === 'Success'), 5000, 'delivery');
+  const [row] = await logRows(t);
+  expect(row?.reference_document).toBe(todo);
+  const resent = await t.http
+    .post(`/api/v2/document/Webhook Request Log/${String(row?.name)}/method/resend`)
+    .set('Authorization', t.adminToken);
+  expect(resent.status).toBe(200);
+  await waitFor(() => receiver.requests.length >= 2, 5000, 'the resend');
+  expect(receiver.requests[1]?.body).toBe(receiver.requests[0]?.body);
+});
+
 it('refuses a user edit of a log row, and a log row that repeats nothing logged', async () => {
   receiver = await startReceiver(0, [200]);
   expect((await createWebhook(t, { name: 'w', request_url: receiver.url })).status).toBe(201);
