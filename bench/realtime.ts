@@ -7,6 +7,7 @@
 // CPU per create for RT_FIXED creates (20 at a time) up to the last socket's receipt, with no socket and with them. The sockets live in this process (not pinned: on the
 // load core they starve the load worker), so on a small machine their parsing competes with the server for CPU.
 //   npx tsx bench/realtime.ts           RT_SOCKETS=1000 RT_SECONDS=5 RT_PROBES=20 RT_FIXED=200 RT_NODE_ARGS="--cpu-prof ..."
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { io, type Socket } from 'socket.io-client';
 import { runLoad } from './lib/load';
@@ -129,11 +130,17 @@ async function main(): Promise<number> {
   const port = await freePort();
   const dbFile = path.join(__dirname, 'tmp', `realtime-${process.pid}.sqlite`);
   for (const suffix of ['', '-wal', '-shm', '-migrate-lock']) removeOnExit(dbFile + suffix);
+  // Every socket is the one bench user's: room for them all under max_realtime_connections_per_user.
+  const siteConfig = path.join(__dirname, 'tmp', `realtime-${process.pid}.json`);
+  mkdirSync(path.dirname(siteConfig), { recursive: true });
+  writeFileSync(siteConfig, JSON.stringify({ max_realtime_connections_per_user: SOCKETS + 10 }));
+  removeOnExit(siteConfig);
   const svc = await startService(pinning, {
     port,
     dbFile,
     timeoutMs: 120_000,
     label: 'realtime',
+    extraEnv: { SITE_CONFIG: siteConfig },
     // RT_NODE_ARGS: node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
     nodeArgs: process.env.RT_NODE_ARGS ? process.env.RT_NODE_ARGS.split(/\s+/) : [],
   });

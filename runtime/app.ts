@@ -1,15 +1,13 @@
 // Builds the Koa application: it only composes the middleware factories, in order; and attaches the realtime
 // (socket.io) to an HTTP server, its handshakes authenticated by the same middleware as requests.
-import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import Koa from 'koa';
 import { attachSocketServer, type RealtimeServer } from './events/socket-server';
 import { trackRequest } from './jobs/pacing';
 import { versionOf, type AppContext } from './http/state';
 import { describeError } from './errors/log-error';
 import { loadAuthHooks, type AuthHook } from './auth/auth-hooks';
-import { fromSameSite } from './auth/login-origin';
-import { CSRFTokenError } from './errors/errors';
-import { createAuthenticate } from './middleware/authenticate';
+import { createAuthenticate, createRequestAuthenticator } from './middleware/authenticate';
 import { createBodyParser } from './middleware/body-parser';
 import { UPLOAD_FORM_ROOM } from './files/upload-file';
 import { createCsrf } from './middleware/csrf';
@@ -95,12 +93,8 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
     }),
   );
   app.use(createRouteMatch(matcher));
-  app.use(
-    createAuthenticate({
-      authHooks: options.authHooks ?? loadAuthHooks(),
-      clientCredentials: takesClientCredentials,
-    }),
-  );
+  const authHooks = options.authHooks ?? loadAuthHooks();
+  app.use(createAuthenticate({ authHooks, clientCredentials: takesClientCredentials }));
   app.use(
     createCsrf({
       ignoreCsrf: conf.ignore_csrf,
@@ -109,7 +103,15 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
     }),
   );
   app.use(createResourceScopes());
-  app.use(createRouter(matcher, createRouteHandlers({ generatedDir: options.generatedDir ?? 'generated' })));
+  app.use(
+    createRouter(
+      matcher,
+      createRouteHandlers({
+        generatedDir: options.generatedDir ?? 'generated',
+        authenticateAgain: createRequestAuthenticator({ authHooks }),
+      }),
+    ),
+  );
   return app;
 }
 
@@ -122,23 +124,9 @@ export function attachRealtime(
   site: Site,
   options: Pick<AppOptions, 'authHooks'> = {},
 ): RealtimeServer {
-  const authenticate = createAuthenticate({
+  const authenticate = createRequestAuthenticator({
     authHooks: options.authHooks ?? loadAuthHooks(),
-    clientCredentials: () => false,
+    sameSiteOnly: true,
   });
-  const koa = new Koa({ proxy: false });
-  return attachSocketServer(server, site, async (req: IncomingMessage) => {
-    const ctx = koa.createContext(req, new ServerResponse(req));
-    const state = ctx.state;
-    state.site = site;
-    state.path = ctx.path;
-    state.version = 2;
-    state.user = GUEST;
-    state.auth = 'guest';
-    state.messages = [];
-    // A page of another site must not open a socket with the user's cookie (cross-site WebSocket hijacking).
-    if (!fromSameSite(ctx)) throw new CSRFTokenError('Connection refused: the page is on another site');
-    await authenticate(ctx, () => Promise.resolve());
-    return state.user;
-  });
+  return attachSocketServer(server, site, (req: IncomingMessage) => authenticate(site, req));
 }

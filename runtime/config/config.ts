@@ -110,6 +110,13 @@ export interface SiteConfig {
   job_retention_seconds: number;
   /** How long the document event log keeps an event (hours): SSE clients further behind get `event: reset`. */
   event_retention_hours: number;
+  /**
+   * How often an open socket or event stream checks its credentials again (ms): one whose session was logged out or
+   * expired, whose token was revoked or whose key was regenerated is closed at the next check.
+   */
+  realtime_recheck_ms: number;
+  /** Sockets and event streams one user may hold open on one process (Guests: per address); more is 429. */
+  max_realtime_connections_per_user: number;
   /** The site's name: the socket.io namespace `/<site_name>` (default: the Host header without its port). */
   site_name?: string;
   /** `svc serve` migrates the schema at start; false: it refuses to start while a change is pending. */
@@ -176,6 +183,8 @@ export const DEFAULT_SITE_CONFIG: SiteConfig = {
   job_lease_seconds: 30,
   job_retention_seconds: 7 * 24 * 3600,
   event_retention_hours: 24,
+  realtime_recheck_ms: 15_000,
+  max_realtime_connections_per_user: 100,
   auto_migrate: true,
 };
 
@@ -211,6 +220,11 @@ export function loadSiteConfig(file: string | undefined, required: boolean): Sit
     throw new ValidationError(
       `site config ${file}: sqlite_cache_kb must be a whole number of KiB from 64 to 1048576, got ${JSON.stringify(config.sqlite_cache_kb)}`,
     );
+  for (const key of ['realtime_recheck_ms', 'max_realtime_connections_per_user'] as const)
+    if (!Number.isSafeInteger(config[key]) || config[key] < 1)
+      throw new ValidationError(
+        `site config ${file}: ${key} must be a whole number, 1 or more, got ${JSON.stringify(config[key])}`,
+      );
   if (!Array.isArray(config.read_replicas) || config.read_replicas.some((url) => typeof url !== 'string'))
     throw new ValidationError(`site config ${file}: read_replicas must be a list of database URLs`);
   if (!Number.isSafeInteger(config.read_replica_timeout) || config.read_replica_timeout < 1)

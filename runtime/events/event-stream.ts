@@ -11,6 +11,7 @@ import type { SessionUser, Site } from '../site';
 import { EventReadChecks } from './event-access';
 import { EVENT_FEED } from './event-feed';
 import { eventsBetween, logBounds, type EventRow } from './event-log';
+import { holdConnection } from './realtime-connections';
 
 /** What a client asks to follow. */
 export interface StreamRequest {
@@ -25,6 +26,14 @@ export interface StreamRequest {
 export const KEEP_ALIVE_MS = 15_000;
 /** Bytes a slow client may leave unread before its stream is ended (it resumes with Last-Event-ID). */
 const MAX_UNREAD_BYTES = 1 << 20;
+
+/** What a stream answers to besides its events (realtime-connections.ts). */
+export interface StreamGuard {
+  /** Checks the request's credentials again: false when they no longer sign this user in. */
+  stillSignedIn: () => Promise<boolean>;
+  /** The key the stream counts under towards `max_realtime_connections_per_user`. */
+  connection: string;
+}
 
 /** Open streams, ended when the process shuts down (their clients resume elsewhere or later). */
 const open = new Set<EventStream>();
@@ -83,9 +92,11 @@ export async function openEventStream(
   user: SessionUser,
   request: StreamRequest,
   res: ServerResponse,
+  guard: StreamGuard,
 ): Promise<void> {
   await authorize(site, user, request);
-  const stream = new EventStream(site, user, request, res);
+  const release = holdConnection(site, guard.connection);
+  const stream = new EventStream(site, user, request, res, guard.stillSignedIn, release);
   await stream.start();
 }
 
@@ -98,6 +109,7 @@ class EventStream {
   /** Deliveries in order: each batch's permission checks finish before the next batch is written. */
   private chain: Promise<void> = Promise.resolve();
   private keepAlive: NodeJS.Timeout | undefined;
+  private recheck: NodeJS.Timeout | undefined;
   private ended = false;
   private readonly ofDocument: boolean;
   private readonly feed;
@@ -107,6 +119,8 @@ class EventStream {
     private readonly user: SessionUser,
     private readonly request: StreamRequest,
     private readonly res: ServerResponse,
+    private readonly stillSignedIn: () => Promise<boolean>,
+    private readonly release: () => void,
   ) {
     this.ofDocument =
       request.name !== undefined || site.registry.get(request.doctype)?.meta.issingle === true;
@@ -134,6 +148,10 @@ class EventStream {
     }
     this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     this.keepAlive.unref();
+    this.recheck = setInterval(() => {
+      this.stillSignedIn().then((yes) => yes || this.end(), this.end);
+    }, this.site.config.site.realtime_recheck_ms);
+    this.recheck.unref();
     const last = this.request.lastEventId;
     if (last === undefined) this.sent = head;
     else await this.resume(last, head);
@@ -197,6 +215,8 @@ class EventStream {
     if (this.ended) return;
     this.ended = true;
     if (this.keepAlive) clearInterval(this.keepAlive);
+    if (this.recheck) clearInterval(this.recheck);
+    this.release();
     this.feed.unlisten(this.onEvents);
     open.delete(this);
     if (!this.res.writableEnded) this.res.end();

@@ -18,6 +18,8 @@ export interface SocketState {
   rooms: Set<string>;
   /** Documents the socket has open (`doctype/name`), for doc_viewers. */
   open: Set<string>;
+  /** Gives back the socket's place under `max_realtime_connections_per_user` (realtime-connections.ts). */
+  release: () => void;
 }
 
 /** A socket of this service. */

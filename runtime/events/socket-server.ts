@@ -3,8 +3,9 @@
 // cookie, Authorization token/Basic/Bearer, auth hooks; no credentials is Guest, bad ones refuse the connection). The
 // client's events are Frappe's (frappe/realtime/handlers): doctype_subscribe/unsubscribe, doc_subscribe/unsubscribe,
 // doc_open/doc_close (→ doc_viewers), task_subscribe/unsubscribe (→ task_progress, task_complete). Read permission is
-// checked when subscribing (a refused subscription is ignored, as Frappe does; an optional ack callback is told) and
-// again for every event (socket-rooms.ts).
+// checked when subscribing, for the user as of now (a refused subscription is ignored, as Frappe does; an optional ack
+// callback is told), and again for every event (socket-rooms.ts). Every `realtime_recheck_ms` each socket's handshake
+// is authenticated again: a socket whose session, token or key no longer signs its user in is disconnected.
 import type http from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { Server } from 'socket.io';
@@ -15,6 +16,7 @@ import { hasDocumentPermission } from '../permissions/document-permission';
 import { hasDocTypePermission } from '../permissions/doctype-permission';
 import type { SessionUser, Site } from '../site';
 import { EventReadChecks } from './event-access';
+import { connectionKey, holdConnection, stillHolds } from './realtime-connections';
 import { batchSocketWrites } from './socket-writes';
 import { docRoom, doctypeRoom, emitTo, SocketRooms, type RealtimeSocket } from './socket-rooms';
 import { TaskWatch, taskRoom } from './task-progress';
@@ -69,7 +71,15 @@ export function attachSocketServer(
   const handshake = (socket: RealtimeSocket, next: (err?: Error) => void): void => {
     authenticate(socket.request).then(
       (user) => {
-        socket.data = { user, rooms: new Set(), open: new Set() };
+        let release: () => void;
+        try {
+          release = holdConnection(site, connectionKey(user, socket.handshake.address));
+        } catch (err) {
+          const refused = new Error((err as AppError).message) as Error & { data?: unknown };
+          refused.data = { status: 429, exc_type: 'TooManyRequestsError' };
+          return next(refused);
+        }
+        socket.data = { user, rooms: new Set(), open: new Set(), release };
         next();
       },
       (err: unknown) => {
@@ -93,7 +103,13 @@ export function attachSocketServer(
   named.use(handshake);
   named.on('connection', (socket: RealtimeSocket) => realtime.connect(socket));
 
+  const recheck = setInterval(
+    () => void realtime.recheck(authenticate),
+    site.config.site.realtime_recheck_ms,
+  );
+  recheck.unref();
   const close = (): void => {
+    clearInterval(recheck);
     rooms.close();
     tasks.close();
     io.disconnectSockets(true);
@@ -113,13 +129,45 @@ export function attachSocketServer(
 
 /** What a socket's events do. */
 class SocketHandlers {
+  /** The connected sockets of every namespace. */
+  private readonly sockets = new Set<RealtimeSocket>();
+  private rechecking = false;
+
   constructor(
     private readonly site: Site,
     private readonly rooms: SocketRooms,
     private readonly tasks: TaskWatch,
   ) {}
 
+  /**
+   * Authenticates every socket's handshake again, one after another: a refusal (401, 403) or another user disconnects
+   * it; an outage leaves it to the next check. The user found replaces the socket's (its roles as of now).
+   */
+  async recheck(authenticate: HandshakeAuth): Promise<void> {
+    if (this.rechecking) return;
+    this.rechecking = true;
+    try {
+      for (const socket of [...this.sockets]) {
+        if (!socket.connected) continue;
+        const user = await authenticate(socket.request).catch((err: unknown) =>
+          stillHolds(err) ? null : undefined,
+        );
+        if (user === null) continue;
+        if (user === undefined || user.name !== socket.data.user.name) socket.disconnect(true);
+        else socket.data.user = user;
+      }
+    } finally {
+      this.rechecking = false;
+    }
+  }
+
+  /** The socket's user as of now (roles, enabled), undefined when disabled or gone since the handshake. */
+  private currentUser(socket: RealtimeSocket): Promise<SessionUser | undefined> {
+    return new EventReadChecks(this.site).user(socket.data.user.name);
+  }
+
   connect(socket: RealtimeSocket): void {
+    this.sockets.add(socket);
     const on = (event: string, count: number, handle: (names: string[], ack: Ack) => Promise<void> | void) =>
       socket.on(event, (...args: unknown[]) => {
         const { names, ack } = parseArgs(args, count);
@@ -127,7 +175,8 @@ class SocketHandlers {
         Promise.resolve(handle(names, ack)).catch(() => ack({ ok: false, error: 'Failed' }));
       });
     on('doctype_subscribe', 1, async ([doctype], ack) => {
-      if (!this.mayFollowDocType(socket.data.user, doctype as string))
+      const user = await this.currentUser(socket);
+      if (!user || !this.mayFollowDocType(user, doctype as string))
         return ack({ ok: false, error: 'Not permitted' });
       this.joined(socket, doctypeRoom(doctype as string), ack);
     });
@@ -136,7 +185,8 @@ class SocketHandlers {
       ack({ ok: true });
     });
     on('doc_subscribe', 2, async ([doctype, name], ack) => {
-      if (!(await this.mayReadDoc(socket.data.user, doctype as string, name as string)))
+      const user = await this.currentUser(socket);
+      if (!user || !(await this.mayReadDoc(user, doctype as string, name as string)))
         return ack({ ok: false, error: 'Not permitted' });
       this.joined(socket, docRoom(doctype as string, name as string), ack);
     });
@@ -145,7 +195,8 @@ class SocketHandlers {
       ack({ ok: true });
     });
     on('doc_open', 2, async ([doctype, name], ack) => {
-      if (!(await this.mayReadDoc(socket.data.user, doctype as string, name as string)))
+      const user = await this.currentUser(socket);
+      if (!user || !(await this.mayReadDoc(user, doctype as string, name as string)))
         return ack({ ok: false, error: 'Not permitted' });
       const room = openRoom(doctype as string, name as string);
       if (!this.rooms.join(socket, room)) return ack({ ok: false, error: 'Too many subscriptions' });
@@ -155,9 +206,11 @@ class SocketHandlers {
     });
     on('doc_close', 2, ([doctype, name], ack) => {
       const room = openRoom(doctype as string, name as string);
-      this.rooms.leave(socket, room);
-      socket.data.open.delete(room);
-      this.notifyViewers(socket, doctype as string, name as string);
+      // Closing what the socket never opened tells no one anything (no doc_viewers to the document's viewers).
+      if (socket.data.open.delete(room)) {
+        this.rooms.leave(socket, room);
+        this.notifyViewers(socket, doctype as string, name as string);
+      }
       ack({ ok: true });
     });
     const taskSubscribe = async ([id]: string[], ack: Ack) => {
@@ -177,6 +230,8 @@ class SocketHandlers {
     on('progress_subscribe', 1, taskSubscribe);
     on('task_unsubscribe', 1, taskUnsubscribe);
     socket.on('disconnect', () => {
+      this.sockets.delete(socket);
+      socket.data.release();
       const open = [...socket.data.open];
       const tasks = [...socket.data.rooms].filter((r) => r.startsWith('task_progress:'));
       this.rooms.leaveAll(socket);

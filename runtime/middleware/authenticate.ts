@@ -1,5 +1,6 @@
 // createAuthenticate: resolves the request's user from the Authorization header, the session cookie or auth hooks, failing closed.
-import type { Middleware } from 'koa';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import Koa, { type Middleware } from 'koa';
 import { userForApiKey, verifiedApiKeyUser } from '../auth/api-keys';
 import type { AuthHook } from '../auth/auth-hooks';
 import { bearerGrant, cachedBearerGrant, type BearerGrant } from '../auth/bearer-tokens';
@@ -9,9 +10,10 @@ import { keySource } from '../auth/key-sources';
 import { parseSessionExpiry, resumeSession } from '../auth/sessions';
 import { loadSettings } from '../auth/settings';
 import { cachedUser, loadUser } from '../auth/users';
-import { AuthenticationError, InvalidAuthorizationToken } from '../errors/errors';
+import { fromSameSite } from '../auth/login-origin';
+import { AuthenticationError, CSRFTokenError, InvalidAuthorizationToken } from '../errors/errors';
 import type { AppContext, RequestState } from '../http/state';
-import { GUEST } from '../site';
+import { GUEST, type SessionUser, type Site } from '../site';
 
 /** Credentials parsed from an Authorization header. */
 export type Credentials = { kind: 'key'; key: string; secret: string } | { kind: 'bearer'; token: string };
@@ -215,4 +217,38 @@ async function fullAuthenticate(
     state.auth = 'guest';
   }
   await next();
+}
+
+/**
+ * Authenticates a request outside the middleware chain, as the authenticate middleware would: the user (Guest without
+ * credentials), or a 401 thrown. Socket handshakes use it, and open sockets and event streams to check again that
+ * their credentials still hold (a session logged out, a token revoked, a key regenerated).
+ */
+export type RequestAuthenticator = (site: Site, req: IncomingMessage) => Promise<SessionUser>;
+
+/**
+ * The authenticator of bare requests, with the auth hooks of the application. `sameSiteOnly`: a page of another site
+ * is refused (403) before the credentials are read (a socket handshake with the user's cookie: cross-site WebSocket
+ * hijacking).
+ */
+export function createRequestAuthenticator(options: {
+  authHooks: readonly AuthHook[];
+  sameSiteOnly?: boolean;
+}): RequestAuthenticator {
+  const authenticate = createAuthenticate({ authHooks: options.authHooks, clientCredentials: () => false });
+  const koa = new Koa({ proxy: false });
+  return async (site, req) => {
+    const ctx = koa.createContext(req, new ServerResponse(req));
+    const state = ctx.state;
+    state.site = site;
+    state.path = ctx.path;
+    state.version = 2;
+    state.user = GUEST;
+    state.auth = 'guest';
+    state.messages = [];
+    if (options.sameSiteOnly && !fromSameSite(ctx))
+      throw new CSRFTokenError('Connection refused: the page is on another site');
+    await authenticate(ctx, () => Promise.resolve());
+    return state.user;
+  };
 }

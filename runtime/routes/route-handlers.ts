@@ -4,7 +4,7 @@ import * as bulk from './bulk-handlers';
 import { createDocsHandlers } from './docs-page';
 import { serveFile } from '../files/serve-file';
 import * as probes from './health-handlers';
-import { eventStream } from './event-handlers';
+import { createEventStream } from './event-handlers';
 import { exportDocuments } from './export-handler';
 import { jobStatus } from './job-handlers';
 import { metrics } from './metrics-handler';
@@ -14,6 +14,7 @@ import { callMethod } from './method-routes';
 import { createOpenApiHandler } from './openapi-document';
 import * as resources from './resource-handlers';
 import type { Operation, RouteParams, RouteRow } from '../http/route-row';
+import type { RequestAuthenticator } from '../middleware/authenticate';
 
 /** Runs a matched row: the path's captures are decoded, the row gives the success status and envelope. */
 export type RouteHandler = (ctx: AppContext, params: RouteParams, row: RouteRow) => Promise<void> | void;
@@ -25,6 +26,8 @@ export type RouteHandlers = Readonly<Record<Operation, RouteHandler>>;
 export interface RouteHandlerOptions {
   /** The generated folder whose openapi/ documents and docs/schema.md are served. */
   generatedDir: string;
+  /** Authenticates a request again: an open event stream checks that its credentials still hold. */
+  authenticateAgain: RequestAuthenticator;
 }
 
 /** The handlers of the route table's operations. */
@@ -53,7 +56,7 @@ export function createRouteHandlers(options: RouteHandlerOptions): RouteHandlers
     metrics,
     jobStatus,
     export: exportDocuments,
-    eventStream,
+    eventStream: createEventStream(options.authenticateAgain),
     signIn: signInPage,
     docs: docs.docs,
     docsAsset: docs.docsAsset,
