@@ -16,7 +16,7 @@ import { ensureSigningKey } from './oauth/signing-keys';
 import { installFeatures } from './features';
 import type { PatchList } from './patches/patch-list';
 import { patchLogMeta, pendingPatches } from './patches/patch-log';
-import { runPatches } from './patches/run-patches';
+import { isNewSite, recordSkipped, runPatches } from './patches/run-patches';
 import { openResultCache, resultCacheLimits } from './query/result-cache';
 import { openReplicaReads } from './query/replica-reads';
 import { SitePlugins } from './site';
@@ -139,18 +139,26 @@ async function migrateAtStart(
     return { changed: [], patched: [] };
   }
   const patched: string[] = [];
+  // A new site's schema is made at the DocTypes' current state: its patches are recorded, not run (isNewSite).
+  let newSite = false;
   const withPatches =
     patches && patches.pre_model_sync.length + patches.post_model_sync.length > 0
       ? {
           syncFirst: [patchLogMeta(site)],
           phases: {
             beforeSync: [
-              async () =>
-                void patched.push(...(await runPatches(site, 'pre_model_sync', patches.pre_model_sync))),
+              async () => {
+                newSite = await isNewSite(site);
+                if (!newSite)
+                  patched.push(...(await runPatches(site, 'pre_model_sync', patches.pre_model_sync)));
+              },
             ],
             afterSync: [
-              async () =>
-                void patched.push(...(await runPatches(site, 'post_model_sync', patches.post_model_sync))),
+              async () => {
+                if (newSite)
+                  await recordSkipped(site, [...patches.pre_model_sync, ...patches.post_model_sync]);
+                else patched.push(...(await runPatches(site, 'post_model_sync', patches.post_model_sync)));
+              },
             ],
           },
         }

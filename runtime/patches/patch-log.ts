@@ -1,7 +1,11 @@
 // The Patch Log DocType (core): one row per patch that has run, keyed by its line in patches.txt. Its table is synced
 // on its own, under the migration lock, before the pre_model_sync patches (which run before the rest of the sync).
 import { PatchError } from '../errors/errors';
-import { DocumentTransaction } from '../document/lifecycle';
+import { fillStoredValues } from '../document/checks';
+import { hashName } from '../document/naming';
+import type { DocData } from '../db/row-store';
+import { now } from '../db/stored-values';
+import { inWriteTransaction } from '../db/write-transaction';
 import type { DocTypeMeta } from '../meta/types';
 import type { Site } from '../site';
 import { PATCH_USER } from './patch-user';
@@ -36,11 +40,26 @@ export async function pendingPatches(
   return all.filter((p) => !done.has(p.key)).map((p) => p.key);
 }
 
-/** Records that the patch `key` ran, through the document path (as Administrator). */
-export async function recordPatch(site: Site, key: string): Promise<void> {
-  const tx = new DocumentTransaction(site, PATCH_USER);
-  tx.ignorePermissions = true;
-  await tx.run(async () => {
-    await tx.newDoc(PATCH_LOG, { patch: key }).insert();
-  });
+/**
+ * Records that the patch `key` ran (or, on a new site, that it needs not: `skipped`), as a row written straight to the
+ * Patch Log's table. Not through the document lifecycle: a pre_model_sync patch is recorded before the sync, when the
+ * tables the lifecycle reads (Server Scripts, the event log) may not exist yet.
+ */
+export async function recordPatch(site: Site, key: string, skipped = false): Promise<void> {
+  const binding = site.registry.get(PATCH_LOG);
+  if (!binding) throw new PatchError(`patches.txt needs the ${PATCH_LOG} DocType (doctypes/core/patch_log)`);
+  const stamp = now();
+  const data: DocData = {
+    name: hashName(),
+    patch: key,
+    skipped: skipped ? 1 : 0,
+    owner: PATCH_USER.name,
+    modified_by: PATCH_USER.name,
+    creation: stamp,
+    modified: stamp,
+    docstatus: 0,
+    idx: 0,
+  };
+  fillStoredValues(binding.meta, data);
+  await inWriteTransaction(site.db, (trx) => site.rows.insert(trx, binding, data));
 }

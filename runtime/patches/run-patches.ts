@@ -5,7 +5,7 @@ import { PatchError } from '../errors/errors';
 import { logger } from '../log/logger';
 import type { Site } from '../site';
 import { createPatchContext, type PatchModule } from './patch-context';
-import { executedPatches, recordPatch } from './patch-log';
+import { executedPatches, PATCH_LOG, recordPatch } from './patch-log';
 import { PATCHES_FILE, type PatchLine, type PatchPhase } from './patch-list';
 
 /** The module of a patch line (`.ts`, or `.js` in a compiled build). */
@@ -54,4 +54,28 @@ export async function runPatches(
     ran.push(patch.key);
   }
   return ran;
+}
+
+/**
+ * True on a new site: no table of its DocTypes exists yet but the Patch Log's (synced first). Its schema is made at the
+ * DocTypes' current state, so its patches need not run (recordSkipped), as Frappe's install marks them all completed.
+ */
+export async function isNewSite(site: Site): Promise<boolean> {
+  const tables = await site.db.schema.tables(site.db.knex);
+  return !site.registry
+    .all()
+    .some((b) => !b.meta.issingle && b.meta.name !== PATCH_LOG && tables.has(b.meta.tableName));
+}
+
+/** Records the patches not run yet as done without running them (`skipped`): a new site's (isNewSite). */
+export async function recordSkipped(site: Site, patches: readonly PatchLine[]): Promise<string[]> {
+  const done = await executedPatches(site);
+  const skipped = patches.filter((p) => !done.has(p.key)).map((p) => p.key);
+  for (const key of skipped) await recordPatch(site, key, true);
+  if (skipped.length)
+    logger().info(
+      { event: 'patches_skipped', patches: skipped.length },
+      'new site: its patches are recorded as done without running',
+    );
+  return skipped;
 }

@@ -51,7 +51,8 @@ export async function postgresDatabase(
   return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 
-async function databaseUrl(): Promise<{ url: string; drop: () => Promise<void> }> {
+/** A new, empty database of the backend under test (TEST_POSTGRES_URL, TEST_MYSQL_URL, else a SQLite file). */
+export async function emptyDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const suffix = `${process.pid}_${randomBytes(4).toString('hex')}`;
   const postgres = process.env.TEST_POSTGRES_URL;
   if (postgres) return postgresDatabase(postgres, `svc_test_${suffix}`);
@@ -87,7 +88,7 @@ async function databaseUrl(): Promise<{ url: string; drop: () => Promise<void> }
 export async function createTestSite(
   options: { site?: Partial<SiteConfig>; registry?: Registry; redisUrl?: string } = {},
 ): Promise<TestSite> {
-  const { url, drop } = await databaseUrl();
+  const { url, drop } = await emptyDatabase();
   const filesPath = path.resolve(
     __dirname,
     '../tmp',

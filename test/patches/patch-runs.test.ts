@@ -3,13 +3,14 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PatchError } from '../../runtime/errors/errors';
-import { closeSite } from '../../runtime/bootstrap';
+import { closeSite, openSite } from '../../runtime/bootstrap';
+import { readPatchList } from '../../runtime/patches/patch-list';
 import { connect } from '../../runtime/db/connect';
 import type { Registry } from '../../runtime/registry/registry';
 import type { Site } from '../../runtime/site';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { patchProject, type PatchProject } from '../helpers/patch-project';
-import { createTestSite, type TestSite } from '../helpers/test-site';
+import { createTestSite, emptyDatabase, type TestSite } from '../helpers/test-site';
 
 /** What the test patches saw, in the order they ran: [patch, whether the sync had made tabNamed By Hash]. */
 const runs: [string, boolean][] = [];
@@ -145,4 +146,35 @@ test('a patch whose module is missing, or exports no execute, stops the migratio
   await expect(migrate()).rejects.toThrow(
     'patches.txt:1 patches.missing.empty: exports no execute(ctx) function',
   );
+});
+
+test('a new site records its patches as done without running them, as Frappe installs a site', async () => {
+  project.patch('patches.fresh.before', recordingPatch('fresh-before'));
+  project.patch('patches.fresh.after', recordingPatch('fresh-after'));
+  project.list('[pre_model_sync]\npatches.fresh.before\n[post_model_sync]\npatches.fresh.after\n');
+  runs.length = 0;
+  const empty = await emptyDatabase();
+  try {
+    const site = await openSite({ ...t.site.config, databaseUrl: empty.url }, registry, {
+      patches: readPatchList(project.root),
+    });
+    try {
+      expect(runs).toEqual([]);
+      expect(site.patched).toEqual([]);
+      const rows = (await site.db.knex('tabPatch Log').orderBy('patch').select('patch', 'skipped')) as {
+        patch: string;
+        skipped: number | boolean;
+      }[];
+      expect(rows.map((r) => [r.patch, Number(r.skipped)])).toEqual([
+        ['patches.fresh.after', 1],
+        ['patches.fresh.before', 1],
+      ]);
+      // The site works: its tables, Administrator and the document path are there.
+      expect(await site.db.knex.schema.hasTable(PROBE)).toBe(true);
+    } finally {
+      await closeSite(site);
+    }
+  } finally {
+    await empty.drop();
+  }
 });
