@@ -1,10 +1,18 @@
 // `npm run build`: compiles the service to plain JavaScript in dist/ (runtime, generated registry, DocType controllers
-// and hooks, generator), one .js file per .ts file with the folders kept, so that `node dist/runtime/cli/main.js serve`
+// and hooks, generator, patches), one .js file per .ts file with the folders kept, so that `node dist/runtime/cli/main.js serve`
 // (`npm start`) runs in one node process without tsx. esbuild only strips types (no bundling, no type check: that is
 // `npm run typecheck`). The package's own name (`doctype-service`, `doctype-service/internal`, which package.json maps
 // to the TypeScript sources) is rewritten to the compiled files; JSON files beside the sources (DocType JSON, OpenAPI
 // documents, the generator's schema) are copied, and so is the TypeScript the generator copies into its output.
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { transformSync } from 'esbuild';
 import { buildCompiledRegistryBundle } from '../runtime/cli/registry-bundle';
@@ -12,8 +20,10 @@ import { buildCompiledRuntimeBundle } from '../runtime/cli/runtime-bundle';
 import { bundleSandboxWorker } from '../runtime/scripts/worker-bundle';
 
 const ROOT = path.resolve(__dirname, '..');
-/** The folders compiled; tests, benchmarks and this script stay TypeScript. */
-const SOURCES = ['runtime', 'generated', 'doctypes', 'generator'];
+/** The folders compiled (patches/ when the project has one); tests, benchmarks and this script stay TypeScript. */
+const SOURCES = ['runtime', 'generated', 'doctypes', 'generator', 'patches'].filter((dir) =>
+  existsSync(path.join(ROOT, dir)),
+);
 /**
  * TypeScript files the compiled code reads as text, copied beside their compiled .js: the generator writes the typed
  * client's runtime (generator/client/client-runtime.ts) into generated/client/ as it is.

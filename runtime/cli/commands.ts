@@ -7,7 +7,7 @@ import { loadConfig } from '../config/config';
 import { exitOnSignals, serve, stopWorker } from './serve';
 import { jobBackend } from '../jobs/site-queue';
 import { addUser, generateKeysFor, setPassword } from './user-commands';
-import { doctypesDir, generatedDir, projectRoot } from './layout';
+import { doctypesDir, generatedDir, patchModulesRoot, projectRoot } from './layout';
 import { readPatchList } from '../patches/patch-list';
 import { warnStaleDocTypes } from './stale-doctypes';
 import { exportCommand, importCommand } from './data-commands';
@@ -35,7 +35,9 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
         return 1;
       }
       if (argv.includes('--with-worker')) config.site.job_worker = true;
-      const site = await openSite(config, await loadRegistry(), { patches: readPatchList(projectRoot()) });
+      const site = await openSite(config, await loadRegistry(), {
+        patches: readPatchList(projectRoot(), patchModulesRoot()),
+      });
       // A Redis unreachable at start-up is a warning (the breaker logs it); the service follows it as it comes back.
       await checkRedisAtStart(site);
       if (site.created && config.adminPasswordDefaulted)

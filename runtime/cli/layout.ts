@@ -24,3 +24,8 @@ export function doctypesDir(): string {
 export function projectRoot(): string {
   return path.resolve(process.env.SVC_ROOT ?? '.');
 }
+
+/** The folder patch modules are found under: the project root, or dist/ when compiled (npm run build compiles patches/). */
+export function patchModulesRoot(): string {
+  return COMPILED ? COMPILED_ROOT : projectRoot();
+}

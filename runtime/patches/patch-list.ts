@@ -55,9 +55,12 @@ export function parsePatchList(text: string, root: string): PatchList {
   return list;
 }
 
-/** Reads `<root>/patches.txt`; no file is an empty list. */
-export function readPatchList(root: string): PatchList {
+/**
+ * Reads `<root>/patches.txt`; no file is an empty list. `modules` is the folder its dotted paths are found under: the
+ * root, or dist/ for the compiled build (`npm run build` compiles the patches/ folder there).
+ */
+export function readPatchList(root: string, modules = root): PatchList {
   const file = path.join(root, PATCHES_FILE);
   if (!existsSync(file)) return { pre_model_sync: [], post_model_sync: [] };
-  return parsePatchList(readFileSync(file, 'utf8'), root);
+  return parsePatchList(readFileSync(file, 'utf8'), modules);
 }

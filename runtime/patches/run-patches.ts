@@ -12,7 +12,10 @@ import { PATCHES_FILE, type PatchLine, type PatchPhase } from './patch-list';
 function loadPatch(patch: PatchLine): PatchModule {
   const file = ['.ts', '.js'].map((ext) => patch.file + ext).find((f) => existsSync(f));
   const where = `${PATCHES_FILE}:${patch.line} ${patch.module}`;
-  if (!file) throw new PatchError(`${where}: no file ${patch.module.split('.').join('/')}.ts`);
+  if (!file)
+    throw new PatchError(
+      `${where}: no file ${patch.module.split('.').join('/')}.ts (nor the .js npm run build makes of it in dist/)`,
+    );
   let mod: Partial<PatchModule> & { default?: Partial<PatchModule> };
   try {
     mod = require(file) as typeof mod;

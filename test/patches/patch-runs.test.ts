@@ -1,6 +1,6 @@
 // Patches run around the schema sync: [pre_model_sync] before it, [post_model_sync] after it, in file order, each once
 // (a Patch Log row per patch). A failing patch stops everything after it, the sync included, and runs again next time.
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PatchError } from '../../runtime/errors/errors';
 import { closeSite, openSite } from '../../runtime/bootstrap';
@@ -177,4 +177,20 @@ test('a new site records its patches as done without running them, as Frappe ins
   } finally {
     await empty.drop();
   }
+});
+
+test('patch modules are found under the modules folder given (dist/ in a compiled build), as plain .js', async () => {
+  const compiled = path.join(project.root, 'dist');
+  mkdirSync(path.join(compiled, 'patches', 'built'), { recursive: true });
+  writeFileSync(
+    path.join(compiled, 'patches', 'built', 'probe.js'),
+    "exports.execute = async () => { globalThis.patchRuns.push(['built', true]); };\n",
+  );
+  project.list('[post_model_sync]\npatches.built.probe\n');
+  runs.length = 0;
+  await closeSite(t.site);
+  const site = await openSite(t.site.config, registry, { patches: readPatchList(project.root, compiled) });
+  opened.push(site);
+  expect(runs).toEqual([['built', true]]);
+  expect(site.patched).toEqual(['patches.built.probe']);
 });
