@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { closeSite, openSite } from '../bootstrap';
 import { loadConfig } from '../config/config';
+import { logToStderr } from '../log/logger';
 import { exportSource } from '../data-export/export-pages';
 import { exportFormat, exportStream } from '../data-export/export-stream';
 import { planImport } from '../data-import/plan-import';
@@ -125,6 +126,8 @@ export async function exportCommand(argv: string[]): Promise<number> {
     console.error('svc export: --doctype is required');
     return 1;
   }
+  // The file goes to stdout unless --out: the log lines (opening the site, the export's audit line) go to stderr.
+  if (!values.out) logToStderr();
   return withSite(async (site) => {
     const caller: Caller = { site, user: admin, version: 2 };
     const params: Record<string, unknown> = {};

@@ -60,6 +60,11 @@ export function logger(): Logger {
   return (shared ??= createLogger());
 }
 
+/** Sends the process log to stderr from now on: a command whose stdout is its data (`svc export` with no --out). */
+export function logToStderr(): void {
+  shared = createLogger({ destination: pino.destination({ dest: 2, sync: true }) });
+}
+
 /** Replaces the process-wide logger (tests). */
 export function setLogger(replacement: Logger): void {
   shared = replacement;

@@ -13,10 +13,11 @@ const env = {
   FILES_PATH: dir,
   ADMIN_PASSWORD: 'x-admin-1',
 };
+// LOG_LEVEL info, as a user's shell has it (jest workers are silent): log lines must not reach the exported data.
 const svc = (...args: string[]) =>
   spawnSync(process.execPath, ['--import', 'tsx', 'runtime/cli/main.ts', ...args], {
     cwd: ROOT,
-    env,
+    env: { ...env, LOG_LEVEL: 'info' },
     encoding: 'utf8',
   });
 
@@ -44,6 +45,8 @@ test('svc import, then svc export: the same documents, a progress bar on stderr'
   );
   expect(exported.status).toBe(0);
   expect(exported.stderr).toMatch(/100% 300\/300 ToDo/);
+  expect(exported.stderr).toMatch(/"event":"export"/);
+  expect(exported.stdout.startsWith('\ufeffdescription,priority\n')).toBe(true);
   const lines = exported.stdout
     .replace(/^\ufeff/, '')
     .trim()
