@@ -1,5 +1,5 @@
-// Frappe's rooms for sockets: `doc:<doctype>/<name>` gets `doc_update {doctype, name, modified}` for each save of the
-// document, and `doctype:<doctype>` gets `list_update {doctype, name, user}` for each save and delete of the DocType
+// Frappe's rooms for sockets: `doc:<doctype>/<name>` gets `doc_update {doctype, name, modified}` for each save and the
+// delete of the document, and `doctype:<doctype>` gets `list_update {doctype, name, user}` for each save and delete of the DocType
 // (never for a Single or a child DocType). The rooms cover every namespace; while one of them has a socket, the
 // realtime follows the event feed, and each event reaches only the sockets whose user may read the document at that
 // moment. Every event is checked per user, not per socket: the sockets of a followed room are also grouped by user in
@@ -125,7 +125,8 @@ export class SocketRooms {
     const plans = events.map((event) => {
       const binding = this.site.registry.get(event.doctype);
       const listed = binding !== undefined && !binding.meta.issingle && !binding.meta.istable;
-      const doc = event.action === 'delete' ? undefined : docRoom(event.doctype, event.docname);
+      // A delete too, as Frappe's delete_doc calls notify_update: a form following the document learns it is gone.
+      const doc = docRoom(event.doctype, event.docname);
       const list = listed ? doctypeRoom(event.doctype) : undefined;
       return { event, doc: this.allowed(checks, event, doc), list: this.allowed(checks, event, list) };
     });

@@ -1,7 +1,7 @@
 // Which webhooks a document event fires, and their log rows. Frappe fires a webhook from the document method of its
 // event (run_webhooks in run_method): here the docEvent point, right after the controller's hook of the same name
 // (after_insert, on_update, on_submit, on_cancel, on_update_after_submit, on_trash), and on_change after the last
-// after-write hook of any save but an insert. The rows are written in the document's transaction, so a delivery
+// after-write hook of any save but an insert, and after a delete's on_trash. The rows are written in the document's transaction, so a delivery
 // exists exactly when its change committed; the afterCommit point then queues their job. Imports, patches and
 // migrations (`tx.flags`) fire none.
 import type { DeleteOperation, SaveOperation, WritingSave } from '../document/extension-points';
@@ -15,8 +15,12 @@ import { webhookIndex, type WebhookIndex, type WebhookRecord } from './webhook-i
 /** The log rows each written document's events made, for its afterCommit handler. */
 const rowsOf = new WeakMap<SaveOperation | DeleteOperation, string[]>();
 
-/** The events a hook is: its own name, and on_change after a save's last after-write hook (not an insert's). */
+/**
+ * The events a hook is: its own name, and on_change after a save's last after-write hook (not an insert's) and after a
+ * delete's on_trash (Frappe's delete_doc runs on_change then, and run_webhooks fires it but on an insert).
+ */
 function eventsOf(op: SaveOperation | DeleteOperation, hook: HookName): string[] {
+  if (op.kind === 'delete') return hook === 'on_trash' ? [hook, 'on_change'] : [hook];
   if (op.kind === 'save' && !op.isNew) {
     const after = AFTER_WRITE[op.action];
     if (after[after.length - 1] === hook) return [hook, 'on_change'];

@@ -156,6 +156,12 @@ test('doc_update to doc:<doctype>/<name>, list_update to doctype:<doctype>, each
   await until(() => doc1.length === 2);
   await settle();
   expect(list1).toHaveLength(1);
+  // Its delete too, as Frappe's delete_doc calls notify_update: the form following it learns it is gone.
+  expect(
+    (await t.http.delete(`/api/v2/document/ToDo/${own}`).set('Authorization', t.adminToken)).status,
+  ).toBe(202);
+  await until(() => doc1.length === 3);
+  expect(doc1[2]).toMatchObject({ doctype: 'ToDo', name: own });
 });
 
 test('permission is checked again per event: a reader who lost its role gets nothing more', async () => {
