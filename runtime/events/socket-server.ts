@@ -17,6 +17,7 @@ import { hasDocTypePermission } from '../permissions/doctype-permission';
 import type { SessionUser, Site } from '../site';
 import { EventReadChecks } from './event-access';
 import { connectionKey, holdConnection, stillHolds } from './realtime-connections';
+import { listenForRealtime } from '../redis/realtime-channel';
 import { batchSocketWrites } from './socket-writes';
 import { docRoom, doctypeRoom, emitTo, SocketRooms, type RealtimeSocket } from './socket-rooms';
 import { TaskWatch, taskRoom } from './task-progress';
@@ -103,12 +104,22 @@ export function attachSocketServer(
   named.use(handshake);
   named.on('connection', (socket: RealtimeSocket) => realtime.connect(socket));
 
+  // frappe.publish_realtime: to the sockets of the room on this process (the others' get it through Redis).
+  const stopMessages = listenForRealtime(site, (m) => {
+    const members = rooms.members(m.room);
+    if (members.size) emitTo([...members], m.event, m.message);
+    else {
+      io.of('/').to(m.room).emit(m.event, m.message);
+      named.to(m.room).emit(m.event, m.message);
+    }
+  });
   const recheck = setInterval(
     () => void realtime.recheck(authenticate),
     site.config.site.realtime_recheck_ms,
   );
   recheck.unref();
   const close = (): void => {
+    stopMessages();
     clearInterval(recheck);
     rooms.close();
     tasks.close();
@@ -168,6 +179,9 @@ class SocketHandlers {
 
   connect(socket: RealtimeSocket): void {
     this.sockets.add(socket);
+    // Frappe's own rooms, for frappe.publish_realtime: the user's, the website's, and `all` for signed-in users.
+    const { name } = socket.data.user;
+    void socket.join([`user:${name}`, 'website', ...(name === 'Guest' ? [] : ['all'])]);
     const on = (event: string, count: number, handle: (names: string[], ack: Ack) => Promise<void> | void) =>
       socket.on(event, (...args: unknown[]) => {
         const { names, ack } = parseArgs(args, count);

@@ -20,7 +20,15 @@ import { memoryExhausted, type BoundedModule } from './quickjs-module';
 const MAX_JOBS = 10_000;
 
 /** The host calls of the `frappe` global (frappe.* and frappe.db.*), each answered by the event loop. */
-const HOST_CALLS = ['get_list', 'get_doc', 'new_doc', 'get_value', 'set_value', 'count'] as const;
+const HOST_CALLS = [
+  'get_list',
+  'get_doc',
+  'new_doc',
+  'get_value',
+  'set_value',
+  'count',
+  'publish_realtime',
+] as const;
 
 /**
  * The guest half of a call, evaluated once per context with the host functions: prepare(json) makes `frappe` afresh
@@ -38,6 +46,7 @@ const IO_SOURCE = `(function (H) {
     const input = parse(json);
     G.frappe = {
       get_list: H.get_list, get_doc: H.get_doc, new_doc: H.new_doc, throw: H.throw, log: H.log,
+      publish_realtime: H.publish_realtime,
       db: { get_value: H.get_value, set_value: H.set_value, count: H.count },
       utils: { now: H.now, today: H.today, add_days: H.add_days },
       session: { user: String(input.user || 'Guest') }, response: {}, form_dict: input.form_dict || {},

@@ -6,6 +6,7 @@ import type { DocData } from '../db/row-store';
 import { CSRFTokenError, DoesNotExistError, ValidationError } from '../errors/errors';
 import * as documents from '../operations/document-operations';
 import * as lists from '../operations/list-operations';
+import { publishRealtime, type RealtimeMessage } from '../redis/realtime-channel';
 
 /** The list parameters a script may pass to `frappe.get_list` (Frappe's names; `limit` is `limit_page_length`). */
 const LIST_KEYS = [
@@ -80,6 +81,29 @@ function assertMayWrite(caller: Caller, name: string): void {
     );
 }
 
+/** The largest payload `frappe.publish_realtime` sends (its JSON text). */
+const MAX_REALTIME_BYTES = 64 * 1024;
+
+/**
+ * `frappe.publish_realtime(event, message, {doctype, docname, user, room, after_commit})` as Frappe's: the room is
+ * `room`, else `user:<user>`, else `doc:<doctype>/<docname>`, else `all` (every signed-in user's sockets).
+ */
+function realtimeMessage(args: unknown[]): RealtimeMessage {
+  const event = text(args[0], 'publish_realtime event');
+  const message = args[1] ?? null;
+  if (JSON.stringify(message).length > MAX_REALTIME_BYTES)
+    throw new ValidationError(`publish_realtime: the message is over ${MAX_REALTIME_BYTES} bytes of JSON`);
+  const options = record(args[2], 'publish_realtime options');
+  const opt = (key: string) =>
+    options[key] === undefined || options[key] === null ? undefined : text(options[key], key);
+  const [room, user, doctype, docname] = [opt('room'), opt('user'), opt('doctype'), opt('docname')];
+  return {
+    event,
+    message,
+    room: room ?? (user ? `user:${user}` : doctype && docname ? `doc:${doctype}/${docname}` : 'all'),
+  };
+}
+
 /** Runs one host call of a script for `caller`; `messages` collects what the operations leave for the user. */
 export async function callHost(
   caller: Caller,
@@ -136,6 +160,15 @@ export async function callHost(
     }
     case 'count':
       return lists.countDocuments(v1, text(args[0], 'doctype'), { filters: args[1] ?? {} });
+    case 'publish_realtime': {
+      assertMayWrite(caller, name);
+      const message = realtimeMessage(args);
+      // after_commit inside a document event: sent once its write commits, never when it rolls back (Frappe's).
+      if (caller.tx && record(args[2], 'publish_realtime options').after_commit)
+        caller.tx.afterCommit(() => publishRealtime(caller.site, message));
+      else await publishRealtime(caller.site, message);
+      return null;
+    }
     default:
       throw new ValidationError(`frappe has no function ${name.slice(0, 40)}`);
   }

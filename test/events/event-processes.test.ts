@@ -128,6 +128,28 @@ test('with REDIS_URL, a change committed on process A reaches a socket of proces
   // Woken by the notice, not by B's 1 s safety poll: the typical delay is that of a local commit.
   const delays = got.map((e, i) => e.at - (committed[i] as number)).sort((x, y) => x - y);
   expect(delays[2]).toBeLessThan(400);
+  // frappe.publish_realtime from a script run on A reaches the user's socket on B (the site's realtime channel).
+  const saved = await fetch(`http://127.0.0.1:${a}/api/resource/Server Script`, {
+    method: 'POST',
+    headers: { Authorization: t.adminToken, 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      name: 'publish-across',
+      script_type: 'API',
+      api_method: 'publish_across',
+      script: "frappe.publish_realtime('across', {from: 'A'}, {user: 'Administrator'})",
+    }),
+  });
+  expect(saved.status).toBe(201);
+  const across: unknown[] = [];
+  socket.on('across', (payload: unknown) => across.push(payload));
+  const called = await fetch(`http://127.0.0.1:${a}/api/method/publish_across`, {
+    method: 'POST',
+    headers: { Authorization: t.adminToken },
+  });
+  expect(called.status).toBe(200);
+  for (const end = Date.now() + 10_000; across.length < 1 && Date.now() < end;)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(across).toEqual([{ from: 'A' }]);
 });
 
 test('SIGTERM with an open SSE stream and socket: both are ended and the server exits well before shutdown_timeout', async () => {

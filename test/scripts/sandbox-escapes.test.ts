@@ -144,6 +144,7 @@ test('walking everything reachable from globalThis finds only the declared frapp
       'g.frappe.get_list',
       'g.frappe.log',
       'g.frappe.new_doc',
+      'g.frappe.publish_realtime',
       'g.frappe.throw',
       'g.frappe.utils.add_days',
       'g.frappe.utils.now',
