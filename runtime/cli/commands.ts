@@ -7,7 +7,7 @@ import { loadConfig } from '../config/config';
 import { exitOnSignals, serve, stopWorker } from './serve';
 import { jobBackend } from '../jobs/site-queue';
 import { addUser, generateKeysFor, setPassword } from './user-commands';
-import { doctypesDir, generatedDir, patchModulesRoot, projectRoot } from './layout';
+import { doctypesDir, generatedDir, compiledPatchesRoot, projectRoot } from './layout';
 import { readPatchList } from '../patches/patch-list';
 import { warnStaleDocTypes } from './stale-doctypes';
 import { exportCommand, importCommand } from './data-commands';
@@ -36,7 +36,7 @@ const COMMANDS: Record<string, { help: string; run: (argv: string[]) => Promise<
       }
       if (argv.includes('--with-worker')) config.site.job_worker = true;
       const site = await openSite(config, await loadRegistry(), {
-        patches: readPatchList(projectRoot(), patchModulesRoot()),
+        patches: readPatchList(projectRoot(), compiledPatchesRoot()),
       });
       // A Redis unreachable at start-up is a warning (the breaker logs it); the service follows it as it comes back.
       await checkRedisAtStart(site);

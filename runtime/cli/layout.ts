@@ -25,7 +25,7 @@ export function projectRoot(): string {
   return path.resolve(process.env.SVC_ROOT ?? '.');
 }
 
-/** The folder patch modules are found under: the project root, or dist/ when compiled (npm run build compiles patches/). */
-export function patchModulesRoot(): string {
-  return COMPILED ? COMPILED_ROOT : projectRoot();
+/** dist/ when compiled, where npm run build compiles patches/ (patch modules are looked for there first); else none. */
+export function compiledPatchesRoot(): string | undefined {
+  return COMPILED ? COMPILED_ROOT : undefined;
 }

@@ -7,7 +7,7 @@ import { isPending, migrate, migrationHistory } from '../db/migrate';
 import type { SchemaChange } from '../db/migration-plan';
 import { readPatchList } from '../patches/patch-list';
 import { pendingPatches } from '../patches/patch-log';
-import { patchModulesRoot, projectRoot } from './layout';
+import { compiledPatchesRoot, projectRoot } from './layout';
 import { loadRegistry } from './load-registry';
 
 /** The help text of `svc migrate`. */
@@ -102,7 +102,7 @@ export async function migrateCommand(argv: string[]): Promise<number> {
           console.log([r.applied_at, r.doctype, r.kind, r.detail, `${String(r.ms)} ms`].join(' | '));
       return 0;
     }
-    const patches = readPatchList(projectRoot(), patchModulesRoot());
+    const patches = readPatchList(projectRoot(), compiledPatchesRoot());
     if (!has('--dry-run') && patches.pre_model_sync.length + patches.post_model_sync.length > 0) {
       await db.close();
       return await migrateWithPatches(config, patches, has('--drop-removed'));

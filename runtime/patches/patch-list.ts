@@ -17,6 +17,8 @@ export interface PatchLine {
   module: string;
   /** The module file, without extension (`<root>/patches/v1/rename_title`). */
   file: string;
+  /** Where the compiled build has it, without extension (`dist/patches/v1/rename_title`): looked for first. */
+  compiled?: string;
   /** Its line number in patches.txt (1-based). */
   line: number;
 }
@@ -30,8 +32,11 @@ export const PATCHES_FILE = 'patches.txt';
 const SECTION = /^\[(\w+)\]$/;
 const DOTTED = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
-/** Parses patches.txt text (`root`: the folder the dotted paths are relative to); a malformed line is a PatchError. */
-export function parsePatchList(text: string, root: string): PatchList {
+/**
+ * Parses patches.txt text (`root`: the folder the dotted paths are relative to; `compiled`: the compiled build's folder,
+ * looked in first); a malformed line is a PatchError.
+ */
+export function parsePatchList(text: string, root: string, compiled?: string): PatchList {
   const list: PatchList = { pre_model_sync: [], post_model_sync: [] };
   const seen = new Set<string>();
   let phase: PatchPhase = 'pre_model_sync';
@@ -50,17 +55,24 @@ export function parsePatchList(text: string, root: string): PatchList {
       throw new PatchError(`${PATCHES_FILE}:${i + 1}: "${line}" is not a dotted module path`);
     if (seen.has(line)) return;
     seen.add(line);
-    list[phase].push({ key: line, module, file: path.join(root, ...module.split('.')), line: i + 1 });
+    const parts = module.split('.');
+    list[phase].push({
+      key: line,
+      module,
+      file: path.join(root, ...parts),
+      ...(compiled ? { compiled: path.join(compiled, ...parts) } : {}),
+      line: i + 1,
+    });
   });
   return list;
 }
 
 /**
- * Reads `<root>/patches.txt`; no file is an empty list. `modules` is the folder its dotted paths are found under: the
- * root, or dist/ for the compiled build (`npm run build` compiles the patches/ folder there).
+ * Reads `<root>/patches.txt`; no file is an empty list. Its dotted paths are found under the root, and first under
+ * `compiled` when given (dist/ of the compiled build, where `npm run build` compiles the patches/ folder).
  */
-export function readPatchList(root: string, modules = root): PatchList {
+export function readPatchList(root: string, compiled?: string): PatchList {
   const file = path.join(root, PATCHES_FILE);
   if (!existsSync(file)) return { pre_model_sync: [], post_model_sync: [] };
-  return parsePatchList(readFileSync(file, 'utf8'), modules);
+  return parsePatchList(readFileSync(file, 'utf8'), root, compiled);
 }

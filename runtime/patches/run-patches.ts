@@ -8,19 +8,35 @@ import { createPatchContext, type PatchModule } from './patch-context';
 import { executedPatches, PATCH_LOG, recordPatch } from './patch-log';
 import { PATCHES_FILE, type PatchLine, type PatchPhase } from './patch-list';
 
-/** The module of a patch line (`.ts`, or `.js` in a compiled build). */
-function loadPatch(patch: PatchLine): PatchModule {
-  const file = ['.ts', '.js'].map((ext) => patch.file + ext).find((f) => existsSync(f));
-  const where = `${PATCHES_FILE}:${patch.line} ${patch.module}`;
+/** The file of a patch line: the compiled build's `.js`, else the project's `.ts` or `.js`; a PatchError when none. */
+function patchFile(patch: PatchLine): string {
+  const candidates = [
+    ...(patch.compiled ? [`${patch.compiled}.js`] : []),
+    `${patch.file}.ts`,
+    `${patch.file}.js`,
+  ];
+  const file = candidates.find((f) => existsSync(f));
   if (!file)
     throw new PatchError(
-      `${where}: no file ${patch.module.split('.').join('/')}.ts (nor the .js npm run build makes of it in dist/)`,
+      `${PATCHES_FILE}:${patch.line} ${patch.module}: no file ${patch.module.split('.').join('/')}.ts (nor the .js npm run build makes of it in dist/)`,
     );
+  return file;
+}
+
+/** The module of a patch line. */
+function loadPatch(patch: PatchLine): PatchModule {
+  const file = patchFile(patch);
+  const where = `${PATCHES_FILE}:${patch.line} ${patch.module}`;
   let mod: Partial<PatchModule> & { default?: Partial<PatchModule> };
   try {
     mod = require(file) as typeof mod;
   } catch (err) {
-    throw new PatchError(`${where}: cannot be loaded: ${(err as Error).message}`, { cause: err });
+    // A .ts module under plain node (the compiled start): its patches are compiled by npm run build.
+    const hint =
+      err instanceof SyntaxError && file.endsWith('.ts')
+        ? ' (npm run build compiles patches/ for npm start)'
+        : '';
+    throw new PatchError(`${where}: cannot be loaded: ${(err as Error).message}${hint}`, { cause: err });
   }
   const execute = mod.execute ?? mod.default?.execute;
   if (typeof execute !== 'function') throw new PatchError(`${where}: exports no execute(ctx) function`);
@@ -73,7 +89,10 @@ export async function isNewSite(site: Site): Promise<boolean> {
 /** Records the patches not run yet as done without running them (`skipped`): a new site's (isNewSite). */
 export async function recordSkipped(site: Site, patches: readonly PatchLine[]): Promise<string[]> {
   const done = await executedPatches(site);
-  const skipped = patches.filter((p) => !done.has(p.key)).map((p) => p.key);
+  const pending = patches.filter((p) => !done.has(p.key));
+  // Not run, but there: a mistyped line stops the install as it would stop a migration.
+  for (const patch of pending) patchFile(patch);
+  const skipped = pending.map((p) => p.key);
   for (const key of skipped) await recordPatch(site, key, true);
   if (skipped.length)
     logger().info(

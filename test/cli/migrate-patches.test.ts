@@ -73,6 +73,24 @@ function svcMigrate(
   });
 }
 
+test('a new site records its patches as done without running them (a failing one included)', async () => {
+  const trace = path.join(project.root, 'new-site-runs.txt');
+  writeFileSync(trace, '');
+  project.list('[post_model_sync]\npatches.cli.installed\n');
+  project.patch(
+    'patches.cli.installed',
+    `import { appendFileSync } from 'node:fs';
+export function execute(): void {
+  appendFileSync(${JSON.stringify(trace)}, 'ran\\n');
+  throw new Error('never runs on a new site');
+}
+`,
+  );
+  const made = await svcMigrate();
+  expect([made.status, made.stderr]).toEqual([0, '']);
+  expect(readFileSync(trace, 'utf8')).toBe('');
+});
+
 test('a failing patch exits 1 with one line; fixed, the next svc migrate runs it and exits 0', async () => {
   project.list('[post_model_sync]\npatches.cli.boom\n');
   project.patch(

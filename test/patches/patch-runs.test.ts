@@ -194,3 +194,17 @@ test('patch modules are found under the modules folder given (dist/ in a compile
   expect(runs).toEqual([['built', true]]);
   expect(site.patched).toEqual(['patches.built.probe']);
 });
+
+test('a new site still refuses a patch line whose module does not exist (a typo is not recorded as done)', async () => {
+  project.list('[post_model_sync]\npatches.fresh.mistyped\n');
+  const empty = await emptyDatabase();
+  try {
+    await expect(
+      openSite({ ...t.site.config, databaseUrl: empty.url }, registry, {
+        patches: readPatchList(project.root),
+      }),
+    ).rejects.toThrow('patches.txt:2 patches.fresh.mistyped: no file patches/fresh/mistyped.ts');
+  } finally {
+    await empty.drop();
+  }
+});
