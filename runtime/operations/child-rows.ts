@@ -76,6 +76,9 @@ export function placeForNew(caller: Caller, child: DocTypeBinding, body: DocData
   const field = parentfield ?? (fields.length === 1 ? fields[0] : undefined);
   if (typeof field !== 'string' || !fields.includes(field))
     throw new DataError(`parentfield must be one of ${fields.join(', ')}`);
+  // A Single's rows are under its one document, named as the DocType.
+  if ((parent as DocTypeBinding).meta.issingle && parentName !== parenttype)
+    throw new DoesNotExistError(`${parenttype} ${clip(parentName)} not found`);
   return { parent: parent as DocTypeBinding, parentName, parentfield: field };
 }
 

@@ -2,13 +2,20 @@
 // runs the lifecycle and returns the serialized document with the messages the hooks added for the user.
 import type { Knex } from 'knex';
 import { checkBody } from '../document/checks';
-import { checkClientBody } from './client-body';
+import { checkChildRowCount, checkClientBody } from './client-body';
 import type { Document } from '../document/document';
 import { DocumentTransaction } from '../document/lifecycle';
 import { readDoc } from '../query/read-doc';
 import { serializeDoc } from '../document/serialize';
 import type { DocData, Queryable } from '../db/row-store';
-import { DataError, DoesNotExistError, InvalidNameError } from '../errors/errors';
+import {
+  DataError,
+  DoesNotExistError,
+  InvalidNameError,
+  PermissionError,
+  TimestampMismatchError,
+} from '../errors/errors';
+import { formatDatetime } from '../db/stored-values';
 import { clip } from '../query/tokenize';
 import { frappeMeta } from '../meta/frappe-meta';
 import { assertDocumentPermission } from '../permissions/document-permission';
@@ -413,7 +420,15 @@ async function getChildRow(
 ): Promise<DocData> {
   assertSomeParentRight(caller, child, 'read');
   const place = await placeOf(caller, child, name, caller.tx?.trx ?? caller.site.db.knex);
-  const parent = await getDocument(caller, place.parent.meta.name, place.parentName, options);
+  let parent: DocData;
+  try {
+    parent = await getDocument(caller, place.parent.meta.name, place.parentName, options);
+  } catch (err) {
+    // Refused without naming the parent document the caller may not read.
+    if (err instanceof PermissionError)
+      throw new PermissionError(`No permission to read ${child.meta.name} ${clip(name)}`);
+    throw err;
+  }
   return rowNamed(rowsAt(parent, place, child), name, child);
 }
 
@@ -449,11 +464,18 @@ async function saveParentOf(
     const rows = [...((parent[place.parentfield] as DocData[] | null | undefined) ?? [])];
     const written = edit(rows, place);
     parent[place.parentfield] = rows;
+    // A row added counts towards the parent's max_child_rows, as the rows of a parent's PUT do.
+    if (typeof written === 'number')
+      checkChildRowCount(place.parent, parent, caller.site.config.site.max_child_rows);
     await parent.save();
     const name =
       typeof written === 'number' ? String((parent[place.parentfield] as DocData[])[written]?.name) : written;
-    row = { child, place, name };
-    if (inTransaction) await inTransaction(tx.trx as Knex, name);
+    const done: WrittenRow = { child, place, name };
+    row = done;
+    if (inTransaction)
+      await inTransaction(tx.trx as Knex, name, () =>
+        answer(caller, { binding: place.parent, doc: parent, messages: [...tx.messages], row: done }),
+      );
     return parent;
   });
   return { binding: (row as WrittenRow).place.parent, doc, messages: tx.messages, row };
@@ -491,6 +513,16 @@ function changeRow(
   const edit = (rows: DocData[], place: RowPlace): string => {
     const values = rowBody(caller, child, place, body);
     const i = rows.indexOf(rowNamed(rows, name, child));
+    // A stale `modified` (the row as the client last read it) is refused, as for a document.
+    const stored = (rows[i] as DocData).modified;
+    if (
+      body.modified !== undefined &&
+      body.modified !== null &&
+      formatDatetime(String(body.modified)) !== stored
+    )
+      throw new TimestampMismatchError(
+        `Error: ${child.meta.name} ${clip(name)} has been modified after you have opened it (${String(stored)}, ${String(body.modified)}). Please refresh to get the latest document.`,
+      );
     rows[i] = { ...rows[i], ...values };
     return name;
   };

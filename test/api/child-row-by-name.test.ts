@@ -10,7 +10,7 @@ let ownerClerk: string;
 let ledgerReader: string;
 let stranger: string;
 beforeAll(async () => {
-  t = await createTestSite({ registry: await fixtureRegistry() });
+  t = await createTestSite({ registry: await fixtureRegistry(), site: { max_child_rows: 4 } });
   clerk = await createUser(t, 'row-clerk@example.com', ['Query Reader']);
   ownerClerk = await createUser(t, 'row-owner@example.com', ['Query Owner Reader']);
   ledgerReader = await createUser(t, 'row-ledger-reader@example.com', ['Ledger Reader']);
@@ -334,4 +334,79 @@ test('frappe.client.get_value of a row takes the parent DocType as Frappe (`pare
     .query({ ...params, parent: 'Query Order' })
     .set('Authorization', stranger);
   expect(stranger_.status).toBe(403);
+});
+
+describe('what holds for a parent holds for its rows', () => {
+  test('an Idempotency-Key POST of a row answers once and a retry replays it: one row added', async () => {
+    const o = await order();
+    const send = () =>
+      t.http
+        .post(`/api/v2/document/${LINE}`)
+        .set('Authorization', clerk)
+        .set('Idempotency-Key', `row-key-${o.name}`)
+        .send({ parenttype: 'Query Order', parent: o.name, item: 'keyed' });
+    const first = await send();
+    expect(first.status).toBe(201);
+    const again = await send();
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.data.name).toBe(first.body.data.name);
+    expect((await linesOf(o.name)).map((l) => l.item)).toEqual(['bolt', 'nut', 'keyed']);
+  });
+
+  test('rows added one at a time stop at max_child_rows (413), as a PUT of the parent does', async () => {
+    const o = await order();
+    const add = (item: string) =>
+      t.http
+        .post(`/api/v2/document/${LINE}`)
+        .set('Authorization', clerk)
+        .send({ parenttype: 'Query Order', parent: o.name, item });
+    expect((await add('third')).status).toBe(201);
+    expect((await add('fourth')).status).toBe(201);
+    const over = await add('fifth');
+    expect(over.status).toBe(413);
+    expect((await linesOf(o.name)).length).toBe(4);
+  });
+
+  test('a stale modified of the row is 409, as for a document', async () => {
+    const o = await order();
+    const url = `/api/v2/document/${LINE}/${o.lines[0]}`;
+    const read = await t.http.get(url).set('Authorization', clerk);
+    const first = await t.http
+      .patch(url)
+      .set('Authorization', clerk)
+      .send({ qty: 5, modified: read.body.data.modified });
+    expect(first.status).toBe(200);
+    const stale = await t.http
+      .patch(url)
+      .set('Authorization', clerk)
+      .send({ qty: 6, modified: read.body.data.modified });
+    expect(stale.status).toBe(409);
+    expect((await linesOf(o.name))[0]?.qty).toBe(5);
+  });
+
+  test('a row of a document the caller may not read is 403 without naming that document', async () => {
+    const o = await order();
+    const res = await t.http.get(`/api/v2/document/${LINE}/${o.lines[0]}`).set('Authorization', ownerClerk);
+    expect(res.status).toBe(403);
+    expect(JSON.stringify(res.body)).not.toContain(o.name);
+  });
+
+  test("a Single's rows are added to its one document; another parent name is 404", async () => {
+    const single = encodeURIComponent('Vault Secret');
+    const wrong = await t.http
+      .post(`/api/v2/document/${single}`)
+      .set('Authorization', t.adminToken)
+      .send({ parenttype: 'Vault Settings', parent: 'whatever', label: 'x' });
+    expect(wrong.status).toBe(404);
+    const right = await t.http
+      .post(`/api/v2/document/${single}`)
+      .set('Authorization', t.adminToken)
+      .send({ parenttype: 'Vault Settings', parent: 'Vault Settings', label: 'kept' });
+    expect(right.status).toBe(201);
+    const settings = await t.http
+      .get('/api/v2/document/Vault%20Settings/Vault%20Settings')
+      .set('Authorization', t.adminToken);
+    expect(settings.body.data.secrets.map((r: { label: string }) => r.label)).toEqual(['kept']);
+  });
 });
