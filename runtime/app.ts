@@ -108,7 +108,7 @@ export function createApp(site: Site, options: AppOptions = {}): Koa {
       matcher,
       createRouteHandlers({
         generatedDir: options.generatedDir ?? 'generated',
-        authenticateAgain: createRequestAuthenticator({ authHooks }),
+        authenticateAgain: createRequestAuthenticator({ authHooks, touchSessions: false }),
       }),
     ),
   );
@@ -124,9 +124,14 @@ export function attachRealtime(
   site: Site,
   options: Pick<AppOptions, 'authHooks'> = {},
 ): RealtimeServer {
-  const authenticate = createRequestAuthenticator({
-    authHooks: options.authHooks ?? loadAuthHooks(),
-    sameSiteOnly: true,
-  });
-  return attachSocketServer(server, site, (req: IncomingMessage) => authenticate(site, req));
+  const authHooks = options.authHooks ?? loadAuthHooks();
+  const authenticate = createRequestAuthenticator({ authHooks, sameSiteOnly: true });
+  // An open socket's checks read its session without counting them as activity (it expires when idle).
+  const again = createRequestAuthenticator({ authHooks, sameSiteOnly: true, touchSessions: false });
+  return attachSocketServer(
+    server,
+    site,
+    (req: IncomingMessage) => authenticate(site, req),
+    (req: IncomingMessage) => again(site, req),
+  );
 }

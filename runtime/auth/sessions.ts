@@ -144,11 +144,15 @@ async function readRow(site: Site, sid: string): Promise<SessionData | undefined
   };
 }
 
-/** The live session of `sid`, or undefined when unknown or idle longer than `expiryMs` (then it is removed). */
+/**
+ * The live session of `sid`, or undefined when unknown or idle longer than `expiryMs` (then it is removed). `touch`
+ * false reads it without counting as activity (an open connection's check): its idle time goes on.
+ */
 export async function resumeSession(
   site: Site,
   sid: string,
   expiryMs: number,
+  touch = true,
 ): Promise<SessionData | undefined> {
   if (!SID.test(sid)) return undefined;
   const store = storeOf(site);
@@ -175,7 +179,7 @@ export async function resumeSession(
     await endSession(site, sid);
     return undefined;
   }
-  if (idle > TOUCH_MS) {
+  if (touch && idle > TOUCH_MS) {
     session.lastUpdated = Date.now();
     await site.db.knex(SYSTEM_TABLES.sessions).where('sid', sid).update({ lastupdate: now() });
     if (!(await share(store, session, expiryMs))) {

@@ -60,6 +60,7 @@ export function attachSocketServer(
   server: http.Server,
   site: Site,
   authenticate: HandshakeAuth,
+  authenticateAgain: HandshakeAuth = authenticate,
 ): RealtimeServer {
   // Loaded by a process that serves sockets only (`svc worker`, the CLI and most tests never do).
   const { Server: SocketServer } = require('socket.io') as typeof import('socket.io');
@@ -114,7 +115,7 @@ export function attachSocketServer(
     }
   });
   const recheck = setInterval(
-    () => void realtime.recheck(authenticate),
+    () => void realtime.recheck(authenticateAgain),
     site.config.site.realtime_recheck_ms,
   );
   recheck.unref();

@@ -66,6 +66,11 @@ export interface AuthenticateOptions {
    * (app.ts: the built-in methods marked `clientAuth`, the OAuth token, revoke and introspect endpoints).
    */
   clientCredentials: (state: RequestState) => boolean;
+  /**
+   * False for a check of credentials already in use (an open socket's or stream's): a session is read without counting
+   * as activity, so a held connection never keeps an idle session alive. Default true.
+   */
+  touchSessions?: boolean;
 }
 
 const INVALID_BEARER = { 'WWW-Authenticate': 'Bearer error="invalid_token"' };
@@ -190,6 +195,7 @@ async function fullAuthenticate(
       site,
       sid,
       parseSessionExpiry((await loadSettings(site)).session_expiry),
+      options.touchSessions !== false,
     );
     if (!session) {
       if (!header) ctx.cookies.set('sid', null);
@@ -234,8 +240,14 @@ export type RequestAuthenticator = (site: Site, req: IncomingMessage) => Promise
 export function createRequestAuthenticator(options: {
   authHooks: readonly AuthHook[];
   sameSiteOnly?: boolean;
+  /** AuthenticateOptions.touchSessions: false for the checks of open connections. */
+  touchSessions?: boolean;
 }): RequestAuthenticator {
-  const authenticate = createAuthenticate({ authHooks: options.authHooks, clientCredentials: () => false });
+  const authenticate = createAuthenticate({
+    authHooks: options.authHooks,
+    clientCredentials: () => false,
+    ...(options.touchSessions === false ? { touchSessions: false } : {}),
+  });
   const koa = new Koa({ proxy: false });
   return async (site, req) => {
     const ctx = koa.createContext(req, new ServerResponse(req));

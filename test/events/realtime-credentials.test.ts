@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { io as connect, type Socket } from 'socket.io-client';
 import { attachRealtime } from '../../runtime/app';
 import type { RealtimeServer } from '../../runtime/events/socket-server';
+import { closeSessionStore } from '../../runtime/auth/sessions';
 import { login } from '../auth/auth-helpers';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 import { SseClient } from './sse-client';
@@ -154,4 +155,24 @@ test('doc_close of a document the socket never opened sends its viewers nothing'
   for (let i = 0; i < 5; i++) expect(await emit(guest, 'doc_close', 'ToDo', name)).toEqual({ ok: true });
   await new Promise((r) => setTimeout(r, 300));
   expect(seen).toHaveLength(1);
+});
+
+test('the checks of an open socket and stream do not keep an idle session alive', async () => {
+  await createUser(t, 'idle@cred.test', ['System Manager'], 'idle-password-1');
+  const s = await login(t, 'idle@cred.test', 'idle-password-1');
+  const socket = await open({ Cookie: s.cookie });
+  const sse = await stream({ Cookie: s.cookie });
+  expect(sse.status).toBe(200);
+  // The session was last used 90 s ago (past the minute after which a request writes its use back), and this
+  // process forgets what it remembered of it: the next checks read the row.
+  const before = new Date(Date.now() - 90_000).toISOString().replace('T', ' ').replace('Z', '');
+  await t.site.db.knex('tabSessions').where('sid', s.sid).update({ lastupdate: before });
+  await closeSessionStore(t.site);
+  await new Promise((r) => setTimeout(r, 600));
+  expect(socket.connected).toBe(true);
+  expect(sse.ended).toBe(false);
+  const row = (await t.site.db.knex('tabSessions').where('sid', s.sid).first('lastupdate')) as {
+    lastupdate: string;
+  };
+  expect(String(row.lastupdate).slice(0, 19)).toBe(before.slice(0, 19));
 });
