@@ -455,10 +455,12 @@ export class DocumentTransaction implements DocumentSession {
       const rows = doc[field.fieldname] as DocData[] | undefined;
       if (rows === undefined) continue;
       if (!Array.isArray(rows)) throw new ValidationError(`${field.label} must be a list of rows`);
-      const previous = new Set(
-        ((this.state(doc).stored?.[field.fieldname] as DocData[] | undefined) ?? []).map((r) =>
+      // The stored rows by name: a kept row keeps its name and its creation, whether the body sent it or not.
+      const previous = new Map(
+        ((this.state(doc).stored?.[field.fieldname] as DocData[] | undefined) ?? []).map((r) => [
           String(r.name),
-        ),
+          r,
+        ]),
       );
       doc[field.fieldname] = rows.map((row, i) => ({
         ...row,
@@ -469,7 +471,7 @@ export class DocumentTransaction implements DocumentSession {
         idx: i + 1,
         docstatus: doc.docstatus,
         owner: doc.owner,
-        creation: row.creation && previous.has(String(row.name)) ? row.creation : stamp,
+        creation: (row.name && previous.get(String(row.name))?.creation) || stamp,
         modified: stamp,
         modified_by: this.user.name,
         doctype: field.options,
@@ -479,6 +481,13 @@ export class DocumentTransaction implements DocumentSession {
 
   private checkUpdateAfterSubmit(binding: DocTypeBinding, doc: Document, stored: DocData): void {
     for (const field of binding.meta.fields) {
+      // An allow_on_submit table takes new rows and loses rows; its kept rows change only in allow_on_submit fields
+      // (Frappe's validate_update_after_submit skips new rows of such a table only).
+      if (field.allowOnSubmit && isTableType(field.fieldtype)) {
+        if (!this.sameKeptRows(field, doc[field.fieldname], stored[field.fieldname]))
+          throw new UpdateAfterSubmitError(`Not allowed to change ${field.label} rows after submission`);
+        continue;
+      }
       if (field.allowOnSubmit) continue;
       if (isTableType(field.fieldtype)) {
         if (!this.sameRows(field, doc[field.fieldname], stored[field.fieldname])) {
@@ -500,19 +509,35 @@ export class DocumentTransaction implements DocumentSession {
     if (rows === undefined || !child || !Array.isArray(rows)) return true;
     const before = (stored as DocData[] | undefined) ?? [];
     if (rows.length !== before.length) return false;
+    const same = this.sameRowValues(child);
+    return rows.every(
+      (row: DocData, i) => row.name === (before[i] as DocData).name && same(row, before[i] as DocData),
+    );
+  }
+
+  /** True when the body's rows that are stored ones (by name) keep their values outside allow_on_submit child fields. */
+  private sameKeptRows(field: FieldMeta, rows: unknown, stored: unknown): boolean {
+    const child = field.options ? this.site.registry.get(field.options) : undefined;
+    if (rows === undefined || !child || !Array.isArray(rows)) return true;
+    const byName = new Map(((stored as DocData[] | undefined) ?? []).map((row) => [String(row.name), row]));
+    const same = this.sameRowValues(child);
+    return rows.every((row: DocData) => {
+      const old = row.name === undefined || row.name === null ? undefined : byName.get(String(row.name));
+      return old === undefined || same(row, old);
+    });
+  }
+
+  /** Compares a body row with its stored row in the child's fields that are not allow_on_submit. */
+  private sameRowValues(child: DocTypeBinding): (row: DocData, old: DocData) => boolean {
     const fields = child.meta.fields.filter((f) => storesValue(f.fieldtype) && !f.allowOnSubmit);
-    return rows.every((row: DocData, i) => {
+    return (row, old) => {
       const after = { ...row };
       fillStoredValues(child.meta, after);
       normalizeValues(child.meta, after);
-      const old = before[i] as DocData;
-      return (
-        after.name === old.name &&
-        fields.every(
-          (f) => JSON.stringify(after[f.fieldname] ?? null) === JSON.stringify(old[f.fieldname] ?? null),
-        )
+      return fields.every(
+        (f) => JSON.stringify(after[f.fieldname] ?? null) === JSON.stringify(old[f.fieldname] ?? null),
       );
-    });
+    };
   }
 
   /** Deletes the document: on_trash, the rows, after_delete. A submitted document must be cancelled first. */

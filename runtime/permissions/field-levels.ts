@@ -77,6 +77,13 @@ const same = (field: FieldMeta, a: unknown, b: unknown): boolean => {
   return JSON.stringify(norm(a)) === JSON.stringify(norm(b));
 };
 
+/** True when `row` sets a stored field of `meta` to another value than `old` holds. */
+function rowChanged(meta: DocTypeMeta, row: DocData, old: DocData): boolean {
+  return meta.fields.some(
+    (f) => f.fieldname in row && storesValue(f.fieldtype) && !same(f, row[f.fieldname], old[f.fieldname]),
+  );
+}
+
 function changedField(
   meta: DocTypeMeta,
   rights: DocTypeRights,
@@ -90,11 +97,13 @@ function changedField(
     if (isTableType(field.fieldtype)) {
       const rows = (data[field.fieldname] as DocData[] | undefined) ?? [];
       const old = (before?.[field.fieldname] as DocData[] | undefined) ?? [];
+      const child = field.options ? registry.get(field.options) : undefined;
       if (!writesLevel(rights, field.permlevel)) {
         const key = (r: DocData[]) => JSON.stringify(r.map((row) => row.name ?? null));
         if (rows.length !== old.length || (rows.length && key(rows) !== key(old))) return field;
+        // The table's level guards its rows' values too, whatever the child fields' own levels.
+        if (child && rows.some((row, i) => rowChanged(child.meta, row, old[i] as DocData))) return field;
       }
-      const child = field.options ? registry.get(field.options) : undefined;
       if (!child) continue;
       const byName = new Map(old.map((row) => [String(row.name), row]));
       for (const row of rows) {

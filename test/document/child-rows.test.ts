@@ -122,3 +122,19 @@ test('deleting the parent deletes its rows only', async () => {
   expect(await storedRows(doc.name)).toEqual([]);
   expect(await storedRows(keep.name)).toHaveLength(1);
 });
+
+test('a kept row keeps its creation, whether the body leaves it out or sends another', async () => {
+  const doc = await create([{ part_name: 'a' }, { part_name: 'b' }]);
+  const before = await storedRows(doc.name);
+  await new Promise((r) => setTimeout(r, 20));
+  const rows = (await read(doc.name)).parts;
+  const res = await update(doc.name, {
+    parts: [
+      { name: rows[0]?.name, part_name: 'a2' },
+      { name: rows[1]?.name, part_name: 'b', creation: '2001-01-01 00:00:00' },
+    ],
+  });
+  expect(res.status).toBe(200);
+  const after = (await storedRows(doc.name)) as (Row & { creation: string })[];
+  expect(after.map((r) => r.creation)).toEqual(before.map((r) => (r as Row & { creation: string }).creation));
+});

@@ -138,3 +138,26 @@ test('a DocType that is not submittable refuses docstatus 1', async () => {
     (await t.http.put(`/api/v2/document/Widget/${body.data.name}`).set(auth()).send({ docstatus: 1 })).status,
   ).toBe(400);
 });
+
+test('after submit an allow_on_submit table takes new rows, but its kept rows keep their other fields', async () => {
+  const doc = await create('deliveries after submit', { docstatus: 1 });
+  const added = await put(doc.name, { deliveries: [{ part_name: 'first' }] });
+  expect(added.status).toBe(200);
+  const [row] = added.body.data.deliveries as { name: string; part_name: string }[];
+  const more = await put(doc.name, { deliveries: [row, { part_name: 'second' }] });
+  expect(more.status).toBe(200);
+  const before = await t.site.db
+    .knex('tabWidget Part')
+    .where({ parent: doc.name, parentfield: 'deliveries' });
+  const changed = await put(doc.name, {
+    deliveries: (more.body.data.deliveries as { name: string }[]).map((r) => ({
+      ...r,
+      part_name: 'changed',
+    })),
+  });
+  expect(changed.status).toBe(400);
+  expect(changed.body.exc_type).toBe('UpdateAfterSubmitError');
+  expect(
+    await t.site.db.knex('tabWidget Part').where({ parent: doc.name, parentfield: 'deliveries' }),
+  ).toEqual(before);
+});
