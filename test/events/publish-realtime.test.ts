@@ -1,67 +1,31 @@
 // frappe.publish_realtime from a Server Script, as Frappe's: to `user:<user>`, to a document's room, to `all` (every
 // signed-in user's sockets, not Guests'), or to a room named; after_commit in a document event waits for the commit
 // and sends nothing when it rolls back; bad arguments are a clear error and send nothing.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { io as connect, type Socket } from 'socket.io-client';
-import { attachRealtime } from '../../runtime/app';
-import type { RealtimeServer } from '../../runtime/events/socket-server';
+import type { Socket } from 'socket.io-client';
+import { collect, startRealtime, until, type RealtimeTestServer } from './realtime-server';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 import { apiScript, saveScript } from '../scripts/script-helpers';
 
 let t: TestSite;
-let server: http.Server;
-let realtime: RealtimeServer;
-let port: number;
+let rt: RealtimeTestServer;
 let alice: string;
 let bob: string;
-const sockets: Socket[] = [];
 
 beforeAll(async () => {
   t = await createTestSite();
   alice = await createUser(t, 'alice@pub.test', ['System Manager']);
   bob = await createUser(t, 'bob@pub.test', ['System Manager']);
-  server = http.createServer(t.app.callback());
-  realtime = attachRealtime(server, t.site, { authHooks: [] });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  rt = await startRealtime(t);
 });
 afterAll(async () => {
-  for (const s of sockets) s.disconnect();
-  realtime.close();
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await rt.close();
   await t.close();
 });
 
-function open(headers: Record<string, string> = {}): Promise<Socket> {
-  const socket = connect(`http://127.0.0.1:${port}/`, {
-    path: '/socket.io',
-    transports: ['websocket'],
-    extraHeaders: headers,
-    reconnection: false,
-    forceNew: true,
-  });
-  sockets.push(socket);
-  return new Promise((resolve, reject) => {
-    socket.once('connect', () => resolve(socket));
-    socket.once('connect_error', reject);
-  });
-}
-function collect(socket: Socket, event: string): unknown[] {
-  const got: unknown[] = [];
-  socket.on(event, (payload: unknown) => got.push(payload));
-  return got;
-}
+const open = (headers: Record<string, string> = {}): Promise<Socket> => rt.open(headers);
 const call = (method: string, body: Record<string, unknown> = {}) =>
   t.http.post(`/api/method/${method}`).set('Authorization', t.adminToken).send(body);
 const settle = () => new Promise((r) => setTimeout(r, 300));
-async function until(ready: () => boolean, ms = 5_000): Promise<void> {
-  for (const end = Date.now() + ms; !ready();) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 test('to a user, to every signed-in user, to a document room and to a named room', async () => {
   await apiScript(

@@ -2,67 +2,35 @@
 // key regenerated since ends them at the next check (`realtime_recheck_ms`); subscriptions are decided for the user as
 // of now (roles removed since the handshake count); one user holds at most `max_realtime_connections_per_user` of them
 // (429 beyond); and closing a document a socket never opened tells its viewers nothing.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { io as connect, type Socket } from 'socket.io-client';
-import { attachRealtime } from '../../runtime/app';
-import type { RealtimeServer } from '../../runtime/events/socket-server';
+import type { Socket } from 'socket.io-client';
 import { closeSessionStore } from '../../runtime/auth/sessions';
 import { login } from '../auth/auth-helpers';
+import { startRealtime, until, type RealtimeTestServer } from './realtime-server';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 import { SseClient } from './sse-client';
 
 let t: TestSite;
-let server: http.Server;
-let realtime: RealtimeServer;
-let port: number;
-const sockets: Socket[] = [];
+let rt: RealtimeTestServer;
 const streams: SseClient[] = [];
 
 beforeAll(async () => {
   t = await createTestSite({ site: { realtime_recheck_ms: 100, max_realtime_connections_per_user: 3 } });
-  server = http.createServer(t.app.callback());
-  realtime = attachRealtime(server, t.site, { authHooks: [] });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  rt = await startRealtime(t);
 });
 afterAll(async () => {
-  for (const s of sockets) s.disconnect();
   for (const c of streams) c.close();
-  realtime.close();
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await rt.close();
   await t.close();
 });
 
-/** Connects with these headers; resolves once connected, rejects with the connect_error. */
-function open(headers: Record<string, string> = {}): Promise<Socket> {
-  const socket = connect(`http://127.0.0.1:${port}/`, {
-    path: '/socket.io',
-    transports: ['websocket'],
-    extraHeaders: headers,
-    reconnection: false,
-    forceNew: true,
-  });
-  sockets.push(socket);
-  return new Promise((resolve, reject) => {
-    socket.once('connect', () => resolve(socket));
-    socket.once('connect_error', reject);
-  });
-}
+const open = (headers: Record<string, string> = {}): Promise<Socket> => rt.open(headers);
 const stream = async (headers: Record<string, string>) => {
-  const c = await SseClient.open(port, '/api/v2/events?doctype=ToDo', headers);
+  const c = await SseClient.open(rt.port, '/api/v2/events?doctype=ToDo', headers);
   streams.push(c);
   return c;
 };
 const emit = (socket: Socket, event: string, ...args: string[]): Promise<{ ok: boolean; error?: string }> =>
   new Promise((resolve) => socket.emit(event, ...args, resolve));
-async function until(ready: () => boolean, ms = 5_000): Promise<void> {
-  for (const end = Date.now() + ms; !ready();) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 test('a logout ends the session’s open event stream and socket', async () => {
   await createUser(t, 'out@cred.test', ['System Manager'], 'out-password-1');

@@ -2,17 +2,13 @@
 // Basic, sid cookie, Guest; bad credentials refused), namespaces `/` and `/<site_name>`, doc_update / list_update with
 // read permission checked at subscribe and for every event, doc_viewers, task_progress / task_complete of a bulk job
 // and of a Data Import.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { io as connect, type Socket } from 'socket.io-client';
-import { attachRealtime } from '../../runtime/app';
-import type { RealtimeServer } from '../../runtime/events/socket-server';
+import { collect, startRealtime, until as waitUntil, type RealtimeTestServer } from './realtime-server';
 import { callImportMethod, newImport, uploadFile } from '../data-io/import-helpers';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 
 let t: TestSite;
-let server: http.Server;
-let realtime: RealtimeServer;
+let rt: RealtimeTestServer;
 let base: string;
 let u1: string;
 let u2: string;
@@ -26,47 +22,18 @@ beforeAll(async () => {
   u1 = await createUser(t, 'u1@rt.test', [], 'u1-password-1');
   u2 = await createUser(t, 'u2@rt.test', []);
   manager = await createUser(t, 'manager@rt.test', ['System Manager']);
-  server = http.createServer(t.app.callback());
-  realtime = attachRealtime(server, t.site, { authHooks: [] });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  rt = await startRealtime(t);
+  base = `http://127.0.0.1:${rt.port}`;
 });
 afterAll(async () => {
   for (const s of sockets) s.disconnect();
-  realtime.close();
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await rt.close();
   await t.close();
 });
 
-/** Connects to `namespace` with these headers; resolves once connected, rejects with the connect_error. */
-function open(headers: Record<string, string> = {}, namespace = '/'): Promise<Socket> {
-  const socket = connect(base + namespace, {
-    path: '/socket.io',
-    transports: ['websocket'],
-    extraHeaders: headers,
-    reconnection: false,
-    forceNew: true,
-  });
-  sockets.push(socket);
-  return new Promise((resolve, reject) => {
-    socket.once('connect', () => resolve(socket));
-    socket.once('connect_error', reject);
-  });
-}
+const open = (headers: Record<string, string> = {}, namespace = '/') => rt.open(headers, namespace);
 const auth = (token: string) => ({ Authorization: token });
-/** Collects what a socket receives of `event`. */
-function collect(socket: Socket, event: string): any[] {
-  const got: any[] = [];
-  socket.on(event, (payload: unknown) => got.push(payload));
-  return got;
-}
-async function until(ready: () => boolean, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; !ready();) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (ready: () => boolean, ms = 10_000) => waitUntil(ready, ms);
 const settle = () => new Promise((r) => setTimeout(r, 400));
 const create = async (token: string, description: string): Promise<string> => {
   const res = await t.http.post('/api/v2/document/ToDo').set('Authorization', token).send({ description });
