@@ -1,4 +1,5 @@
 // The client's address: the socket peer, or the X-Forwarded-For hop just before the nearest trusted proxy.
+import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import type { AppContext } from '../http/state';
 
@@ -43,17 +44,15 @@ function trustedList(trusted: readonly string[]): BlockList {
 }
 
 /**
- * The request's client IP. `X-Forwarded-For` is believed only when the socket peer is a configured trusted proxy
- * (site config `trusted_proxies`: addresses or CIDR); then the right-most hop that is not itself trusted wins.
+ * The client IP of the request `req`. `X-Forwarded-For` is believed only when the socket peer is a trusted proxy
+ * (`trusted`: addresses or CIDR); then the right-most hop that is not itself trusted wins.
  */
-export function clientIp(ctx: AppContext): string {
-  const cached = ctx.state.clientIp;
-  if (cached) return cached;
-  const peer = normalizeIp(ctx.req.socket?.remoteAddress ?? '127.0.0.1');
-  const trusted = ctx.state.site?.config.site.trusted_proxies ?? [];
+export function requestClientIp(req: IncomingMessage, trusted: readonly string[]): string {
+  const peer = normalizeIp(req.socket?.remoteAddress ?? '127.0.0.1');
   let ip = peer;
   if (trusted.length && inList(trustedList(trusted), peer)) {
-    const hops = String(ctx.get('x-forwarded-for') ?? '')
+    const forwarded = req.headers['x-forwarded-for'];
+    const hops = (Array.isArray(forwarded) ? forwarded.join(',') : String(forwarded ?? ''))
       .split(',')
       .map(normalizeIp)
       .filter((hop) => isIP(hop) !== 0);
@@ -62,6 +61,14 @@ export function clientIp(ctx: AppContext): string {
       if (!inList(trustedList(trusted), ip)) break;
     }
   }
+  return ip;
+}
+
+/** The request's client IP (`requestClientIp` under the site's `trusted_proxies`), worked out once per request. */
+export function clientIp(ctx: AppContext): string {
+  const cached = ctx.state.clientIp;
+  if (cached) return cached;
+  const ip = requestClientIp(ctx.req, ctx.state.site?.config.site.trusted_proxies ?? []);
   ctx.state.clientIp = ip;
   return ip;
 }

@@ -9,6 +9,7 @@
 import type http from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { Server } from 'socket.io';
+import { requestClientIp } from '../auth/client-ip';
 import { AppError } from '../errors/errors';
 import { onShutdown } from '../lifecycle/shutdown-hooks';
 import { logger } from '../log/logger';
@@ -75,7 +76,10 @@ export function attachSocketServer(
       (user) => {
         let release: () => void;
         try {
-          release = holdConnection(site, connectionKey(user, socket.handshake.address));
+          release = holdConnection(
+            site,
+            connectionKey(user, requestClientIp(socket.request, site.config.site.trusted_proxies ?? [])),
+          );
         } catch (err) {
           const refused = new Error((err as AppError).message) as Error & { data?: unknown };
           refused.data = { status: 429, exc_type: 'TooManyRequestsError' };

@@ -1,7 +1,7 @@
 // Open sockets and event streams answer to their credentials, not only to the user's rights: a session logged out or a
 // key regenerated since ends them at the next check (`realtime_recheck_ms`); subscriptions are decided for the user as
 // of now (roles removed since the handshake count); one user holds at most `max_realtime_connections_per_user` of them
-// (429 beyond); and closing a document a socket never opened tells its viewers nothing.
+// (429 beyond; Guests per client address, behind a trusted proxy the forwarded one); and closing a document a socket never opened tells its viewers nothing.
 import type { Socket } from 'socket.io-client';
 import { closeSessionStore } from '../../runtime/auth/sessions';
 import { login } from '../auth/auth-helpers';
@@ -103,6 +103,21 @@ test('one user holds at most max_realtime_connections_per_user sockets and strea
     await new Promise((r) => setTimeout(r, 50));
   }
   expect(second.ended).toBe(false);
+});
+
+test('behind a trusted proxy, Guest sockets are counted per forwarded client address', async () => {
+  const site = t.site.config.site;
+  const trusted = site.trusted_proxies;
+  site.trusted_proxies = ['127.0.0.1'];
+  try {
+    const from = (ip: string) => open({ 'X-Forwarded-For': ip });
+    for (let i = 0; i < 3; i++) await from('203.0.113.7');
+    await expect(from('203.0.113.7')).rejects.toMatchObject({ data: { status: 429 } });
+    // Another client behind the same proxy has its own allowance.
+    expect((await from('203.0.113.8')).connected).toBe(true);
+  } finally {
+    site.trusted_proxies = trusted;
+  }
 });
 
 test('doc_close of a document the socket never opened sends its viewers nothing', async () => {
