@@ -4,8 +4,8 @@
 import type { Caller } from '../document/caller';
 import type { DocData, Queryable } from '../db/row-store';
 import { DataError, DoesNotExistError, PermissionError } from '../errors/errors';
-import { isTableType } from '../meta/field-types';
 import type { Right } from '../meta/types';
+import { tableFieldsHolding } from '../permissions/child-access';
 import { hasDocTypePermission, refusal } from '../permissions/doctype-permission';
 import { clip } from '../query/tokenize';
 import type { DocTypeBinding } from '../registry/registry';
@@ -17,26 +17,12 @@ export interface RowPlace {
   parentfield: string;
 }
 
-/** Whether `parent` is a document DocType with a Table field `fieldname` of rows of `child`. */
-function holds(parent: DocTypeBinding | undefined, child: DocTypeBinding, fieldname?: string): boolean {
-  return (
-    parent !== undefined &&
-    !parent.meta.istable &&
-    parent.meta.fields.some(
-      (f) =>
-        f.options === child.meta.name &&
-        isTableType(f.fieldtype) &&
-        (fieldname === undefined || f.fieldname === fieldname),
-    )
-  );
-}
-
 /**
  * 401/403 unless the caller has `right` on some DocType whose documents hold rows of `child`: checked before the row is
  * looked up, so a user who could reach no such row is not told which names exist.
  */
 export function assertSomeParentRight(caller: Caller, child: DocTypeBinding, right: Right): void {
-  const parents = caller.site.registry.all().filter((parent) => holds(parent, child));
+  const parents = caller.site.registry.all().filter((parent) => tableFieldsHolding(parent, child).length > 0);
   if (!parents.some((parent) => hasDocTypePermission(caller.user, parent.meta, right)))
     throw refusal(caller.user, `No permission to ${right} the ${child.meta.name} rows of any document`);
 }
@@ -52,7 +38,7 @@ export async function placeOf(
     .where('name', name)
     .first('parent', 'parenttype', 'parentfield')) as Record<string, unknown> | undefined;
   const parent = row ? caller.site.registry.get(String(row.parenttype)) : undefined;
-  if (!row || !parent || !holds(parent, child, String(row.parentfield)))
+  if (!row || !parent || !tableFieldsHolding(parent, child).includes(String(row.parentfield)))
     throw new DoesNotExistError(`${child.meta.name} ${clip(name)} not found`);
   return { parent, parentName: String(row.parent), parentfield: String(row.parentfield) };
 }
@@ -68,11 +54,8 @@ export function placeForNew(caller: Caller, child: DocTypeBinding, body: DocData
       `A new ${child.meta.name} row needs parenttype and parent: the document it is added to`,
     );
   const parent = caller.site.registry.get(parenttype);
-  if (!holds(parent, child))
-    throw new DataError(`${clip(parenttype)} has no table of ${child.meta.name} rows`);
-  const fields = (parent as DocTypeBinding).meta.fields
-    .filter((f) => f.options === child.meta.name && isTableType(f.fieldtype))
-    .map((f) => f.fieldname);
+  const fields = tableFieldsHolding(parent, child);
+  if (fields.length === 0) throw new DataError(`${clip(parenttype)} has no table of ${child.meta.name} rows`);
   const field = parentfield ?? (fields.length === 1 ? fields[0] : undefined);
   if (typeof field !== 'string' || !fields.includes(field))
     throw new DataError(`parentfield must be one of ${fields.join(', ')}`);

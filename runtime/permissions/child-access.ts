@@ -11,18 +11,25 @@ import type { QueryAccess } from '../query/reader-access';
 import { queryAccess } from './query-access';
 
 /**
+ * The Table fields of `parent` that hold rows of `child`: none when `parent` is missing or is itself a child table (rows
+ * are only held by documents).
+ */
+export function tableFieldsHolding(parent: DocTypeBinding | undefined, child: DocTypeBinding): string[] {
+  if (parent === undefined || parent.meta.istable) return [];
+  return parent.meta.fields
+    .filter((f) => f.options === child.meta.name && isTableType(f.fieldtype))
+    .map((f) => f.fieldname);
+}
+
+/**
  * The parent DocType named by `parent` for listing `child`; 403 PermissionError unless it is a DocType of the site that
  * is not itself a child table and has a Table field of `child` (Frappe: "is not a valid parent DocType").
  */
 export function parentFor(site: Site, child: DocTypeBinding, parent: unknown): DocTypeBinding {
   const binding = typeof parent === 'string' ? site.registry.get(parent) : undefined;
-  const valid =
-    binding !== undefined &&
-    !binding.meta.istable &&
-    binding.meta.fields.some((f) => f.options === child.meta.name && isTableType(f.fieldtype));
-  if (!valid)
+  if (tableFieldsHolding(binding, child).length === 0)
     throw new PermissionError(`${clip(parent)} is not a valid parent DocType for ${child.meta.name}`);
-  return binding;
+  return binding as DocTypeBinding;
 }
 
 /**
@@ -38,14 +45,7 @@ export async function childQueryAccess(
   parent: DocTypeBinding,
 ): Promise<QueryAccess> {
   const access = await queryAccess(site, user, parent.meta, 'read');
-  const tables = parent.meta.fields
-    .filter(
-      (f) =>
-        f.options === child.meta.name &&
-        isTableType(f.fieldtype) &&
-        access.canReadField(parent.meta, f.fieldname),
-    )
-    .map((f) => f.fieldname);
+  const tables = tableFieldsHolding(parent, child).filter((f) => access.canReadField(parent.meta, f));
   if (tables.length === 0)
     throw new PermissionError(`No permission to read the ${child.meta.name} rows of ${parent.meta.name}`);
   const parts: FilterNode[] = [cond('parenttype', '=', parent.meta.name), cond('parentfield', 'in', tables)];
