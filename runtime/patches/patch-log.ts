@@ -1,10 +1,8 @@
 // The Patch Log DocType (core): one row per patch that has run, keyed by its line in patches.txt. Its table is synced
 // on its own, under the migration lock, before the pre_model_sync patches (which run before the rest of the sync).
 import { PatchError } from '../errors/errors';
-import { fillStoredValues } from '../document/checks';
 import { hashName } from '../document/naming';
-import type { DocData } from '../db/row-store';
-import { now } from '../db/stored-values';
+import { insertServiceRow } from '../document/service-row';
 import { inWriteTransaction } from '../db/write-transaction';
 import type { DocTypeMeta } from '../meta/types';
 import type { Site } from '../site';
@@ -48,18 +46,8 @@ export async function pendingPatches(
 export async function recordPatch(site: Site, key: string, skipped = false): Promise<void> {
   const binding = site.registry.get(PATCH_LOG);
   if (!binding) throw new PatchError(`patches.txt needs the ${PATCH_LOG} DocType (doctypes/core/patch_log)`);
-  const stamp = now();
-  const data: DocData = {
-    name: hashName(),
-    patch: key,
-    skipped: skipped ? 1 : 0,
-    owner: PATCH_USER.name,
-    modified_by: PATCH_USER.name,
-    creation: stamp,
-    modified: stamp,
-    docstatus: 0,
-    idx: 0,
-  };
-  fillStoredValues(binding.meta, data);
-  await inWriteTransaction(site.db, (trx) => site.rows.insert(trx, binding, data));
+  const values = { patch: key, skipped: skipped ? 1 : 0 };
+  await inWriteTransaction(site.db, (trx) =>
+    insertServiceRow(site, trx, binding, hashName(), values, PATCH_USER.name),
+  );
 }

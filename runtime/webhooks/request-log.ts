@@ -4,10 +4,8 @@
 // leaves it due again when the lease runs out, and the dispatcher hands it out again (at least once).
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { fillStoredValues } from '../document/checks';
 import { timeOrderedName } from '../document/naming';
-import type { DocData } from '../db/row-store';
-import { now } from '../db/stored-values';
+import { insertServiceRow } from '../document/service-row';
 import type { Site } from '../site';
 
 /** The DocType of the rows. */
@@ -52,19 +50,7 @@ export interface LogValues {
 export async function insertLogRow(site: Site, trx: Knex, values: LogValues, user: string): Promise<string> {
   const binding = site.registry.get(LOG_DOCTYPE);
   if (!binding) throw new Error(`${LOG_DOCTYPE} is not a DocType of this site`);
-  const stamp = now();
   const name = timeOrderedName();
-  const data: DocData = {
-    ...values,
-    name,
-    owner: user,
-    modified_by: user,
-    creation: stamp,
-    modified: stamp,
-    docstatus: 0,
-    idx: 0,
-  };
-  fillStoredValues(binding.meta, data);
-  await site.rows.insert(trx, binding, data);
+  await insertServiceRow(site, trx, binding, name, values, user);
   return name;
 }
