@@ -1,7 +1,8 @@
 // Open sockets and event streams answer to their credentials, not only to the user's rights: a session logged out or a
 // key regenerated since ends them at the next check (`realtime_recheck_ms`); subscriptions are decided for the user as
 // of now (roles removed since the handshake count); one user holds at most `max_realtime_connections_per_user` of them
-// (429 beyond; Guests per client address, behind a trusted proxy the forwarded one); and closing a document a socket never opened tells its viewers nothing.
+// (429 beyond; Guests per client address, behind a trusted proxy the forwarded one); and closing a document a socket
+// never opened tells its viewers nothing.
 import type { Socket } from 'socket.io-client';
 import { closeSessionStore } from '../../runtime/auth/sessions';
 import { login } from '../auth/auth-helpers';
