@@ -1,6 +1,6 @@
 // A child table's row by name, as Frappe's has_child_permission: read with its parent document's read permission, and
 // changed, added or removed by saving the parent (with its write permission), so the parent's hooks, checks, events and
-// versions run as for any save of it. This file finds the row and its parent; document-operations.ts reads and saves.
+// versions run as for any save of it. This file finds the row and its parent; document-operations.ts reads, child-row-writes.ts saves.
 import type { Caller } from '../document/caller';
 import type { DocData, Queryable } from '../db/row-store';
 import { DataError, DoesNotExistError, PermissionError } from '../errors/errors';

@@ -1,21 +1,13 @@
 // Operations on one document: get, create, update, delete, copy and the DocType's meta. Each checks permissions,
-// runs the lifecycle and returns the serialized document with the messages the hooks added for the user.
+// runs the lifecycle and returns the serialized document with the messages the hooks added for the user. A child
+// table's row by name is read through its parent here and written by child-row-writes.ts.
 import type { Knex } from 'knex';
 import { checkBody } from '../document/checks';
-import { checkChildRowCount, checkClientBody } from './client-body';
-import type { Document } from '../document/document';
-import { DocumentTransaction } from '../document/lifecycle';
+import { checkClientBody } from './client-body';
 import { readDoc } from '../query/read-doc';
 import { serializeDoc } from '../document/serialize';
-import type { DocData, Queryable } from '../db/row-store';
-import {
-  DataError,
-  DoesNotExistError,
-  InvalidNameError,
-  PermissionError,
-  TimestampMismatchError,
-} from '../errors/errors';
-import { formatDatetime } from '../db/stored-values';
+import type { DocData } from '../db/row-store';
+import { DataError, DoesNotExistError, InvalidNameError, PermissionError } from '../errors/errors';
 import { clip } from '../query/tokenize';
 import { frappeMeta } from '../meta/frappe-meta';
 import { assertDocumentPermission } from '../permissions/document-permission';
@@ -26,26 +18,17 @@ import { expandLinks } from '../query/expand-links';
 import type { DocTypeBinding, V2Operation } from '../registry/registry';
 import type { Caller } from '../document/caller';
 import { bindingFor } from './doctype-binding';
-import { assertSomeParentRight, placeForNew, placeOf, rowNamed, rowsAt, type RowPlace } from './child-rows';
+import { assertSomeParentRight, placeOf, rowNamed, rowsAt } from './child-rows';
+import { addRow, changeRow, removeRow } from './child-row-writes';
+import {
+  answer,
+  transactionFor,
+  type DocumentResult,
+  type InTransaction,
+  type Written,
+} from './write-answer';
 
-/**
- * Work to run inside a write's own transaction, after the write and before the commit (a background job records the
- * item's outcome there, an Idempotency-Key its first answer, so the write and that record are durable together or not
- * at all). `result` (creates) is the operation's answer as it will be returned: the serialized document and messages.
- */
-export type InTransaction = ((trx: Knex, name: string, result?: () => DocumentResult) => Promise<void>) & {
-  /**
-   * The work only inserts new rows and fails only by a duplicate key: the create may then share its transaction with
-   * other creates (MariaDB's group commit), as one without the work does.
-   */
-  insertsOnly?: boolean;
-};
-
-/** A document with the messages for the user that producing it left. */
-export interface DocumentResult {
-  doc: DocData;
-  messages: string[];
-}
+export type { DocumentResult, InTransaction } from './write-answer';
 
 /** Reads a stored document: inside the caller's transaction when it joins one, else committed data. */
 function readFor(
@@ -57,15 +40,6 @@ function readFor(
   const trx = caller.tx?.trx;
   if (!trx) return readDoc(caller.site, binding, name, shared);
   return caller.site.rows.load(trx, binding, name);
-}
-
-/** The transaction an operation runs in: the caller's when it joins one, else a new one (in the caller's batch, if any). */
-function transactionFor(caller: Caller): DocumentTransaction {
-  if (caller.tx) return caller.tx;
-  const tx = new DocumentTransaction(caller.site, caller.user);
-  if (caller.batch) tx.batch = caller.batch;
-  if (caller.flags) Object.assign(tx.flags, caller.flags);
-  return tx;
 }
 
 /** The longest name a document can have (naming.ts checkName). */
@@ -148,36 +122,6 @@ function prepareCreate(caller: Caller, doctype: string, body: Record<string, unk
       ? rawName
       : undefined;
   return { binding, data, clientName };
-}
-
-/** A written document with the messages for the user that writing it left (not yet serialized). */
-interface Written {
-  binding: DocTypeBinding;
-  doc: Document;
-  messages: string[];
-  /** For a child row written through its parent (`doc`): the row, which the answer is. */
-  row?: WrittenRow;
-}
-
-/** A child row written by saving its parent. */
-interface WrittenRow {
-  child: DocTypeBinding;
-  place: RowPlace;
-  name: string;
-}
-
-/**
- * The response document of a write: serialized for the caller's API version, fields it may not read left out; for a
- * child row, the row as its parent's answer holds it, unless `whole` (frappe.client answers the parent).
- */
-function answer(caller: Caller, { binding, doc, messages, row }: Written, whole = false): DocumentResult {
-  const out = readableDoc(
-    caller,
-    binding,
-    serializeDoc(binding, caller.site.registry, doc, caller.documentShape ?? caller.version),
-  );
-  if (!row || whole) return { doc: out, messages };
-  return { doc: rowNamed(rowsAt(out, row.place, row.child), row.name, row.child), messages };
 }
 
 /** Inserts a document from a request body (createDocument and insertDocument). */
@@ -430,119 +374,6 @@ async function getChildRow(
     throw err;
   }
   return rowNamed(rowsAt(parent, place, child), name, child);
-}
-
-/** Fields a row body never sets: its parent and position are the parent's to give, its stamps the save's. */
-const ROW_SET_BY_SAVE = [...IDENTITY, 'doctype', 'parent', 'parentfield', 'parenttype', 'idx'];
-
-/** A child row's body checked as the parent's rows are: the row's fields only, none the caller may not read. */
-function rowBody(caller: Caller, child: DocTypeBinding, place: RowPlace, body: DocData): DocData {
-  const input = { ...body };
-  for (const key of ROW_SET_BY_SAVE) delete input[key];
-  const values = checkBody(child.validateBody, input, child.meta.name);
-  for (const key of ROW_SET_BY_SAVE) delete values[key];
-  checkClientBody(caller, place.parent, { [place.parentfield]: [values] });
-  return values;
-}
-
-/**
- * Saves the parent of a child row after `edit` changed its rows, in the write's transaction with the parent locked.
- * `edit` answers the written row's name, or its position when it is new (the save names it).
- */
-async function saveParentOf(
-  caller: Caller,
-  child: DocTypeBinding,
-  locate: (q: Queryable) => Promise<RowPlace> | RowPlace,
-  edit: (rows: DocData[], place: RowPlace) => string | number,
-  inTransaction?: InTransaction,
-): Promise<Written> {
-  const tx = transactionFor(caller);
-  let row: WrittenRow | undefined;
-  const doc = await tx.runRetryingDeadlock(async () => {
-    const place = await locate(tx.trx as Knex);
-    const parent = await tx.getDoc(place.parent.meta.name, place.parentName, { forUpdate: true });
-    const rows = [...((parent[place.parentfield] as DocData[] | null | undefined) ?? [])];
-    const written = edit(rows, place);
-    parent[place.parentfield] = rows;
-    // A row added counts towards the parent's max_child_rows, as the rows of a parent's PUT do.
-    if (typeof written === 'number')
-      checkChildRowCount(place.parent, parent, caller.site.config.site.max_child_rows);
-    await parent.save();
-    const name =
-      typeof written === 'number' ? String((parent[place.parentfield] as DocData[])[written]?.name) : written;
-    const done: WrittenRow = { child, place, name };
-    row = done;
-    if (inTransaction)
-      await inTransaction(tx.trx as Knex, name, () =>
-        answer(caller, { binding: place.parent, doc: parent, messages: [...tx.messages], row: done }),
-      );
-    return parent;
-  });
-  return { binding: (row as WrittenRow).place.parent, doc, messages: tx.messages, row };
-}
-
-/** Adds a row to the parent document its body names (`parenttype`, `parent`, `parentfield`), by saving the parent. */
-function addRow(
-  caller: Caller,
-  child: DocTypeBinding,
-  body: DocData,
-  inTransaction?: InTransaction,
-): Promise<Written> {
-  assertSomeParentRight(caller, child, 'write');
-  const place = placeForNew(caller, child, body);
-  const values = rowBody(caller, child, place, body);
-  return saveParentOf(
-    caller,
-    child,
-    () => place,
-    (rows) => rows.push(values) - 1,
-    inTransaction,
-  );
-}
-
-/** Changes a child row's fields by saving its parent document. */
-function changeRow(
-  caller: Caller,
-  child: DocTypeBinding,
-  name: string,
-  body: DocData,
-  inTransaction?: InTransaction,
-): Promise<Written> {
-  assertSomeParentRight(caller, child, 'write');
-  const locate = (q: Queryable) => placeOf(caller, child, name, q);
-  const edit = (rows: DocData[], place: RowPlace): string => {
-    const values = rowBody(caller, child, place, body);
-    const i = rows.indexOf(rowNamed(rows, name, child));
-    // A stale `modified` (the row as the client last read it) is refused, as for a document.
-    const stored = (rows[i] as DocData).modified;
-    if (
-      body.modified !== undefined &&
-      body.modified !== null &&
-      formatDatetime(String(body.modified)) !== stored
-    )
-      throw new TimestampMismatchError(
-        `Error: ${child.meta.name} ${clip(name)} has been modified after you have opened it (${String(stored)}, ${String(body.modified)}). Please refresh to get the latest document.`,
-      );
-    rows[i] = { ...rows[i], ...values };
-    return name;
-  };
-  return saveParentOf(caller, child, locate, edit, inTransaction);
-}
-
-/** Removes a child row from its parent document by saving the parent (Frappe's frappe.client.delete of a row). */
-function removeRow(
-  caller: Caller,
-  child: DocTypeBinding,
-  name: string,
-  inTransaction?: InTransaction,
-): Promise<Written> {
-  assertSomeParentRight(caller, child, 'write');
-  const locate = (q: Queryable) => placeOf(caller, child, name, q);
-  const edit = (rows: DocData[]): string => {
-    rows.splice(rows.indexOf(rowNamed(rows, name, child)), 1);
-    return name;
-  };
-  return saveParentOf(caller, child, locate, edit, inTransaction);
 }
 
 /**
