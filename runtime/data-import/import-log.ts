@@ -5,7 +5,7 @@
 // (data_import, log_index): a second run of a document cannot commit. An outcome kept in a __JobItem row as well was a
 // third row per document, where bulk_insert writes two (figures in docs/data-import.md).
 import type { Knex } from 'knex';
-import { now } from '../db/stored-values';
+import { serviceStamps } from '../document/service-row';
 import { inWriteTransaction } from '../db/write-transaction';
 import type { ItemStore, StoredJob } from '../jobs/job-queue';
 import type { ItemOutcome } from '../operations/bulk-operations';
@@ -33,15 +33,9 @@ function logName(dataImport: string, index: number): string {
 
 /** The row of `entry`, as `user`. */
 function logRow(user: string, entry: LogEntry): Record<string, unknown> {
-  const stamp = now();
   return {
     name: logName(entry.dataImport, entry.index),
-    owner: user,
-    modified_by: user,
-    creation: stamp,
-    modified: stamp,
-    docstatus: 0,
-    idx: 0,
+    ...serviceStamps(user),
     data_import: entry.dataImport,
     row_indexes: JSON.stringify(entry.lines),
     success: entry.success ? 1 : 0,

@@ -8,9 +8,15 @@ import type { DocTypeBinding } from '../registry/registry';
 import type { Site } from '../site';
 import { fillStoredValues } from './checks';
 
+/** The standard columns of a row `user` makes now: owner, modified_by, creation, modified; a draft at idx 0. */
+export function serviceStamps(user: string): DocData {
+  const stamp = now();
+  return { owner: user, modified_by: user, creation: stamp, modified: stamp, docstatus: 0, idx: 0 };
+}
+
 /**
- * Inserts `values` as the row `name` of `binding` in the write transaction `trx`, stamped as made now by `user` (owner,
- * modified_by, creation, modified; a draft at idx 0); every other stored field gets its column's empty value.
+ * Inserts `values` as the row `name` of `binding` in the write transaction `trx`, stamped as made now by `user`
+ * (serviceStamps); every other stored field gets its column's empty value.
  */
 export async function insertServiceRow(
   site: Site,
@@ -20,17 +26,7 @@ export async function insertServiceRow(
   values: object,
   user: string,
 ): Promise<void> {
-  const stamp = now();
-  const data: DocData = {
-    ...values,
-    name,
-    owner: user,
-    modified_by: user,
-    creation: stamp,
-    modified: stamp,
-    docstatus: 0,
-    idx: 0,
-  };
+  const data: DocData = { ...values, name, ...serviceStamps(user) };
   fillStoredValues(binding.meta, data);
   await site.rows.insert(trx, binding, data);
 }

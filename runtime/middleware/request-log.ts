@@ -5,7 +5,7 @@ import type { Middleware } from 'koa';
 import { clientIp } from '../auth/client-ip';
 import { cachedSettings, loadSettings } from '../auth/settings';
 import { inWriteTransaction } from '../db/write-transaction';
-import { now } from '../db/stored-values';
+import { serviceStamps } from '../document/service-row';
 import type { AppContext } from '../http/state';
 import type { Site } from '../site';
 import { SitePlugin } from '../site';
@@ -83,15 +83,9 @@ let counter = 0;
 function enqueueRow(ctx: AppContext, started: number): void {
   const { site } = ctx.state;
   const user = ctx.state.user?.name ?? 'Guest';
-  const stamp = now();
   enqueue(site, {
     name: `${NAME_PREFIX}${(counter++).toString(36).padStart(8, '0')}`,
-    owner: user,
-    modified_by: user,
-    creation: stamp,
-    modified: stamp,
-    docstatus: 0,
-    idx: 0,
+    ...serviceStamps(user),
     path: ctx.path.slice(0, 1000),
     method: ctx.method.slice(0, 16),
     user,
