@@ -7,6 +7,7 @@ import { checkBody } from '../document/checks';
 import type { DocData, Queryable } from '../db/row-store';
 import { formatDatetime } from '../db/stored-values';
 import { TimestampMismatchError } from '../errors/errors';
+import { CHILD_FIELDS, STANDARD_FIELDS } from '../meta/types';
 import { clip } from '../query/tokenize';
 import type { DocTypeBinding } from '../registry/registry';
 import { assertSomeParentRight, placeForNew, placeOf, rowNamed, type RowPlace } from './child-rows';
@@ -14,19 +15,7 @@ import { checkChildRowCount, checkClientBody } from './client-body';
 import { answer, transactionFor, type InTransaction, type Written, type WrittenRow } from './write-answer';
 
 /** Fields a row body never sets: its parent and position are the parent's to give, its stamps the save's. */
-const ROW_SET_BY_SAVE = [
-  'name',
-  'owner',
-  'creation',
-  'modified',
-  'modified_by',
-  'docstatus',
-  'doctype',
-  'parent',
-  'parentfield',
-  'parenttype',
-  'idx',
-];
+const ROW_SET_BY_SAVE = [...STANDARD_FIELDS, ...CHILD_FIELDS, 'doctype'];
 
 /** A child row's body checked as the parent's rows are: the row's fields only, none the caller may not read. */
 function rowBody(caller: Caller, child: DocTypeBinding, place: RowPlace, body: DocData): DocData {
