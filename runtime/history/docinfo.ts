@@ -1,11 +1,12 @@
 // get_docinfo: what Frappe's form shows beside a document, here its versions (newest first), for anyone who may read
 // the document. A reader sees no value of a field above their read levels: such changes leave `changed`, rows and
-// row changes lose those fields, a table above their levels goes whole, and a version left with nothing goes too.
+// row changes lose those fields, a table above their levels goes whole, and a version left with nothing goes too. A
+// field taken out of the DocType since is left out for every reader.
 import type { Caller } from '../document/caller';
 import { decodeRow } from '../db/document-rows';
 import type { DocData } from '../db/row-store';
 import { isTableType } from '../meta/field-types';
-import type { DocTypeMeta } from '../meta/types';
+import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta } from '../meta/types';
 import { getDocument } from '../operations/document-operations';
 import { readsLevel, rightsFor, type DocTypeRights } from '../permissions/doctype-rights';
 import type { DocTypeBinding } from '../registry/registry';
@@ -26,19 +27,25 @@ export interface Docinfo {
   versions: DocinfoVersion[];
 }
 
-/** Reads the fields of one DocType for a reader: a field that is not there (docstatus, idx) is readable. */
+/** Standard columns a diff may name (docstatus, idx): readable by whoever reads the document. */
+const STANDARD = new Set<string>([...STANDARD_FIELDS, ...CHILD_FIELDS]);
+
+/**
+ * Reads the fields of one DocType for a reader: a standard column is readable; a field the DocType no longer has (taken
+ * out since the version was written) is not, for anyone, as no other answer holds it.
+ */
 function fieldReader(meta: DocTypeMeta, rights: DocTypeRights): (fieldname: string) => boolean {
   const fields = new Map(meta.fields.map((f) => [f.fieldname, f]));
   return (fieldname) => {
     const field = fields.get(fieldname);
-    return !field || (field.fieldtype !== 'Password' && readsLevel(rights, field.permlevel));
+    if (!field) return STANDARD.has(fieldname);
+    return rights.all || (field.fieldtype !== 'Password' && readsLevel(rights, field.permlevel));
   };
 }
 
 /** The diff without what the reader may not read; undefined when nothing is left. */
 function maskDiff(caller: Caller, binding: DocTypeBinding, diff: VersionDiff): VersionDiff | undefined {
   const rights = rightsFor(caller.user, binding.meta);
-  if (rights.all) return diff;
   const readable = fieldReader(binding.meta, rights);
   const childReaders = new Map<string, (fieldname: string) => boolean>();
   for (const field of binding.meta.fields) {

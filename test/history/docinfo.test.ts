@@ -126,3 +126,20 @@ test('hostile or unknown arguments: an unknown DocType is 404, an over-long name
     ).status,
   ).toBe(404);
 });
+
+test('a field taken out of the DocType since is in no version, for any reader', async () => {
+  const doc = await createLedger(t, { lines: [{ item: 'a', qty: 1 }] });
+  await t.http.put(path(doc.name)).set(admin()).send({ title: 'second' });
+  // The version as it was written while the DocType still had `old_cost` (top level and in its rows).
+  const versions = t.site.db.knex('tabVersion').where({ ref_doctype: 'Tracked Ledger', docname: doc.name });
+  const [stored] = (await versions.clone().select('name', 'data')) as { name: string; data: string }[];
+  const diff = JSON.parse(String(stored?.data));
+  diff.changed.push(['old_cost', 10, 20]);
+  diff.added = [['lines', { item: 'b', old_cost: 5, idx: 2 }]];
+  await versions.clone().where('name', stored?.name).update({ data: JSON.stringify(diff) });
+  for (const auth of [t.adminToken, reader]) {
+    const [seen] = diffs((await docinfo(doc.name, auth)).body.message.versions);
+    expect(seen.changed).toEqual([['title', 'first', 'second']]);
+    expect(seen.added).toEqual([['lines', { item: 'b', idx: 2 }]]);
+  }
+});
