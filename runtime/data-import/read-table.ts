@@ -6,6 +6,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { CellValue } from 'exceljs';
 import yauzl from 'yauzl';
+import { MAX_COLUMNS } from '../data-export/template-layout';
 import { AppError, DataError } from '../errors/errors';
 
 /** The longest line a CSV may have, in characters (a longer one refuses the file). */
@@ -16,6 +17,13 @@ export const MAX_XLSX_INFLATED = 256 << 20;
 const MAX_XLSX_ENTRIES = 10_000;
 /** The most lines an import file may have. */
 export const MAX_LINES = 1_000_000;
+/**
+ * The most columns a line may fill (as many as an export template can have): a cell further right refuses the file
+ * before any line is laid out, so a small XLSX with one cell in column XFD per row costs no 16,384 cells a row.
+ */
+export const MAX_CELLS = MAX_COLUMNS;
+
+const tooWide = () => new DataError(`Import file has a line with a cell past column ${MAX_CELLS}`);
 
 /** A cell as read: text, a number, a date (XLSX), or empty. */
 export type Cell = string | number | Date | null;
@@ -74,7 +82,14 @@ async function* csvLines(bytes: Readable): AsyncIterable<Cell[]> {
   check.on('error', (err) => parser.destroy(err));
   bytes.pipe(check).pipe(parser);
   try {
-    for await (const record of parser) yield (record as string[]).map((c) => (c === '' ? null : c));
+    for await (const record of parser) {
+      const cells = record as string[];
+      if (cells.length > MAX_CELLS) {
+        if (cells.slice(MAX_CELLS).some((c) => c !== '')) throw tooWide();
+        cells.length = MAX_CELLS;
+      }
+      yield cells.map((c) => (c === '' ? null : c));
+    }
   } catch (err) {
     throw csvError(err);
   } finally {
@@ -157,10 +172,18 @@ async function* xlsxLines(file: Buffer): AsyncIterable<Cell[]> {
   try {
     for await (const sheet of reader) {
       for await (const row of sheet) {
-        const values = row.values as CellValue[];
+        // The cells the row holds (exceljs's `values` would be as long as its right-most cell's column).
         const cells: Cell[] = [];
-        for (let i = 1; i < values.length; i++) cells.push(xlsxCell(values[i]));
-        if (cells.some((c) => c !== null)) yield cells;
+        let filled = false;
+        row.eachCell((cell, col) => {
+          const value = xlsxCell(cell.value);
+          if (value === null) return;
+          if (col > MAX_CELLS) throw tooWide();
+          while (cells.length < col - 1) cells.push(null);
+          cells.push(value);
+          filled = true;
+        });
+        if (filled) yield cells;
       }
       return;
     }

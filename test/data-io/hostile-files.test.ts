@@ -78,6 +78,44 @@ test('an XLSX cell holding a formula', async () => {
   await refused(Buffer.from(await book.xlsx.writeBuffer()), 'formula.xlsx', /holds a formula/);
 });
 
+test('a cell past column 1,000: an XLSX with one in column XFD per row, and a CSV line', async () => {
+  const book = new ExcelJS.Workbook();
+  const sheet = book.addWorksheet('ToDo');
+  sheet.addRow(['description']);
+  for (let r = 2; r <= 2_000; r++) sheet.getCell(`XFD${r}`).value = 1;
+  await refused(Buffer.from(await book.xlsx.writeBuffer()), 'wide.xlsx', /a cell past column 1000/);
+  await refused(`description\nx${','.repeat(1_000)}y\n`, 'wide.csv', /a cell past column 1000/);
+});
+
+test('empty cells past column 1,000 and gaps between cells are no harm', async () => {
+  const book = new ExcelJS.Workbook();
+  const sheet = book.addWorksheet('ToDo');
+  sheet.addRow(['description', 'status', 'priority']);
+  sheet.addRow(['wide but empty', null, 'High']);
+  sheet.getCell('XFD2').value = '';
+  const xlsx = await importFile(
+    t,
+    t.adminToken,
+    'ToDo',
+    Buffer.from(await book.xlsx.writeBuffer()),
+    'gap.xlsx',
+  );
+  expect(xlsx.job.result).toMatchObject({ success_count: 1, failure_count: 0 });
+  const csv = await importFile(
+    t,
+    t.adminToken,
+    'ToDo',
+    `description\nempty tail${','.repeat(1_500)}\n`,
+    't.csv',
+  );
+  expect(csv.job.result).toMatchObject({ success_count: 1, failure_count: 0 });
+  const rows = await t.site.db.knex('tabToDo').whereIn('description', ['wide but empty', 'empty tail']);
+  expect(rows.map((r) => [r.description, r.status, r.priority]).sort()).toEqual([
+    ['empty tail', 'Open', 'Medium'],
+    ['wide but empty', 'Open', 'High'],
+  ]);
+});
+
 test('formula-injection text fails its document only; escaped text and numbers pass', async () => {
   const csv = [
     'description,priority',
