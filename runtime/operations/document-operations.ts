@@ -18,6 +18,8 @@ import { expandLinks } from '../query/expand-links';
 import type { DocTypeBinding, V2Operation } from '../registry/registry';
 import type { Caller } from '../document/caller';
 import { bindingFor } from './doctype-binding';
+import { fieldLists } from '../registry/field-lists';
+import type { Document } from '../document/document';
 import { assertSomeParentRight, placeOf, rowNamed, rowsAt } from './child-rows';
 import { addRow, changeRow, removeRow } from './child-row-writes';
 import {
@@ -236,12 +238,31 @@ async function applyChanges(
     const loaded = await tx.getDoc(doctype, binding.meta.issingle ? binding.meta.name : name, {
       forUpdate: true,
     });
-    Object.assign(loaded, changes);
+    Object.assign(loaded, tx.flags.inImport ? keepingStoredRowValues(binding, loaded, changes) : changes);
     await loaded.save();
     if (inTransaction) await inTransaction(tx.trx as Knex, String(loaded.name));
     return loaded;
   });
   return { binding, doc, messages: tx.messages };
+}
+
+/**
+ * An import's changes with each table row that names a stored row of `loaded` completed by that row's stored values:
+ * as Frappe's importer, a row matched by name keeps the fields the file leaves out or empty (a PUT's rows replace).
+ */
+function keepingStoredRowValues(binding: DocTypeBinding, loaded: Document, changes: DocData): DocData {
+  const out = { ...changes };
+  for (const field of fieldLists(binding.meta).tables) {
+    const rows = out[field.fieldname];
+    const stored = loaded[field.fieldname];
+    if (!Array.isArray(rows) || !Array.isArray(stored)) continue;
+    const byName = new Map((stored as DocData[]).map((row) => [row.name, row]));
+    out[field.fieldname] = (rows as DocData[]).map((row) => {
+      const kept = typeof row.name === 'string' ? byName.get(row.name) : undefined;
+      return kept ? { ...kept, ...row } : row;
+    });
+  }
+  return out;
 }
 
 /** Applies changes to a document: only the fields sent change; a stale `modified` is refused. */

@@ -115,3 +115,36 @@ test('update by name: changed cells are saved, the rest of each document kept', 
   );
   expect(missing.job.result).toEqual({ total: 1, success_count: 0, failure_count: 1 });
 }, 180_000);
+
+test('update by name: a child row named in the file keeps the values its empty cells leave out (Frappe)', async () => {
+  const res = await to.http
+    .post('/api/v2/document/Query Order')
+    .set('Authorization', to.adminToken)
+    .send({
+      title: 'rows kept',
+      lines: [
+        { item: 'g1', qty: 3, rate: 2.5 },
+        { item: 'g2', qty: 4 },
+      ],
+    });
+  const order = res.body.data;
+  const [first] = order.lines as [{ name: string }];
+  // The first row named with its qty cell empty and no rate column; a new row; the second row not in the file.
+  const csv = `name,title,lines.name,lines.item,lines.qty\n${order.name},rows kept,${first.name},g3,\n,,,new,1\n`;
+  const { job } = await importFile(
+    to,
+    to.adminToken,
+    'Query Order',
+    csv,
+    'rows.csv',
+    'Update Existing Records',
+  );
+  expect(job.result).toEqual({ total: 1, success_count: 1, failure_count: 0 });
+  const after = await to.http
+    .get(`/api/v2/document/Query Order/${order.name}`)
+    .set('Authorization', to.adminToken);
+  expect(after.body.data.lines.map((l: any) => [l.name === first.name, l.item, l.qty, l.rate])).toEqual([
+    [true, 'g3', 3, 2.5],
+    [false, 'new', 1, 0],
+  ]);
+}, 60_000);
