@@ -134,6 +134,14 @@ async function runCheck(
         ? { warning: `table ${table} holds ${n} row${n === 1 ? '' : 's'} and belongs to no DocType` }
         : {};
     }
+    case 'parentless_rows': {
+      const n = await count(knex(table));
+      return n
+        ? {
+            warning: `${n} row${n === 1 ? '' : 's'} of ${doctype} belong${n === 1 ? 's' : ''} to no parent document now that it is a child table (kept; no document lists ${n === 1 ? 'it' : 'them'})`,
+          }
+        : {};
+    }
     default:
       return check satisfies never;
   }

@@ -14,6 +14,7 @@ import {
   defaultInDefinition,
   indexName,
   standardColumns,
+  type ColumnSpec,
 } from './table-columns';
 import { kindFamily, typeFamily } from './type-families';
 
@@ -45,6 +46,8 @@ export type ChangeCheck =
   | { kind: 'outside_options'; column: string; options: string[] }
   /** The rows of a table no DocType owns are counted in a warning (none: no change). */
   | { kind: 'orphan_rows' }
+  /** The rows of a DocType made a child table are counted in a warning: they belong to no parent document. */
+  | { kind: 'parentless_rows' }
   /**
    * Rows without a value (NULL; empty text too) in a field made mandatory are counted in a warning: their next save
    * must set it. `added`: the column is added now, so every row is counted.
@@ -160,16 +163,30 @@ export function planDocType(
     );
   }
 
-  const added = fieldSpecs.filter((s) => !live.columns.has(s.name) && s.kind);
-  for (const spec of added) {
-    const field = spec.field!;
-    const statements = (
+  const addColumn = (spec: ColumnSpec): string[] =>
+    (
       knex.schema
         .alterTable(table, (t) => {
           spec.add(t);
         })
         .toSQL() as { sql: string; bindings: readonly Knex.Value[] }[]
     ).map((s) => knex.raw(s.sql, s.bindings).toQuery());
+
+  // Standard columns the table lacks: a DocType made a child table gains parent, parentfield and parenttype (its rows
+  // so far belong to no parent document: counted in a warning).
+  for (const spec of standardColumns(meta).filter((s) => !live.columns.has(s.name)))
+    changes.push(
+      change('add_column', `${spec.name} (a standard column)`, {
+        field: spec.name,
+        statements: addColumn(spec),
+        checks: spec.name === 'parenttype' ? [{ kind: 'parentless_rows' }] : [],
+      }),
+    );
+
+  const added = fieldSpecs.filter((s) => !live.columns.has(s.name) && s.kind);
+  for (const spec of added) {
+    const field = spec.field!;
+    const statements = addColumn(spec);
     const fixed = columnDefault(field, spec.kind!);
     // Where the column definition cannot hold the default (TEXT), the existing rows are given it by an UPDATE.
     if (fixed !== undefined && !defaultInDefinition(spec.kind!))

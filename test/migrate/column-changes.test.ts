@@ -264,6 +264,31 @@ test('a DocType made Single leaves its table and rows to no DocType: a warning n
   expect(await m.knex(TABLE).count({ n: '*' })).toEqual([{ n: 3 }]);
 });
 
+test('a DocType made a child table gains parent, parentfield and parenttype; its rows are a warning', async () => {
+  await seed([CODE], [{ name: 'A', code: 'a' }, { name: 'B' }]);
+  const child = thing([CODE], { istable: 1 });
+  const dry = await migrate(m.db, [child], { dryRun: true });
+  expect(dry.refused).toEqual([]);
+  expect(dry.plan.map((c) => `${c.kind}:${c.field}`)).toEqual([
+    'add_column:parent',
+    'add_column:parentfield',
+    'add_column:parenttype',
+    'add_index:parent',
+  ]);
+  expect(dry.plan[2]?.warnings).toEqual([
+    '2 rows of Mig Thing belong to no parent document now that it is a child table (kept; no document lists them)',
+  ]);
+  const result = await migrate(m.db, [child]);
+  expect(result.refused).toEqual([]);
+  const columns = await m.db.schema.columns(m.knex, TABLE);
+  for (const c of ['parent', 'parentfield', 'parenttype']) expect(columns.has(c)).toBe(true);
+  expect(await rowsOf(m.knex, TABLE, ['code', 'parent'])).toEqual([
+    { name: 'A', code: 'a', parent: null },
+    { name: 'B', code: null, parent: null },
+  ]);
+  expect((await migrate(m.db, [child])).plan).toEqual([]);
+});
+
 test('a dry run plans every kind of change and changes nothing', async () => {
   await seed(
     [CODE, { fieldname: 'qty', fieldtype: 'Data' }, { fieldname: 'old', fieldtype: 'Data' }],
