@@ -28,6 +28,12 @@ const STANDARD_COLUMNS: ReadonlySet<string> = new Set([
 ]);
 /** Columns only child tables (`istable`) have. */
 const CHILD_COLUMNS: ReadonlySet<string> = new Set(['parent', 'parentfield', 'parenttype']);
+/**
+ * The longest identifier every backend keeps whole, in bytes: PostgreSQL cuts longer ones to 63 (MariaDB refuses past
+ * 64), so a longer fieldname or table name would name another column or table there.
+ */
+const MAX_IDENTIFIER_BYTES = 63;
+
 /** Standard columns a DocType may redeclare as a field of the same value kind (Frappe's Web Page and Desktop Icon declare `idx` as Int). */
 const REDECLARABLE: Readonly<Record<string, ValueKind>> = { idx: 'integer' };
 
@@ -109,6 +115,16 @@ function docProblems(doc: LoadedDocType, byName: ReadonlyMap<string, LoadedDocTy
   );
   const istable = truthy(json.istable);
   const firstAt = new Map<string, number>();
+  // (Past 61 characters the schema has said the name is too long.)
+  if (
+    typeof json.name === 'string' &&
+    json.name.length <= 61 &&
+    Buffer.byteLength(`tab${json.name}`) > MAX_IDENTIFIER_BYTES
+  )
+    add(
+      '/name',
+      `the table "tab${json.name}" is ${Buffer.byteLength(`tab${json.name}`)} bytes long: at most ${MAX_IDENTIFIER_BYTES} (PostgreSQL cuts longer table names), so the name may have ${MAX_IDENTIFIER_BYTES - 3} bytes`,
+    );
 
   fields.forEach((field, i) => {
     if (!isObject(field)) return;
@@ -123,6 +139,11 @@ function docProblems(doc: LoadedDocType, byName: ReadonlyMap<string, LoadedDocTy
       if (first !== undefined)
         add(`${at}/fieldname`, `duplicate fieldname "${fieldname}" (first at /fields/${first})`);
       else firstAt.set(fieldname, i);
+      if (Buffer.byteLength(fieldname) > MAX_IDENTIFIER_BYTES)
+        add(
+          `${at}/fieldname`,
+          `fieldname ${show(fieldname)} is ${Buffer.byteLength(fieldname)} characters long: at most ${MAX_IDENTIFIER_BYTES} (PostgreSQL cuts longer column names)`,
+        );
       if (STANDARD_COLUMNS.has(fieldname) || (istable && CHILD_COLUMNS.has(fieldname))) {
         const kind = REDECLARABLE[fieldname];
         if (kind !== undefined && isFieldType(fieldtype) && FIELD_TYPE_INFO[fieldtype].value === kind) {

@@ -216,6 +216,24 @@ const cases: Array<[string, LoadedDocType[], Want[]]> = [
     ],
   ],
   [
+    'a fieldname or table name PostgreSQL would cut (over 63 bytes)',
+    [
+      doc(
+        withFields(
+          [
+            { fieldname: 'h'.repeat(63), fieldtype: 'Data' },
+            { fieldname: 'g'.repeat(64), fieldtype: 'Data' },
+          ],
+          { name: `N${'é'.repeat(30)}` },
+        ),
+      ),
+    ],
+    [
+      { pointer: '/fields/1/fieldname', message: 'is 64 characters long: at most 63' },
+      { pointer: '/name', message: 'is 64 bytes long: at most 63 (PostgreSQL cuts longer table names)' },
+    ],
+  ],
+  [
     'redeclaring a standard column with its own kind is a warning',
     [
       doc(
