@@ -234,3 +234,36 @@ test('a unique index survives the conversion and still refuses a repeated value'
     { name: 'B', code: 'S2', qty: 2 },
   ]);
 });
+
+test('Data → Date and Datetime: text of the right shape naming no real day or time refuses the change', async () => {
+  await migrate(m.db, [
+    item([
+      { fieldname: 'day', fieldtype: 'Data' },
+      { fieldname: 'at', fieldtype: 'Data' },
+    ]),
+  ]);
+  await insertDocs(m.knex, 'tabMig Item', [
+    { name: 'A', day: '2024-02-29', at: '2024-02-29 23:59:59' },
+    { name: 'B', day: '2023-02-29', at: '2024-01-01 24:00:00' },
+    { name: 'C', day: '2024-13-01', at: '2024-04-31 10:00' },
+    { name: 'D', day: '2024-04-30', at: '2024-01-01 10:60' },
+    { name: 'E', day: '0000-01-01', at: '2000-02-29' },
+  ]);
+  const before = await rowsOf(m.knex, 'tabMig Item', ['day', 'at']);
+  const columns = await m.db.schema.columns(m.knex, 'tabMig Item');
+  const target = item([
+    { fieldname: 'day', fieldtype: 'Date' },
+    { fieldname: 'at', fieldtype: 'Datetime' },
+    { fieldname: 'extra', fieldtype: 'Data' },
+  ]);
+  // The dry run says what the run does; neither changes anything (a new field planned beside it included).
+  const dry = await migrate(m.db, [target], { dryRun: true });
+  const result = await migrate(m.db, [target]);
+  for (const r of [dry, result]) {
+    expect(r.refused).toHaveLength(1);
+    expect(r.refused[0]?.refusal).toMatch(/cannot change day .*: 3 rows hold .*\("B", "C", "E"\)/);
+    expect(r.refused[0]?.refusal).toMatch(/cannot change at .*: 3 rows hold .*\("B", "C", "D"\)/);
+  }
+  expect(await rowsOf(m.knex, 'tabMig Item', ['day', 'at'])).toEqual(before);
+  expect(await m.db.schema.columns(m.knex, 'tabMig Item')).toEqual(columns);
+});

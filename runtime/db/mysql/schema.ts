@@ -7,6 +7,7 @@ import type { DocTypeMeta } from '../../meta/types';
 import { DECIMAL_LIMITS, INTEGER_RANGE, assertNever } from '../../meta/field-types';
 import type { ColumnTarget, LiveIndex, SchemaDialect } from '../backend';
 import { kindFamily, typeFamily } from '../type-families';
+import { impossibleDateSql } from '../calendar-check';
 import { CHANGE_SHARDS, CHANGE_TABLE } from './table-changes';
 
 /** Change rows per INSERT (three bindings each). */
@@ -159,6 +160,12 @@ export const MYSQL_SCHEMA: SchemaDialect = {
     // A date is that day at midnight: exact.
     if (source === 'date' && target === 'datetime') return undefined;
     if (source !== 'text' || !pattern) return source === target ? undefined : 'all';
+    // A value of the right shape that is no real date (2024-02-30) would fail the ALTER: counted with the rest.
+    if (target === 'date' || target === 'datetime')
+      return {
+        sql: `(case when ${c} regexp ? then ${impossibleDateSql(c, 'signed', target === 'datetime')} else true end)`,
+        bindings: [pattern],
+      };
     return { sql: `${c} not regexp ?`, bindings: [pattern] };
   },
 

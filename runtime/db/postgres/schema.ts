@@ -9,6 +9,7 @@ import { inDdlSavepoint } from '../ddl-savepoint';
 import { DECIMAL_LIMITS, assertNever } from '../../meta/field-types';
 import type { ColumnTarget, LiveIndex, SchemaDialect } from '../backend';
 import { kindFamily, typeFamily } from '../type-families';
+import { impossibleDateSql } from '../calendar-check';
 import { ensureChangeRows } from './change-table';
 import type { PgConnection } from './statements';
 
@@ -151,7 +152,12 @@ export const POSTGRES_SCHEMA: SchemaDialect = {
     // A date is that day at midnight: exact.
     if (source === 'date' && target === 'datetime') return undefined;
     if (source !== 'text' || !pattern) return source === target ? undefined : 'all';
-    // A value of the right shape that is no real date (2024-02-30) fails the ALTER: the DocType is refused whole.
+    // A value of the right shape that is no real date (2024-02-30) would fail the ALTER: counted with the rest.
+    if (target === 'date' || target === 'datetime')
+      return {
+        sql: `(case when ${c} ~ ? then ${impossibleDateSql(c, 'integer', target === 'datetime')} else true end)`,
+        bindings: [pattern],
+      };
     return { sql: `${c} !~ ?`, bindings: [pattern] };
   },
 

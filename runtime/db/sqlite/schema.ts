@@ -10,6 +10,7 @@ import { DECIMAL_LIMITS, INTEGER_RANGE, assertNever } from '../../meta/field-typ
 import type { ColumnTarget, LiveIndex, SchemaDialect } from '../backend';
 import { createTable } from '../table-columns';
 import { kindFamily, typeFamily } from '../type-families';
+import { impossibleDateSql } from '../calendar-check';
 import { migrationLockFile, withMigrationLock } from './migration-lock';
 
 /** How long a sync waits for the write lock (ms), beyond the busy timeout of each attempt (a serving process writes). */
@@ -118,8 +119,15 @@ const SQLITE_DDL: Omit<SchemaDialect, 'migrationLock'> = {
     // A date is that day at midnight: exact.
     if (source === 'date' && target === 'datetime') return undefined;
     if (source !== 'text') return source === target ? undefined : 'all';
-    if (target === 'date') return { sql: `date(${c}) is not ${c}`, bindings: [] };
-    if (target === 'datetime') return { sql: `datetime(${c}) is null`, bindings: [] };
+    // date() answers a day that is not (2023-02-29) as another (2023-03-01): it is not the text then. Years before 1
+    // and times past 23:59:59 are refused as on the other backends.
+    if (target === 'date')
+      return { sql: `(date(${c}) is not ${c} or ${impossibleDateSql(c, 'integer', false)})`, bindings: [] };
+    if (target === 'datetime')
+      return {
+        sql: `(datetime(${c}) is null or ${c} not glob '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' or ${impossibleDateSql(c, 'integer', true)})`,
+        bindings: [],
+      };
     if (target === 'time') return { sql: `time(${c}) is null`, bindings: [] };
     return 'all';
   },
