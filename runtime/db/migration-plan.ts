@@ -188,6 +188,8 @@ export function planDocType(
     const field = spec.field!;
     const statements = addColumn(spec);
     const fixed = columnDefault(field, spec.kind!);
+    // What the existing rows hold afterwards (a number field without a default: 0).
+    const held = addedColumnValue(field, spec.kind!);
     // Where the column definition cannot hold the default (TEXT), the existing rows are given it by an UPDATE.
     if (fixed !== undefined && !defaultInDefinition(spec.kind!))
       statements.push(
@@ -199,7 +201,7 @@ export function planDocType(
     changes.push(
       change(
         'add_column',
-        `${spec.name} ${dialect.columnType({ kind: spec.kind!, length: spec.length })}${fixed !== undefined ? ` default ${String(fixed)}` : ''}`,
+        `${spec.name} ${dialect.columnType({ kind: spec.kind!, length: spec.length })}${held !== undefined ? ` default ${String(held)}` : ''}`,
         {
           field: spec.name,
           statements,

@@ -58,6 +58,13 @@ test('a new reqd field with a default fills the existing rows (Int, Data, Check,
   ]);
 });
 
+test('a new number field without a default: the plan says the 0 the existing rows get', async () => {
+  await seed([CODE], [{ name: 'A' }]);
+  const result = await migrate(m.db, [thing([CODE, { fieldname: 'count', fieldtype: 'Int' }])]);
+  expect(result.plan[0]?.detail).toMatch(/^count \w+ default 0$/);
+  expect(await rowsOf(m.knex, TABLE, ['count'])).toEqual([{ name: 'A', count: 0 }]);
+});
+
 test('unique added over duplicates is refused naming the values; without them the index is made', async () => {
   await seed(
     [CODE],
