@@ -75,13 +75,17 @@ test('a value that would not convert refuses the change, naming the field, the c
     { name: 'C', qty: '7.25' },
     // Refused on every database alike (SQLite's numeric affinity alone would take it as 42).
     { name: 'D', qty: ' 42 ' },
+    // Equal to an integer in SQLite's comparison, refused by MariaDB's and PostgreSQL's patterns: refused everywhere.
+    { name: 'E', qty: '1.0' },
+    { name: 'F', qty: '1e3' },
+    { name: 'G', qty: '+5' },
   ]);
   const before = await rowsOf(m.knex, 'tabMig Item', ['qty']);
   const columns = await m.db.schema.columns(m.knex, 'tabMig Item');
   const result = await migrate(m.db, [item([{ fieldname: 'qty', fieldtype: 'Int' }])]);
   expect(result.refused).toHaveLength(1);
   expect(result.refused[0]!.refusal).toMatch(
-    /^Mig Item: cannot change qty from varchar\(140\) to \w+: 3 rows hold a value that would not convert exactly \("B", "C", "D"\)$/,
+    /^Mig Item: cannot change qty from varchar\(140\) to \w+: 5 rows hold a value that would not convert exactly \("B", "C", "D", "E", "F"\)$/,
   );
   expect(result.changed).toEqual([]);
   expect(await rowsOf(m.knex, 'tabMig Item', ['qty'])).toEqual(before);

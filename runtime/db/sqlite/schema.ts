@@ -98,8 +98,14 @@ const SQLITE_DDL: Omit<SchemaDialect, 'migrationLock'> = {
       if (source !== 'text' && source !== 'decimal') return 'all';
       // The comparison applies numeric affinity to the stored text: '12' equals 12, '7.25' and 'abc' do not. So does
       // ' 42 ', which MariaDB and PostgreSQL refuse: text with spaces around it is refused here too.
+      // Text also only of digits after its sign, as MariaDB's and PostgreSQL's patterns: '1.0' and '1e3' equal an
+      // integer here but are refused there.
+      const digits =
+        source === 'text'
+          ? ` or substr(${c}, case when ${c} glob '[+-]*' then 2 else 1 end) glob '*[^0-9]*'`
+          : '';
       return {
-        sql: `(not (cast(${c} as integer) = ${c}) or trim(${c}) <> ${c}${outside})`,
+        sql: `(not (cast(${c} as integer) = ${c}) or trim(${c}) <> ${c}${digits}${outside})`,
         bindings: range ?? [],
       };
     }
