@@ -116,6 +116,27 @@ test('empty cells past column 1,000 and gaps between cells are no harm', async (
   ]);
 });
 
+test('a preview of thousands of failing documents: 1,000 run through the document path, 1,000 warnings listed', async () => {
+  const lines = ['description,priority'];
+  for (let i = 0; i < 1_200; i++) lines.push(`=cmd${i},Low`);
+  for (let i = 0; i < 1_100; i++) lines.push(`bad priority ${i},Nope`);
+  const preview = await callImportMethod(t, t.adminToken, 'get_preview_from_template', {
+    data_import: await newImport(
+      t,
+      t.adminToken,
+      'ToDo',
+      await uploadFile(t, t.adminToken, lines.join('\n'), 'many.csv'),
+    ),
+  });
+  expect(preview.status).toBe(200);
+  const data = preview.body.data;
+  expect(data.payload_count).toBe(2_300);
+  expect(data.checked_count).toBe(1_000);
+  expect(data.warnings).toHaveLength(1_000);
+  expect(data.warnings_count).toBe(2_200);
+  expect(data.data).toHaveLength(20);
+});
+
 test('formula-injection text fails its document only; escaped text and numbers pass', async () => {
   const csv = [
     'description,priority',
