@@ -33,7 +33,7 @@ describe('clientIp', () => {
   const ctx = (peer: string, xff: string | undefined, trusted: string[], proto?: string) =>
     ({
       state: { site: { config: { site: { trusted_proxies: trusted } } } },
-      req: { socket: { remoteAddress: peer } },
+      req: { socket: { remoteAddress: peer }, headers: xff === undefined ? {} : { 'x-forwarded-for': xff } },
       secure: false,
       get: (name: string) =>
         name === 'x-forwarded-for' ? (xff ?? '') : name === 'x-forwarded-proto' ? (proto ?? '') : '',
