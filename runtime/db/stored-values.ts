@@ -63,6 +63,16 @@ export function formatTime(value: string): string {
   return `${Number(m[1])}:${m[2]}:${m[3] ?? '00'}${/^0*$/.test(fraction) ? '' : `.${fraction}`}`;
 }
 
+/**
+ * The stored form of a time: `HH:MM:SS`, two-digit hours (fraction kept when non-zero), so that SQLite, which keeps
+ * it as text, compares and orders times as MariaDB and PostgreSQL do (`5:00` sorted after `10:00` as text). Filter
+ * values take it too. The API shows Frappe's `H:MM:SS` (formatTime).
+ */
+export function storedTime(value: string): string {
+  const time = formatTime(value);
+  return /^\d:/.test(time) ? `0${time}` : time;
+}
+
 /** A stored value as the API shows it (database drivers differ: JSON text, time precision, datetime strings). */
 export function decodeValue(field: FieldMeta, value: unknown): unknown {
   if (value === null || value === undefined) return null;
@@ -93,6 +103,9 @@ export function decodeValue(field: FieldMeta, value: unknown): unknown {
 /** A value in the form the database column takes. */
 export function encodeValue(field: FieldMeta, value: unknown): unknown {
   if (value === undefined) return null;
-  if (FIELD_TYPE_INFO[field.fieldtype].value === 'json' && value !== null) return JSON.stringify(value);
+  if (value === null) return value;
+  const kind = FIELD_TYPE_INFO[field.fieldtype].value;
+  if (kind === 'json') return JSON.stringify(value);
+  if (kind === 'time' && typeof value === 'string') return storedTime(value);
   return value;
 }

@@ -1,7 +1,7 @@
 // Filter operators and values checked and coerced to the column's type, so both databases compare alike (MariaDB
 // would compare a text column with a number numerically) and a NULL behaves as Frappe's fallback value.
 import { DataError } from '../errors/errors';
-import { formatDatetime, formatTime, isCalendarDate } from '../db/stored-values';
+import { formatDatetime, isCalendarDate, storedTime } from '../db/stored-values';
 import type { FilterOperator } from './filter-tree';
 import type { ColumnKind } from './columns';
 import { timespanRange } from './timespan';
@@ -155,7 +155,7 @@ export function coerceValue(kind: ColumnKind, value: unknown, label: string, end
       const m = /^(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?$/.exec(text);
       if (!m || Number(m[1]) > 23 || Number(m[2]) > 59 || Number(m[3] ?? 0) > 59)
         throw bad('a time (HH:MM:SS)');
-      return formatTime(text);
+      return storedTime(text);
     }
     default:
       if (typeof value === 'string') return noNul(value, label);
