@@ -176,6 +176,11 @@ function columnDecoder(ref: ColumnRef): Decoder {
 
 type RowDecoder = (row: unknown[]) => unknown;
 
+/** A number at the 9 decimal places of a decimal column (null stays null). */
+function toScale(n: number | null): number | null {
+  return n === null || !Number.isFinite(n) ? n : Number(n.toFixed(9));
+}
+
 function itemDecoder(plan: ListPlan, i: number, column: (name: string) => number): RowDecoder {
   const item = plan.selection.items[i] as ListPlan['selection']['items'][number];
   const at = column(alias(i));
@@ -183,11 +188,16 @@ function itemDecoder(plan: ListPlan, i: number, column: (name: string) => number
     const decode = columnDecoder(item.ref);
     return (row) => decode(row[at]);
   }
+  // Sums and averages of decimal fields (Float, Currency, Percent) at their column's 9 places: SQLite adds REALs
+  // (0.1 + 0.2 = 0.30000000000000004) and the average is a division in JS, so each database would differ in the last
+  // digits otherwise.
+  const places = item.ref?.kind === 'number' ? toScale : (n: number | null) => n;
   if (item.fn === 'avg') {
     const [sum, count] = [column(`${alias(i)}_sum`), column(`${alias(i)}_count`)];
-    return (row) => (Number(row[count]) ? Number(row[sum]) / Number(row[count]) : null);
+    return (row) => places(Number(row[count]) ? Number(row[sum]) / Number(row[count]) : null);
   }
-  if (item.fn === 'count' || item.fn === 'sum') return (row) => asNumber(row[at]);
+  if (item.fn === 'sum') return (row) => places(asNumber(row[at]) as number | null);
+  if (item.fn === 'count') return (row) => asNumber(row[at]);
   const decode = item.ref ? columnDecoder(item.ref) : asIs;
   return (row) => decode(row[at]);
 }
