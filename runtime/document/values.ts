@@ -4,6 +4,9 @@ import { formatDatetime, formatTime, isCalendarDate } from '../db/stored-values'
 import { DECIMAL_LIMITS, FIELD_TYPE_INFO, assertNever } from '../meta/field-types';
 import type { FieldMeta } from '../meta/types';
 
+/** Bytes a `text` column holds on every database (MariaDB's TEXT). */
+const TEXT_BYTES = 65_535;
+
 /** The error for a bad value of `field`, naming the field. */
 function badValue(field: FieldMeta, why: string): DataError {
   return new DataError(`${field.label} (${field.fieldname}): ${why}`);
@@ -22,6 +25,10 @@ export function normalizeValue(field: FieldMeta, value: unknown): unknown {
       if (/[\u0000]/.test(value)) throw badValue(field, 'must not contain NUL characters');
       if (/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value))
         throw badValue(field, 'contains a lone surrogate');
+      // A `text` column holds 65,535 bytes on MariaDB (TEXT): refused on every database alike. Only a value of more
+      // than a quarter of that in UTF-16 units can have that many bytes.
+      if (info.column === 'text' && value.length > TEXT_BYTES / 4 && Buffer.byteLength(value) > TEXT_BYTES)
+        throw badValue(field, `is longer than its column holds (${TEXT_BYTES} bytes of UTF-8)`);
       return value;
     case 'integer':
     case 'number': {
