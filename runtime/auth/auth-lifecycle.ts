@@ -78,6 +78,18 @@ export function registerAuth(site: Site): void {
   extensions.on('checkValues', refuseDisabledStandardRole, 'Role');
   extensions.on('afterWrite', removeDisabledRole, 'Role');
   extensions.on('checkValues', dropDisabledRoles, 'User');
+  // A new user is named by its email trimmed and in lower case (Frappe's User.autoname), so no two users differ only
+  // in case where names compare case-sensitively (SQLite, PostgreSQL).
+  extensions.on(
+    'chooseName',
+    (op) => {
+      const email = op.doc.email;
+      if (typeof email !== 'string' || email.trim() === '') return;
+      op.doc.email = email.trim().toLowerCase();
+      op.name = op.doc.email as string;
+    },
+    'User',
+  );
   // A deleted user's own rows go with it (Frappe's User.on_trash).
   extensions.on('afterDelete', deleteUserRows, 'User');
   // A new password ends every session of its user (a stolen session dies with the old password).

@@ -53,8 +53,11 @@ export async function login(ctx: AppContext): Promise<unknown> {
     throw loginFailed(INVALID_LOGIN);
   }
   const q = site.db.knex;
-  const user = await loadUser(q, usr);
-  const hash = user ? await readAuth(q, 'User', usr, 'password') : undefined;
+  // Users are named in lower case (Frappe's User.autoname): `Ada@Example.com` signs in as `ada@example.com`.
+  const user =
+    (await loadUser(q, usr)) ??
+    (usr === usr.toLowerCase() ? undefined : await loadUser(q, usr.toLowerCase()));
+  const hash = user ? await readAuth(q, 'User', user.name, 'password') : undefined;
   // Unknown users are checked against a dummy hash, so both failures answer alike and take alike.
   const ok = await verifyPassword(pwd, hash);
   // An address the user may not log in from gets the same answer as a wrong password, so it learns nothing of it.

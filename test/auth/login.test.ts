@@ -28,6 +28,26 @@ test.each(['/api/method/login', '/api/v2/method/login'])('%s logs in', async (pa
   expect(res.body.csrf_token).toEqual(expect.any(String));
 });
 
+test('a user is named by its email in lower case (Frappe): one user per address, signed in with any case', async () => {
+  const created = await t.http
+    .post('/api/resource/User')
+    .set('Authorization', t.adminToken)
+    .send({ email: ' Mixed.Case@Example.COM ', first_name: 'Mixed', new_password: PASSWORD });
+  expect(created.status).toBe(201);
+  expect(created.body.data).toMatchObject({
+    name: 'mixed.case@example.com',
+    email: 'mixed.case@example.com',
+  });
+  const again = await t.http
+    .post('/api/v2/document/User')
+    .set('Authorization', t.adminToken)
+    .send({ email: 'MIXED.case@example.com', first_name: 'Twin' });
+  expect(again.status).toBe(409);
+  for (const usr of ['Mixed.Case@Example.COM', 'mixed.case@example.com'])
+    expect((await post({ usr, pwd: PASSWORD })).status).toBe(200);
+  expect((await post({ usr: 'MIXED.CASE@EXAMPLE.COM', pwd: 'wrong-password-1' })).status).toBe(401);
+});
+
 test('an unknown user, a wrong password and a disabled user get the identical answer', async () => {
   const answers = await Promise.all([
     post({ usr: 'no-such-user@example.com', pwd: PASSWORD }),
