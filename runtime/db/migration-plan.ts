@@ -3,8 +3,8 @@
 // convert, duplicates under a new unique index, rows under a naming change) are data that migration-checks.ts runs as
 // bound queries. Everything backend-specific (column types, conversions, index DDL) comes from the SchemaDialect.
 import type { Knex } from 'knex';
-import { storesValue } from '../meta/field-types';
-import type { DocTypeMeta } from '../meta/types';
+import { FIELD_TYPE_INFO, storesValue } from '../meta/field-types';
+import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { ColumnTarget, LiveIndex, SchemaDialect } from './backend';
 import {
   addedColumnValue,
@@ -23,6 +23,7 @@ export type ChangeKind =
   | 'create_table'
   | 'add_column'
   | 'change_type'
+  | 'change_default'
   | 'drop_index'
   | 'add_index'
   | 'removed_field'
@@ -80,23 +81,35 @@ export interface LiveTable {
   indexes: Map<string, LiveIndex>;
 }
 
-/** What the last migration recorded of a DocType: its naming rule, Select options and mandatory fields. */
+/** What the last migration recorded of a DocType: its naming rule, Select options, mandatory fields and defaults. */
 export interface RecordedShape {
   naming?: string;
   options?: Record<string, string[]>;
   /** Absent in what a release before 2026-11-29 recorded: no field then counts as newly mandatory. */
   reqd?: string[];
+  /** Each column's default (null: none). Absent before 2026-11-30: no default then counts as changed. */
+  defaults?: Record<string, string | number | null>;
+}
+
+/** The default a field's column is made with (null: none); undefined for a field without a column. */
+function definedDefault(field: FieldMeta): string | number | null | undefined {
+  if (!storesValue(field.fieldtype)) return undefined;
+  const kind = FIELD_TYPE_INFO[field.fieldtype].column;
+  return defaultInDefinition(kind) ? (addedColumnValue(field, kind) ?? null) : null;
 }
 
 /** The shape a migration records of a DocType (compared next time). */
 export function shapeOf(meta: DocTypeMeta): RecordedShape {
   const options: Record<string, string[]> = {};
   const reqd: string[] = [];
+  const defaults: Record<string, string | number | null> = {};
   for (const field of meta.fields) {
     if (field.fieldtype === 'Select') options[field.fieldname] = field.selectOptions ?? [];
     if (field.reqd && storesValue(field.fieldtype)) reqd.push(field.fieldname);
+    const fixed = definedDefault(field);
+    if (fixed !== undefined) defaults[field.fieldname] = fixed;
   }
-  return { naming: meta.naming.kind, options, reqd };
+  return { naming: meta.naming.kind, options, reqd, defaults };
 }
 
 /** How to plan. */
@@ -214,10 +227,28 @@ export function planDocType(
     const type = live.columns.get(s.name);
     return type !== undefined && type !== dialect.columnType({ kind: s.kind!, length: s.length });
   });
-  if (converted.length) {
-    const kept = new Map(
-      [...live.columns].filter(([name]) => !standard.has(name) && !specs.some((s) => s.name === name)),
+  // Columns whose default changed since the last migration (Frappe alters it too): the column is made again with its
+  // new default, as a type change makes it; the rows keep their values.
+  const redefaulted = fieldSpecs.filter((s) => {
+    const before = recorded?.defaults?.[s.name];
+    return (
+      before !== undefined &&
+      live.columns.has(s.name) &&
+      !converted.includes(s) &&
+      before !== definedDefault(s.field!)
     );
+  });
+  const remade = (names: string[], indexes: Map<string, LiveIndex>) =>
+    dialect.changeColumnTypes(knex, {
+      table,
+      specs,
+      kept: new Map(
+        [...live.columns].filter(([name]) => !standard.has(name) && !specs.some((s) => s.name === name)),
+      ),
+      changed: names,
+      indexes,
+    });
+  if (converted.length) {
     const statements: string[] = [];
     const checks: ChangeCheck[] = [];
     for (const spec of converted) {
@@ -253,14 +284,12 @@ export function planDocType(
             .toQuery(),
         );
     }
+    // A default changed beside a type change is made in the same statements (SQLite: the same rebuild).
     statements.push(
-      ...dialect.changeColumnTypes(knex, {
-        table,
-        specs,
-        kept,
-        changed: converted.map((s) => s.name),
-        indexes: indexesAfter,
-      }),
+      ...remade(
+        [...converted, ...redefaulted].map((s) => s.name),
+        indexesAfter,
+      ),
     );
     changes.push(
       change(
@@ -275,6 +304,21 @@ export function planDocType(
       ),
     );
   }
+
+  if (redefaulted.length && !converted.length)
+    changes.push(
+      change(
+        'change_default',
+        redefaulted.map((s) => `${s.name} default ${String(definedDefault(s.field!) ?? 'none')}`).join(', '),
+        {
+          field: redefaulted.map((s) => s.name).join(', '),
+          statements: remade(
+            redefaulted.map((s) => s.name),
+            indexesAfter,
+          ),
+        },
+      ),
+    );
 
   for (const [index, spec] of wanted) {
     const have = indexesAfter.get(index);

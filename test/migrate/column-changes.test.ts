@@ -65,6 +65,29 @@ test('a new number field without a default: the plan says the 0 the existing row
   expect(await rowsOf(m.knex, TABLE, ['count'])).toEqual([{ name: 'A', count: 0 }]);
 });
 
+test('a changed default is the column default from then on; stored rows keep their values', async () => {
+  const fields = (state: string, qty: string | undefined) => [
+    CODE,
+    { fieldname: 'state', fieldtype: 'Data', default: state },
+    { fieldname: 'qty', fieldtype: 'Int', ...(qty === undefined ? {} : { default: qty }) },
+  ];
+  await seed(fields('dflt', '3'), [{ name: 'A' }]);
+  const dry = await migrate(m.db, [thing(fields('d2', undefined))], { dryRun: true });
+  expect(dry.plan.map((c) => [c.kind, c.detail])).toEqual([
+    ['change_default', 'state default d2, qty default 0'],
+  ]);
+  const result = await migrate(m.db, [thing(fields('d2', undefined))]);
+  expect(result.refused).toEqual([]);
+  expect(result.changed).toEqual(['Mig Thing']);
+  // A row written without the columns (a patch's SQL) gets the new defaults; the stored row keeps its values.
+  await insertDocs(m.knex, TABLE, [{ name: 'B' }]);
+  expect(await rowsOf(m.knex, TABLE, ['state', 'qty'])).toEqual([
+    { name: 'A', state: 'dflt', qty: 3 },
+    { name: 'B', state: 'd2', qty: 0 },
+  ]);
+  expect((await migrate(m.db, [thing(fields('d2', undefined))], { full: true })).plan).toEqual([]);
+});
+
 test('unique added over duplicates is refused naming the values; without them the index is made', async () => {
   await seed(
     [CODE],
