@@ -1,7 +1,8 @@
 // `svc migrate` with patches.txt (SVC_ROOT): a failing patch exits 1 with one line naming the patch and its error, no
 // stack trace, and runs again on the next `svc migrate`, which then exits 0 and says what ran. Two processes starting
 // together run a patch once (it runs under the migration lock); with auto_migrate false a pending patch stops
-// `svc serve` as a pending schema change does, and the dry run lists it. SQLite, or MariaDB with TEST_MYSQL_URL.
+// `svc serve` as a pending schema change does, and the dry run lists it. SQLite, MariaDB with TEST_MYSQL_URL or
+// PostgreSQL with TEST_POSTGRES_URL.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,18 +18,20 @@ const database = path.join(
   `cli_patches_${process.pid}_${randomBytes(4).toString('hex')}.sqlite`,
 );
 const mysql = process.env.TEST_MYSQL_URL;
-const mysqlName = `cli_patches_${process.pid}_${randomBytes(3).toString('hex')}`;
-/** The database the processes migrate: a SQLite file, or a MariaDB database of its own. */
+const postgres = process.env.TEST_POSTGRES_URL;
+const serverUrl = mysql ?? postgres;
+const serverName = `cli_patches_${process.pid}_${randomBytes(3).toString('hex')}`;
+/** The database the processes migrate: a SQLite file, or a MariaDB or PostgreSQL database of its own. */
 const databaseUrl = (() => {
-  if (!mysql) return `sqlite:${database}`;
-  const u = new URL(mysql);
-  u.pathname = `/${mysqlName}`;
+  if (!serverUrl) return `sqlite:${database}`;
+  const u = new URL(serverUrl);
+  u.pathname = `/${serverName}`;
   return u.toString();
 })();
 
-/** Runs one statement on TEST_MYSQL_URL's server. */
+/** Runs one statement on the test database server. */
 async function onServer(sql: string): Promise<void> {
-  const admin = knexFactory({ client: 'mysql2', connection: mysql });
+  const admin = knexFactory({ client: mysql ? 'mysql2' : 'pg', connection: serverUrl });
   try {
     await admin.raw(sql);
   } finally {
@@ -38,12 +41,14 @@ async function onServer(sql: string): Promise<void> {
 
 beforeAll(async () => {
   if (mysql)
-    await onServer(`CREATE DATABASE \`${mysqlName}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+    await onServer(`CREATE DATABASE \`${serverName}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+  else if (postgres) await onServer(`CREATE DATABASE "${serverName}"`);
 });
 afterAll(async () => {
   project.remove();
   for (const ext of ['', '-wal', '-shm', '-migrate-lock']) rmSync(database + ext, { force: true });
-  if (mysql) await onServer(`DROP DATABASE IF EXISTS \`${mysqlName}\``);
+  if (mysql) await onServer(`DROP DATABASE IF EXISTS \`${serverName}\``);
+  else if (postgres) await onServer(`DROP DATABASE IF EXISTS "${serverName}" WITH (FORCE)`);
 });
 
 /** Runs `svc <args>` (default `migrate`) on the test database with the project's patches. */
@@ -114,7 +119,8 @@ test('two svc migrate processes starting together run a slow patch once', async 
   const trace = path.join(project.root, 'slow-runs.txt');
   writeFileSync(trace, '');
   // The patch notes each run as it starts, then takes 3 s: without the lock the second process would read an empty
-  // Patch Log meanwhile and run it again.
+  // Patch Log meanwhile and run it again. The wait for the lock outlasts db_statement_timeout (1 s here), which bounds
+  // requests, not it.
   project.patch(
     'patches.cli.slow',
     `import { appendFileSync } from 'node:fs';
@@ -125,7 +131,8 @@ export async function execute(): Promise<void> {
 `,
   );
   project.list('[post_model_sync]\npatches.cli.boom\n[pre_model_sync]\npatches.cli.slow\n');
-  const [a, b] = await Promise.all([svcMigrate(), svcMigrate()]);
+  const limited = { db_statement_timeout: 1000 };
+  const [a, b] = await Promise.all([svcMigrate(['migrate'], limited), svcMigrate(['migrate'], limited)]);
   expect([a.status, b.status, a.stderr, b.stderr]).toEqual([0, 0, '', '']);
   expect(readFileSync(trace, 'utf8').trim().split('\n')).toHaveLength(1);
   expect([a.stdout, b.stdout].filter((o) => o.includes('ran 1 patches: patches.cli.slow'))).toHaveLength(1);

@@ -76,6 +76,9 @@ const EXACT_TEXT: Partial<Record<string, string>> = {
   time: '^[0-9]{1,2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,6})?)?$',
 };
 
+/** PostgreSQL's code for a lock not granted within lock_timeout. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
 /** The schema DDL of PostgreSQL. */
 export const POSTGRES_SCHEMA: SchemaDialect = {
   async tables(knex) {
@@ -214,10 +217,14 @@ export const POSTGRES_SCHEMA: SchemaDialect = {
     // Straight on the node-postgres connection: the wait may be long, past the pool's client-side limit.
     const connection = (await knex.client.acquireConnection()) as PgConnection;
     try {
+      // The wait is bounded by lock_timeout alone: the session's statement_timeout (db_statement_timeout, a request's
+      // limit) would end it after seconds while another process runs a long patch.
       await connection.query(`set lock_timeout = ${LOCK_WAIT_MS}`);
+      await connection.query('set statement_timeout = 0');
       try {
         await connection.query("select pg_advisory_lock(hashtext('svc_migrate_run:' || current_database()))");
-      } catch {
+      } catch (err) {
+        if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw err;
         throw new Error(`another process has held the migration lock for ${LOCK_WAIT_MS / 1000} s`);
       }
       try {
@@ -228,8 +235,9 @@ export const POSTGRES_SCHEMA: SchemaDialect = {
           .catch(() => undefined);
       }
     } finally {
-      // Back to the session's own (db_busy_timeout, from the connection's start-up packet).
+      // Back to the session's own (db_busy_timeout and db_statement_timeout, from the connection's start-up packet).
       await connection.query('reset lock_timeout').catch(() => undefined);
+      await connection.query('reset statement_timeout').catch(() => undefined);
       await knex.client.releaseConnection(connection);
     }
   },
