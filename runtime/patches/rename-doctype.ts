@@ -71,6 +71,7 @@ async function moveRows(
 ): Promise<void> {
   if (!tables.has(from)) return;
   const columns = await tableColumns(trx, from);
+  if (tables.has(to)) await keepUnsharedColumns(db, trx, from, to);
   await dropServiceIndexes(db, trx, from, columns);
   if (!tables.has(to)) {
     await db.patchStatements.renameTable(trx, from, to);
@@ -80,6 +81,23 @@ async function moveRows(
   const list = shared.map(() => '??').join(', ');
   await trx.raw(`INSERT INTO ?? (${list}) SELECT ${list} FROM ??`, [to, ...shared, ...shared, from]);
   await trx.schema.dropTable(from);
+}
+
+/**
+ * Before rows are copied into an existing `to` (the schema sync made it): refused when `to` holds rows (a rename does not
+ * merge two DocTypes' documents, as Frappe's), and every column of `from` that `to` lacks and that holds a value is
+ * added to `to` with its type, so the values stay (as a removed field's column does) instead of going with `from`.
+ */
+async function keepUnsharedColumns(db: Database, trx: Knex, from: string, to: string): Promise<void> {
+  if (await trx(to).first('name'))
+    throw new PatchError(
+      `renameDocType: ${to} already holds rows: a rename does not merge them with ${from}'s`,
+    );
+  const target = await db.schema.columns(trx, to);
+  for (const [column, type] of await db.schema.columns(trx, from)) {
+    if (target.has(column) || !(await trx(from).whereNotNull(column).first('name'))) continue;
+    await trx.raw(`ALTER TABLE ?? ADD COLUMN ?? ${type}`, [to, column]);
+  }
 }
 
 /** The stored fields of `meta` that hold DocType names: Links to DocType and the type fields of Dynamic Links. */

@@ -164,6 +164,32 @@ test('after the sync: the rows are copied into the table the sync made and the o
   await closeSite(after);
 });
 
+test('after the sync: a column only the old table has keeps its values; a DocType with rows is no target', async () => {
+  const site = await migrate();
+  await makeLegacy(site);
+  await site.db.knex.schema.alterTable('tabLegacy Order', (tb) => tb.string('legacy_note', 140).nullable());
+  await site.db.knex('tabLegacy Order').where({ name: ada }).update({ legacy_note: 'kept' });
+  await site.db.knex('__DocTypeSchema').where({ doctype: 'Gadget Order' }).delete();
+  await closeSite(site);
+  project.patch('patches.v5.orders', renaming('Legacy Order', 'Gadget Order'));
+  project.list('[post_model_sync]\npatches.v5.orders\n');
+  const after = await migrate();
+  expect(await references(after)).toMatchObject({ tables: ['tabGadget Order'], orders });
+  expect(await after.db.knex('tabGadget Order').where({ name: ada }).first('legacy_note')).toEqual({
+    legacy_note: 'kept',
+  });
+  // Renaming another table onto Gadget Order, which holds rows now, would merge two DocTypes' documents.
+  await after.db.knex.schema.createTable('tabLegacy Order', (tb) => tb.string('name', 140).primary());
+  await after.db.knex('tabLegacy Order').insert({ name: 'L-1' });
+  await expect(renameDocType(after, 'Legacy Order', 'Gadget Order')).rejects.toThrow(
+    /Gadget Order already holds rows/,
+  );
+  expect(await after.db.knex('tabLegacy Order').pluck('name')).toEqual(['L-1']);
+  expect((await references(after)).orders).toEqual(orders);
+  await after.db.knex.schema.dropTable('tabLegacy Order');
+  await closeSite(after);
+});
+
 test.each([
   ['Widget', 'Gadget Order', /Widget is still declared/],
   ['Legacy Order', 'No Such DocType', /no DocType No Such DocType is declared/],
