@@ -2,8 +2,12 @@
 // move into the field `to` the DocType now declares, and `from` goes. Before the schema sync (`to` has no column yet)
 // the column is renamed; after it, the values are copied into the new column and the old one is dropped. A Table field
 // moves its child rows (parentfield); a Single moves its tabSingles value. Running it again changes nothing.
+import type { Knex } from 'knex';
 import { PatchError } from '../errors/errors';
-import { isTableType } from '../meta/field-types';
+import { FIELD_TYPE_INFO, isTableType } from '../meta/field-types';
+import type { FieldMeta } from '../meta/types';
+import { addedColumnValue } from '../db/table-columns';
+import { typeFamily } from '../db/type-families';
 import { logger } from '../log/logger';
 import { SYSTEM_TABLES } from '../db/migrate';
 import type { Site } from '../site';
@@ -47,6 +51,7 @@ export async function renameField(site: Site, doctype: string, from: string, to:
       );
       return;
     }
+    if (columns.has(to)) await assertCopyable(site, trx, table, field, from);
     await dropServiceIndexes(db, trx, table, [from]);
     await resyncDocType(trx, doctype);
     if (!columns.has(to)) {
@@ -56,4 +61,36 @@ export async function renameField(site: Site, doctype: string, from: string, to:
     await trx(table).update({ [to]: trx.ref(from) });
     await db.patchStatements.dropColumn(trx, table, from);
   });
+}
+
+/**
+ * After the schema sync, `from`'s values are copied into the column of `field` the sync made: refused (nothing changed)
+ * when the two columns differ in type (the copy would skip the conversion checks a type change has, and each database
+ * would do otherwise) or when the new column already holds values of its own (other than the default the sync gave
+ * every row), which the copy would overwrite.
+ */
+async function assertCopyable(
+  site: Site,
+  trx: Knex,
+  table: string,
+  field: FieldMeta,
+  from: string,
+): Promise<void> {
+  const to = field.fieldname;
+  const types = await site.db.schema.columns(trx, table);
+  if (types.get(from) !== types.get(to))
+    throw new PatchError(
+      `renameField: ${table}.${from} (${types.get(from)}) and ${to} (${types.get(to)}) differ in type: rename it in [pre_model_sync], where the schema sync converts the column with its checks`,
+    );
+  const kind = FIELD_TYPE_INFO[field.fieldtype].column;
+  const held = trx(table).whereNotNull(to);
+  const fixed = addedColumnValue(field, kind);
+  if (fixed !== undefined) held.whereNot(to, fixed);
+  if (typeFamily(types.get(to) ?? '').family === 'text') held.whereNot(to, '');
+  const row = (await held.count({ n: '*' }).first()) as { n: unknown } | undefined;
+  const n = Number(row?.n ?? 0);
+  if (n)
+    throw new PatchError(
+      `renameField: ${table}.${to} already holds values in ${n} row${n === 1 ? '' : 's'}: copying ${from} onto it would overwrite them`,
+    );
 }
