@@ -3,11 +3,16 @@
 // others and a refused item changes nothing. The outcome is the bulk result object; its counts always add up.
 import type { Knex } from 'knex';
 import type { DriverErrors } from '../db/backend';
-import { deadlockVictimError, isDeadlockError } from '../db/unavailable';
+import { deadlockVictimError, isDeadlockError, unavailableReason } from '../db/unavailable';
 import { BatchRolledBackError, type WriteBatch } from '../db/write-transaction';
 import type { Caller } from '../document/caller';
 import type { DocData } from '../db/row-store';
-import { AppError, InternalServerError, RequestEntityTooLargeError } from '../errors/errors';
+import {
+  AppError,
+  InternalServerError,
+  RequestEntityTooLargeError,
+  ServiceUnavailableError,
+} from '../errors/errors';
 import { refusal } from '../permissions/doctype-permission';
 import * as documents from './document-operations';
 import type { InTransaction } from './document-operations';
@@ -101,8 +106,9 @@ function rolledBack(err: unknown, errors: DriverErrors): boolean {
 }
 
 /**
- * The failure entry of an error: the service's own errors keep their text; a write the database rolled back is
- * ServiceUnavailableError (retriable, as the error handler answers it); anything else is an internal error.
+ * The failure entry of an error: the service's own errors keep their text; a write the database rolled back, or could
+ * not take (unreachable, busy past its wait), is ServiceUnavailableError (retriable, as the error handler answers
+ * it); anything else is an internal error.
  */
 function failureOf(item: BulkItem, bare: boolean, err: unknown, errors: DriverErrors): BulkFailure {
   const known =
@@ -110,7 +116,9 @@ function failureOf(item: BulkItem, bare: boolean, err: unknown, errors: DriverEr
       ? err
       : rolledBack(err, errors)
         ? deadlockVictimError(err)
-        : new InternalServerError('Internal Server Error');
+        : unavailableReason(err, errors)
+          ? new ServiceUnavailableError('The database is unavailable; retry', { cause: err })
+          : new InternalServerError('Internal Server Error');
   const message = known instanceof InternalServerError ? 'Internal Server Error' : known.message;
   return { ...identify(item, bare), error: known.excType, message };
 }
@@ -275,6 +283,8 @@ export async function runBulk(
   };
   const outcomes: (ItemDone | BulkFailure)[] = new Array(items.length);
   const { errors } = caller.site.db;
+  /** The first error of an item that found the database unavailable. */
+  let outage: unknown;
   const settle = async (index: number, batch?: WriteBatch): Promise<void> => {
     const item = items[index] as BulkItem;
     try {
@@ -287,6 +297,7 @@ export async function runBulk(
         outcomes[index] = await run(index, item, caller);
       }
     } catch (err) {
+      if (outage === undefined && unavailableReason(err, errors)) outage = err;
       const failure = failureOf(item, kind === 'delete' && !across, err, errors);
       if (recorder) await recorder.failure(index, { ok: false, ...failure });
       outcomes[index] = failure;
@@ -327,6 +338,9 @@ export async function runBulk(
     if (outcome.doc) docs.push(outcome.doc);
     messages.push(...outcome.messages);
   }
+  // A request whose items all failed, some for a database outage, changed nothing: it is answered as any request the
+  // database could not take (503, Retry-After; the error handler logs it), and can be sent again as it is.
+  if (outage !== undefined && !recorder && !done.length) throw outage;
   const result: BulkResult = {
     [DONE_KEY[kind]]: done,
     failed,

@@ -94,15 +94,22 @@ export function outageSuite(title: string, server: OutageServer, open: () => Pro
       };
     }
 
-    /** 24 concurrent requests: lists, gets, counts and creates. */
-    const load = () =>
+    /**
+     * 24 concurrent requests: lists, counts, creates, and with `bulk` bulk inserts run in the request (not while the
+     * server is frozen: a bulk batch's transaction has no client-side limit, docs/operations.md).
+     */
+    const load = (bulk = false) =>
       Promise.all(
         Array.from({ length: 24 }, (_, i) =>
           i % 4 === 0
             ? call('POST', '/api/resource/ToDo', { description: `during outage ${i}` })
             : i % 4 === 1
               ? call('GET', '/api/v2/doctype/ToDo/count')
-              : call('GET', '/api/resource/ToDo?limit_page_length=5'),
+              : bulk && i % 8 === 2
+                ? call('POST', '/api/v2/document/ToDo/bulk_insert', {
+                    docs: [{ description: `bulk ${i} a` }, { description: `bulk ${i} b` }],
+                  })
+                : call('GET', '/api/resource/ToDo?limit_page_length=5'),
         ),
       );
 
@@ -127,7 +134,7 @@ export function outageSuite(title: string, server: OutageServer, open: () => Pro
     test('server stopped: every request is 503 with Retry-After within the bound; back after a restart', async () => {
       log.lines.length = 0;
       await server.stop();
-      const answers = await load();
+      const answers = await load(true);
       for (const a of answers) {
         expect(a).toMatchObject({ status: 503, excType: 'ServiceUnavailableError' });
         expect(Number(a.retryAfter)).toBeGreaterThan(0);
