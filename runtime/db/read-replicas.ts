@@ -11,14 +11,14 @@ import type { Registry } from '../registry/registry';
 import type { Database, DatabaseOptions, ReplicaPositions } from './backend';
 import { backendFor } from './connect';
 import type { RowStore } from './row-store';
-import { unavailableReason } from './unavailable';
+import { isDeadlockError, unavailableReason } from './unavailable';
 import { within } from './within';
 
 /** How long a replica that failed is left out before a request tries it again (ms). */
 const RETRY_MS = 1000;
 
 /** Why the primary answered a read that could have gone to a replica. */
-export type FallbackReason = 'lag' | 'down' | 'query';
+export type FallbackReason = 'lag' | 'down' | 'query' | 'conflict';
 
 /**
  * Reads that begin after they are asked for: requests that ask while none is waiting to start share the next one, and
@@ -109,7 +109,7 @@ export class ReadReplicas {
   private readonly primaryReads: FreshReads<unknown>;
   private next = 0;
   /** Reads the primary answered although a replica was configured, by reason. */
-  readonly fallbacks: Record<FallbackReason, number> = { lag: 0, down: 0, query: 0 };
+  readonly fallbacks: Record<FallbackReason, number> = { lag: 0, down: 0, query: 0, conflict: 0 };
 
   constructor(
     private readonly positions: ReplicaPositions,
@@ -165,6 +165,9 @@ export class ReadReplicas {
         noAnswer(limitMs + this.timeoutMs),
       );
     } catch (err) {
+      // A replica cancels a read that conflicts with what it replays (PostgreSQL's recovery conflict, a serialization
+      // failure): the primary answers it, and the replica stays in.
+      if (isDeadlockError(err, replica.db.errors)) return this.fallback('conflict', onPrimary);
       if (!(await this.failedReplica(replica, err))) throw err;
       return this.fallback('down', onPrimary);
     }

@@ -120,7 +120,7 @@ function addReplicaMetrics(site: Site, registry: Registry): void {
   });
   new Counter({
     name: 'svc_db_replica_fallbacks_total',
-    help: 'List and count reads the primary answered instead of a replica, by reason (lag: no replica had replayed the writes the request must see; down: no replica answered in time; query: a read the freshness check cannot cover)',
+    help: 'List and count reads the primary answered instead of a replica, by reason (lag: no replica had replayed the writes the request must see; down: no replica answered in time; query: a read the freshness check cannot cover; conflict: a replica cancelled the read for what it replays)',
     labelNames: ['reason'],
     registers: [registry],
     collect() {

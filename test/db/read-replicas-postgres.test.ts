@@ -10,6 +10,7 @@ import { DEFAULT_SITE_CONFIG, type SiteConfig } from '../../runtime/config/confi
 import { replicaReadsOf } from '../../runtime/query/replica-reads';
 import type { Site } from '../../runtime/site';
 import { registry } from '../../generated';
+import knexFactory from 'knex';
 import request from 'supertest';
 import { captureLog } from '../helpers/captured-log';
 import { DB_KIND } from '../helpers/test-site';
@@ -218,5 +219,44 @@ run('read replicas on PostgreSQL (private primary and streaming standby)', () =>
       'replica used again',
     );
     expect((await list(b, 'killed-')).names).toHaveLength(2);
+  });
+
+  test('a read the standby cancels for what it replays (recovery conflict): the primary answers it', async () => {
+    const conflict = () => replicaReadsOf(b.site)!.fallbacks.conflict;
+    await pair.onStandby(async (k) => {
+      await k.raw('alter system set max_standby_streaming_delay = 0');
+      await k.raw('select pg_reload_conf()');
+    });
+    const primary = knexFactory({ client: 'pg', connection: urls.primary });
+    let locking = true;
+    try {
+      // Rows enough for a count on the standby to take a while, and an exclusive lock replayed meanwhile.
+      await primary.raw(
+        `insert into "tabToDo" (name, description, docstatus, idx)
+         select 'conflict-' || g, 'conflict-' || g, 0, 0 from generate_series(1, 200000) g`,
+      );
+      await pair.caughtUp();
+      const locks = (async () => {
+        while (locking) {
+          await primary.transaction((trx) => trx.raw('lock table "tabToDo" in access exclusive mode'));
+          // Time for the standby to replay it, so that reads go to it again (else they wait for no lag).
+          await new Promise((r) => setTimeout(r, 150));
+        }
+      })();
+      for (let i = 0; i < 80 && !conflict(); i++) expect(await count(b, `conflict-%${i}`)).toBeGreaterThan(0);
+      locking = false;
+      await locks;
+      expect(conflict()).toBeGreaterThan(0);
+      // The standby stays in: a conflict is no outage.
+      expect(replicaReadsOf(b.site)!.states()[0]?.up).toBe(true);
+    } finally {
+      locking = false;
+      await primary.raw(`delete from "tabToDo" where name like 'conflict-%'`);
+      await primary.destroy();
+      await pair.onStandby(async (k) => {
+        await k.raw('alter system reset max_standby_streaming_delay');
+        await k.raw('select pg_reload_conf()');
+      });
+    }
   });
 });

@@ -136,7 +136,10 @@ test('a field taken out of the DocType since is in no version, for any reader', 
   const diff = JSON.parse(String(stored?.data));
   diff.changed.push(['old_cost', 10, 20]);
   diff.added = [['lines', { item: 'b', old_cost: 5, idx: 2 }]];
-  await versions.clone().where('name', stored?.name).update({ data: JSON.stringify(diff) });
+  await versions
+    .clone()
+    .where('name', stored?.name)
+    .update({ data: JSON.stringify(diff) });
   for (const auth of [t.adminToken, reader]) {
     const [seen] = diffs((await docinfo(doc.name, auth)).body.message.versions);
     expect(seen.changed).toEqual([['title', 'first', 'second']]);
