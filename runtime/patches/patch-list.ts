@@ -29,7 +29,8 @@ export type PatchList = Record<PatchPhase, PatchLine[]>;
 /** The file name of the patch list at the project root. */
 export const PATCHES_FILE = 'patches.txt';
 
-const SECTION = /^\[(\w+)\]$/;
+/** A section line; a comment may follow it. */
+const SECTION = /^\[(\w+)\]\s*(?:#.*)?$/;
 const DOTTED = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
 /**

@@ -15,7 +15,7 @@ test('patches keep their order under their section; lines before any section are
       '',
       '[pre_model_sync]',
       '  patches.v1.rename_title  ',
-      '[post_model_sync]',
+      '[post_model_sync]   # after the sync',
       'patches.v1.last #2026-11-28',
     ].join('\n'),
     ROOT,
