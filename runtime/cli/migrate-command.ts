@@ -7,6 +7,7 @@ import { isPending, migrate, migrationHistory } from '../db/migrate';
 import type { SchemaChange } from '../db/migration-plan';
 import { readPatchList } from '../patches/patch-list';
 import { pendingPatches } from '../patches/patch-log';
+import { patchFile } from '../patches/run-patches';
 import { compiledPatchesRoot, projectRoot } from './layout';
 import { loadRegistry } from './load-registry';
 
@@ -126,6 +127,18 @@ export async function migrateCommand(argv: string[]): Promise<number> {
     else for (const line of [...waiting.map(patchLine), ...shown.map(planLine)]) console.log(line);
     if (result.changed.length && !has('--json'))
       console.log(`migrated ${result.changed.length} DocTypes: ${result.changed.join(', ')}`);
+    // A pending patch whose module is missing would stop the run: the dry run says so, and fails as the run would.
+    const missing = [...patches.pre_model_sync, ...patches.post_model_sync].flatMap((patch) => {
+      if (!waiting.includes(patch.key)) return [];
+      try {
+        patchFile(patch);
+        return [];
+      } catch (err) {
+        return [(err as Error).message];
+      }
+    });
+    for (const message of missing) console.error(message);
+    if (missing.length) code = 1;
     if (result.refused.length) {
       for (const change of result.refused) console.error(change.refusal);
       code = 1;

@@ -9,7 +9,7 @@ import { executedPatches, PATCH_LOG, recordPatch } from './patch-log';
 import { PATCHES_FILE, type PatchLine, type PatchPhase } from './patch-list';
 
 /** The file of a patch line: the compiled build's `.js`, else the project's `.ts` or `.js`; a PatchError when none. */
-function patchFile(patch: PatchLine): string {
+export function patchFile(patch: PatchLine): string {
   const candidates = [
     ...(patch.compiled ? [`${patch.compiled}.js`] : []),
     `${patch.file}.ts`,

@@ -163,6 +163,14 @@ export function execute(): void {
   expect(dry.stdout).toContain('1 change pending');
   expect(readFileSync(trace, 'utf8')).toBe('');
 
+  // A pending line whose module is missing: the dry run says what the run would stop on, and exits 1 as it would.
+  project.list('[post_model_sync]\npatches.cli.late\npatches.cli.nope\n');
+  const missing = await svcMigrate(['migrate', '--dry-run']);
+  expect(missing.status).toBe(1);
+  expect(missing.stdout).toContain('patch | pending | patches.cli.nope\n');
+  expect(missing.stderr).toMatch(/^patches\.txt:3 patches\.cli\.nope: no file patches\/cli\/nope\.ts/);
+  project.list('[post_model_sync]\npatches.cli.late\n');
+
   expect((await svcMigrate()).status).toBe(0);
   expect(readFileSync(trace, 'utf8')).toBe('ran\n');
 }, 120_000);
