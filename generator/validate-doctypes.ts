@@ -190,6 +190,39 @@ function docProblems(doc: LoadedDocType, byName: ReadonlyMap<string, LoadedDocTy
     }
   });
 
+  // fetch_from `link_field.field`: a Link (or Dynamic Link) field of this DocType, and a field of the DocType it links
+  // to when that is in the set (a field renamed or removed there leaves it naming nothing).
+  fields.forEach((field, i) => {
+    if (!isObject(field) || typeof field.fetch_from !== 'string' || !field.fetch_from.trim()) return;
+    const [link, target] = field.fetch_from.trim().split('.', 2) as [string, string | undefined];
+    const linkField = fields.find((f) => isObject(f) && f.fieldname === link) as Json | undefined;
+    const at = `/fields/${i}/fetch_from`;
+    if (!linkField || (linkField.fieldtype !== 'Link' && linkField.fieldtype !== 'Dynamic Link') || !target) {
+      add(
+        at,
+        `fetch_from "${field.fetch_from}" does not name a Link field of this DocType and a field of what it links to`,
+        'warning',
+      );
+      return;
+    }
+    const linked =
+      linkField.fieldtype === 'Link' && typeof linkField.options === 'string'
+        ? byName.get(linkField.options.trim())
+        : undefined;
+    const linkedFields =
+      linked && isObject(linked.json) && Array.isArray(linked.json.fields) ? linked.json.fields : [];
+    if (
+      linked &&
+      !STANDARD_COLUMNS.has(target) &&
+      !linkedFields.some((f) => isObject(f) && f.fieldname === target)
+    )
+      add(
+        at,
+        `fetch_from "${field.fetch_from}": ${String(linkField.options)} has no field "${target}"`,
+        'warning',
+      );
+  });
+
   if (typeof json.autoname === 'string' && /^field:/i.test(json.autoname.trim())) {
     const target = json.autoname.trim().slice('field:'.length).trim();
     if (!fieldnames.has(target))

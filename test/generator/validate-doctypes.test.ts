@@ -216,6 +216,35 @@ const cases: Array<[string, LoadedDocType[], Want[]]> = [
     ],
   ],
   [
+    'fetch_from naming no Link field, or a field the linked DocType lacks, is a warning',
+    [
+      doc(
+        withFields([
+          { fieldname: 'item', fieldtype: 'Link', options: 'Item' },
+          { fieldname: 'item_name', fieldtype: 'Data', fetch_from: 'item.item_name' },
+          { fieldname: 'old_name', fieldtype: 'Data', fetch_from: 'item.renamed_away' },
+          { fieldname: 'loose', fieldtype: 'Data', fetch_from: 'title' },
+        ]),
+      ),
+      doc(
+        { doctype: 'DocType', name: 'Item', fields: [{ fieldname: 'item_name', fieldtype: 'Data' }] },
+        'doctypes/item.json',
+      ),
+    ],
+    [
+      {
+        pointer: '/fields/2/fetch_from',
+        severity: 'warning',
+        message: 'fetch_from "item.renamed_away": Item has no field "renamed_away"',
+      },
+      {
+        pointer: '/fields/3/fetch_from',
+        severity: 'warning',
+        message: 'fetch_from "title" does not name a Link field',
+      },
+    ],
+  ],
+  [
     'a fieldname or table name PostgreSQL would cut (over 63 bytes)',
     [
       doc(
