@@ -29,6 +29,23 @@ function* causeChain(
 }
 
 /**
+ * Reasons that mean the server is up but a wait ran out (a lock held by another transaction past db_busy_timeout, a
+ * statement the server itself ended at its timeout): 503 like an outage, but no outage of the database's health.
+ */
+const BUSY_REASONS = new Set([
+  '55P03',
+  '57014',
+  'ER_LOCK_WAIT_TIMEOUT',
+  'ER_STATEMENT_TIMEOUT',
+  'SQLITE_BUSY',
+]);
+
+/** True when an unavailable `reason` (unavailableReason) is a wait that ran out on a server that answers. */
+export function isBusyReason(reason: string): boolean {
+  return BUSY_REASONS.has(reason) || reason.startsWith('SQLITE_BUSY_');
+}
+
+/**
  * The reason (a code) when `err`, or an error it wraps (`cause`), means the database is unavailable; undefined for
  * any other error. `driver`: the site's backend, whose own codes count too.
  */

@@ -1,7 +1,7 @@
 // createErrorHandler: the outermost middleware; every thrown error is rendered here and nowhere else.
 import type { Middleware } from 'koa';
 import { BatchRolledBackError } from '../db/write-transaction';
-import { deadlockVictimError, isDeadlockError, unavailableReason } from '../db/unavailable';
+import { deadlockVictimError, isBusyReason, isDeadlockError, unavailableReason } from '../db/unavailable';
 import { AppError, InternalServerError, ServiceUnavailableError } from '../errors/errors';
 import { renderError } from '../errors/render-error';
 import { versionOf, type AppContext } from '../http/state';
@@ -31,6 +31,12 @@ function asUnavailable(err: unknown, ctx: AppContext): unknown {
   if (db && isDeadlockError(err, db.errors)) return deadlockVictimError(err);
   const reason = unavailableReason(err, db?.errors);
   if (!reason) return err;
+  // A lock or statement wait that ran out: the server answers, so its health is not told (no outage line, svc_db_up).
+  if (isBusyReason(reason))
+    return new ServiceUnavailableError('The database is busy; retry shortly', {
+      cause: err,
+      headers: { 'Retry-After': '1' },
+    });
   db?.health.reportUnavailable(reason);
   return new ServiceUnavailableError('The database is unavailable or busy; retry shortly', {
     cause: err,

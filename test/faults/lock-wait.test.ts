@@ -1,5 +1,6 @@
 // A write that waits on another connection's lock past db_busy_timeout is 503 ServiceUnavailableError with
-// Retry-After (SQLite: busy_timeout; MariaDB: innodb_lock_wait_timeout), not a 500, and nothing is written.
+// Retry-After (SQLite: busy_timeout; MariaDB: innodb_lock_wait_timeout), not a 500, nothing is written, and the
+// database is not reported down.
 import BetterSqlite3 from 'better-sqlite3';
 import knexFactory, { type Knex } from 'knex';
 import { DB_KIND, createTestSite, type TestSite } from '../helpers/test-site';
@@ -48,6 +49,8 @@ test('a write blocked past db_busy_timeout is 503 with Retry-After and changes n
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
     // MariaDB counts its lock wait in whole seconds (at least 1).
     expect(Date.now() - started).toBeLessThan(DB_KIND === 'sqlite' ? 3000 : 4000);
+    // A lock held elsewhere is no outage: the database's health (svc_db_up, /api/ready) stays up.
+    expect(t.site.db.health.state.up).toBe(true);
   } finally {
     await release();
   }
