@@ -1,7 +1,8 @@
 // renameDocType(from, to) of a patch (as Frappe's rename_doc for a DocType): the rows of `tab<from>` become those of the
 // DocType `to` now declares, and every value naming `from` names `to`: Link fields to DocType (a Dynamic Link's type
 // field, User Permission's allow, File's attached_to_doctype …) and every Dynamic Link type field, child rows'
-// parenttype, a Single's tabSingles rows, and the stored passwords and Idempotency-Key records of its documents.
+// parenttype, a Single's tabSingles rows, the stored passwords and Idempotency-Key records of its documents, its
+// events, and the Deleted Documents of it (restored as `to`).
 // Before the schema sync the table is renamed; after it (the sync made an empty `tab<to>`), the rows are copied over
 // and `tab<from>` dropped. Running it again changes nothing.
 import type { Knex } from 'knex';
@@ -13,8 +14,11 @@ import type { DocTypeMeta } from '../meta/types';
 import type { Site } from '../site';
 import { dropServiceIndexes, resyncDocType, tableColumns } from './service-indexes';
 
-/** System tables with a `doctype` column naming the DocType of a document. */
-const DOCTYPE_COLUMNS = [SYSTEM_TABLES.auth, SYSTEM_TABLES.idempotency] as const;
+/** The DocType of the copies deletes keep (runtime/history). */
+export const DELETED_DOCUMENT = 'Deleted Document';
+
+/** System tables with a `doctype` column naming the DocType of a document (the event log's too: resumed by DocType). */
+const DOCTYPE_COLUMNS = [SYSTEM_TABLES.auth, SYSTEM_TABLES.idempotency, SYSTEM_TABLES.events] as const;
 
 /** Renames the DocType `from` to its declared successor `to`: its rows and every value that names it. */
 export async function renameDocType(site: Site, from: string, to: string): Promise<void> {
@@ -50,6 +54,10 @@ export async function renameDocType(site: Site, from: string, to: string): Promi
     }
     for (const table of DOCTYPE_COLUMNS)
       if (tables.has(table)) await trx(table).where('doctype', from).update({ doctype: to });
+    // A Deleted Document names its DocType in a Data field (as Frappe's), by which a restore finds it.
+    const deleted = site.registry.get(DELETED_DOCUMENT);
+    if (deleted && tables.has(deleted.meta.tableName))
+      await trx(deleted.meta.tableName).where('deleted_doctype', from).update({ deleted_doctype: to });
     if (tables.has(SYSTEM_TABLES.schema)) for (const doctype of [from, to]) await resyncDocType(trx, doctype);
   });
 }

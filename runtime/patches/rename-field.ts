@@ -11,6 +11,7 @@ import { typeFamily } from '../db/type-families';
 import { logger } from '../log/logger';
 import { SYSTEM_TABLES } from '../db/migrate';
 import type { Site } from '../site';
+import { DELETED_DOCUMENT } from './rename-doctype';
 import { dropServiceIndexes, resyncDocType, tableColumns } from './service-indexes';
 
 /** Renames field `from` of `doctype` to its declared field `to`, data included. */
@@ -27,6 +28,7 @@ export async function renameField(site: Site, doctype: string, from: string, to:
   const { db } = site;
   const tables = await db.schema.tables(db.knex);
   await db.knex.transaction(async (trx) => {
+    await renameInDeletedCopies(site, trx, tables, doctype, from, to);
     if (isTableType(field.fieldtype)) {
       const child = field.options ? site.registry.get(field.options) : undefined;
       if (child && tables.has(child.meta.tableName))
@@ -93,4 +95,37 @@ async function assertCopyable(
     throw new PatchError(
       `renameField: ${table}.${to} already holds values in ${n} row${n === 1 ? '' : 's'}: copying ${from} onto it would overwrite them`,
     );
+}
+
+/**
+ * The copies Deleted Documents keep of `doctype`'s documents hold the value under `to` instead of `from`, so that a
+ * restore after the rename brings it back (it would drop a key the DocType no longer has).
+ */
+async function renameInDeletedCopies(
+  site: Site,
+  trx: Knex,
+  tables: Set<string>,
+  doctype: string,
+  from: string,
+  to: string,
+): Promise<void> {
+  const deleted = site.registry.get(DELETED_DOCUMENT);
+  if (!deleted || !tables.has(deleted.meta.tableName)) return;
+  const rows = (await trx(deleted.meta.tableName)
+    .where('deleted_doctype', doctype)
+    .select('name', 'data')) as { name: string; data: unknown }[];
+  for (const row of rows) {
+    let copy: Record<string, unknown>;
+    try {
+      copy = JSON.parse(String(row.data)) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    if (copy === null || typeof copy !== 'object' || !(from in copy)) continue;
+    copy[to] = copy[from];
+    delete copy[from];
+    await trx(deleted.meta.tableName)
+      .where('name', row.name)
+      .update({ data: JSON.stringify(copy) });
+  }
 }

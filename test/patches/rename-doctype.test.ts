@@ -21,6 +21,7 @@ let orders: string[] = [];
 let ada: string;
 let widget: string;
 let todo: string;
+let removed: string;
 
 const renaming = (from: string, to: string) =>
   `export async function execute(ctx: any): Promise<void> {
@@ -46,6 +47,10 @@ async function makeLegacy(site: Site): Promise<void> {
   await knex('tabToDo').where({ name: todo }).update({ reference_type: 'Legacy Order' });
   await knex('__Auth').where({ doctype: 'Gadget Order' }).update({ doctype: 'Legacy Order' });
   await knex('tabSingles').where({ doctype: 'Widget Settings' }).update({ doctype: 'Old Settings' });
+  await knex('tabDeleted Document')
+    .where({ deleted_name: removed })
+    .update({ deleted_doctype: 'Legacy Order' });
+  await knex('__Event').where({ doctype: 'Gadget Order' }).update({ doctype: 'Legacy Order' });
 }
 
 beforeAll(async () => {
@@ -61,6 +66,13 @@ beforeAll(async () => {
     expect(res.status).toBe(201);
     orders.push(res.body.data.name);
   }
+  // A deleted order: its Deleted Document (and events) name the DocType too.
+  const gone = await t.http
+    .post('/api/resource/Gadget Order')
+    .set(auth)
+    .send({ customer: 'Lin', qty: 1, parts: [] });
+  removed = gone.body.data.name;
+  expect((await t.http.delete(`/api/resource/Gadget Order/${removed}`).set(auth)).status).toBe(202);
   ada = orders[0] as string;
   orders = orders.sort();
   widget = (await t.http.post('/api/resource/Widget').set(auth).send({ title: 'Linked' })).body.data.name;
@@ -108,6 +120,10 @@ async function references(site: Site) {
     widget: await knex('tabWidget').where({ name: widget }).first('ref_type', 'ref_name'),
     todo: await knex('tabToDo').where({ name: todo }).first('reference_type', 'reference_name'),
     auth: (await knex('__Auth').where({ name: orders[0] }).pluck('doctype')) as string[],
+    deleted: (await knex('tabDeleted Document')
+      .where({ deleted_name: removed })
+      .pluck('deleted_doctype')) as string[],
+    events: [...new Set((await knex('__Event').where({ docname: removed }).pluck('doctype')) as string[])],
     singles: [
       ...new Set(
         (await knex('tabSingles')
@@ -125,6 +141,8 @@ const RENAMED = () => ({
   widget: { ref_type: 'Gadget Order', ref_name: orders[0] },
   todo: { reference_type: 'Gadget Order', reference_name: orders[1] },
   auth: ['Gadget Order'],
+  deleted: ['Gadget Order'],
+  events: ['Gadget Order'],
   singles: ['Widget Settings'],
 });
 
@@ -147,6 +165,17 @@ test('before the sync: the table is renamed and every value naming the old DocTy
     .get('/api/v2/document/Widget Settings/Widget Settings')
     .set('Authorization', t.adminToken);
   expect(settings.body.data.site_label).toBe('Kept');
+  // The deleted order comes back as a Gadget Order.
+  const [copy] = await site.db.knex('tabDeleted Document').where({ deleted_name: removed }).pluck('name');
+  const restored = await http
+    .post(`/api/v2/document/Deleted Document/${copy}/method/restore`)
+    .set('Authorization', t.adminToken);
+  expect(restored.status).toBe(200);
+  expect(
+    (await http.get(`/api/v2/document/Gadget Order/${removed}`).set('Authorization', t.adminToken)).status,
+  ).toBe(200);
+  await site.db.knex('tabGadget Order').where({ name: removed }).delete();
+  await site.db.knex('tabDeleted Document').where({ name: copy }).update({ restored: 0, new_name: null });
   await closeSite(site);
 });
 

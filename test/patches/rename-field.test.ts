@@ -17,6 +17,7 @@ let registry: Registry;
 let project: PatchProject;
 let site: Site;
 const widgets: string[] = [];
+let deletedCopy: string;
 
 const renaming = (doctype: string, from: string, to: string) =>
   `export async function execute(ctx: any): Promise<void> {
@@ -43,6 +44,27 @@ beforeAll(async () => {
     .put('/api/resource/Widget Settings/Widget Settings')
     .set('Authorization', t.adminToken)
     .send({ site_label: 'Before' });
+  // A deleted widget, whose Deleted Document keeps its copy as the older schema had it (title was old_title).
+  const gamma = await t.http
+    .post('/api/resource/Widget')
+    .set('Authorization', t.adminToken)
+    .send({ title: 'Gamma' });
+  expect(
+    (await t.http.delete(`/api/resource/Widget/${gamma.body.data.name}`).set('Authorization', t.adminToken))
+      .status,
+  ).toBe(202);
+  const copy = await t.site.db
+    .knex('tabDeleted Document')
+    .where({ deleted_name: gamma.body.data.name })
+    .first();
+  const old = JSON.parse(copy.data);
+  old.old_title = old.title;
+  delete old.title;
+  await t.site.db
+    .knex('tabDeleted Document')
+    .where({ name: copy.name })
+    .update({ data: JSON.stringify(old) });
+  deletedCopy = copy.name;
   // The database as an older schema left it: `title` was `old_title` (indexed), `code` was `legacy_code` (indexed,
   // its values not yet in `code`), the parts were under `old_parts`, and Widget Settings' label was `old_label`.
   const knex = t.site.db.knex;
@@ -155,4 +177,11 @@ test('after the sync, a copy into a column of another type, or onto values of it
     before,
   );
   await knex.schema.alterTable('tabWidget', (tb) => tb.dropColumns('legacy_qty', 'legacy_title'));
+});
+
+test("a Deleted Document's copy holds the value under the new name, so a restore keeps it", async () => {
+  const copy = await site.db.knex('tabDeleted Document').where({ name: deletedCopy }).first('data');
+  const data = JSON.parse(copy.data);
+  expect(data.title).toBe('Gamma');
+  expect('old_title' in data).toBe(false);
 });
