@@ -176,10 +176,12 @@ export class ReadReplicas {
     return value;
   }
 
-  /** The state of each replica (metrics). */
+  /**
+   * The state of each replica (metrics): up until a read on it fails, down from then until one succeeds again (not
+   * only for the second it is left out: a dead replica no request has tried since stays down).
+   */
   states(): ReplicaState[] {
-    const now = Date.now();
-    return this.replicas.map((r) => ({ replica: r.label, reads: r.reads, up: r.downUntil <= now }));
+    return this.replicas.map((r) => ({ replica: r.label, reads: r.reads, up: r.downUntil === 0 }));
   }
 
   /** Each replica's lag as it reports it (seconds; undefined when it does not answer or is not replaying). */

@@ -204,6 +204,10 @@ run('read replicas on PostgreSQL (private primary and streaming standby)', () =>
         new RegExp(`svc_db_replica_up\\{replica="127.0.0.1:${REPLICA_PORT}"\\} 0`),
       );
       expect(metrics.text).toMatch(/svc_db_replica_fallbacks_total\{reason="down"\} [1-9]/);
+      // Still down past the second it is left out, while no read has found it back.
+      await new Promise((r) => setTimeout(r, 1200));
+      const later = await b.http.get('/api/metrics').set('Authorization', b.auth);
+      expect(later.text).toMatch(new RegExp(`svc_db_replica_up\\{replica="127.0.0.1:${REPLICA_PORT}"\\} 0`));
     } finally {
       await pair.standby.start();
     }
