@@ -3,8 +3,8 @@
 import type { Knex } from 'knex';
 import type { DocumentTransaction } from '../document/lifecycle';
 import { timeOrderedName } from '../document/naming';
+import { serviceStamps } from '../document/service-row';
 import type { DocData } from '../db/row-store';
-import { now } from '../db/stored-values';
 import { DoesNotExistError } from '../errors/errors';
 import type { DocTypeBinding } from '../registry/registry';
 
@@ -27,20 +27,7 @@ export async function insertHistoryRow(
   doctype: string,
   values: DocData,
 ): Promise<void> {
-  const stamp = now();
-  const user = tx.user.name;
-  const data: DocData = Object.assign(
-    {
-      name: timeOrderedName(),
-      owner: user,
-      creation: stamp,
-      modified: stamp,
-      modified_by: user,
-      docstatus: 0,
-      idx: 0,
-    },
-    values,
-  );
+  const data: DocData = { name: timeOrderedName(), ...serviceStamps(tx.user.name), ...values };
   await tx.site.rows.insert(trx, historyBinding(tx, doctype), data);
   tx.markWritten(doctype);
 }
