@@ -12,10 +12,8 @@ import type { Database } from '../db/backend';
 import { storesValue } from '../meta/field-types';
 import type { DocTypeMeta } from '../meta/types';
 import type { Site } from '../site';
+import { DELETED_DOCUMENT } from '../history/history-rows';
 import { dropServiceIndexes, resyncDocType, tableColumns } from './service-indexes';
-
-/** The DocType of the copies deletes keep (runtime/history). */
-export const DELETED_DOCUMENT = 'Deleted Document';
 
 /** System tables with a `doctype` column naming the DocType of a document (the event log's too: resumed by DocType). */
 const DOCTYPE_COLUMNS = [SYSTEM_TABLES.auth, SYSTEM_TABLES.idempotency, SYSTEM_TABLES.events] as const;

@@ -11,7 +11,7 @@ import { typeFamily } from '../db/type-families';
 import { logger } from '../log/logger';
 import { SYSTEM_TABLES } from '../db/migrate';
 import type { Site } from '../site';
-import { DELETED_DOCUMENT } from './rename-doctype';
+import { DELETED_DOCUMENT, storedCopy } from '../history/history-rows';
 import { dropServiceIndexes, resyncDocType, tableColumns } from './service-indexes';
 
 /** Renames field `from` of `doctype` to its declared field `to`, data included. */
@@ -115,13 +115,8 @@ async function renameInDeletedCopies(
     .where('deleted_doctype', doctype)
     .select('name', 'data')) as { name: string; data: unknown }[];
   for (const row of rows) {
-    let copy: Record<string, unknown>;
-    try {
-      copy = JSON.parse(String(row.data)) as Record<string, unknown>;
-    } catch {
-      continue;
-    }
-    if (copy === null || typeof copy !== 'object' || !(from in copy)) continue;
+    const copy = storedCopy(row.data);
+    if (!copy || !(from in copy)) continue;
     copy[to] = copy[from];
     delete copy[from];
     await trx(deleted.meta.tableName)
