@@ -79,3 +79,13 @@ async function readUser(q: Queryable, name: string): Promise<UserRecord | undefi
   if (readIn === generation) cache.set(name, { record, at: Date.now() });
   return record;
 }
+
+/**
+ * The stored name of the user `user` names: as given, else in lower case (users are named by their email in lower case,
+ * Frappe's User.autoname, so `Ada@Example.com` names `ada@example.com`); undefined when neither is a user.
+ */
+export async function resolveUserName(q: Queryable, user: string): Promise<string | undefined> {
+  for (const name of user === user.toLowerCase() ? [user] : [user, user.toLowerCase()])
+    if (await q('tabUser').where('name', name).first('name')) return name;
+  return undefined;
+}

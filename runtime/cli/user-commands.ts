@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { regenerateUserKeys } from '../auth/key-regeneration';
 import { hashPassword, writeAuth } from '../auth/passwords';
+import { resolveUserName } from '../auth/users';
 import { openSite } from '../bootstrap';
 import { loadConfig } from '../config/config';
 import { DocumentTransaction } from '../document/lifecycle';
@@ -35,9 +36,9 @@ export async function addUser(argv: string[]): Promise<number> {
     console.error('svc add-user: EMAIL is required');
     return 1;
   }
-  await withSite(async (site) => {
+  const name = await withSite(async (site) => {
     const tx = new DocumentTransaction(site, admin);
-    await tx.run(async () => {
+    return tx.run(async () => {
       const doc = tx.newDoc('User', {
         email,
         first_name: values['first-name'] ?? email.split('@')[0],
@@ -46,9 +47,11 @@ export async function addUser(argv: string[]): Promise<number> {
         ...(values.password ? { new_password: values.password } : {}),
       });
       await doc.insert();
+      return String(doc.name);
     });
   });
-  console.log(`added user ${email}`);
+  // The name is the email in lower case (Frappe's User.autoname).
+  console.log(`added user ${name}`);
   return 0;
 }
 
@@ -59,12 +62,13 @@ export async function setPassword(argv: string[]): Promise<number> {
     console.error('svc set-password: USER and PASSWORD are required');
     return 1;
   }
-  await withSite(async (site) => {
-    if (!(await site.db.knex('tabUser').where('name', user).first('name')))
-      throw new Error(`User ${user} not found`);
-    await writeAuth(site.db.knex, 'User', user, 'password', await hashPassword(password));
+  const name = await withSite(async (site) => {
+    const found = await resolveUserName(site.db.knex, user);
+    if (!found) throw new Error(`User ${user} not found`);
+    await writeAuth(site.db.knex, 'User', found, 'password', await hashPassword(password));
+    return found;
   });
-  console.log(`password set for ${user}`);
+  console.log(`password set for ${name}`);
   return 0;
 }
 
@@ -75,7 +79,10 @@ export async function generateKeysFor(argv: string[]): Promise<number> {
     console.error('svc generate-keys: USER is required');
     return 1;
   }
-  const keys = await withSite((site) => regenerateUserKeys(site, user));
+  const keys = await withSite(async (site) => {
+    const found = await resolveUserName(site.db.knex, user);
+    return found ? regenerateUserKeys(site, found) : undefined;
+  });
   if (!keys) {
     console.error(`svc generate-keys: User ${user} not found`);
     return 1;
