@@ -125,6 +125,7 @@ export function normalizeDocType(loaded: LoadedDocType): DocTypeIR {
   );
   if (searchFields.length) meta.searchFields = searchFields;
   if (flag(raw.track_changes)) meta.trackChanges = true;
+  if (flag(raw.allow_import)) meta.allowImport = true;
   return { meta, loaded };
 }
 

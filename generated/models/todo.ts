@@ -255,6 +255,7 @@ export const meta: DocTypeMeta = {
   source: 'desk/todo/todo.json',
   titleField: 'description',
   trackChanges: true,
+  allowImport: true,
 };
 
 /** Objection model over `tabToDo`. */

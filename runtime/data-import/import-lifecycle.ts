@@ -1,13 +1,18 @@
 // Data Import in the document lifecycle: its `reference_doctype` must be a DocType an import can write (Frappe's field
-// is a Link to DocType, checked at save), so a record naming none is refused when saved, not at its preview or start.
+// is a Link to DocType, checked at save) and the saver may import, so a record naming none is refused when saved, not
+// at its preview or start.
 import type { DeleteOperation, WritingSave } from '../document/extension-points';
 import { lifecycleOf } from '../document/extension-points';
 import { ValidationError } from '../errors/errors';
+import { assertCanImport } from './import-rights';
 import type { Site } from '../site';
 import { IMPORT_DOCTYPE } from './import-job';
 import { LOG_DOCTYPE } from './import-log';
 
-/** 400 unless the record's reference_doctype is a DocType of the site with documents of its own (not a child, not a Single). */
+/**
+ * 400 unless the record's reference_doctype is a DocType of the site with documents of its own (not a child, not a
+ * Single) that allows import; 403 when the saver may not import it.
+ */
 function checkReferenceDocType(op: WritingSave): void {
   const doctype = op.data.reference_doctype;
   if (doctype === undefined || doctype === null || doctype === '') return;
@@ -16,6 +21,7 @@ function checkReferenceDocType(op: WritingSave): void {
     throw new ValidationError(
       `Document Type ${String(doctype).slice(0, 140)} is not a DocType that can be imported`,
     );
+  assertCanImport(op.tx.user, target.meta, !op.tx.ignorePermissions);
 }
 
 /** The Link of a Data Import's log rows: its delete removes them (Frappe's Data Import.on_trash), so they do not stop it. */

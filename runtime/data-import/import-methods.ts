@@ -20,6 +20,7 @@ import {
 } from './import-job';
 import { jobQueueOf } from '../jobs/job-queue';
 import { clearFailedLogs, importLogs } from './import-log';
+import { assertCanImport } from './import-rights';
 import { openAttachedFile } from './import-source';
 import { checkImportFile, planImport, type ImportPlan } from './plan-import';
 import { readLines } from './read-table';
@@ -62,6 +63,8 @@ async function importInput(caller: Caller, record: Record<string, unknown>, file
   const binding = caller.site.registry.get(doctype);
   if (!binding || binding.meta.istable || binding.meta.issingle)
     throw new ValidationError(`Data Import: ${doctype.slice(0, 140)} is not a DocType that can be imported`);
+  // Checked again for the caller: the one who previews or starts may not be the one who saved the record.
+  assertCanImport(caller.user, binding.meta);
   const type = importTypeOf(record.import_type);
   const source = await openAttachedFile(caller.site, caller.user, file ?? record.import_file);
   return { doctype, binding, type, source };

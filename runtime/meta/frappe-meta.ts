@@ -68,6 +68,7 @@ export function frappeMeta(meta: DocTypeMeta): Record<string, unknown> {
     is_submittable: flag(meta.isSubmittable),
     is_virtual: flag(meta.isVirtual),
     is_tree: flag(meta.isTree),
+    allow_import: flag(meta.allowImport === true),
     autoname: autoname(meta.naming),
     ...(meta.titleField ? { title_field: meta.titleField } : {}),
     ...(meta.searchFields ? { search_fields: meta.searchFields.join(',') } : {}),

@@ -100,6 +100,8 @@ export interface DocTypeMeta {
   searchFields?: string[];
   /** Frappe's `track_changes`: every update writes a Version with the diff (runtime/history); absent when off. */
   trackChanges?: true;
+  /** Frappe's `allow_import`: a Data Import may write this DocType's documents (with the `import` right); absent when off. */
+  allowImport?: true;
   sortField: string;
   sortOrder: 'asc' | 'desc';
   fields: FieldMeta[];

@@ -39,7 +39,11 @@ function compute(meta: DocTypeMeta, roles: ReadonlySet<string>): DocTypeRights {
     for (const right of row.rights) {
       if (right === 'read') readLevels.add(row.permlevel);
       if (right === 'write') writeLevels.add(row.permlevel);
-      if (row.permlevel !== 0 || (SUBMIT_RIGHTS.has(right) && !meta.isSubmittable) || right === 'import')
+      if (
+        row.permlevel !== 0 ||
+        (SUBMIT_RIGHTS.has(right) && !meta.isSubmittable) ||
+        (right === 'import' && !meta.allowImport)
+      )
         continue;
       if (!row.ifOwner) doc.set(right, 'all');
       else if (!doc.has(right)) doc.set(right, 'owner');

@@ -204,37 +204,6 @@ test('preview checks every document through the document path and writes nothing
   expect([await todos(), await logs()]).toEqual(before);
 });
 
-test('a user who may not create: one error per document in the log, the job finishes, no 500', async () => {
-  // System Manager may import (Data Import) but not create API Request Log rows.
-  const sm = await createUser(t, 'sm@import.test', ['System Manager']);
-  const { name, job } = await importFile(
-    t,
-    sm,
-    'API Request Log',
-    'path,method\n/a,GET\n/b,POST\n',
-    'log.csv',
-  );
-  expect(job.status).toBe('finished');
-  expect(job.result).toEqual({ total: 2, success_count: 0, failure_count: 2 });
-  const rows = await t.site.db.knex('tabData Import Log').where({ data_import: name }).orderBy('log_index');
-  expect(
-    rows.map((r: any) => [JSON.parse(r.row_indexes), Number(r.success), JSON.parse(r.messages)[0].exc_type]),
-  ).toEqual([
-    [[2], 0, 'PermissionError'],
-    [[3], 0, 'PermissionError'],
-  ]);
-  expect((await t.site.db.knex('tabData Import').where({ name }).first()).status).toBe('Error');
-  const failed = await t.http
-    .post('/api/v2/method/frappe.core.doctype.data_import.data_import.download_errored_template')
-    .set('Authorization', sm)
-    .send({ data_import_name: name });
-  expect(failed.status).toBe(200);
-  expect(failed.text.replace(/^\ufeff/, '')).toBe('path,method\n/a,GET\n/b,POST\n');
-  const other = await createUser(t, 'nobody@import.test', []);
-  const start = await callImportMethod(t, other, 'form_start_import', { data_import: name });
-  expect(start.status).toBe(403);
-});
-
 test('a user without read on Data Import gets the same 403 for a name that exists and one that does not', async () => {
   const name = await newImport(
     t,

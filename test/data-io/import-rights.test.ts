@@ -1,0 +1,122 @@
+// Who may import (Frappe's can_import): the DocType allows it (`allow_import`) and the user is a System Manager or
+// holds the `import` right on it; checked when a Data Import is saved and again when it is previewed or started.
+import { fixtureRegistry } from '../helpers/fixture-registry';
+import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
+import { callImportMethod, importFile, newImport, uploadFile } from './import-helpers';
+
+let t: TestSite;
+let clerk: string;
+let importer: string;
+beforeAll(async () => {
+  t = await createTestSite({ registry: await fixtureRegistry() });
+  // A site whose Data Import is open to a role of its own, beside System Manager.
+  t.site.registry.get('Data Import')!.meta.permissions.push({
+    role: 'Import Clerk',
+    permlevel: 0,
+    ifOwner: false,
+    rights: ['read', 'write', 'create'],
+  });
+  for (const role_name of ['Import Clerk', 'Query Reader', 'Query Owner Reader', 'Query Importer']) {
+    const res = await t.http
+      .post('/api/resource/Role')
+      .set('Authorization', t.adminToken)
+      .send({ role_name });
+    expect([201, 409]).toContain(res.status);
+  }
+  // Query Owner Reader may create Query Orders but holds no `import` right; Query Reader holds it.
+  clerk = await createUser(t, 'clerk@example.com', ['Import Clerk', 'Query Owner Reader']);
+  importer = await createUser(t, 'importer@example.com', ['Import Clerk', 'Query Reader']);
+}, 120_000);
+afterAll(() => t.close());
+
+const CSV = 'title,status\nfrom a file,Open\n';
+const imports = async () => Number((await t.site.db.knex('tabData Import').count({ n: '*' }).first())!.n);
+
+test('a DocType without allow_import cannot be imported, not even by Administrator', async () => {
+  const before = await imports();
+  const res = await t.http
+    .post('/api/v2/document/Data Import')
+    .set('Authorization', t.adminToken)
+    .send({ reference_doctype: 'Note', import_type: 'Insert New Records' });
+  expect(res.status).toBe(400);
+  expect(res.body.errors[0].message).toBe('Importing Note is not allowed');
+  expect(await imports()).toBe(before);
+});
+
+test('a user without the import right cannot save a Data Import of the DocType', async () => {
+  const before = await imports();
+  const url = await uploadFile(t, clerk, CSV, 'clerk.csv');
+  const res = await t.http
+    .post('/api/v2/document/Data Import')
+    .set('Authorization', clerk)
+    .send({ reference_doctype: 'Query Order', import_type: 'Insert New Records', import_file: url });
+  expect(res.status).toBe(403);
+  expect(res.body.errors[0].message).toBe('You are not allowed to import Query Order');
+  expect(await imports()).toBe(before);
+});
+
+test('nor preview or start one another user saved', async () => {
+  const name = await newImport(
+    t,
+    t.adminToken,
+    'Query Order',
+    await uploadFile(t, t.adminToken, CSV, 'a.csv'),
+  );
+  for (const method of ['get_preview_from_template', 'form_start_import']) {
+    const res = await callImportMethod(t, clerk, method, { data_import: name });
+    expect(res.status).toBe(403);
+    expect(res.body.exc_type).toBe('PermissionError');
+  }
+  const record = await t.site.db.knex('tabData Import').where({ name }).first();
+  expect(record.job_id).toBeNull();
+});
+
+test('a user with the import right saves and previews one', async () => {
+  const name = await newImport(t, importer, 'Query Order', await uploadFile(t, importer, CSV, 'b.csv'));
+  const res = await callImportMethod(t, importer, 'get_preview_from_template', { data_import: name });
+  expect(res.status).toBe(200);
+  expect(res.body.data.warnings).toEqual([]);
+  expect(res.body.data.payload_count).toBe(1);
+});
+
+test('a user who may not create: one error per document in the log, the job finishes, no 500', async () => {
+  // Query Importer holds the `import` right on Query Order, not `create`.
+  const sm = await createUser(t, 'no-create@example.com', ['Import Clerk', 'Query Importer']);
+  const { name, job } = await importFile(
+    t,
+    sm,
+    'Query Order',
+    'title,status\n/a,Open\n/b,Closed\n',
+    'log.csv',
+  );
+  expect(job.status).toBe('finished');
+  expect(job.result).toEqual({ total: 2, success_count: 0, failure_count: 2 });
+  const rows = await t.site.db.knex('tabData Import Log').where({ data_import: name }).orderBy('log_index');
+  expect(
+    rows.map((r: any) => [JSON.parse(r.row_indexes), Number(r.success), JSON.parse(r.messages)[0].exc_type]),
+  ).toEqual([
+    [[2], 0, 'PermissionError'],
+    [[3], 0, 'PermissionError'],
+  ]);
+  expect((await t.site.db.knex('tabData Import').where({ name }).first()).status).toBe('Error');
+  const failed = await t.http
+    .post('/api/v2/method/frappe.core.doctype.data_import.data_import.download_errored_template')
+    .set('Authorization', sm)
+    .send({ data_import_name: name });
+  expect(failed.status).toBe(200);
+  expect(failed.text.replace(/^\ufeff/, '')).toBe('title,status\n/a,Open\n/b,Closed\n');
+  const other = await createUser(t, 'nobody@example.com', []);
+  const start = await callImportMethod(t, other, 'form_start_import', { data_import: name });
+  expect(start.status).toBe(403);
+});
+
+test('the meta shows allow_import', async () => {
+  for (const [doctype, flag] of [
+    ['Query Order', 1],
+    ['Note', 0],
+  ] as const) {
+    const res = await t.http.get(`/api/v2/doctype/${doctype}/meta`).set('Authorization', t.adminToken);
+    expect(res.status).toBe(200);
+    expect(res.body.data.allow_import).toBe(flag);
+  }
+});
