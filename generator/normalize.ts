@@ -73,6 +73,7 @@ function normalizeField(raw: Raw): FieldMeta | undefined {
   if (typeof raw.length === 'number' && raw.length > 0) field.length = raw.length;
   const fetchFrom = str(raw.fetch_from);
   if (fetchFrom) field.fetchFrom = fetchFrom;
+  if (fetchFrom && flag(raw.fetch_if_empty)) field.fetchIfEmpty = true;
   return field;
 }
 

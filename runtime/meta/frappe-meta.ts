@@ -52,6 +52,7 @@ function docField(field: FieldMeta, idx: number): Record<string, unknown> {
     search_index: flag(field.searchIndex),
     ignore_user_permissions: flag(field.ignoreUserPermissions),
     fetch_from: field.fetchFrom,
+    fetch_if_empty: flag(field.fetchIfEmpty === true),
   };
   for (const key of Object.keys(out)) if (out[key] === undefined) delete out[key];
   return out;

@@ -58,7 +58,10 @@ export interface FieldMeta {
   nonNegative: boolean;
   searchIndex: boolean;
   ignoreUserPermissions: boolean;
+  /** Frappe's `fetch_from`: `link_field.source_field`, the linked document's field a save copies into this one. */
   fetchFrom?: string;
+  /** Frappe's `fetch_if_empty`: the save fetches only when this field is empty; absent when off. */
+  fetchIfEmpty?: true;
 }
 
 /** One DocPerm row. */
