@@ -22,6 +22,8 @@ export type Queryable = Knex | Knex.Transaction;
 export interface LinkTarget {
   name: string;
   docstatus: number;
+  /** The columns asked for (fetch_from's), decoded as a document read decodes them; only when some were asked. */
+  values?: DocData;
 }
 
 export interface RowStore {
@@ -48,9 +50,15 @@ export interface RowStore {
    * when none. The name differs from `name` where the database compares names loosely (MariaDB: case, accents,
    * trailing spaces). In a
    * transaction on a server database the row found stays share-locked until the commit, so a delete of it waits for
-   * the save that links to it, and a save waits for a delete under way (and then finds no row).
+   * the save that links to it, and a save waits for a delete under way (and then finds no row). `columns` (stored
+   * fields or standard columns of `binding`, from metadata, never from a request) are read in the same statement.
    */
-  linkTarget(trx: Queryable, binding: DocTypeBinding, name: string): Promise<LinkTarget | undefined>;
+  linkTarget(
+    trx: Queryable,
+    binding: DocTypeBinding,
+    name: string,
+    columns?: readonly string[],
+  ): Promise<LinkTarget | undefined>;
   /** Whether a document of `binding` other than `name` holds `value` in `fieldname` (unique checks). */
   takenByOther(
     trx: Queryable,

@@ -177,6 +177,41 @@ test('names and values with quotes, backticks, placeholders and SQL are bound, n
   }
 });
 
+test('linkTarget reads the columns asked for in its one statement, decoded as a read decodes them', async () => {
+  const { doc } = await createDocument(caller(), 'Widget', {
+    title: 'link target columns',
+    qty: 3,
+    amount: 12.5,
+    active: 1,
+    due_date: '2024-02-29',
+    starts_at: '2024-02-29 08:30:00',
+    start_time: '7:05:00',
+    payload: { a: [1, 2] },
+  });
+  const name = String(doc.name);
+  const read = (await t.site.rows.read(widget, name)) as DocData;
+  const columns = [
+    'qty',
+    'amount',
+    'active',
+    'due_date',
+    'starts_at',
+    'start_time',
+    'payload',
+    'creation',
+    'idx',
+  ];
+  const want = Object.fromEntries(columns.map((c) => [c, read[c]]));
+  // Outside a transaction (committed rows) and inside one (the locking read): the same values.
+  const committed = await t.site.rows.linkTarget(t.site.db.knex, widget, name, columns);
+  expect(committed).toMatchObject({ name, docstatus: 0, values: want });
+  await inWriteTransaction(t.site.db, async (trx) => {
+    expect(await t.site.rows.linkTarget(trx, widget, name, columns)).toMatchObject({ values: want });
+    expect(await t.site.rows.linkTarget(trx, widget, 'no such widget', columns)).toBeUndefined();
+  });
+  expect(want).toMatchObject({ qty: 3, amount: 12.5, due_date: '2024-02-29', start_time: '7:05:00' });
+});
+
 test('a write transaction rolls back when its work throws, and refuses queries after it ended', async () => {
   let late: ((q: unknown) => Promise<unknown>) | undefined;
   await expect(

@@ -23,7 +23,7 @@ import type { DocTypeMeta, FieldMeta } from '../../meta/types';
 import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../compiled-query';
 import type { DocTypeBinding, Registry } from '../../registry/registry';
 import { fieldLists, tableFields } from '../../registry/field-lists';
-import { documentColumns, fullColumns, loadSingle, PARENT_STANDARD } from '../document-rows';
+import { decodeRow, documentColumns, fullColumns, loadSingle, PARENT_STANDARD } from '../document-rows';
 import { RowWrites, type RowStatements } from '../row-writes';
 import { decodeValue, encodeValue, formatDatetime } from '../stored-values';
 
@@ -272,12 +272,24 @@ export class MysqlRowStore implements RowStore {
     return this.writes.delete(trx, binding, name);
   }
 
-  async linkTarget(trx: Queryable, binding: DocTypeBinding, name: string): Promise<LinkTarget | undefined> {
+  async linkTarget(
+    trx: Queryable,
+    binding: DocTypeBinding,
+    name: string,
+    columns: readonly string[] = [],
+  ): Promise<LinkTarget | undefined> {
     const { meta } = binding;
-    const read = `select name, docstatus from ${quoteIdent(meta.tableName)} where name = ?`;
-    const run = async (conn: MysqlConnection, sql: string) => {
-      const found = (await execute<unknown[][]>(conn, sql, [name], this.statementMs, true)).rows[0];
-      return found === undefined ? undefined : { name: String(found[0]), docstatus: Number(found[1]) };
+    const read = () =>
+      `select name, docstatus${columns.map((c) => `, ${quoteIdent(c)}`).join('')} from ${quoteIdent(meta.tableName)} where name = ?`;
+    const key = columns.length ? `\u0000${columns.join('\u0000')}` : '';
+    const run = async (conn: MysqlConnection, sql: string): Promise<LinkTarget | undefined> => {
+      const values = (await execute<unknown[][]>(conn, sql, [name], this.statementMs, true)).rows[0];
+      if (values === undefined) return undefined;
+      const found = { name: String(values[0]), docstatus: Number(values[1]) };
+      if (!columns.length) return found;
+      const row: Record<string, unknown> = { ...found };
+      columns.forEach((column, i) => (row[column] = values[i + 2]));
+      return { ...found, values: decodeRow(meta, row) };
     };
     const conn = await mysqlConnection(trx);
     // In a transaction, a locking read (the latest committed row, shared-locked until the commit, as InnoDB's
@@ -285,9 +297,9 @@ export class MysqlRowStore implements RowStore {
     if (conn)
       return run(
         conn,
-        cachedText(meta, 'link-target locked', () => `${read} lock in share mode`),
+        cachedText(meta, `link-target locked${key}`, () => `${read()} lock in share mode`),
       );
-    const plain = cachedText(meta, 'link-target', () => read);
+    const plain = cachedText(meta, `link-target${key}`, read);
     return onPooledConnection(this.db.knex, (c) => run(c, plain), this.statementMs);
   }
 

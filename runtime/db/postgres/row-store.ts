@@ -161,15 +161,22 @@ export class PostgresRowStore implements RowStore {
     return this.writes.delete(trx, binding, name);
   }
 
-  async linkTarget(trx: Queryable, binding: DocTypeBinding, name: string): Promise<LinkTarget | undefined> {
+  async linkTarget(
+    trx: Queryable,
+    binding: DocTypeBinding,
+    name: string,
+    columns: readonly string[] = [],
+  ): Promise<LinkTarget | undefined> {
     const { meta } = binding;
     if (unstorable(name)) return undefined;
-    const read = `select name, docstatus from ${quoteIdent(meta.tableName)} where name = ?`;
-    const run = async (conn: PgConnection, sql: string) => {
-      const found = (await execute(conn, sql, [name])).rows[0];
-      return found === undefined
-        ? undefined
-        : { name: String(found.name), docstatus: Number(found.docstatus) };
+    const read = () =>
+      `select name, docstatus${columns.map((c) => `, ${quoteIdent(c)}`).join('')} from ${quoteIdent(meta.tableName)} where name = ?`;
+    const key = columns.length ? `\u0000${columns.join('\u0000')}` : '';
+    const run = async (conn: PgConnection, sql: string): Promise<LinkTarget | undefined> => {
+      const row = (await execute(conn, sql, [name])).rows[0];
+      if (row === undefined) return undefined;
+      const found = { name: String(row.name), docstatus: Number(row.docstatus) };
+      return columns.length ? { ...found, values: decodeRow(meta, row) } : found;
     };
     const conn = await pgConnection(trx);
     // In a transaction, the row is key-share locked until the commit (a foreign key's own lock): a delete of the
@@ -177,9 +184,9 @@ export class PostgresRowStore implements RowStore {
     if (conn)
       return run(
         conn,
-        cachedText(meta, 'link-target locked', () => `${read} for key share`),
+        cachedText(meta, `link-target locked${key}`, () => `${read()} for key share`),
       );
-    const plain = cachedText(meta, 'link-target', () => read);
+    const plain = cachedText(meta, `link-target${key}`, read);
     return onPooledConnection(this.db.knex, (c) => run(c, plain));
   }
 

@@ -113,13 +113,22 @@ export class SqliteRowStore implements RowStore {
     prepared(conn, `DELETE FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`).run(name);
   }
 
-  async linkTarget(trx: Queryable, binding: DocTypeBinding, name: string): Promise<LinkTarget | undefined> {
+  async linkTarget(
+    trx: Queryable,
+    binding: DocTypeBinding,
+    name: string,
+    columns: readonly string[] = [],
+  ): Promise<LinkTarget | undefined> {
     const conn = (await sqliteConnection(trx)) ?? this.readConnection();
+    const { meta } = binding;
+    const more = columns.length ? `, ${columns.map(quoteIdent).join(', ')}` : '';
     const row = prepared(
       conn,
-      `SELECT name, docstatus FROM ${quoteIdent(binding.meta.tableName)} WHERE name = ?`,
-    ).get(name) as { name: string; docstatus: unknown } | undefined;
-    return row && { name: row.name, docstatus: Number(row.docstatus) };
+      `SELECT name, docstatus${more} FROM ${quoteIdent(meta.tableName)} WHERE name = ?`,
+    ).get(name) as Record<string, unknown> | undefined;
+    if (!row) return undefined;
+    const found = { name: String(row.name), docstatus: Number(row.docstatus) };
+    return columns.length ? { ...found, values: decodeRow(meta, row) } : found;
   }
 
   async takenByOther(
