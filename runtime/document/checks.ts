@@ -12,6 +12,7 @@ import type { DocTypeMeta, FieldMeta } from '../meta/types';
 import type { BodyValidator, DocTypeBinding, Registry } from '../registry/registry';
 import { fieldLists, tableFields } from '../registry/field-lists';
 import type { DocData, LinkTarget, Queryable, RowStore } from '../db/row-store';
+import { fetchColumns, fieldsToFetch, setFetchedValues } from './fetch-from';
 import { normalizeValue } from './values';
 import { resolveDefault } from '../db/field-defaults';
 
@@ -98,20 +99,22 @@ export function checkMandatory(binding: DocTypeBinding, registry: Registry, data
 }
 
 /**
- * The document `value` links to: its name as stored (MariaDB finds `acme` as `Acme`) and its docstatus, in the one
- * read (locked in a server database's transaction) the Link check makes; undefined when none.
+ * The document `value` links to: its name as stored (MariaDB finds `acme` as `Acme`), its docstatus and the `columns`
+ * fetch_from needs, in the one read (locked in a server database's transaction) the Link check makes; undefined when
+ * none.
  */
 async function linkedDoc(
   rows: RowStore,
   q: Queryable,
-  registry: Registry,
-  target: string,
+  binding: DocTypeBinding,
   value: string,
+  columns: readonly string[],
 ): Promise<LinkTarget | undefined> {
-  const binding = registry.get(target);
-  if (!binding) return undefined;
-  if (binding.meta.issingle) return value === binding.meta.name ? { name: value, docstatus: 0 } : undefined;
-  return rows.linkTarget(q, binding, value);
+  if (!binding.meta.issingle) return rows.linkTarget(q, binding, value, columns);
+  if (value !== binding.meta.name) return undefined;
+  // A Single's values are rows of tabSingles: read only when a field fetches from it.
+  const values = columns.length ? await rows.load(q, binding, value) : undefined;
+  return { name: value, docstatus: 0, ...(values ? { values } : {}) };
 }
 
 /** The User Permissions of the writing user, as the Link check needs them (runtime/permissions/user-permissions.ts). */
@@ -120,18 +123,36 @@ export interface LinkRestriction {
   allowed(allow: string, doctype: string): ReadonlySet<string> | undefined;
 }
 
+/** The empty list of fields to fetch and columns to read. */
+const NOTHING: readonly never[] = [];
+
+/** What the Link check of one save works with, for the document and each of its child rows. */
+interface LinkScope {
+  rows: RowStore;
+  q: Queryable;
+  registry: Registry;
+  /** The DocType being saved (User Permissions are per DocType written). */
+  doctype: string;
+  restriction: LinkRestriction | undefined;
+  /** A submittable document (its child rows too) may not link to a cancelled one, as Frappe's _validate_links. */
+  submittable: boolean;
+}
+
+/**
+ * Checks the Links of `data` (the document or one child row, `where` naming it in messages) and fetches the fields
+ * whose fetch_from goes through them; `submitted`: `data` was stored and is submitted, so only allow_on_submit fields
+ * are fetched.
+ */
 async function checkLinksOf(
-  rows: RowStore,
-  q: Queryable,
-  registry: Registry,
+  scope: LinkScope,
   meta: DocTypeMeta,
   data: DocData,
   where: string,
-  doctype: string,
-  restriction: LinkRestriction | undefined,
-  submittable: boolean,
+  submitted: boolean,
 ): Promise<void> {
-  for (const field of fieldLists(meta).links) {
+  const { registry, restriction } = scope;
+  const { links, fetches } = fieldLists(meta);
+  for (const field of links) {
     const value = data[field.fieldname];
     if (value === undefined || value === null || value === '') continue;
     let target: string | undefined;
@@ -145,17 +166,22 @@ async function checkLinksOf(
         throw new LinkValidationError(`Could not find ${where}${field.label}: ${String(value)}`);
       continue;
     }
-    if (!registry.get(target)) continue;
+    const binding = registry.get(target);
+    if (!binding) continue;
     // Outside the user's User Permissions: refused before the lookup, so the answer never tells whether it exists.
     const allowed =
       field.fieldtype === 'Link' && !field.ignoreUserPermissions
-        ? restriction?.allowed(target, doctype)
+        ? restriction?.allowed(target, scope.doctype)
         : undefined;
     if (allowed && !allowed.has(String(value)))
       throw new PermissionError(
         `${where}${field.label}: not allowed for ${target} ${String(value).slice(0, 140)}`,
       );
-    const linked = await linkedDoc(rows, q, registry, target, String(value));
+    // Most DocTypes fetch nothing: no list is made for them.
+    const fetched = fetches.size ? fetches.get(field.fieldname) : undefined;
+    const fetching = fetched ? fieldsToFetch(fetched, data, submitted) : NOTHING;
+    const columns = fetching.length ? fetchColumns(binding, fetching) : NOTHING;
+    const linked = await linkedDoc(scope.rows, scope.q, binding, String(value), columns);
     if (linked === undefined)
       throw new LinkValidationError(`Could not find ${where}${field.label}: ${String(value)}`);
     // As Frappe: the link holds the target's name as stored, whatever case the database matched it in.
@@ -163,19 +189,29 @@ async function checkLinksOf(
     // A submittable document may not link to a cancelled one of a submittable DocType (Frappe's cancelled_links); an
     // amendment names the cancelled document it amends.
     if (
-      submittable &&
+      scope.submittable &&
       field.fieldname !== 'amended_from' &&
       linked.docstatus === 2 &&
-      registry.get(target)?.meta.isSubmittable
+      binding.meta.isSubmittable
     )
       throw new CancelledLinkError(`Cannot link cancelled document: ${where}${field.label}: ${linked.name}`);
+    if (fetching.length) setFetchedValues(data, fetching, binding, linked.values ?? { ...linked }, where);
   }
+}
+
+/** Where a save's Link check starts from: the writer's User Permissions and the document as stored. */
+export interface LinkCheckOptions {
+  /** The writer's restriction on Link values (User Permissions); none when not given. */
+  restriction?: LinkRestriction | undefined;
+  /** The document as stored before this save; undefined for an insert. */
+  stored?: DocData | undefined;
 }
 
 /**
  * Checks every Link and Dynamic Link value of the document and its child rows points at an existing document (for a
  * submittable document, not a cancelled one of a submittable DocType), and (with `restriction`) that every Link value
- * lies inside the writing user's User Permissions (403 otherwise).
+ * lies inside the writing user's User Permissions (403 otherwise). With the same read, sets the fields whose
+ * fetch_from goes through each Link to the linked document's value (fetch-from.ts).
  */
 export async function checkLinks(
   rows: RowStore,
@@ -183,25 +219,29 @@ export async function checkLinks(
   binding: DocTypeBinding,
   registry: Registry,
   data: DocData,
-  restriction?: LinkRestriction,
+  options: LinkCheckOptions = {},
 ): Promise<void> {
-  const doctype = binding.meta.name;
-  // A submittable document (its child rows too) may not link to a cancelled one, as Frappe's _validate_links.
-  const submittable = binding.meta.isSubmittable;
-  await checkLinksOf(rows, q, registry, binding.meta, data, '', doctype, restriction, submittable);
+  const scope: LinkScope = {
+    rows,
+    q,
+    registry,
+    doctype: binding.meta.name,
+    restriction: options.restriction,
+    submittable: binding.meta.isSubmittable,
+  };
+  const { stored } = options;
+  // Frappe fetches into a submitted document only what is allow_on_submit, but for what is new (a child row added).
+  const submitted = stored !== undefined && Number(data.docstatus) === 1;
+  await checkLinksOf(scope, binding.meta, data, '', submitted);
   for (const { field, child } of tableFields(binding.meta, registry)) {
-    for (const [i, row] of ((data[field.fieldname] as DocData[] | undefined) ?? []).entries()) {
-      await checkLinksOf(
-        rows,
-        q,
-        registry,
-        child.meta,
-        row,
-        `${field.label} Row #${i + 1}: `,
-        doctype,
-        restriction,
-        submittable,
-      );
+    const rowsOf = (data[field.fieldname] as DocData[] | undefined) ?? [];
+    const storedRows =
+      submitted && fieldLists(child.meta).fetches.size
+        ? new Set(((stored[field.fieldname] as DocData[] | undefined) ?? []).map((r) => String(r.name)))
+        : undefined;
+    for (const [i, row] of rowsOf.entries()) {
+      const rowSubmitted = storedRows?.has(String(row.name)) ?? submitted;
+      await checkLinksOf(scope, child.meta, row, `${field.label} Row #${i + 1}: `, rowSubmitted);
     }
   }
 }

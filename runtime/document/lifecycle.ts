@@ -364,13 +364,18 @@ export class DocumentTransaction implements DocumentSession {
         for (const { field, child } of tableFields(binding.meta, registry))
           for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
             normalizeValues(child.meta, row);
+        // Links before mandatory, as Frappe's _validate_links runs before _validate: a mandatory field may be one the
+        // Link check fetches (fetch_from).
+        if (!op.ignoreLinks)
+          await checkLinks(this.site.rows, trx, binding, registry, data, {
+            restriction: op.linkRestriction,
+            stored,
+          });
         checkMandatory(binding, registry, data);
         checkDataOptions(fieldLists(binding.meta).dataOptions, data, doc.owner);
         for (const { field, child } of tableFields(binding.meta, registry))
           for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
             checkDataOptions(fieldLists(child.meta).dataOptions, row, doc.owner);
-        if (!op.ignoreLinks)
-          await checkLinks(this.site.rows, trx, binding, registry, data, op.linkRestriction);
         if ((pending = runHandlers(points.checkValues, writing, undefined))) await pending;
         await checkUnique(this.site.rows, trx, binding, data);
       }

@@ -8,6 +8,12 @@ export type FieldDefault =
   | { field: FieldMeta; kind: 'fixed'; value: unknown }
   | { field: FieldMeta; kind: 'user' | 'today' | 'now' | 'rows' };
 
+/** A field whose `fetch_from` names a Link or Dynamic Link of its DocType: `source` is the linked DocType's field. */
+export interface FetchedField {
+  field: FieldMeta;
+  source: string;
+}
+
 /** A DocType's fields by the part they play in a write. */
 export interface FieldLists {
   /** Fields with a column of their own. */
@@ -18,6 +24,8 @@ export interface FieldLists {
   tables: readonly FieldMeta[];
   /** Link and Dynamic Link fields. */
   links: readonly FieldMeta[];
+  /** The fields a save fetches through each Link or Dynamic Link (by its fieldname); empty for most DocTypes. */
+  fetches: ReadonlyMap<string, readonly FetchedField[]>;
   /** Mandatory fields and tables (whose rows may have mandatory fields), in field order. */
   mandatoryOrTables: readonly FieldMeta[];
   /** Stored fields whose value must be unique among the DocType's documents. */
@@ -54,14 +62,31 @@ export function defaultOf(field: FieldMeta): FieldDefault | undefined {
 const emptyOf = (f: FieldMeta): 0 | null =>
   EMPTY_AS_ZERO.has(FIELD_TYPE_INFO[f.fieldtype].column) ? 0 : null;
 
+/**
+ * The stored fields whose `fetch_from` is `link.source` with `link` one of `links`, by link (field order kept). The
+ * generator only warns about a fetch_from naming no Link: such a field fetches nothing, as in Frappe.
+ */
+function fetchesOf(stored: readonly FieldMeta[], links: readonly FieldMeta[]): Map<string, FetchedField[]> {
+  const byLink = new Map<string, FetchedField[]>();
+  for (const field of stored) {
+    const [link, source, more] = field.fetchFrom?.trim().split('.') ?? [];
+    if (!link || !source || more !== undefined || link === field.fieldname) continue;
+    if (!links.some((l) => l.fieldname === link)) continue;
+    byLink.set(link, [...(byLink.get(link) ?? []), { field, source }]);
+  }
+  return byLink;
+}
+
 function listFields(meta: DocTypeMeta): FieldLists {
   const stored = meta.fields.filter((f) => storesValue(f.fieldtype));
   const unique = stored.filter((f) => f.unique);
+  const links = meta.fields.filter((f) => f.fieldtype === 'Link' || f.fieldtype === 'Dynamic Link');
   return {
     stored,
     storedEmpty: stored.map(emptyOf),
     tables: meta.fields.filter((f) => isTableType(f.fieldtype)),
-    links: meta.fields.filter((f) => f.fieldtype === 'Link' || f.fieldtype === 'Dynamic Link'),
+    links,
+    fetches: fetchesOf(stored, links),
     mandatoryOrTables: meta.fields.filter((f) => f.reqd || isTableType(f.fieldtype)),
     unique,
     uniqueEmpty: unique.map(emptyOf),
