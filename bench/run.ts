@@ -727,6 +727,34 @@ async function coreScenarios(dbs: CoreDb[]): Promise<CoreResults[]> {
             : undefined,
       });
     });
+    // A create whose Link is checked and fetches through it (ToDo.assigned_by_full_name's fetch_from
+    // assigned_by.full_name): the Link check's one read, which also reads the fetched column.
+    await eachReady(async (side) => {
+      await run(
+        side,
+        { id: 'create_v1_fetch', label: 'POST create ToDo v1 (token), a Link with fetch_from', extra: true },
+        spec(`${side.svc.base}/api/resource/ToDo`, {
+          method: 'POST',
+          headers: { ...auth(side), 'content-type': 'application/json' },
+          body: JSON.stringify({ description: 'bench create', assigned_by: 'Administrator' }),
+        }),
+      );
+      const plain = side.results.get('create_v1');
+      const fetching = side.results.get('create_v1_fetch');
+      const value = plain && fetching ? fetching.rps / plain.rps : undefined;
+      report.measures.push({
+        id: `fetch_create_ratio${side.sfx}`,
+        label: `${side.who}POST create: a Link with fetch_from / no Link (req/s)`,
+        value,
+        unit: 'x',
+        target: '>= 0.85x',
+        ok: value === undefined ? undefined : value >= 0.85,
+        note:
+          plain?.cpuUsPerReq && fetching?.cpuUsPerReq
+            ? `${plain.cpuUsPerReq.toFixed(0)} vs ${fetching.cpuUsPerReq.toFixed(0)} us server CPU per create`
+            : undefined,
+      });
+    });
     for (const side of sides)
       report.measures.push({
         id: `core_rss_after${side.sfx}`,

@@ -220,6 +220,7 @@ export const meta: DocTypeMeta = {
       nonNegative: false,
       searchIndex: false,
       ignoreUserPermissions: false,
+      fetchFrom: 'assigned_by.full_name',
     },
     {
       fieldname: 'color',

@@ -90,6 +90,16 @@ export function registerAuth(site: Site): void {
     },
     'User',
   );
+  // A user's full name is its first and last names (Frappe's User.set_full_name), whatever the client sent.
+  extensions.on(
+    'validateSave',
+    (op) => {
+      op.data.full_name = [op.data.first_name, op.data.last_name]
+        .filter((part) => typeof part === 'string' && part !== '')
+        .join(' ');
+    },
+    'User',
+  );
   // A deleted user's own rows go with it (Frappe's User.on_trash).
   extensions.on('afterDelete', deleteUserRows, 'User');
   // A new password ends every session of its user (a stolen session dies with the old password).

@@ -207,3 +207,33 @@ test('bulk_insert goes through the same save: each inserted document is fetched'
   for (const name of res.body.data.inserted)
     expect(await read(name)).toMatchObject({ supplier_name: 'Bulk Co', credit_limit: 77 });
 });
+
+test("ToDo's assigned_by_full_name is fetched from the User, as Frappe's ToDo", async () => {
+  const user = await t.http
+    .post('/api/v2/document/User')
+    .set(auth())
+    .send({ email: 'fetch.me@example.com', first_name: 'Fetch', last_name: 'Me' });
+  expect(user.status).toBe(201);
+  const res = await t.http
+    .post('/api/v2/document/ToDo')
+    .set(auth())
+    .send({ description: 'x', assigned_by: 'fetch.me@example.com', assigned_by_full_name: 'someone else' });
+  expect(res.status).toBe(201);
+  expect(res.body.data.assigned_by_full_name).toBe(user.body.data.full_name);
+  expect(user.body.data.full_name).toBe('Fetch Me');
+});
+
+test("a User's full name is its first and last names, on every save (Frappe's set_full_name)", async () => {
+  const name = 'full.name@example.com';
+  const made = await t.http
+    .post('/api/v2/document/User')
+    .set(auth())
+    .send({ email: name, first_name: 'Ada', full_name: 'Not Her' });
+  expect(made.body.data.full_name).toBe('Ada');
+  const changed = await t.http
+    .put(`/api/v2/document/User/${name}`)
+    .set(auth())
+    .send({ last_name: 'Lovelace' });
+  expect(changed.status).toBe(200);
+  expect(changed.body.data.full_name).toBe('Ada Lovelace');
+});
