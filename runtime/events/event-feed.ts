@@ -35,8 +35,11 @@ export class EventFeed {
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private retry: NodeJS.Timeout | undefined;
-  /** The first missing id that holds the tail back, and since when. */
-  private gap: { id: number; since: number } | undefined;
+  /**
+   * The highest id of each read that found a new one, and when: an id missing below it was first seen missing then.
+   * Every gap's wait runs from that first sight, so gaps found together end together (one wait, not one each).
+   */
+  private seen: { id: number; at: number }[] = [];
   private subscription: RedisSubscription | undefined;
   private announcing = false;
   private closed = false;
@@ -139,7 +142,7 @@ export class EventFeed {
     this.subscription = undefined;
     // The next listener starts from the log's end again: nothing is read while nobody listens.
     if (!this.starting) this.head = -1;
-    this.gap = undefined;
+    this.seen = [];
   }
 
   private async read(): Promise<void> {
@@ -169,15 +172,21 @@ export class EventFeed {
     }
   }
 
-  /** The rows that can be delivered now: up to a gap in the ids, unless that gap has been open for GAP_WAIT_MS. */
+  /**
+   * The rows that can be delivered now: up to a missing id, unless GAP_WAIT_MS have passed since a read first found an
+   * id after it (a rolled-back transaction's id never comes; an open one's comes at its commit).
+   */
   private inOrder(rows: readonly EventRow[]): EventRow[] {
+    const now = Date.now();
+    const newest = rows[rows.length - 1];
+    const last = this.seen[this.seen.length - 1];
+    if (newest && (!last || newest.id > last.id)) this.seen.push({ id: newest.id, at: now });
     const ready: EventRow[] = [];
     let expected = this.head + 1;
     for (const row of rows) {
       if (row.id !== expected && this.head > 0) {
-        const now = Date.now();
-        if (this.gap?.id !== expected) this.gap = { id: expected, since: now };
-        if (now - this.gap.since < GAP_WAIT_MS) {
+        const since = this.seen.find((mark) => mark.id > expected)?.at ?? now;
+        if (now - since < GAP_WAIT_MS) {
           this.retry ??= setTimeout(() => {
             this.retry = undefined;
             this.wake();
@@ -185,10 +194,11 @@ export class EventFeed {
           break;
         }
       }
-      this.gap = undefined;
       ready.push(row);
       expected = row.id + 1;
     }
+    // Marks at or below what is delivered tell nothing more.
+    while (this.seen.length && (this.seen[0] as { id: number }).id < expected) this.seen.shift();
     return ready;
   }
 }
