@@ -62,8 +62,8 @@ function message(event: EventRow, ofDocument: boolean): string {
 /** Throws unless `user` may follow the request: an existing, non-child DocType it may read (and document). */
 async function authorize(site: Site, user: SessionUser, request: StreamRequest): Promise<void> {
   const binding = site.registry.get(request.doctype);
-  // A Guest is refused before anything else (401), so it learns no DocType names.
-  if (!binding)
+  // A Guest is refused before anything else (401), so it learns no DocType names, nor which are child tables.
+  if (!binding || (binding.meta.istable && user.name === 'Guest'))
     throw user.name === 'Guest'
       ? refusal(user, '')
       : new DoesNotExistError(`DocType ${request.doctype.slice(0, 140)} not found`);

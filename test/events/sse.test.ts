@@ -176,6 +176,8 @@ test('refused requests answer JSON errors and open no stream', async () => {
     ['/api/v2/events?doctype=ToDo', { Authorization: 'token bad:worse' }, 401, 'AuthenticationError'],
     // A Guest is 401 whatever it asks (CONTRACT 6), so it learns no DocType names.
     ['/api/v2/events?doctype=No%20Such', {}, 401, 'AuthenticationError'],
+    // Nor which DocTypes are child tables.
+    ['/api/v2/events?doctype=Has%20Role', {}, 401, 'AuthenticationError'],
     // A Single has one document, named as the DocType.
     [
       '/api/v2/events?doctype=System%20Settings&name=foo',
