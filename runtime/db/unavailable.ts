@@ -1,8 +1,9 @@
 // Which database errors mean "the database is unavailable or too busy right now" (503 ServiceUnavailableError with
 // Retry-After: the client may retry) rather than a bug (500): the system's and knex's here, each driver's in its
 // backend folder (Database.errors). A deadlock's victim is told apart: the database is up, and the work may run again.
-import { ServiceUnavailableError } from '../errors/errors';
-import type { DriverErrors } from './backend';
+import { AppError, InternalServerError, ServiceUnavailableError } from '../errors/errors';
+import type { Database, DriverErrors } from './backend';
+import { BatchRolledBackError } from './write-transaction';
 
 /** System codes of an unreachable database, whatever the driver. */
 const UNAVAILABLE_CODES = new Set([
@@ -75,5 +76,38 @@ export function deadlockVictimError(cause?: unknown): ServiceUnavailableError {
   return new ServiceUnavailableError('The write conflicted with another and was rolled back; retry', {
     cause,
     headers: { 'Retry-After': '1' },
+  });
+}
+
+/** Seconds a client is told to wait (Retry-After) while the database is unavailable. */
+const DATABASE_RETRY_AFTER_S = 5;
+
+/**
+ * A database error that means "unavailable" becomes 503 with Retry-After, reported to the database's health (`db`:
+ * the site's); any other error is returned as it is. The error handler and the socket handshake answer through it.
+ */
+export function asUnavailable(err: unknown, db: Database | undefined): unknown {
+  if (err instanceof AppError && !(err instanceof InternalServerError)) return err;
+  // Another write of the same group commit ended the transaction (a deadlock, say): this request's own write was
+  // sound and undone, so the client retries; the database is not down, so its health is not told.
+  if (err instanceof BatchRolledBackError)
+    return new ServiceUnavailableError('The write was rolled back with others of its transaction; retry', {
+      cause: err,
+      headers: { 'Retry-After': '1' },
+    });
+  // The victim of a deadlock (the server rolled its transaction back): sound too, and the database is not down.
+  if (db && isDeadlockError(err, db.errors)) return deadlockVictimError(err);
+  const reason = unavailableReason(err, db?.errors);
+  if (!reason) return err;
+  // A lock or statement wait that ran out: the server answers, so its health is not told (no outage line, svc_db_up).
+  if (isBusyReason(reason))
+    return new ServiceUnavailableError('The database is busy; retry shortly', {
+      cause: err,
+      headers: { 'Retry-After': '1' },
+    });
+  db?.health.reportUnavailable(reason);
+  return new ServiceUnavailableError('The database is unavailable or busy; retry shortly', {
+    cause: err,
+    headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },
   });
 }

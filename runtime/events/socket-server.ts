@@ -10,6 +10,7 @@ import type http from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { Server } from 'socket.io';
 import { requestClientIp } from '../auth/client-ip';
+import { asUnavailable } from '../db/unavailable';
 import { AppError } from '../errors/errors';
 import { onShutdown } from '../lifecycle/shutdown-hooks';
 import { logger } from '../log/logger';
@@ -88,7 +89,9 @@ export function attachSocketServer(
         socket.data = { user, rooms: new Set(), open: new Set(), release };
         next();
       },
-      (err: unknown) => {
+      (thrown: unknown) => {
+        // A database that cannot answer is 503, as over HTTP: good credentials are not called bad.
+        const err = asUnavailable(thrown, site.db);
         const refused = new Error(
           err instanceof AppError ? err.message : 'Authentication failed',
         ) as Error & {

@@ -2,11 +2,12 @@
 // port and data folder) is stopped, then frozen with SIGSTOP, under concurrent load. Every request answers 503
 // ServiceUnavailableError with Retry-After within the configured timeouts (never 500, never a hang), the outage logs
 // one line when it starts and one when it ends, and the service answers 200 again once the server is back, without a
-// restart.
+// restart. A realtime socket's handshake that needs the database is refused as 503 too, not as bad credentials.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { regenerateKeys } from '../../runtime/auth/api-keys';
-import { createApp } from '../../runtime/app';
+import { io as connect } from 'socket.io-client';
+import { attachRealtime, createApp } from '../../runtime/app';
 import { closeSite, openSite } from '../../runtime/bootstrap';
 import { DEFAULT_SITE_CONFIG } from '../../runtime/config/config';
 import type { Site } from '../../runtime/site';
@@ -39,6 +40,9 @@ export function outageSuite(title: string, server: OutageServer, open: () => Pro
     let listener: http.Server;
     let base: string;
     let auth: string;
+    /** A key no request has used yet: its handshake reads the database (no credential cache holds it). */
+    let freshAuth: string;
+    let realtime: { close(): void } | undefined;
     let log: CapturedLog;
 
     beforeAll(async () => {
@@ -62,13 +66,17 @@ export function outageSuite(title: string, server: OutageServer, open: () => Pro
       );
       const keys = await regenerateKeys(site.db.knex, 'Administrator');
       auth = `token ${keys!.api_key}:${keys!.api_secret}`;
-      listener = createApp(site, { onServerError: () => undefined }).listen(0, '127.0.0.1');
+      listener = http.createServer(createApp(site, { onServerError: () => undefined }).callback());
+      realtime = attachRealtime(listener, site, { authHooks: [] });
+      listener.listen(0, '127.0.0.1');
       await new Promise((r) => listener.once('listening', r));
       base = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
     });
 
     afterAll(async () => {
       server.thaw();
+      realtime?.close();
+      listener?.closeAllConnections();
       listener?.close();
       if (site) await closeSite(site).catch(() => undefined);
       await server.destroy();
@@ -126,9 +134,39 @@ export function outageSuite(title: string, server: OutageServer, open: () => Pro
 
     const events = () => log.lines.map((l) => l.event).filter(Boolean);
 
+    /** A socket handshake with `authorization`: `connect`, or the connect_error's message and data. */
+    function handshake(authorization: string): Promise<{ ms: number; message?: string; data?: unknown }> {
+      const started = Date.now();
+      const socket = connect(base, {
+        path: '/socket.io',
+        transports: ['websocket'],
+        extraHeaders: { authorization },
+        reconnection: false,
+        forceNew: true,
+      });
+      return new Promise((resolve) => {
+        socket.once('connect', () => {
+          socket.disconnect();
+          resolve({ ms: Date.now() - started });
+        });
+        socket.once('connect_error', (err: Error & { data?: unknown }) => {
+          socket.disconnect();
+          resolve({ ms: Date.now() - started, message: err.message, data: err.data });
+        });
+      });
+    }
+
     test('healthy before: 200', async () => {
       expect((await call('POST', '/api/resource/ToDo', { description: 'before' })).status).toBe(201);
       expect((await call('GET', '/api/resource/ToDo')).status).toBe(200);
+      const user = await fetch(`${base}/api/resource/User`, {
+        method: 'POST',
+        headers: { authorization: auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'socket@outage.test', first_name: 'Socket' }),
+      });
+      expect(user.status).toBe(201);
+      const keys = await regenerateKeys(site.db.knex, 'socket@outage.test');
+      freshAuth = `token ${keys!.api_key}:${keys!.api_secret}`;
     });
 
     test('server stopped: every request is 503 with Retry-After within the bound; back after a restart', async () => {
@@ -141,6 +179,9 @@ export function outageSuite(title: string, server: OutageServer, open: () => Pro
         expect(a.ms).toBeLessThan(BOUND_MS);
       }
       expect(events()).toEqual(['database_unavailable']);
+      const socket = await handshake(freshAuth);
+      expect(socket).toMatchObject({ data: { status: 503, exc_type: 'ServiceUnavailableError' } });
+      expect(socket.ms).toBeLessThan(BOUND_MS);
       const probes = await Promise.all(['/api/health', '/api/ready'].map((p) => fetch(base + p)));
       expect(probes.map((r) => r.status)).toEqual([200, 503]);
       expect(await probes[1]!.json()).toMatchObject({ status: 'unavailable', database: 'down' });
