@@ -1,6 +1,6 @@
 // The attempts of a batch of deliveries, run by a background job: each Queued log row's body sent to its URL (checked
-// again against the address policy, and connected to at the address checked) with the webhook's current method,
-// timeout and secret; then, in one transaction for the batch, each row marked Success, Failed or Exhausted and, for a
+// again against the address policy, and connected to at the address checked) with the webhook's current URL, method,
+// timeout and secret (a webhook disabled since sends nothing more: its rows end Exhausted); then, in one transaction for the batch, each row marked Success, Failed or Exhausted and, for a
 // failure with retries left, the next attempt's row queued at `now + webhook_retry_schedule[attempt - 1]` seconds.
 // One read of the rows, one of their webhooks and one write per batch: under load a job carries many rows, and on
 // SQLite every write transaction is taken from the writes of the requests. Inside that write, one locking read finds
@@ -27,6 +27,9 @@ const PARALLEL = 8;
 
 /** What a webhook's attempts need of it now. */
 interface WebhookNow {
+  enabled: boolean;
+  url: string;
+  method: string;
   secret: string | undefined;
   timeoutMs: number;
 }
@@ -36,22 +39,31 @@ interface Attempted {
   log: DocData;
   headers: Record<string, string>;
   outcome: SendOutcome;
-  /** No retry can do better (the webhook is gone). */
+  /** No retry can do better (the webhook is gone or disabled). */
   final?: boolean;
+  /** Where the attempt went (the webhook's URL and method now), or was to go. */
+  url: string;
+  method: string;
 }
 
-/** The webhooks of `names` as they are now (secret, timeout); a deleted one is absent. */
+/** The webhooks of `names` as they are now (enabled, URL, method, secret, timeout); a deleted one is absent. */
 async function webhooksNow(site: Site, knex: Knex, names: string[]): Promise<Map<string, WebhookNow>> {
   const rows = (await knex('tabWebhook')
     .whereIn('name', names)
-    .select('name', 'enable_security', 'timeout')) as {
+    .select('name', 'enabled', 'request_url', 'request_method', 'enable_security', 'timeout')) as {
     name: string;
+    enabled: unknown;
+    request_url: unknown;
+    request_method: unknown;
     enable_security: unknown;
     timeout: unknown;
   }[];
   const found = new Map<string, WebhookNow>();
   for (const row of rows)
     found.set(row.name, {
+      enabled: Number(row.enabled) === 1,
+      url: String(row.request_url ?? '').trim(),
+      method: String(row.request_method || 'POST'),
       secret: Number(row.enable_security) ? await readWebhookSecret(site, knex, row.name) : undefined,
       timeoutMs: Math.max(1, Number(row.timeout) || 5) * 1000,
     });
@@ -70,12 +82,19 @@ async function attempt(
   checks: UrlChecks,
 ): Promise<Attempted> {
   const stored = JSON.parse(String(log.headers || '{}')) as Record<string, string>;
-  if (!webhook)
+  const url = webhook?.url ?? String(log.url);
+  const method = webhook?.method ?? String(log.request_method || 'POST');
+  if (!webhook || !webhook.enabled)
     return {
       log,
       headers: stored,
-      outcome: { ok: false, error: `Webhook ${String(log.webhook)} no longer exists` },
+      outcome: {
+        ok: false,
+        error: `Webhook ${String(log.webhook)} ${webhook ? 'is disabled' : 'no longer exists'}`,
+      },
       final: true,
+      url,
+      method,
     };
   const body = String(log.data ?? '');
   const headers = {
@@ -84,18 +103,18 @@ async function attempt(
   };
   let target;
   try {
-    const url = String(log.url);
     let check = checks.get(url);
     if (!check) checks.set(url, (check = vetUrl(url, siteAllowedHosts(site), WEBHOOKS.of(site).lookup)));
     target = await check;
   } catch (err) {
-    return { log, headers, outcome: { ok: false, error: (err as Error).message } };
+    return { log, headers, outcome: { ok: false, error: (err as Error).message }, url, method };
   }
-  const method = String(log.request_method || 'POST');
   return {
     log,
     headers,
     outcome: await sendRequest(target, method, headers, body, webhook.timeoutMs, pools),
+    url,
+    method,
   };
 }
 
@@ -115,7 +134,7 @@ async function record(
   done: Attempted,
   schedule: readonly number[],
 ): Promise<{ status: LogStatus; retryAt?: number } | undefined> {
-  const { log, headers, outcome, final } = done;
+  const { log, headers, outcome, final, url, method } = done;
   const attempts = Number(log.attempts) || 1;
   const retryAt =
     !outcome.ok && !final && attempts <= schedule.length
@@ -127,6 +146,8 @@ async function record(
   const stored = decodeRow(binding.meta, log);
   const recorded: DocData = Object.assign({}, stored, {
     status,
+    url,
+    request_method: method,
     headers: JSON.stringify(headers),
     response: 'status' in outcome ? outcome.body : null,
     error: errorOf(outcome),
@@ -143,8 +164,8 @@ async function record(
       reference_doctype: String(log.reference_doctype ?? ''),
       reference_document: String(log.reference_document ?? ''),
       user: String(log.user ?? ''),
-      url: String(log.url),
-      request_method: String(log.request_method || 'POST'),
+      url,
+      request_method: method,
       headers: String(log.headers || '{}'),
       data: String(log.data ?? ''),
       message_id: String(log.message_id),

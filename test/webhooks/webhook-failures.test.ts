@@ -83,6 +83,57 @@ it('ends a delivery whose webhook was deleted as Exhausted at once', async () =>
   expect(receiver.requests).toHaveLength(1);
 });
 
+/** The first retry 1.5 s after a failure: time for a change of the webhook to land before it. */
+function slowRetries(): void {
+  (t.site.config.site as { webhook_retry_schedule: number[] }).webhook_retry_schedule = [1.5, 1.5];
+}
+
+const updateWebhook = (name: string, body: object) =>
+  t.http.put(`/api/resource/Webhook/${name}`).set('Authorization', t.adminToken).send(body);
+
+it('sends no retry once its webhook is disabled: the row ends Exhausted', async () => {
+  slowRetries();
+  const receiver = await startReceiver(0, [500]);
+  receivers.push(receiver);
+  expect((await createWebhook(t, { name: 'off', request_url: receiver.url })).status).toBe(201);
+  await createTodo(t);
+  await waitFor(
+    async () => (await logRows(t)).some((r) => r.status === 'Failed'),
+    5000,
+    'the failed attempt',
+  );
+  expect((await updateWebhook('off', { enabled: 0 })).status).toBe(200);
+  await waitFor(async () => (await logRows(t)).some((r) => r.status === 'Exhausted'), 10_000, 'Exhausted');
+  await new Promise((r) => setTimeout(r, 1000));
+  const rows = await logRows(t);
+  expect(rows.map((r) => r.status)).toEqual(['Failed', 'Exhausted']);
+  expect(rows[1]?.error).toBe('Webhook off is disabled');
+  expect(receiver.requests).toHaveLength(1);
+});
+
+it("sends a retry to the webhook's URL as it is now", async () => {
+  slowRetries();
+  const old = await startReceiver(0, [500]);
+  const fixed = await startReceiver(0, [200]);
+  receivers.push(old, fixed);
+  expect((await createWebhook(t, { name: 'moved', request_url: old.url })).status).toBe(201);
+  await createTodo(t);
+  await waitFor(
+    async () => (await logRows(t)).some((r) => r.status === 'Failed'),
+    5000,
+    'the failed attempt',
+  );
+  expect((await updateWebhook('moved', { request_url: fixed.url })).status).toBe(200);
+  await waitFor(async () => (await logRows(t)).some((r) => r.status === 'Success'), 10_000, 'Success');
+  const rows = await logRows(t);
+  expect(rows.map((r) => [r.status, r.url])).toEqual([
+    ['Failed', old.url],
+    ['Success', fixed.url],
+  ]);
+  expect([old.requests.length, fixed.requests.length]).toEqual([1, 1]);
+  expect(fixed.requests[0]?.body).toBe(old.requests[0]?.body);
+});
+
 it.each(['Expect', 'Upgrade', 'Keep-Alive', 'TE', 'Trailer', 'Proxy-Authorization'])(
   'refuses a webhook setting the connection header %s at save (undici refuses to send them)',
   async (key) => {
