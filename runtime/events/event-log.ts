@@ -89,11 +89,12 @@ export async function eventsAfter(site: Site, after: number, limit: number): Pro
   return rows.map(decode);
 }
 
-/** The events of one DocType (and document, with `docname`) with an id in (after, upTo], oldest first. */
+/** Up to `limit` events of one DocType (and document, with `docname`) with an id in (after, upTo], oldest first. */
 export async function eventsBetween(
   site: Site,
   after: number,
   upTo: number,
+  limit: number,
   doctype: string,
   docname?: string,
 ): Promise<EventRow[]> {
@@ -103,7 +104,7 @@ export async function eventsBetween(
     .andWhere('id', '<=', upTo)
     .andWhere('doctype', doctype);
   if (docname !== undefined) query.andWhere('docname', docname);
-  const rows = (await query.orderBy('id').select('*')) as Record<string, unknown>[];
+  const rows = (await query.orderBy('id').limit(limit).select('*')) as Record<string, unknown>[];
   return rows.map(decode);
 }
 

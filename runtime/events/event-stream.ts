@@ -26,6 +26,11 @@ export interface StreamRequest {
 export const KEEP_ALIVE_MS = 15_000;
 /** Bytes a slow client may leave unread before its stream is ended (it resumes with Last-Event-ID). */
 const MAX_UNREAD_BYTES = 1 << 20;
+/**
+ * Events a replay reads, checks and writes at a time; the next page waits until the client has read the last one down
+ * to half of MAX_UNREAD_BYTES, so a resume from far back holds one page in memory, not the whole range.
+ */
+const REPLAY_PAGE = 500;
 
 /** What a stream answers to besides its events (realtime-connections.ts). */
 export interface StreamGuard {
@@ -171,10 +176,29 @@ class EventStream {
       return;
     }
     const { doctype, name } = this.request;
-    const replay = last < head ? await eventsBetween(this.site, last, head, doctype, name) : [];
     this.sent = last;
-    await this.deliver(replay);
+    for (let from = last; from < head && !this.ended; ) {
+      const page = await eventsBetween(this.site, from, head, REPLAY_PAGE, doctype, name);
+      await this.deliver(page);
+      if (page.length < REPLAY_PAGE) break;
+      from = (page[page.length - 1] as EventRow).id;
+      await this.drained();
+    }
     this.sent = Math.max(this.sent, head);
+  }
+
+  /** Resolves once the client has read what was written down to half of MAX_UNREAD_BYTES, or the stream ended. */
+  private drained(): Promise<void> {
+    if (this.ended || this.res.writableLength <= MAX_UNREAD_BYTES / 2) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.res.off('drain', done);
+        this.res.off('close', done);
+        resolve();
+      };
+      this.res.on('drain', done);
+      this.res.on('close', done);
+    });
   }
 
   /** The feed's listener: keeps this stream's events, in order. */

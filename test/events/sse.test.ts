@@ -253,3 +253,29 @@ test('a Single streams doc_update, never list_update; the largest safe id is an 
   expect(far.status).toBe(200);
   expect(far.messages[0]!.event).toBe('reset');
 });
+
+test('a resume from far back is replayed page by page: every event once, in order', async () => {
+  const name = await create(t.adminToken, 'replayed');
+  const head = Number((await t.site.db.knex(SYSTEM_TABLES.events).max({ id: 'id' }).first())!.id);
+  // 1,250 updates of it: three pages of the replay (500 each).
+  const rows = Array.from({ length: 1250 }, (_, i) => ({
+    doctype: 'ToDo',
+    docname: name,
+    action: 'update',
+    modified: `2026-11-30 10:00:${String(i % 60).padStart(2, '0')}.000000`,
+    user: 'Administrator',
+    owner: 'Administrator',
+    created_at: Date.now(),
+  }));
+  for (let i = 0; i < rows.length; i += 250)
+    await t.site.db.knex(SYSTEM_TABLES.events).insert(rows.slice(i, i + 250));
+  const r = await stream(`/api/v2/events?doctype=ToDo&name=${name}`, {
+    Authorization: t.adminToken,
+    'Last-Event-ID': String(head),
+  });
+  await r.until((x) => x.messages.length === 1250, 20_000);
+  const got = ids(r);
+  expect(got).toEqual([...got].sort((a, b) => a - b));
+  expect(new Set(got).size).toBe(1250);
+  expect(got[0]).toBe(head + 1);
+});
