@@ -18,7 +18,7 @@ export type FeedListener = (events: readonly EventRow[]) => void;
 const BATCH = 500;
 /** How long a gap in the ids (MariaDB: a transaction still open, or rolled back) holds back the events after it. */
 const GAP_WAIT_MS = 3000;
-/** How often the log is read while something listens (other processes' commits without Redis). */
+/** How often the log is read while something listens (other processes' commits without Redis, or Redis down). */
 const POLL_MS = 250;
 /** The same with a live Redis subscription (a safety net for notices lost in an outage). */
 const POLL_WITH_REDIS_MS = 1000;
@@ -41,6 +41,8 @@ export class EventFeed {
    */
   private seen: { id: number; at: number }[] = [];
   private subscription: RedisSubscription | undefined;
+  /** When the log was last read (the poll skips a tick soon after one while Redis tells of commits). */
+  private lastRead = 0;
   private announcing = false;
   private closed = false;
   /** The Redis channel commits are announced on (undefined without REDIS_URL). */
@@ -130,7 +132,12 @@ export class EventFeed {
         message: () => this.wake(),
         live: () => this.wake(),
       });
-    this.timer ??= setInterval(() => this.wake(), entry ? POLL_WITH_REDIS_MS : POLL_MS);
+    // Every POLL_MS; while the subscription is live, a tick within POLL_WITH_REDIS_MS of the last read is skipped (the
+    // notices wake the tail). A subscription that is not live (Redis down) leaves the poll at POLL_MS.
+    this.timer ??= setInterval(() => {
+      if (this.subscription?.isLive && Date.now() - this.lastRead < POLL_WITH_REDIS_MS) return;
+      this.wake();
+    }, POLL_MS);
     this.timer.unref();
   }
 
@@ -147,6 +154,7 @@ export class EventFeed {
 
   private async read(): Promise<void> {
     this.reading = true;
+    this.lastRead = Date.now();
     try {
       do {
         this.again = false;
