@@ -6,6 +6,7 @@ import { io as connect, type Socket } from 'socket.io-client';
 import { collect, startRealtime, until as waitUntil, type RealtimeTestServer } from './realtime-server';
 import { callImportMethod, newImport, uploadFile } from '../data-io/import-helpers';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
+import { saveScript } from '../scripts/script-helpers';
 
 let t: TestSite;
 let rt: RealtimeTestServer;
@@ -365,3 +366,43 @@ test('hostile arguments are refused through the ack and join nothing', async () 
   await settle();
   expect(got).toEqual([]);
 });
+
+test('a user who may no longer follow a job gets no more of its progress', async () => {
+  const watcher = await createUser(t, 'watcher@rt.test', ['System Manager']);
+  // About 3 ms per item: the job runs for a couple of seconds.
+  const script = await saveScript(t, {
+    script_type: 'DocType Event',
+    reference_doctype: 'ToDo',
+    doctype_event: 'Before Insert',
+    script:
+      "if (doc.description.startsWith('long job')) { const end = Date.now() + 3; while (Date.now() < end) {} }",
+  });
+  const res = await t.http
+    .post('/api/v2/document/ToDo/bulk_insert')
+    .set('Authorization', u1)
+    .send({ docs: Array.from({ length: 800 }, (_, i) => ({ description: `long job ${i}` })) });
+  expect(res.status).toBe(202);
+  const id = res.body.data.job_id as string;
+  const mine = await open(auth(u1));
+  const ownComplete = collect(mine, 'task_complete');
+  expect(await mine.emitWithAck('task_subscribe', id)).toEqual({ ok: true });
+  const s = await open(auth(watcher));
+  const seen: { at: number }[] = [];
+  for (const event of ['task_progress', 'task_complete']) s.on(event, () => seen.push({ at: Date.now() }));
+  expect(await s.emitWithAck('task_subscribe', id)).toEqual({ ok: true });
+  const removed = await t.http
+    .put('/api/v2/document/User/watcher@rt.test')
+    .set('Authorization', t.adminToken)
+    .send({ roles: [] });
+  expect(removed.status).toBe(200);
+  const cut = Date.now();
+  await until(() => ownComplete.length === 1, 60_000);
+  await t.http
+    .put(`/api/resource/Server Script/${script}`)
+    .set('Authorization', t.adminToken)
+    .send({ disabled: 1 });
+  expect(ownComplete[0]).toMatchObject({ task_id: id, status: 'finished' });
+  expect(Date.now() - cut).toBeGreaterThan(1000);
+  // What was on its way when the role went may arrive; nothing read after it.
+  expect(seen.filter((e) => e.at > cut + 400)).toEqual([]);
+}, 90_000);
