@@ -177,7 +177,7 @@ class EventStream {
     }
     const { doctype, name } = this.request;
     this.sent = last;
-    for (let from = last; from < head && !this.ended; ) {
+    for (let from = last; from < head && !this.ended;) {
       const page = await eventsBetween(this.site, from, head, REPLAY_PAGE, doctype, name);
       await this.deliver(page);
       if (page.length < REPLAY_PAGE) break;
