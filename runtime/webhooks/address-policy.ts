@@ -1,6 +1,6 @@
 // Where a webhook may send: never to a loopback, private, link-local, shared, multicast or reserved address (the
-// cloud metadata endpoints 169.254.169.254 and fd00:ec2::254 among them), in IPv4 or IPv6 (an IPv4 address mapped
-// or translated into IPv6 counts as the IPv4 address), unless site config `webhook_allowed_hosts` names the URL's host
+// cloud metadata endpoints 169.254.169.254 and fd00:ec2::254 among them), in IPv4 or IPv6 (an IPv4 address mapped,
+// translated or 6to4-embedded into IPv6 counts as the IPv4 address), unless site config `webhook_allowed_hosts` names the URL's host
 // or a CIDR range holding the address. The check runs on the addresses a name resolves to, and the request then
 // connects to the address that passed (send-request.ts), so a name cannot resolve to another address in between.
 import { BlockList, isIP } from 'node:net';
@@ -24,6 +24,8 @@ const REFUSED = addressList([
   '240.0.0.0/4',
   '::/128',
   '::1/128',
+  // NAT64's local-use prefix (RFC 8215): translated by the site's own network, so never a public receiver.
+  '64:ff9b:1::/48',
   '100::/64',
   '2001:db8::/32',
   'fc00::/7',
@@ -32,17 +34,24 @@ const REFUSED = addressList([
   'ff00::/8',
 ]);
 
-/** The IPv4 address an IPv6 address carries (`::ffff:a.b.c.d`, NAT64 `64:ff9b::/96`, `::a.b.c.d`), if any. */
+/** IPv6 ranges whose last 32 bits are an IPv4 address: mapped, SIIT's translated (RFC 6145), NAT64, compatible. */
+const TAIL_IPV4 = new BlockList();
+TAIL_IPV4.addSubnet('::ffff:0:0', 96, 'ipv6');
+TAIL_IPV4.addSubnet('::ffff:0:0:0', 96, 'ipv6');
+TAIL_IPV4.addSubnet('64:ff9b::', 96, 'ipv6');
+TAIL_IPV4.addSubnet('::', 96, 'ipv6');
+/** 6to4 (RFC 3056): the IPv4 address is in bits 16-47. */
+const SIX_TO_FOUR = new BlockList();
+SIX_TO_FOUR.addSubnet('2002::', 16, 'ipv6');
+
+/** The IPv4 address an IPv6 address carries (see TAIL_IPV4 and SIX_TO_FOUR), if any. */
 function embeddedIpv4(address: string): string | undefined {
   const lower = address.toLowerCase();
-  const list = new BlockList();
-  list.addSubnet('::ffff:0:0', 96, 'ipv6');
-  list.addSubnet('64:ff9b::', 96, 'ipv6');
-  list.addSubnet('::', 96, 'ipv6');
-  if (!list.check(lower, 'ipv6')) return undefined;
+  const at = TAIL_IPV4.check(lower, 'ipv6') ? 6 : SIX_TO_FOUR.check(lower, 'ipv6') ? 1 : undefined;
+  if (at === undefined) return undefined;
   const groups = expandIpv6(lower);
-  const high = groups[6] ?? 0;
-  const low = groups[7] ?? 0;
+  const high = groups[at] ?? 0;
+  const low = groups[at + 1] ?? 0;
   return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 }
 

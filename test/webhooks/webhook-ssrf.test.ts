@@ -58,6 +58,10 @@ it.each([
   'http://[::ffff:10.0.0.1]/hook',
   'http://[::ffff:7f00:2]/hook',
   'http://[64:ff9b::a9fe:a9fe]/hook',
+  // NAT64 local use, 6to4 and SIIT forms of 127.0.0.2.
+  'http://[64:ff9b:1::7f00:2]/hook',
+  'http://[2002:7f00:2::]/hook',
+  'http://[::ffff:0:7f00:2]/hook',
   'http://[fe80::1]/hook',
   'http://0.0.0.0/hook',
   'http://192.168.1.10/hook',
@@ -130,8 +134,11 @@ it('classifies addresses', () => {
     '::ffff:192.168.0.1',
     '169.254.169.254',
     '224.0.0.1',
+    '2002:a00:1::1',
+    '::ffff:0:a9fe:a9fe',
   ])
     expect([refused, isRefusedAddress(refused)]).toEqual([refused, true]);
-  for (const open of ['93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8', '8.8.8.8'])
+  // 6to4 of a public address is public.
+  for (const open of ['93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8', '8.8.8.8', '2002:808:808::1'])
     expect([open, isRefusedAddress(open)]).toEqual([open, false]);
 });
