@@ -54,31 +54,38 @@ function pick(doc: DocData, field: unknown): unknown {
   throw new ValidationError('get_value: the field must be a field name or a list of field names');
 }
 
-/** Callers whose scripts may read but not write (see readOnlyCaller). */
-const readOnlyCallers = new WeakSet<Caller>();
+/** Callers whose scripts may read but not write (see readOnlyCaller), with why: what their first write is told. */
+const readOnlyCallers = new WeakMap<Caller, ReadOnlyReason>();
+
+/** Why a caller may not write: a cookie call without its CSRF token, or a run that only ever reads. */
+export type ReadOnlyReason = 'csrf' | 'webhook condition';
 
 /**
  * `caller` for a script run that may read but not write: a cookie session's call without its CSRF token (a GET a
- * cross-site page can make the browser send). Its first write fails with 400 CSRFTokenError, nothing written.
+ * cross-site page can make the browser send; its first write fails with 400 CSRFTokenError), or a webhook's condition
+ * (400 ValidationError). Nothing is written.
  */
-export function readOnlyCaller(caller: Caller): Caller {
+export function readOnlyCaller(caller: Caller, reason: ReadOnlyReason = 'csrf'): Caller {
   const copy = { ...caller };
-  readOnlyCallers.add(copy);
+  readOnlyCallers.set(copy, reason);
   return copy;
 }
 
 /** `caller` acting as `user` (in its open transaction, if any): a read-only caller stays read-only. */
 export function callerAs(caller: Caller, user: SessionUser): Caller {
   const copy: Caller = { ...caller, user, ...(caller.tx ? { tx: caller.tx.actingAs(user) } : {}) };
-  if (readOnlyCallers.has(caller)) readOnlyCallers.add(copy);
+  const reason = readOnlyCallers.get(caller);
+  if (reason) readOnlyCallers.set(copy, reason);
   return copy;
 }
 
 function assertMayWrite(caller: Caller, name: string): void {
-  if (readOnlyCallers.has(caller))
-    throw new CSRFTokenError(
-      `frappe.${name === 'set_value' ? 'db.set_value' : name} writes: call this script with the session's CSRF token`,
-    );
+  const reason = readOnlyCallers.get(caller);
+  if (!reason) return;
+  const call = `frappe.${name === 'set_value' ? 'db.set_value' : name}`;
+  if (reason === 'webhook condition')
+    throw new ValidationError(`${call} writes: a webhook's condition may only read`);
+  throw new CSRFTokenError(`${call} writes: call this script with the session's CSRF token`);
 }
 
 /** The largest payload `frappe.publish_realtime` sends (its JSON text). */

@@ -76,7 +76,7 @@ export async function conditionHolds(
 ): Promise<boolean> {
   const user = conditionUser(webhook);
   if (!webhook.condition || !user) return true;
-  const caller = readOnlyCaller({ site: tx.site, user, version: 2, tx });
+  const caller = readOnlyCaller({ site: tx.site, user, version: 2, tx }, 'webhook condition');
   const script = conditionScript(webhook);
   const result = runScriptInline(script, caller, { doc }) ?? (await runScript(script, caller, { doc }));
   return result.message === true;

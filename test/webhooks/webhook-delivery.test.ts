@@ -152,6 +152,30 @@ it('fires only when the condition holds, with the JSON template rendered safely'
   });
 });
 
+it('refuses a condition that writes: nothing written or sent, the log row says why', async () => {
+  receiver = await startReceiver(0, [200]);
+  const res = await createWebhook(t, {
+    name: 'writer',
+    request_url: receiver.url,
+    condition: 'frappe.db.set_value("ToDo", doc.name, "description", "changed") || true',
+  });
+  expect(res.status).toBe(201);
+  const created = await t.http
+    .post('/api/v2/document/ToDo')
+    .set('Authorization', t.adminToken)
+    .send({ description: 'kept' });
+  expect(created.status).toBe(201);
+  const name = created.body.data.name as string;
+  await t.http.delete('/api/resource/Webhook/writer').set('Authorization', t.adminToken);
+  expect((await t.site.db.knex('tabToDo').where({ name }).first()).description).toBe('kept');
+  const row = (await logRows(t)).find((r) => r.reference_document === name);
+  expect(row).toMatchObject({
+    status: 'Failed',
+    error: "Not sent: frappe.db.set_value writes: a webhook's condition may only read",
+  });
+  expect(receiver.requests).toHaveLength(0);
+});
+
 it('sends Form URL-Encoded bodies from webhook_data', async () => {
   receiver = await startReceiver(0, [200]);
   const res = await createWebhook(t, {
