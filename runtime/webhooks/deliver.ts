@@ -1,8 +1,11 @@
 // The attempts of a batch of deliveries, run by a background job: each Queued log row's body sent to its URL (checked
 // again against the address policy, and connected to at the address checked) with the webhook's current URL, method,
-// timeout and secret (a webhook disabled since sends nothing more: its rows end Exhausted); then, in one transaction for the batch, each row marked Success, Failed or Exhausted and, for a
-// failure with retries left, the next attempt's row queued at `now + webhook_retry_schedule[attempt - 1]` seconds.
-// One read of the rows, one of their webhooks and one write per batch: under load a job carries many rows, and on
+// timeout and secret (a webhook disabled since sends nothing more: its rows end Exhausted); then each row marked
+// Success, Failed or Exhausted and, for a failure with retries left, the next attempt's row queued at
+// `now + webhook_retry_schedule[attempt - 1]` seconds. The batch's rows go in one lane per receiver (host and port),
+// PARALLEL attempts at a time each, and each lane records its rows in one write transaction when its attempts are done:
+// a receiver that hangs until the timeout delays its own rows, not the other receivers' sending or recording. One
+// read of the rows and one of their webhooks per batch, one write per lane: under load a job carries many rows, and on
 // SQLite every write transaction is taken from the writes of the requests. Inside that write, one locking read finds
 // the rows still Queued (another worker may have recorded one) and each outcome is the row store's full-row update (a
 // prepared statement on SQLite, where a knex UPDATE per row compiled and prepared its text each time); a URL is vetted
@@ -22,7 +25,7 @@ import { readWebhookSecret } from './webhook-secret';
 import { retrySchedule, siteAllowedHosts } from './webhook-settings';
 import { vetUrl, type VettedUrl } from './vet-url';
 
-/** Attempts one batch runs at once. */
+/** Attempts one batch runs at once per receiver. */
 const PARALLEL = 8;
 
 /** What a webhook's attempts need of it now. */
@@ -68,6 +71,15 @@ async function webhooksNow(site: Site, knex: Knex, names: string[]): Promise<Map
       timeoutMs: Math.max(1, Number(row.timeout) || 5) * 1000,
     });
   return found;
+}
+
+/** The receiver a URL sends to (its host and port), which names its lane; the URL itself when it does not parse. */
+function receiverOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
 }
 
 /** The URL checks of one batch: each URL vetted once, when its first attempt leaves. */
@@ -180,8 +192,8 @@ async function record(
 
 /**
  * Runs the attempts of the log rows `names` that are still Queued (another worker may have run one: at least once,
- * not twice where it can be seen), PARALLEL at a time, and records them together. Returns how many rows ended in each
- * status. `due` is told the time of each retry queued.
+ * not twice where it can be seen), in one lane per receiver, PARALLEL at a time in each, and records each lane's rows
+ * together. Returns how many rows ended in each status. `due` is told the time of each retry queued.
  */
 export async function deliverLogRows(
   site: Site,
@@ -197,36 +209,49 @@ export async function deliverLogRows(
   const counts: Record<string, number> = { skipped: names.length - logs.length };
   if (!logs.length) return counts;
   const webhooks = await webhooksNow(site, knex, [...new Set(logs.map((l) => String(l.webhook)))]);
-  const done: Attempted[] = [];
   const checks: UrlChecks = new Map();
-  let next = 0;
-  const worker = async () => {
-    while (next < logs.length) {
-      const log = logs[next++] as DocData;
-      done.push(await attempt(site, log, webhooks.get(String(log.webhook)), pools, checks));
+  const schedule = retrySchedule(site);
+  // One lane per receiver (the host an attempt goes to): a receiver that hangs holds its own lane's attempts and
+  // records, not those of the other receivers of the batch.
+  const lanes = new Map<string, DocData[]>();
+  for (const log of logs) {
+    const key = receiverOf(webhooks.get(String(log.webhook))?.url ?? String(log.url));
+    lanes.set(key, [...(lanes.get(key) ?? []), log]);
+  }
+  const runLane = async (rows: DocData[]) => {
+    const done: Attempted[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < rows.length) {
+        const log = rows[next++] as DocData;
+        done.push(await attempt(site, log, webhooks.get(String(log.webhook)), pools, checks));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL, rows.length) }, worker));
+    const recorded = await inWriteTransaction(site.db, async (q) => {
+      // Rows another worker recorded since they were read are left as it recorded them (locked until the commit).
+      const queued = (await q(LOG_TABLE)
+        .whereIn(
+          'name',
+          rows.map((row) => String(row.name)),
+        )
+        .andWhere({ status: 'Queued' })
+        .forUpdate()
+        .select('name')) as { name: string }[];
+      const still = new Set(queued.map((row) => row.name));
+      const results = [];
+      for (const attempted of done)
+        results.push(
+          still.has(String(attempted.log.name)) ? await record(site, q, attempted, schedule) : undefined,
+        );
+      return results;
+    });
+    for (const result of recorded) {
+      const key = result?.status ?? 'skipped';
+      counts[key] = (counts[key] ?? 0) + 1;
+      if (result?.retryAt !== undefined) due(result.retryAt);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL, logs.length) }, worker));
-  const schedule = retrySchedule(site);
-  const recorded = await inWriteTransaction(site.db, async (q) => {
-    // Rows another worker recorded since they were read are left as it recorded them (locked until the commit).
-    const queued = (await q(LOG_TABLE)
-      .whereIn('name', names)
-      .andWhere({ status: 'Queued' })
-      .forUpdate()
-      .select('name')) as { name: string }[];
-    const still = new Set(queued.map((row) => row.name));
-    const results = [];
-    for (const attempted of done)
-      results.push(
-        still.has(String(attempted.log.name)) ? await record(site, q, attempted, schedule) : undefined,
-      );
-    return results;
-  });
-  for (const result of recorded) {
-    const key = result?.status ?? 'skipped';
-    counts[key] = (counts[key] ?? 0) + 1;
-    if (result?.retryAt !== undefined) due(result.retryAt);
-  }
+  await Promise.all([...lanes.values()].map(runLane));
   return counts;
 }

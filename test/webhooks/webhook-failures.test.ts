@@ -83,6 +83,22 @@ it('ends a delivery whose webhook was deleted as Exhausted at once', async () =>
   expect(receiver.requests).toHaveLength(1);
 });
 
+it("a receiver that hangs delays neither another receiver's deliveries nor their records", async () => {
+  const hanging = await startReceiver(0, ['hang']);
+  const healthy = await startReceiver(0, [200]);
+  receivers.push(hanging, healthy);
+  expect((await createWebhook(t, { name: 'h-hang', request_url: hanging.url, timeout: 4 })).status).toBe(201);
+  expect((await createWebhook(t, { name: 'h-ok', request_url: healthy.url })).status).toBe(201);
+  // Enough at once that the hanging receiver's attempts fill a batch's PARALLEL (8) several times over.
+  const started = Date.now();
+  await Promise.all(Array.from({ length: 24 }, (_, i) => createTodo(t, { description: `burst ${i}` })));
+  await waitFor(() => healthy.requests.length === 24, 3000, "the healthy receiver's 24 deliveries");
+  const okRecorded = async () =>
+    (await logRows(t)).filter((r) => r.webhook === 'h-ok' && r.status === 'Success').length === 24;
+  await waitFor(okRecorded, 3500 - (Date.now() - started), 'their Success rows, before the 4 s timeout');
+  expect(hanging.requests.length).toBeGreaterThan(0);
+});
+
 /** The first retry 1.5 s after a failure: time for a change of the webhook to land before it. */
 function slowRetries(): void {
   (t.site.config.site as { webhook_retry_schedule: number[] }).webhook_retry_schedule = [1.5, 1.5];
