@@ -204,7 +204,13 @@ describe('what a Version leaves out', () => {
     ]);
     await t.http.put('/api/v2/document/User/clerk@history.test').set(admin()).send({ last_name: 'Ledger' });
     const user = await versionsOf(t, 'clerk@history.test', 'User');
-    expect(user.map((v) => v.diff.changed)).toEqual([[['last_name', null, 'Ledger']]]);
+    // full_name follows the names (User.set_full_name), so the Version shows it too, as Frappe's does.
+    expect(user.map((v) => v.diff.changed)).toEqual([
+      [
+        ['last_name', null, 'Ledger'],
+        ['full_name', 'clerk', 'clerk Ledger'],
+      ],
+    ]);
   });
 });
 
