@@ -8,7 +8,7 @@ import { DataError, PermissionError } from '../errors/errors';
 import { jsonParam } from '../http/params';
 import { listDocuments } from '../operations/list-operations';
 import { logger } from '../log/logger';
-import { rightsFor } from '../permissions/doctype-rights';
+import { holdsBulkRight } from '../permissions/doctype-permission';
 import { queryAccess } from '../permissions/query-access';
 import { bindingFor } from '../operations/doctype-binding';
 import { defaultColumnKeys, layoutOf, type TemplateLayout } from './template-layout';
@@ -57,7 +57,7 @@ function hasFilters(params: Record<string, unknown>): boolean {
  */
 function assertCanExport(caller: Caller, binding: DocTypeBinding): void {
   const { user } = caller;
-  if (user.roles.has('System Manager') || rightsFor(user, binding.meta).doc.get('export') === 'all') return;
+  if (holdsBulkRight(user, binding.meta, 'export')) return;
   throw new PermissionError(`You are not allowed to export ${binding.meta.name}`);
 }
 

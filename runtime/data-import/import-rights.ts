@@ -3,13 +3,12 @@
 // user's create or write permission.
 import { PermissionError, ValidationError } from '../errors/errors';
 import type { DocTypeMeta } from '../meta/types';
-import { rightsFor } from '../permissions/doctype-rights';
+import { holdsBulkRight } from '../permissions/doctype-permission';
 import type { SessionUser } from '../site';
 
 /** 400 when the DocType does not allow import; 403 when `user` may not import it (skipped with `checkUser` false). */
 export function assertCanImport(user: SessionUser, meta: DocTypeMeta, checkUser = true): void {
   if (!meta.allowImport) throw new ValidationError(`Importing ${meta.name} is not allowed`);
-  if (!checkUser || user.roles.has('System Manager') || rightsFor(user, meta).doc.get('import') === 'all')
-    return;
+  if (!checkUser || holdsBulkRight(user, meta, 'import')) return;
   throw new PermissionError(`You are not allowed to import ${meta.name}`);
 }

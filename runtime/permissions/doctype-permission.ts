@@ -19,3 +19,11 @@ export function refusal(user: SessionUser, message: string): AuthenticationError
 export function assertDocTypePermission(user: SessionUser, meta: DocTypeMeta, right: Right): void {
   if (!hasDocTypePermission(user, meta, right)) throw refusal(user, `No permission to ${right} ${meta.name}`);
 }
+
+/**
+ * True when `user` may export or import the documents of `meta` as a whole (Frappe's can_export, can_import): a System
+ * Manager always, otherwise a role granting `right` on every document (an if_owner row is not enough).
+ */
+export function holdsBulkRight(user: SessionUser, meta: DocTypeMeta, right: 'export' | 'import'): boolean {
+  return user.roles.has('System Manager') || rightsFor(user, meta).doc.get(right) === 'all';
+}
