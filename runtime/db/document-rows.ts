@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import { SYSTEM_TABLES } from './migrate';
 import type { Database } from './backend';
-import type { DocData, Queryable } from './row-store';
+import type { DocData, LinkTarget, Queryable } from './row-store';
 import { DataError, DuplicateEntryError } from '../errors/errors';
 import { isTableType, storesValue } from '../meta/field-types';
 import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta } from '../meta/types';
@@ -42,6 +42,29 @@ export function rowValues(
     if (data[field.fieldname] !== undefined) row[field.fieldname] = encodeValue(field, data[field.fieldname]);
   }
   return row;
+}
+
+/**
+ * The text of the Link check's read of one row of `meta` (RowStore.linkTarget): its name, its docstatus and `columns`
+ * (fetch_from's), by name; `quote` is the backend's identifier quoting.
+ */
+export function linkTargetRead(
+  meta: DocTypeMeta,
+  columns: readonly string[],
+  quote: (name: string) => string,
+): string {
+  const more = columns.map((c) => `, ${quote(c)}`).join('');
+  return `select name, docstatus${more} from ${quote(meta.tableName)} where name = ?`;
+}
+
+/** The LinkTarget of a row read by linkTargetRead (by column name): `values` holds the `columns`, decoded. */
+export function linkTargetOf(
+  meta: DocTypeMeta,
+  row: Record<string, unknown>,
+  columns: readonly string[],
+): LinkTarget {
+  const found = { name: String(row.name), docstatus: Number(row.docstatus) };
+  return columns.length ? { ...found, values: decodeRow(meta, row) } : found;
 }
 
 /** The standard columns of a document's own row. */

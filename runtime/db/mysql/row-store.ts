@@ -23,7 +23,14 @@ import type { DocTypeMeta, FieldMeta } from '../../meta/types';
 import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../compiled-query';
 import type { DocTypeBinding, Registry } from '../../registry/registry';
 import { fieldLists, tableFields } from '../../registry/field-lists';
-import { decodeRow, documentColumns, fullColumns, loadSingle, PARENT_STANDARD } from '../document-rows';
+import {
+  documentColumns,
+  fullColumns,
+  linkTargetOf,
+  linkTargetRead,
+  loadSingle,
+  PARENT_STANDARD,
+} from '../document-rows';
 import { RowWrites, type RowStatements } from '../row-writes';
 import { decodeValue, encodeValue, formatDatetime } from '../stored-values';
 
@@ -279,17 +286,14 @@ export class MysqlRowStore implements RowStore {
     columns: readonly string[] = [],
   ): Promise<LinkTarget | undefined> {
     const { meta } = binding;
-    const read = () =>
-      `select name, docstatus${columns.map((c) => `, ${quoteIdent(c)}`).join('')} from ${quoteIdent(meta.tableName)} where name = ?`;
+    const read = () => linkTargetRead(meta, columns, quoteIdent);
     const key = columns.length ? `\u0000${columns.join('\u0000')}` : '';
     const run = async (conn: MysqlConnection, sql: string): Promise<LinkTarget | undefined> => {
       const values = (await execute<unknown[][]>(conn, sql, [name], this.statementMs, true)).rows[0];
       if (values === undefined) return undefined;
-      const found = { name: String(values[0]), docstatus: Number(values[1]) };
-      if (!columns.length) return found;
-      const row: Record<string, unknown> = { ...found };
+      const row: Record<string, unknown> = { name: values[0], docstatus: values[1] };
       columns.forEach((column, i) => (row[column] = values[i + 2]));
-      return { ...found, values: decodeRow(meta, row) };
+      return linkTargetOf(meta, row, columns);
     };
     const conn = await mysqlConnection(trx);
     // In a transaction, a locking read (the latest committed row, shared-locked until the commit, as InnoDB's

@@ -22,7 +22,15 @@ import type { DocTypeMeta } from '../../meta/types';
 import { compile, type CompiledSlot, type RowSet, type SelectSource } from '../compiled-query';
 import type { DocTypeBinding, Registry } from '../../registry/registry';
 import { fieldLists, tableFields } from '../../registry/field-lists';
-import { CHILD_STANDARD, decodeRow, fullColumns, loadSingle, PARENT_STANDARD } from '../document-rows';
+import {
+  CHILD_STANDARD,
+  decodeRow,
+  fullColumns,
+  linkTargetOf,
+  linkTargetRead,
+  loadSingle,
+  PARENT_STANDARD,
+} from '../document-rows';
 import { RowWrites, type RowStatements } from '../row-writes';
 import { encodeValue } from '../stored-values';
 import { EVENT_COLUMNS, SYSTEM_TABLES, type EventRecord } from '../system-tables';
@@ -169,14 +177,11 @@ export class PostgresRowStore implements RowStore {
   ): Promise<LinkTarget | undefined> {
     const { meta } = binding;
     if (unstorable(name)) return undefined;
-    const read = () =>
-      `select name, docstatus${columns.map((c) => `, ${quoteIdent(c)}`).join('')} from ${quoteIdent(meta.tableName)} where name = ?`;
+    const read = () => linkTargetRead(meta, columns, quoteIdent);
     const key = columns.length ? `\u0000${columns.join('\u0000')}` : '';
     const run = async (conn: PgConnection, sql: string): Promise<LinkTarget | undefined> => {
       const row = (await execute(conn, sql, [name])).rows[0];
-      if (row === undefined) return undefined;
-      const found = { name: String(row.name), docstatus: Number(row.docstatus) };
-      return columns.length ? { ...found, values: decodeRow(meta, row) } : found;
+      return row === undefined ? undefined : linkTargetOf(meta, row, columns);
     };
     const conn = await pgConnection(trx);
     // In a transaction, the row is key-share locked until the commit (a foreign key's own lock): a delete of the

@@ -28,6 +28,8 @@ import {
   documentColumns,
   writeError,
   fullColumns,
+  linkTargetOf,
+  linkTargetRead,
   loadSingle,
   nextSeriesValueWithKnex,
   PARENT_STANDARD,
@@ -121,14 +123,9 @@ export class SqliteRowStore implements RowStore {
   ): Promise<LinkTarget | undefined> {
     const conn = (await sqliteConnection(trx)) ?? this.readConnection();
     const { meta } = binding;
-    const more = columns.length ? `, ${columns.map(quoteIdent).join(', ')}` : '';
-    const row = prepared(
-      conn,
-      `SELECT name, docstatus${more} FROM ${quoteIdent(meta.tableName)} WHERE name = ?`,
-    ).get(name) as Record<string, unknown> | undefined;
-    if (!row) return undefined;
-    const found = { name: String(row.name), docstatus: Number(row.docstatus) };
-    return columns.length ? { ...found, values: decodeRow(meta, row) } : found;
+    const row = prepared(conn, linkTargetRead(meta, columns, quoteIdent)).get(name) as
+      Record<string, unknown> | undefined;
+    return row && linkTargetOf(meta, row, columns);
   }
 
   async takenByOther(
