@@ -57,7 +57,7 @@ function sourceType(target: DocTypeBinding, source: string): FieldType | undefin
   return standard ? STANDARD_TYPES[source] : undefined;
 }
 
-/** The columns of `target` the Link check reads for `fields`: each source once, none it lacks, not name or docstatus. */
+/** The columns of `target` the Link check reads for `fields`: each source once, none it lacks, no name or docstatus. */
 export function fetchColumns(target: DocTypeBinding, fields: readonly FetchedField[]): string[] {
   const columns = new Set<string>();
   for (const { source } of fields)

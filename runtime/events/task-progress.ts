@@ -5,7 +5,7 @@
 // socket's user is checked as of then before it is sent either: one no longer allowed leaves the room.
 import { jobQueueOf } from '../jobs/job-queue';
 import { logger } from '../log/logger';
-import type { SessionUser, Site } from '../site';
+import { ADMINISTRATOR, type SessionUser, type Site } from '../site';
 import { EventReadChecks } from './event-access';
 import { emitTo, type RealtimeSocket, type SocketRooms } from './socket-rooms';
 
@@ -17,7 +17,7 @@ export const taskRoom = (id: string): string => `task_progress:${id}`;
 
 /** True when `user` may follow `job`: its own; System Manager and Administrator any. */
 function mayFollowJob(user: SessionUser, job: { user: string }): boolean {
-  return job.user === user.name || user.name === 'Administrator' || user.roles.has('System Manager');
+  return job.user === user.name || user.name === ADMINISTRATOR || user.roles.has('System Manager');
 }
 
 /** The jobs sockets follow, each read on a timer while its room has a socket. */

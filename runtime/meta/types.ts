@@ -103,7 +103,7 @@ export interface DocTypeMeta {
   searchFields?: string[];
   /** Frappe's `track_changes`: every update writes a Version with the diff (runtime/history); absent when off. */
   trackChanges?: true;
-  /** Frappe's `allow_import`: a Data Import may write this DocType's documents (with the `import` right); absent when off. */
+  /** Frappe's `allow_import`: a Data Import may write its documents (with the `import` right); absent when off. */
   allowImport?: true;
   sortField: string;
   sortOrder: 'asc' | 'desc';

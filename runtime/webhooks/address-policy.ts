@@ -1,8 +1,9 @@
 // Where a webhook may send: never to a loopback, private, link-local, shared, multicast or reserved address (the
 // cloud metadata endpoints 169.254.169.254 and fd00:ec2::254 among them), in IPv4 or IPv6 (an IPv4 address mapped,
-// translated or 6to4-embedded into IPv6 counts as the IPv4 address), unless site config `webhook_allowed_hosts` names the URL's host
-// or a CIDR range holding the address. The check runs on the addresses a name resolves to, and the request then
-// connects to the address that passed (send-request.ts), so a name cannot resolve to another address in between.
+// translated or 6to4-embedded into IPv6 counts as the IPv4 address), unless site config `webhook_allowed_hosts` names
+// the URL's host or a CIDR range holding the address. The check runs on the addresses a name resolves to, and the
+// request then connects to the address that passed (send-request.ts), so a name cannot resolve to another address in
+// between.
 import { BlockList, isIP } from 'node:net';
 import { addressList, inList, normalizeIp } from '../auth/client-ip';
 
