@@ -6,24 +6,10 @@
 // author chose to copy.
 import type { DocData } from '../db/row-store';
 import { storesValue, type FieldType } from '../meta/field-types';
-import { CHILD_FIELDS, STANDARD_FIELDS } from '../meta/types';
+import { STANDARD_FIELD_TYPES, isStandardColumn } from '../meta/types';
 import type { FetchedField } from '../registry/field-lists';
 import type { DocTypeBinding } from '../registry/registry';
 import { fetchedValue } from './fetched-value';
-
-/** The field types of the standard columns a fetch_from may name (Frappe's get_default_df). */
-const STANDARD_TYPES: Readonly<Record<string, FieldType>> = {
-  name: 'Data',
-  owner: 'Data',
-  modified_by: 'Data',
-  creation: 'Datetime',
-  modified: 'Datetime',
-  docstatus: 'Int',
-  idx: 'Int',
-  parent: 'Data',
-  parentfield: 'Data',
-  parenttype: 'Data',
-};
 
 /** Columns every Link check reads anyway. */
 const ALWAYS_READ: ReadonlySet<string> = new Set(['name', 'docstatus']);
@@ -51,10 +37,9 @@ export function fieldsToFetch(
 function sourceType(target: DocTypeBinding, source: string): FieldType | undefined {
   const field = target.fieldMap.get(source);
   if (field) return storesValue(field.fieldtype) ? field.fieldtype : undefined;
-  const standard =
-    (STANDARD_FIELDS as readonly string[]).includes(source) ||
-    (target.meta.istable && (CHILD_FIELDS as readonly string[]).includes(source));
-  return standard ? STANDARD_TYPES[source] : undefined;
+  return isStandardColumn(target.meta, source)
+    ? STANDARD_FIELD_TYPES[source as keyof typeof STANDARD_FIELD_TYPES]
+    : undefined;
 }
 
 /** The columns of `target` the Link check reads for `fields`: each source once, none it lacks, no name or docstatus. */

@@ -35,6 +35,30 @@ export const STANDARD_FIELDS = [
 /** Columns child tables add. */
 export const CHILD_FIELDS = ['parent', 'parentfield', 'parenttype'] as const;
 
+/** The field types of the standard columns (Frappe's get_default_df): how queries and fetch_from read them. */
+export const STANDARD_FIELD_TYPES: Readonly<
+  Record<(typeof STANDARD_FIELDS)[number] | (typeof CHILD_FIELDS)[number], FieldType>
+> = {
+  name: 'Data',
+  owner: 'Data',
+  modified_by: 'Data',
+  creation: 'Datetime',
+  modified: 'Datetime',
+  docstatus: 'Int',
+  idx: 'Int',
+  parent: 'Data',
+  parentfield: 'Data',
+  parenttype: 'Data',
+};
+
+/** True when `fieldname` is a standard column of `meta` (a child table's parent columns included). */
+export function isStandardColumn(meta: Pick<DocTypeMeta, 'istable'>, fieldname: string): boolean {
+  return (
+    (STANDARD_FIELDS as readonly string[]).includes(fieldname) ||
+    (meta.istable && (CHILD_FIELDS as readonly string[]).includes(fieldname))
+  );
+}
+
 /** One field of a DocType, with Frappe's rules the server enforces. */
 export interface FieldMeta {
   fieldname: string;

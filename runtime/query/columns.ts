@@ -2,7 +2,13 @@
 // queried DocType, of one of its child tables (`parts.qty`), or of a Link's target (`todo.description`).
 import { DataError, PermissionError } from '../errors/errors';
 import { FIELD_TYPE_INFO, isTableType, storesValue, type ValueKind } from '../meta/field-types';
-import { CHILD_FIELDS, STANDARD_FIELDS, type DocTypeMeta, type FieldMeta } from '../meta/types';
+import {
+  CHILD_FIELDS,
+  STANDARD_FIELDS,
+  STANDARD_FIELD_TYPES,
+  isStandardColumn,
+  type FieldMeta,
+} from '../meta/types';
 import type { DocTypeBinding } from '../registry/registry';
 import type { Site } from '../site';
 import type { AccessTo, QueryAccess } from './reader-access';
@@ -37,29 +43,8 @@ export interface ColumnRef {
   label: string;
 }
 
-const STANDARD_KINDS: Record<string, ColumnKind> = {
-  name: 'string',
-  owner: 'string',
-  modified_by: 'string',
-  creation: 'datetime',
-  modified: 'datetime',
-  docstatus: 'integer',
-  idx: 'integer',
-  parent: 'string',
-  parentfield: 'string',
-  parenttype: 'string',
-};
-
 /** Standard columns that are never NULL (Frappe skips its NULL fallback for them). */
 export const NEVER_NULL: ReadonlySet<string> = new Set(['name', 'creation', 'modified', 'docstatus', 'idx']);
-
-/** True when `fieldname` is a standard column of `meta`. */
-export function isStandardColumn(meta: DocTypeMeta, fieldname: string): boolean {
-  return (
-    (STANDARD_FIELDS as readonly string[]).includes(fieldname) ||
-    (meta.istable && (CHILD_FIELDS as readonly string[]).includes(fieldname))
-  );
-}
 
 /** The value kind of a stored field. */
 export function fieldKind(field: FieldMeta): ColumnKind {
@@ -69,7 +54,8 @@ export function fieldKind(field: FieldMeta): ColumnKind {
 
 /** The value kind of a standard column (`string` for the name-like ones). */
 export function standardKind(fieldname: string): ColumnKind {
-  return STANDARD_KINDS[fieldname] ?? 'string';
+  const type = STANDARD_FIELD_TYPES[fieldname as keyof typeof STANDARD_FIELD_TYPES];
+  return type ? (FIELD_TYPE_INFO[type].value as ColumnKind) : 'string';
 }
 
 /** Checks that `fieldname` is a column of `binding` the reader may read; 400 when unknown, 403 when not readable. */
