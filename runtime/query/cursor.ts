@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { DataError } from '../errors/errors';
-import type { ColumnRef } from './columns';
+import { NEVER_NULL, type ColumnRef } from './columns';
 
 /** One key column of a cursor: the ORDER BY column, its direction, and the selected item that carries its value. */
 export interface CursorKey {
@@ -19,9 +19,6 @@ export interface CursorKey {
    */
   nullable: boolean;
 }
-
-/** Standard columns every write of the service sets: keys on them are taken as never NULL. */
-const NEVER_NULL = new Set(['name', 'creation', 'modified', 'docstatus', 'idx']);
 
 /** Whether a key column may hold NULL (fields of the DocType may; the standard columns set on every write do not). */
 export function keyNullable(ref: ColumnRef): boolean {
