@@ -216,7 +216,9 @@ export async function deliverLogRows(
   const lanes = new Map<string, DocData[]>();
   for (const log of logs) {
     const key = receiverOf(webhooks.get(String(log.webhook))?.url ?? String(log.url));
-    lanes.set(key, [...(lanes.get(key) ?? []), log]);
+    const lane = lanes.get(key);
+    if (lane) lane.push(log);
+    else lanes.set(key, [log]);
   }
   const runLane = async (rows: DocData[]) => {
     const done: Attempted[] = [];
