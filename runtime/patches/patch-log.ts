@@ -3,7 +3,7 @@
 import { PatchError } from '../errors/errors';
 import { hashName } from '../document/naming';
 import { insertServiceRow } from '../document/service-row';
-import { inWriteTransaction } from '../db/write-transaction';
+import type { Knex } from 'knex';
 import type { DocTypeMeta } from '../meta/types';
 import type { Site } from '../site';
 import { PATCH_USER } from './patch-user';
@@ -39,15 +39,14 @@ export async function pendingPatches(
 }
 
 /**
- * Records that the patch `key` ran (or, on a new site, that it needs not: `skipped`), as a row written straight to the
+ * Records that the patch `key` ran (or, on a new site, that it needs not: `skipped`) in the open transaction `q`, as a
+ * row written straight to the
  * Patch Log's table. Not through the document lifecycle: a pre_model_sync patch is recorded before the sync, when the
  * tables the lifecycle reads (Server Scripts, the event log) may not exist yet.
  */
-export async function recordPatch(site: Site, key: string, skipped = false): Promise<void> {
+export async function recordPatch(site: Site, q: Knex, key: string, skipped = false): Promise<void> {
   const binding = site.registry.get(PATCH_LOG);
   if (!binding) throw new PatchError(`patches.txt needs the ${PATCH_LOG} DocType (doctypes/core/patch_log)`);
   const values = { patch: key, skipped: skipped ? 1 : 0 };
-  await inWriteTransaction(site.db, (trx) =>
-    insertServiceRow(site, trx, binding, hashName(), values, PATCH_USER.name),
-  );
+  await insertServiceRow(site, q, binding, hashName(), values, PATCH_USER.name);
 }

@@ -18,46 +18,44 @@ import { dropServiceIndexes, resyncDocType, tableColumns } from './service-index
 /** System tables with a `doctype` column naming the DocType of a document (the event log's too: resumed by DocType). */
 const DOCTYPE_COLUMNS = [SYSTEM_TABLES.auth, SYSTEM_TABLES.idempotency, SYSTEM_TABLES.events] as const;
 
-/** Renames the DocType `from` to its declared successor `to`: its rows and every value that names it. */
-export async function renameDocType(site: Site, from: string, to: string): Promise<void> {
+/** Renames the DocType `from` to its declared successor `to` (its rows and every value naming it) in `trx`. */
+export async function renameDocType(site: Site, trx: Knex, from: string, to: string): Promise<void> {
   const target = site.registry.get(to);
   if (!target) throw new PatchError(`renameDocType: no DocType ${to} is declared (rename the JSON first)`);
   if (typeof from !== 'string' || !from.trim() || from === to || site.registry.get(from))
     throw new PatchError(`renameDocType: ${from} is still declared, or it is not a DocType name`);
   const { db } = site;
-  const tables = await db.schema.tables(db.knex);
-  await db.knex.transaction(async (trx) => {
-    if (target.meta.issingle) await moveSingle(trx, from, to);
-    else if (!target.meta.isVirtual) await moveRows(db, trx, tables, `tab${from}`, target.meta.tableName);
-    for (const { meta } of site.registry.all()) {
-      if (meta.isVirtual) continue;
-      const fields = doctypeFields(meta);
-      if (meta.issingle) {
-        if (fields.length)
-          await trx(SYSTEM_TABLES.singles)
-            .where({ doctype: meta.name, value: from })
-            .whereIn('field', fields)
-            .update({ value: to });
-        continue;
-      }
-      if (!tables.has(meta.tableName) && meta.tableName !== target.meta.tableName) continue;
-      const columns = await tableColumns(trx, meta.tableName);
-      for (const field of fields)
-        if (columns.has(field))
-          await trx(meta.tableName)
-            .where(field, from)
-            .update({ [field]: to });
-      if (meta.istable && columns.has('parenttype'))
-        await trx(meta.tableName).where('parenttype', from).update({ parenttype: to });
+  const tables = await db.schema.tables(trx);
+  if (target.meta.issingle) await moveSingle(trx, from, to);
+  else if (!target.meta.isVirtual) await moveRows(db, trx, tables, `tab${from}`, target.meta.tableName);
+  for (const { meta } of site.registry.all()) {
+    if (meta.isVirtual) continue;
+    const fields = doctypeFields(meta);
+    if (meta.issingle) {
+      if (fields.length)
+        await trx(SYSTEM_TABLES.singles)
+          .where({ doctype: meta.name, value: from })
+          .whereIn('field', fields)
+          .update({ value: to });
+      continue;
     }
-    for (const table of DOCTYPE_COLUMNS)
-      if (tables.has(table)) await trx(table).where('doctype', from).update({ doctype: to });
-    // A Deleted Document names its DocType in a Data field (as Frappe's), by which a restore finds it.
-    const deleted = site.registry.get(DELETED_DOCUMENT);
-    if (deleted && tables.has(deleted.meta.tableName))
-      await trx(deleted.meta.tableName).where('deleted_doctype', from).update({ deleted_doctype: to });
-    if (tables.has(SYSTEM_TABLES.schema)) for (const doctype of [from, to]) await resyncDocType(trx, doctype);
-  });
+    if (!tables.has(meta.tableName) && meta.tableName !== target.meta.tableName) continue;
+    const columns = await tableColumns(trx, meta.tableName);
+    for (const field of fields)
+      if (columns.has(field))
+        await trx(meta.tableName)
+          .where(field, from)
+          .update({ [field]: to });
+    if (meta.istable && columns.has('parenttype'))
+      await trx(meta.tableName).where('parenttype', from).update({ parenttype: to });
+  }
+  for (const table of DOCTYPE_COLUMNS)
+    if (tables.has(table)) await trx(table).where('doctype', from).update({ doctype: to });
+  // A Deleted Document names its DocType in a Data field (as Frappe's), by which a restore finds it.
+  const deleted = site.registry.get(DELETED_DOCUMENT);
+  if (deleted && tables.has(deleted.meta.tableName))
+    await trx(deleted.meta.tableName).where('deleted_doctype', from).update({ deleted_doctype: to });
+  if (tables.has(SYSTEM_TABLES.schema)) for (const doctype of [from, to]) await resyncDocType(trx, doctype);
 }
 
 /** Moves a Single's values from `from` to `to` (replacing any `to` already has). */

@@ -14,8 +14,14 @@ import type { Site } from '../site';
 import { DELETED_DOCUMENT, storedCopy } from '../history/history-rows';
 import { dropServiceIndexes, resyncDocType, tableColumns } from './service-indexes';
 
-/** Renames field `from` of `doctype` to its declared field `to`, data included. */
-export async function renameField(site: Site, doctype: string, from: string, to: string): Promise<void> {
+/** Renames field `from` of `doctype` to its declared field `to`, data included, in the patch's transaction `trx`. */
+export async function renameField(
+  site: Site,
+  trx: Knex,
+  doctype: string,
+  from: string,
+  to: string,
+): Promise<void> {
   const binding = site.registry.get(doctype);
   if (!binding || binding.meta.isVirtual)
     throw new PatchError(`renameField: no DocType ${doctype} with a table is declared`);
@@ -26,43 +32,41 @@ export async function renameField(site: Site, doctype: string, from: string, to:
   if (typeof from !== 'string' || !from || from === to || meta.fields.some((f) => f.fieldname === from))
     throw new PatchError(`renameField: ${doctype} still declares ${from}, or it is not a field name`);
   const { db } = site;
-  const tables = await db.schema.tables(db.knex);
-  await db.knex.transaction(async (trx) => {
-    await renameInDeletedCopies(site, trx, tables, doctype, from, to);
-    if (isTableType(field.fieldtype)) {
-      const child = field.options ? site.registry.get(field.options) : undefined;
-      if (child && tables.has(child.meta.tableName))
-        await trx(child.meta.tableName)
-          .where({ parenttype: doctype, parentfield: from })
-          .update({ parentfield: to });
-      return;
-    }
-    if (meta.issingle) {
-      const moved = await trx(SYSTEM_TABLES.singles).where({ doctype, field: from }).first('field');
-      if (!moved) return;
-      await trx(SYSTEM_TABLES.singles).where({ doctype, field: to }).delete();
-      await trx(SYSTEM_TABLES.singles).where({ doctype, field: from }).update({ field: to });
-      return;
-    }
-    const table = meta.tableName;
-    const columns = tables.has(table) ? await tableColumns(trx, table) : new Set<string>();
-    if (!columns.has(from)) {
-      logger().warn(
-        { event: 'patch_rename_skipped', doctype, from, to },
-        `renameField: ${table} has no column ${from}; nothing to rename`,
-      );
-      return;
-    }
-    if (columns.has(to)) await assertCopyable(site, trx, table, field, from);
-    await dropServiceIndexes(db, trx, table, [from]);
-    await resyncDocType(trx, doctype);
-    if (!columns.has(to)) {
-      await db.patchStatements.renameColumn(trx, table, from, to);
-      return;
-    }
-    await trx(table).update({ [to]: trx.ref(from) });
-    await db.patchStatements.dropColumn(trx, table, from);
-  });
+  const tables = await db.schema.tables(trx);
+  await renameInDeletedCopies(site, trx, tables, doctype, from, to);
+  if (isTableType(field.fieldtype)) {
+    const child = field.options ? site.registry.get(field.options) : undefined;
+    if (child && tables.has(child.meta.tableName))
+      await trx(child.meta.tableName)
+        .where({ parenttype: doctype, parentfield: from })
+        .update({ parentfield: to });
+    return;
+  }
+  if (meta.issingle) {
+    const moved = await trx(SYSTEM_TABLES.singles).where({ doctype, field: from }).first('field');
+    if (!moved) return;
+    await trx(SYSTEM_TABLES.singles).where({ doctype, field: to }).delete();
+    await trx(SYSTEM_TABLES.singles).where({ doctype, field: from }).update({ field: to });
+    return;
+  }
+  const table = meta.tableName;
+  const columns = tables.has(table) ? await tableColumns(trx, table) : new Set<string>();
+  if (!columns.has(from)) {
+    logger().warn(
+      { event: 'patch_rename_skipped', doctype, from, to },
+      `renameField: ${table} has no column ${from}; nothing to rename`,
+    );
+    return;
+  }
+  if (columns.has(to)) await assertCopyable(site, trx, table, field, from);
+  await dropServiceIndexes(db, trx, table, [from]);
+  await resyncDocType(trx, doctype);
+  if (!columns.has(to)) {
+    await db.patchStatements.renameColumn(trx, table, from, to);
+    return;
+  }
+  await trx(table).update({ [to]: trx.ref(from) });
+  await db.patchStatements.dropColumn(trx, table, from);
 }
 
 /**

@@ -1,10 +1,12 @@
-// Runs the pending patches of one phase in order: each once, recorded in the Patch Log when it succeeds. A missing or
-// failing patch stops the migration (PatchError): nothing after it runs, and it runs again next time.
+// Runs the pending patches of one phase in order: each once, in a transaction of its own that records it in the Patch
+// Log (patch-context.ts). A missing or failing patch stops the migration (PatchError): what it wrote is rolled back,
+// nothing after it runs, and it runs again next time.
 import { existsSync } from 'node:fs';
 import { PatchError } from '../errors/errors';
+import { inWriteTransaction } from '../db/write-transaction';
 import { logger } from '../log/logger';
 import type { Site } from '../site';
-import { createPatchContext, type PatchModule } from './patch-context';
+import { runPatch, type PatchModule } from './patch-context';
 import { executedPatches, PATCH_LOG, recordPatch } from './patch-log';
 import { PATCHES_FILE, type PatchLine, type PatchPhase } from './patch-list';
 
@@ -57,7 +59,7 @@ export async function runPatches(
     const started = Date.now();
     const { execute } = loadPatch(patch);
     try {
-      await execute(createPatchContext(site));
+      await runPatch(site, execute, (q) => recordPatch(site, q, patch.key));
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       logger().error({ event: 'patch_failed', patch: patch.key, phase, err: message }, 'patch failed');
@@ -65,7 +67,6 @@ export async function runPatches(
         cause: err,
       });
     }
-    await recordPatch(site, patch.key);
     logger().info(
       { event: 'patch_applied', patch: patch.key, phase, ms: Date.now() - started },
       'patch applied',
@@ -93,7 +94,10 @@ export async function recordSkipped(site: Site, patches: readonly PatchLine[]): 
   // Not run, but there: a mistyped line stops the install as it would stop a migration.
   for (const patch of pending) patchFile(patch);
   const skipped = pending.map((p) => p.key);
-  for (const key of skipped) await recordPatch(site, key, true);
+  if (skipped.length)
+    await inWriteTransaction(site.db, async (q) => {
+      for (const key of skipped) await recordPatch(site, q, key, true);
+    });
   if (skipped.length)
     logger().info(
       { event: 'patches_skipped', patches: skipped.length },

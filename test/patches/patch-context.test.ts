@@ -6,7 +6,7 @@ import type { Registry } from '../../runtime/registry/registry';
 import type { Site } from '../../runtime/site';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { patchProject, type PatchProject } from '../helpers/patch-project';
-import { createTestSite, type TestSite } from '../helpers/test-site';
+import { createTestSite, DB_KIND, type TestSite } from '../helpers/test-site';
 
 let t: TestSite;
 let registry: Registry;
@@ -96,5 +96,85 @@ test('a save the document refuses fails the patch with its message and stores no
     expect(await db.knex('tabPatch Log').where({ patch: 'patches.ctx.bad' }).select('name')).toEqual([]);
   } finally {
     await db.close();
+  }
+});
+
+test('a patch that throws leaves nothing it wrote: its SQL, its knex, its saves and its Patch Log row roll back', async () => {
+  project.patch(
+    'patches.ctx.partial',
+    `export async function execute(ctx: any): Promise<void> {
+  await ctx.sql('UPDATE ?? SET ?? = ?', ['tabWidget', 'rate', 9]);
+  await ctx.site.db.knex('tabWidget').update({ qty: 99 });
+  const doc = await ctx.getDoc('Widget', ${JSON.stringify(names[1])});
+  if (Number(doc.rate) !== 9) throw new Error('the patch does not read its own SQL');
+  doc.title = 'Half done';
+  await ctx.saveDoc(doc);
+  await ctx.saveDoc({ doctype: 'ToDo', description: 'half done' });
+  const [row] = await ctx.sql('SELECT COUNT(*) AS n FROM ?? WHERE ?? = ?', ['tabToDo', 'description', 'half done']);
+  if (Number(row.n) !== 1) throw new Error('the patch does not read its own insert');
+  throw new Error('stopped half way');
+}
+`,
+  );
+  project.list('patches.ctx.ok\npatches.ctx.partial\n');
+  await expect(migrate()).rejects.toThrow(
+    'patch patches.ctx.partial (patches.txt:2) failed: stopped half way',
+  );
+  const db = connect(t.site.config.databaseUrl);
+  try {
+    const rows = await db.knex('tabWidget').orderBy('title').select('title', 'rate', 'qty');
+    expect(
+      rows.map((r: { title: string; rate: unknown; qty: unknown }) => [
+        r.title,
+        Number(r.rate),
+        Number(r.qty),
+      ]),
+    ).toEqual([
+      ['Patched', 2.5, 4],
+      ['Two', 2.5, 4],
+    ]);
+    expect(await db.knex('tabToDo').where({ description: 'half done' }).select('name')).toEqual([]);
+    expect(await db.knex('tabPatch Log').where({ patch: 'patches.ctx.partial' }).select('name')).toEqual([]);
+  } finally {
+    await db.close();
+  }
+});
+
+test('a patch that throws after a rename: the rename rolls back with it where DDL is transactional', async () => {
+  const db = connect(t.site.config.databaseUrl);
+  try {
+    await db.knex.schema.alterTable('tabWidget', (tb) => tb.string('legacy_code', 140).nullable());
+    await db.knex('tabWidget').update({ legacy_code: db.knex.ref('name') });
+  } finally {
+    await db.close();
+  }
+  project.patch(
+    'patches.ctx.rename_then_fail',
+    `export async function execute(ctx: any): Promise<void> {
+  await ctx.renameField('Widget', 'legacy_code', 'code');
+  throw new Error('failed after the rename');
+}
+`,
+  );
+  project.list('patches.ctx.ok\npatches.ctx.rename_then_fail\n');
+  await expect(migrate()).rejects.toThrow('failed after the rename');
+  const after = connect(t.site.config.databaseUrl);
+  try {
+    const columns = Object.keys(await after.knex('tabWidget').columnInfo());
+    const codes = (await after.knex('tabWidget').orderBy('name').pluck('code')) as unknown[];
+    if (DB_KIND === 'mysql') {
+      // MariaDB's DDL commits on its own: the copy and the dropped column stay (docs/migrations.md).
+      expect(columns).not.toContain('legacy_code');
+      expect(codes).toEqual([...names].sort());
+    } else {
+      expect(columns).toContain('legacy_code');
+      expect(codes).toEqual([null, null]);
+      expect(await after.knex('tabWidget').orderBy('name').pluck('legacy_code')).toEqual([...names].sort());
+    }
+    expect(
+      await after.knex('tabPatch Log').where({ patch: 'patches.ctx.rename_then_fail' }).select('name'),
+    ).toEqual([]);
+  } finally {
+    await after.close();
   }
 });

@@ -6,12 +6,16 @@ import { createApp } from '../../runtime/app';
 import { closeSite } from '../../runtime/bootstrap';
 import { indexName } from '../../runtime/db/migrate';
 import { PatchError } from '../../runtime/errors/errors';
-import { renameDocType } from '../../runtime/patches/rename-doctype';
+import { renameDocType as renameIn } from '../../runtime/patches/rename-doctype';
 import type { Registry } from '../../runtime/registry/registry';
 import type { Site } from '../../runtime/site';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { patchProject, type PatchProject } from '../helpers/patch-project';
 import { createTestSite, DB_KIND, type TestSite } from '../helpers/test-site';
+
+/** renameDocType in a transaction of its own, as a patch runs it. */
+const renameDocType = (on: Site, from: string, to: string): Promise<void> =>
+  on.db.knex.transaction((trx) => renameIn(on, trx, from, to));
 
 let t: TestSite;
 let registry: Registry;

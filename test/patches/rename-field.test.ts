@@ -5,12 +5,16 @@ import { createApp } from '../../runtime/app';
 import { closeSite } from '../../runtime/bootstrap';
 import { indexName } from '../../runtime/db/migrate';
 import { PatchError } from '../../runtime/errors/errors';
-import { renameField } from '../../runtime/patches/rename-field';
+import { renameField as renameIn } from '../../runtime/patches/rename-field';
 import type { Registry } from '../../runtime/registry/registry';
 import type { Site } from '../../runtime/site';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { patchProject, type PatchProject } from '../helpers/patch-project';
 import { createTestSite, type TestSite } from '../helpers/test-site';
+
+/** renameField in a transaction of its own, as a patch runs it. */
+const renameField = (on: Site, doctype: string, from: string, to: string): Promise<void> =>
+  on.db.knex.transaction((trx) => renameIn(on, trx, doctype, from, to));
 
 let t: TestSite;
 let registry: Registry;

@@ -1,6 +1,6 @@
 // Webhooks do not fire during imports and patches (CONTRACT section 9): a Data Import of ToDos and a patch's saveDoc
 // write no Webhook Request Log row and send nothing, while an ordinary create does.
-import { createPatchContext } from '../../runtime/patches/patch-context';
+import { runPatch } from '../../runtime/patches/patch-context';
 import { createTestSite, type TestSite } from '../helpers/test-site';
 import { importFile } from '../data-io/import-helpers';
 import { createTodo, createWebhook, logRows, startReceiver, waitFor, type Receiver } from './receiver';
@@ -36,7 +36,11 @@ test('an import inserts its ToDos without a delivery; a create afterwards has on
 
 test("a patch's saveDoc inserts without a delivery", async () => {
   const before = (await logRows(t)).length;
-  await createPatchContext(t.site).saveDoc({ doctype: 'ToDo', description: 'patched' });
+  await runPatch(
+    t.site,
+    (ctx) => ctx.saveDoc({ doctype: 'ToDo', description: 'patched' }),
+    async () => undefined,
+  );
   await new Promise((r) => setTimeout(r, 300));
   expect(await logRows(t)).toHaveLength(before);
 });
