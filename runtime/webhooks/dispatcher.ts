@@ -8,13 +8,10 @@ import { jobQueueOf, registerJobKind, type JobRun } from '../jobs/job-queue';
 import { ADMINISTRATOR, SitePlugin, type Site } from '../site';
 import { deliverLogRows } from './deliver';
 import { ReceiverPools } from './receiver-pools';
-import { LOG_TABLE, datetimeAt } from './request-log';
+import { LEASE_MS, LOG_TABLE, datetimeAt } from './request-log';
 
 /** The kind name of delivery jobs. */
 export const WEBHOOK_JOB = 'webhook';
-
-/** How long a claimed row waits for its job before another process may queue it again. */
-export const LEASE_MS = 10 * 60_000;
 
 /** How often a worker process looks for due rows. */
 const TICK_MS = 5000;

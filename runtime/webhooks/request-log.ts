@@ -13,6 +13,9 @@ export const LOG_DOCTYPE = 'Webhook Request Log';
 /** Its table. */
 export const LOG_TABLE = `tab${LOG_DOCTYPE}`;
 
+/** How long a claimed row waits for its job before another process may queue it again. */
+export const LEASE_MS = 10 * 60_000;
+
 /** A log row's status. */
 export type LogStatus = 'Queued' | 'Success' | 'Failed' | 'Exhausted';
 

@@ -7,6 +7,9 @@ import type { VettedUrl } from './vet-url';
 /** Bytes of a response body kept in the Webhook Request Log. */
 export const RESPONSE_LIMIT = 64 * 1024;
 
+/** The longest timeout a webhook may have, in seconds (checked when it is saved). */
+export const MAX_TIMEOUT_S = 300;
+
 /** How one request ended: the status and the start of the body, or the error that stopped it. */
 export type SendOutcome =
   { ok: boolean; status: number; body: string; location?: string } | { ok: false; error: string };

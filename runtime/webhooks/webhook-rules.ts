@@ -13,6 +13,7 @@ import { assertCompiles } from '../scripts/run-script';
 import { assertTemplate } from './json-template';
 import { LOG_DOCTYPE } from './request-log';
 import { conditionSource } from './request-body';
+import { MAX_TIMEOUT_S } from './send-request';
 import { WEBHOOKS } from './webhook-index';
 import { siteAllowedHosts } from './webhook-settings';
 import { vetUrl } from './vet-url';
@@ -116,8 +117,8 @@ export async function checkWebhook(op: WritingSave): Promise<void> {
   const { data } = op;
   checkDocType(op);
   const timeout = Number(data.timeout ?? 5);
-  if (!Number.isInteger(timeout) || timeout < 1 || timeout > 300)
-    throw new ValidationError('Request Timeout must be a whole number of seconds from 1 to 300');
+  if (!Number.isInteger(timeout) || timeout < 1 || timeout > MAX_TIMEOUT_S)
+    throw new ValidationError(`Request Timeout must be a whole number of seconds from 1 to ${MAX_TIMEOUT_S}`);
   const condition = String(data.condition ?? '').trim();
   if (condition) await assertCompiles(conditionSource(condition));
   checkBody(op);
