@@ -3,13 +3,15 @@
 // timeout and secret (a webhook disabled since sends nothing more: its rows end Exhausted); then each row marked
 // Success, Failed or Exhausted and, for a failure with retries left, the next attempt's row queued at
 // `now + webhook_retry_schedule[attempt - 1]` seconds. The batch's rows go in one lane per receiver (host and port),
-// PARALLEL attempts at a time each, and each lane records its rows in one write transaction when its attempts are done:
-// a receiver that hangs until the timeout delays its own rows, not the other receivers' sending or recording. One
-// read of the rows and one of their webhooks per batch, one write per lane: under load a job carries many rows, and on
-// SQLite every write transaction is taken from the writes of the requests. Inside that write, one locking read finds
-// the rows still Queued (another worker may have recorded one) and each outcome is the row store's full-row update (a
-// prepared statement on SQLite, where a knex UPDATE per row compiled and prepared its text each time); a URL is vetted
-// once per batch (its attempts leave together) and sent to over a kept-alive connection (receiver-pools.ts).
+// PARALLEL attempts at a time each: a receiver that hangs until the timeout delays its own rows, not the other
+// receivers' sending or recording. A lane records its finished attempts in one write transaction whenever none of its
+// writes is in flight (those that finish meanwhile go in the next), so a row answered at once is recorded at once, not
+// when the lane's slowest attempt ends. One read of the rows and one of their webhooks per batch, one write per group
+// of finished attempts: under load a job carries many rows, and on SQLite every write transaction is taken from the
+// writes of the requests. Inside each write, one locking read finds the rows still Queued (another worker may have
+// recorded one) and each outcome is the row store's full-row update (a prepared statement on SQLite, where a knex
+// UPDATE per row compiled and prepared its text each time); a URL is vetted once per batch (its attempts leave
+// together) and sent to over a kept-alive connection (receiver-pools.ts).
 import type { Knex } from 'knex';
 import { decodeRow } from '../db/document-rows';
 import type { DocData } from '../db/row-store';
@@ -191,9 +193,49 @@ async function record(
 }
 
 /**
+ * Runs the attempts of one lane's `rows`, PARALLEL at a time, and hands the attempts that have finished to `recordAll`
+ * whenever no earlier write of the lane is in flight: attempts that end together are one write, and a row a receiver
+ * answered at once is recorded while its lane still waits for a slow one. A write that fails ends the lane (no new
+ * attempt starts) and rejects.
+ */
+async function runLane(
+  rows: readonly DocData[],
+  send: (log: DocData) => Promise<Attempted>,
+  recordAll: (finished: Attempted[]) => Promise<void>,
+): Promise<void> {
+  const finished: Attempted[] = [];
+  let next = 0;
+  let sending = Math.min(PARALLEL, rows.length);
+  let stopped = false;
+  let wakeRecorder: () => void = () => undefined;
+  const sender = async () => {
+    try {
+      while (next < rows.length && !stopped) {
+        finished.push(await send(rows[next++] as DocData));
+        wakeRecorder();
+      }
+    } finally {
+      sending--;
+      wakeRecorder();
+    }
+  };
+  const recorder = async () => {
+    while (sending > 0 || finished.length > 0) {
+      if (finished.length > 0) await recordAll(finished.splice(0));
+      else await new Promise<void>((resolve) => (wakeRecorder = resolve));
+    }
+  };
+  const recording = recorder().catch((err: unknown) => {
+    stopped = true;
+    throw err;
+  });
+  await Promise.all([recording, ...Array.from({ length: sending }, sender)]);
+}
+
+/**
  * Runs the attempts of the log rows `names` that are still Queued (another worker may have run one: at least once,
- * not twice where it can be seen), in one lane per receiver, PARALLEL at a time in each, and records each lane's rows
- * together. Returns how many rows ended in each status. `due` is told the time of each retry queued.
+ * not twice where it can be seen), in one lane per receiver, PARALLEL at a time in each, recording each lane's rows as
+ * they finish. Returns how many rows ended in each status. `due` is told the time of each retry queued.
  */
 export async function deliverLogRows(
   site: Site,
@@ -220,29 +262,21 @@ export async function deliverLogRows(
     if (lane) lane.push(log);
     else lanes.set(key, [log]);
   }
-  const runLane = async (rows: DocData[]) => {
-    const done: Attempted[] = [];
-    let next = 0;
-    const worker = async () => {
-      while (next < rows.length) {
-        const log = rows[next++] as DocData;
-        done.push(await attempt(site, log, webhooks.get(String(log.webhook)), pools, checks));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(PARALLEL, rows.length) }, worker));
+  const send = (log: DocData) => attempt(site, log, webhooks.get(String(log.webhook)), pools, checks);
+  const recordAll = async (finished: Attempted[]) => {
     const recorded = await inWriteTransaction(site.db, async (q) => {
       // Rows another worker recorded since they were read are left as it recorded them (locked until the commit).
       const queued = (await q(LOG_TABLE)
         .whereIn(
           'name',
-          rows.map((row) => String(row.name)),
+          finished.map((done) => String(done.log.name)),
         )
         .andWhere({ status: 'Queued' })
         .forUpdate()
         .select('name')) as { name: string }[];
       const still = new Set(queued.map((row) => row.name));
       const results = [];
-      for (const attempted of done)
+      for (const attempted of finished)
         results.push(
           still.has(String(attempted.log.name)) ? await record(site, q, attempted, schedule) : undefined,
         );
@@ -254,6 +288,6 @@ export async function deliverLogRows(
       if (result?.retryAt !== undefined) due(result.retryAt);
     }
   };
-  await Promise.all([...lanes.values()].map(runLane));
+  await Promise.all([...lanes.values()].map((rows) => runLane(rows, send, recordAll)));
   return counts;
 }

@@ -1,5 +1,5 @@
 // A webhook receiver on a loopback port for the webhook tests: records every request and answers with the status the
-// test chooses (per request, in order; the last one repeats), or not at all.
+// test chooses (per request, in order, the last one repeating, or per path), or not at all.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestSite } from '../helpers/test-site';
@@ -22,8 +22,15 @@ export interface Receiver {
 /** How to answer: a status (with optional headers), or 'hang' (never answer). */
 export type Answer = number | 'hang' | { status: number; headers: Record<string, string> };
 
-/** Starts a receiver on `host`:`port` (0: a free port, in its `url`) answering with `answers` in order (the last repeats). */
-export async function startReceiver(port: number, answers: Answer[], host = '127.0.0.1'): Promise<Receiver> {
+/**
+ * Starts a receiver on `host`:`port` (0: a free port, in its `url`) answering with `answers` in order (the last
+ * repeats), or with what `answers` gives for each request's path.
+ */
+export async function startReceiver(
+  port: number,
+  answers: Answer[] | ((path: string) => Answer),
+  host = '127.0.0.1',
+): Promise<Receiver> {
   const requests: Received[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -35,7 +42,10 @@ export async function startReceiver(port: number, answers: Answer[], host = '127
         headers: req.headers,
         body: Buffer.concat(chunks).toString('utf8'),
       });
-      const answer = answers[Math.min(requests.length - 1, answers.length - 1)] ?? 200;
+      const answer =
+        typeof answers === 'function'
+          ? answers(req.url ?? '')
+          : (answers[Math.min(requests.length - 1, answers.length - 1)] ?? 200);
       if (answer === 'hang') return;
       if (typeof answer === 'number') res.writeHead(answer).end(`answer ${answer}`);
       else res.writeHead(answer.status, answer.headers).end();

@@ -99,6 +99,43 @@ it("a receiver that hangs delays neither another receiver's deliveries nor their
   expect(hanging.requests.length).toBeGreaterThan(0);
 });
 
+it('records the rows a receiver answered at once while a slow row to the same host still waits', async () => {
+  const receiver = await startReceiver(0, (path) => (path === '/slow' ? 'hang' : 200));
+  receivers.push(receiver);
+  const origin = new URL(receiver.url).origin;
+  for (const name of ['l-slow', 'l-fast-1', 'l-fast-2'])
+    expect(
+      (
+        await createWebhook(t, {
+          name,
+          request_url: `${origin}/${name === 'l-slow' ? 'slow' : 'fast'}`,
+          timeout: 1,
+        })
+      ).status,
+    ).toBe(201);
+  // One create: its three rows go in one job, and in one lane (one host and port).
+  await createTodo(t);
+  const statuses = async () => new Map((await logRows(t)).map((r) => [String(r.webhook), String(r.status)]));
+  await waitFor(
+    async () => {
+      const now = await statuses();
+      return now.get('l-fast-1') === 'Success' && now.get('l-fast-2') === 'Success';
+    },
+    5000,
+    'the fast rows recorded',
+  );
+  // Read while the job still runs: the slow attempt has not timed out yet, and its row is unrecorded.
+  expect((await logRows(t)).map((r) => [r.webhook, r.status]).sort()).toEqual([
+    ['l-fast-1', 'Success'],
+    ['l-fast-2', 'Success'],
+    ['l-slow', 'Queued'],
+  ]);
+  expect(receiver.requests.map((r) => r.url).sort()).toEqual(['/fast', '/fast', '/slow']);
+  const slowFailed = async () =>
+    (await logRows(t)).some((r) => r.webhook === 'l-slow' && r.status === 'Failed');
+  await waitFor(slowFailed, 5000, 'the slow row Failed');
+});
+
 /** The first retry 1.5 s after a failure: time for a change of the webhook to land before it. */
 function slowRetries(): void {
   (t.site.config.site as { webhook_retry_schedule: number[] }).webhook_retry_schedule = [1.5, 1.5];
