@@ -6,12 +6,14 @@
 // PARALLEL attempts at a time each: a receiver that hangs until the timeout delays its own rows, not the other
 // receivers' sending or recording. A lane records its finished attempts in one write transaction whenever none of its
 // writes is in flight (those that finish meanwhile go in the next), so a row answered at once is recorded at once, not
-// when the lane's slowest attempt ends. One read of the rows and one of their webhooks per batch, one write per group
-// of finished attempts: under load a job carries many rows, and on SQLite every write transaction is taken from the
-// writes of the requests. Inside each write, one locking read finds the rows still Queued (another worker may have
-// recorded one) and each outcome is the row store's full-row update (a prepared statement on SQLite, where a knex
-// UPDATE per row compiled and prepared its text each time); a URL is vetted once per batch (its attempts leave
-// together) and sent to over a kept-alive connection (receiver-pools.ts).
+// when the lane's slowest attempt ends. A run starts no attempt once it has lasted RUN_BUDGET_MS, well inside its rows'
+// claim, and gives the rows it did not start back to the dispatcher (due now): a lane of hundreds of rows to a receiver
+// that hangs would otherwise outlast the claim, and its rows would be claimed and sent again. One read of the rows and
+// one of their webhooks per batch, one write per group of finished attempts: under load a job carries many rows, and on
+// SQLite every write transaction is taken from the writes of the requests. Inside each write, one locking read finds
+// the rows still Queued (another worker may have recorded one) and each outcome is the row store's full-row update (a
+// prepared statement on SQLite, where a knex UPDATE per row compiled and prepared its text each time); a URL is vetted
+// once per batch (its attempts leave together) and sent to over a kept-alive connection (receiver-pools.ts).
 import type { Knex } from 'knex';
 import { decodeRow } from '../db/document-rows';
 import type { DocData } from '../db/row-store';
@@ -19,9 +21,17 @@ import { now } from '../db/stored-values';
 import { inWriteTransaction } from '../db/write-transaction';
 import type { Site } from '../site';
 import type { ReceiverPools } from './receiver-pools';
-import { sendRequest, type SendOutcome } from './send-request';
+import { MAX_TIMEOUT_S, sendRequest, type SendOutcome } from './send-request';
 import { signatureHeaders } from './signatures';
-import { LOG_DOCTYPE, LOG_TABLE, datetimeAt, insertLogRow, type LogStatus } from './request-log';
+import {
+  LEASE_MS,
+  LOG_DOCTYPE,
+  LOG_TABLE,
+  datetimeAt,
+  datetimeNow,
+  insertLogRow,
+  type LogStatus,
+} from './request-log';
 import { WEBHOOKS } from './webhook-index';
 import { readWebhookSecret } from './webhook-secret';
 import { retrySchedule, siteAllowedHosts } from './webhook-settings';
@@ -29,6 +39,13 @@ import { vetUrl, type VettedUrl } from './vet-url';
 
 /** Attempts one batch runs at once per receiver. */
 const PARALLEL = 8;
+
+/**
+ * How long a run starts attempts, from its start: 4 minutes. Its last attempt ends within MAX_TIMEOUT_S (5 minutes)
+ * after that, so the run is done a minute before its rows' claim (LEASE_MS, 10 minutes) lets another process take
+ * them; that minute is for the last write and the job's wait for a worker. Half the lease would end with the lease.
+ */
+export const RUN_BUDGET_MS = LEASE_MS - MAX_TIMEOUT_S * 1000 - 60_000;
 
 /** What a webhook's attempts need of it now. */
 interface WebhookNow {
@@ -70,7 +87,7 @@ async function webhooksNow(site: Site, knex: Knex, names: string[]): Promise<Map
       url: String(row.request_url ?? '').trim(),
       method: String(row.request_method || 'POST'),
       secret: Number(row.enable_security) ? await readWebhookSecret(site, knex, row.name) : undefined,
-      timeoutMs: Math.max(1, Number(row.timeout) || 5) * 1000,
+      timeoutMs: Math.min(MAX_TIMEOUT_S, Math.max(1, Number(row.timeout) || 5)) * 1000,
     });
   return found;
 }
@@ -195,14 +212,15 @@ async function record(
 /**
  * Runs the attempts of one lane's `rows`, PARALLEL at a time, and hands the attempts that have finished to `recordAll`
  * whenever no earlier write of the lane is in flight: attempts that end together are one write, and a row a receiver
- * answered at once is recorded while its lane still waits for a slow one. A write that fails ends the lane (no new
- * attempt starts) and rejects.
+ * answered at once is recorded while its lane still waits for a slow one. Starts no attempt from `deadline` (ms) on;
+ * returns the rows it did not start. A write that fails ends the lane (no new attempt starts) and rejects.
  */
 async function runLane(
   rows: readonly DocData[],
+  deadline: number,
   send: (log: DocData) => Promise<Attempted>,
   recordAll: (finished: Attempted[]) => Promise<void>,
-): Promise<void> {
+): Promise<DocData[]> {
   const finished: Attempted[] = [];
   let next = 0;
   let sending = Math.min(PARALLEL, rows.length);
@@ -210,7 +228,7 @@ async function runLane(
   let wakeRecorder: () => void = () => undefined;
   const sender = async () => {
     try {
-      while (next < rows.length && !stopped) {
+      while (next < rows.length && !stopped && Date.now() < deadline) {
         finished.push(await send(rows[next++] as DocData));
         wakeRecorder();
       }
@@ -230,19 +248,48 @@ async function runLane(
     throw err;
   });
   await Promise.all([recording, ...Array.from({ length: sending }, sender)]);
+  return rows.slice(next);
+}
+
+/**
+ * Gives back rows a run did not start: still Queued, due now, so the dispatcher queues them again on its next look.
+ * Only a row still Queued under the claim this run read (its `next_retry`) is changed; returns how many were.
+ */
+async function releaseRows(site: Site, rows: readonly DocData[]): Promise<number> {
+  const byClaim = new Map<string, string[]>();
+  for (const row of rows) {
+    const claim = String(row.next_retry);
+    const names = byClaim.get(claim);
+    if (names) names.push(String(row.name));
+    else byClaim.set(claim, [String(row.name)]);
+  }
+  const dueNow = datetimeNow();
+  return inWriteTransaction(site.db, async (q) => {
+    let released = 0;
+    for (const [claim, names] of byClaim)
+      released += await q(LOG_TABLE)
+        .whereIn('name', names)
+        .andWhere({ status: 'Queued', next_retry: claim })
+        .update({ next_retry: dueNow });
+    return released;
+  });
 }
 
 /**
  * Runs the attempts of the log rows `names` that are still Queued (another worker may have run one: at least once,
  * not twice where it can be seen), in one lane per receiver, PARALLEL at a time in each, recording each lane's rows as
- * they finish. Returns how many rows ended in each status. `due` is told the time of each retry queued.
+ * they finish. No attempt starts once the run has lasted `budgetMs` (default RUN_BUDGET_MS): the rows not started are
+ * given back, due now (`deferred`). Returns how many rows ended in each status. `due` is told the time of each retry
+ * queued, and now when rows were given back.
  */
 export async function deliverLogRows(
   site: Site,
   names: readonly string[],
   pools: ReceiverPools,
   due: (at: number) => void = () => undefined,
+  { budgetMs = RUN_BUDGET_MS }: { budgetMs?: number } = {},
 ): Promise<Record<string, number>> {
+  const deadline = Date.now() + budgetMs;
   const knex = site.db.knex;
   const logs = (await knex(LOG_TABLE)
     .whereIn('name', names)
@@ -288,6 +335,15 @@ export async function deliverLogRows(
       if (result?.retryAt !== undefined) due(result.retryAt);
     }
   };
-  await Promise.all([...lanes.values()].map((rows) => runLane(rows, send, recordAll)));
+  const lanesLeft = await Promise.all(
+    [...lanes.values()].map((rows) => runLane(rows, deadline, send, recordAll)),
+  );
+  const unstarted = lanesLeft.flat();
+  if (unstarted.length) {
+    const deferred = await releaseRows(site, unstarted);
+    counts.deferred = deferred;
+    counts.skipped = (counts.skipped ?? 0) + unstarted.length - deferred;
+    if (deferred) due(Date.now());
+  }
   return counts;
 }

@@ -8,7 +8,7 @@ import { jobQueueOf, registerJobKind, type JobRun } from '../jobs/job-queue';
 import { ADMINISTRATOR, SitePlugin, type Site } from '../site';
 import { deliverLogRows } from './deliver';
 import { ReceiverPools } from './receiver-pools';
-import { LEASE_MS, LOG_TABLE, datetimeAt } from './request-log';
+import { LEASE_MS, LOG_TABLE, datetimeAt, datetimeNow } from './request-log';
 
 /** The kind name of delivery jobs. */
 export const WEBHOOK_JOB = 'webhook';
@@ -77,7 +77,7 @@ export function queueDelivery(site: Site, logs: readonly string[]): void {
 
 /** Claims the due Queued rows (at most BATCH) and queues a job for them; returns their names. */
 export async function dispatchDue(site: Site): Promise<string[]> {
-  const nowText = new Date().toISOString().slice(0, 19).replace('T', ' ');
+  const nowText = datetimeNow();
   const due = (await site.db
     .knex(LOG_TABLE)
     .where({ status: 'Queued' })

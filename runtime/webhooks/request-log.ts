@@ -24,6 +24,11 @@ export function datetimeAt(ms: number): string {
   return new Date(Math.ceil(ms / 1000) * 1000).toISOString().slice(0, 19).replace('T', ' ');
 }
 
+/** `YYYY-MM-DD HH:MM:SS` (UTC) of now, rounded down to the second: due to any look that reads the clock after it. */
+export function datetimeNow(): string {
+  return new Date().toISOString().slice(0, 19).replace('T', ' ');
+}
+
 /**
  * A new Standard Webhooks message id: the same for every attempt of one delivery. 122 random bits from Node's batched
  * UUID entropy (randomBytes(16) per create was one syscall-sized draw each, 1.4% of a create with a webhook).
