@@ -35,6 +35,7 @@ import {
   normalizeValues,
 } from './checks';
 import { checkDataOptions } from './data-options';
+import { checkLinksFirst, hasLinks, linkValues, linksMoved } from './links-first';
 import { fieldLists, tableFields } from '../registry/field-lists';
 import { checkName, defaultNamingSeries, hashName, makeName } from './naming';
 import type { DocumentSession } from './session';
@@ -354,6 +355,14 @@ export class DocumentTransaction implements DocumentSession {
       doc.modified_by = this.user.name;
       doc.docstatus = docstatus as 0 | 1 | 2;
       this.prepareChildren(binding, doc, stamp);
+      // Links before the validate hooks, as Frappe's: the hooks see the fetched values (links-first.ts).
+      const checkingLinks = action !== 'cancel' && !op.ignoreLinks && hasLinks(binding.meta, registry);
+      const linksChecked = checkingLinks
+        ? await checkLinksFirst(this.site.rows, trx, binding, registry, doc, {
+            restriction: op.linkRestriction,
+            stored,
+          })
+        : undefined;
       for (const hook of BEFORE_WRITE[action]) if ((pending = this.hook(points, op, hook))) await pending;
       const data = this.data(doc);
       const writing = op as WritingSave;
@@ -364,9 +373,9 @@ export class DocumentTransaction implements DocumentSession {
         for (const { field, child } of tableFields(binding.meta, registry))
           for (const row of (data[field.fieldname] as DocData[] | undefined) ?? [])
             normalizeValues(child.meta, row);
-        // Links before mandatory, as Frappe's _validate_links runs before _validate: a mandatory field may be one the
-        // Link check fetches (fetch_from).
-        if (!op.ignoreLinks)
+        // Again only for Links the hooks changed (as the first check, before the mandatory one: a mandatory field may
+        // be one the Link check fetches).
+        if (checkingLinks && linksMoved(linksChecked ?? [], linkValues(binding.meta, registry, data)))
           await checkLinks(this.site.rows, trx, binding, registry, data, {
             restriction: op.linkRestriction,
             stored,
