@@ -114,7 +114,8 @@ function docProblems(doc: LoadedDocType, byName: ReadonlyMap<string, LoadedDocTy
     fields.flatMap((f) => (isObject(f) && typeof f.fieldname === 'string' ? [f.fieldname] : [])),
   );
   const istable = truthy(json.istable);
-  const firstAt = new Map<string, number>();
+  // By lower-cased fieldname: SQLite's and MariaDB's column names ignore case, so `Qty` beside `qty` is one column.
+  const firstAt = new Map<string, { at: number; fieldname: string }>();
   // (Past 61 characters the schema has said the name is too long.)
   if (
     typeof json.name === 'string' &&
@@ -135,10 +136,16 @@ function docProblems(doc: LoadedDocType, byName: ReadonlyMap<string, LoadedDocTy
         ? `${String(fieldtype)} field "${fieldname}"`
         : `${String(fieldtype)} field`;
     if (typeof fieldname === 'string') {
-      const first = firstAt.get(fieldname);
-      if (first !== undefined)
-        add(`${at}/fieldname`, `duplicate fieldname "${fieldname}" (first at /fields/${first})`);
-      else firstAt.set(fieldname, i);
+      const lower = fieldname.toLowerCase();
+      const first = firstAt.get(lower);
+      if (first === undefined) firstAt.set(lower, { at: i, fieldname });
+      else if (first.fieldname === fieldname)
+        add(`${at}/fieldname`, `duplicate fieldname "${fieldname}" (first at /fields/${first.at})`);
+      else
+        add(
+          `${at}/fieldname`,
+          `fieldname "${fieldname}" differs from "${first.fieldname}" (at /fields/${first.at}) only in case: column names ignore case on SQLite and MariaDB`,
+        );
       if (Buffer.byteLength(fieldname) > MAX_IDENTIFIER_BYTES)
         add(
           `${at}/fieldname`,
@@ -155,6 +162,11 @@ function docProblems(doc: LoadedDocType, byName: ReadonlyMap<string, LoadedDocTy
         } else {
           add(`${at}/fieldname`, `fieldname "${fieldname}" clashes with the standard column "${fieldname}"`);
         }
+      } else if (STANDARD_COLUMNS.has(lower) || (istable && CHILD_COLUMNS.has(lower))) {
+        add(
+          `${at}/fieldname`,
+          `fieldname "${fieldname}" clashes with the standard column "${lower}": column names ignore case on SQLite and MariaDB`,
+        );
       }
     }
     const blank =

@@ -199,6 +199,33 @@ const cases: Array<[string, LoadedDocType[], Want[]]> = [
     [{ pointer: '/fields/2/fieldname', message: 'duplicate fieldname "a" (first at /fields/0)' }],
   ],
   [
+    'fieldnames differing only in case, or from a standard column, are one column on SQLite and MariaDB',
+    [
+      doc(
+        withFields([
+          { fieldname: 'qty', fieldtype: 'Int' },
+          { fieldname: 'Qty', fieldtype: 'Int' },
+          { fieldname: 'Name', fieldtype: 'Data' },
+          { fieldname: 'DocStatus', fieldtype: 'Int' },
+        ]),
+      ),
+    ],
+    [
+      {
+        pointer: '/fields/1/fieldname',
+        message: 'fieldname "Qty" differs from "qty" (at /fields/0) only in case',
+      },
+      {
+        pointer: '/fields/2/fieldname',
+        message: 'clashes with the standard column "name": column names ignore case',
+      },
+      {
+        pointer: '/fields/3/fieldname',
+        message: 'clashes with the standard column "docstatus": column names ignore case',
+      },
+    ],
+  ],
+  [
     'fieldname clashes with a standard column',
     [
       doc(
