@@ -75,16 +75,16 @@ function mysqlType({ kind, length }: ColumnTarget): string {
   }
 }
 
-/** Patterns of text that converts exactly, per target kind. */
+/** Patterns of text that converts exactly, per target kind (`\z`: PCRE's `$` also matches before a final newline). */
 const EXACT_TEXT: Partial<Record<string, string>> = {
-  int: '^[+-]?[0-9]+$',
-  bigint: '^[+-]?[0-9]+$',
-  check: '^[+-]?[0-9]+$',
-  decimal: '^[+-]?[0-9]{1,12}([.][0-9]{0,9})?$',
-  rating: '^[+-]?[0-9]([.][0-9]{0,2})?$',
-  date: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
-  datetime: '^[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,6})?)?)?$',
-  time: '^[0-9]{1,3}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,6})?)?$',
+  int: '^[+-]?[0-9]+\\z',
+  bigint: '^[+-]?[0-9]+\\z',
+  check: '^[+-]?[0-9]+\\z',
+  decimal: '^[+-]?[0-9]{1,12}([.][0-9]{0,9})?\\z',
+  rating: '^[+-]?[0-9]([.][0-9]{0,2})?\\z',
+  date: '^[0-9]{4}-[0-9]{2}-[0-9]{2}\\z',
+  datetime: '^[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,6})?)?)?\\z',
+  time: '^[0-9]{1,3}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,6})?)?\\z',
 };
 
 /** Bytes an InnoDB index key holds (innodb_page_size 16k). */
