@@ -25,6 +25,9 @@ export function patchFile(patch: PatchLine): string {
   return file;
 }
 
+/** `text` on one line (a compiler's or a driver's message may have several): the CLI prints the error as one. */
+const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, ' ').trim();
+
 /** The module of a patch line. */
 function loadPatch(patch: PatchLine): PatchModule {
   const file = patchFile(patch);
@@ -38,7 +41,9 @@ function loadPatch(patch: PatchLine): PatchModule {
       err instanceof SyntaxError && file.endsWith('.ts')
         ? ' (npm run build compiles patches/ for npm start)'
         : '';
-    throw new PatchError(`${where}: cannot be loaded: ${(err as Error).message}${hint}`, { cause: err });
+    throw new PatchError(`${where}: cannot be loaded: ${oneLine((err as Error).message)}${hint}`, {
+      cause: err,
+    });
   }
   const execute = mod.execute ?? mod.default?.execute;
   if (typeof execute !== 'function') throw new PatchError(`${where}: exports no execute(ctx) function`);
@@ -61,7 +66,7 @@ export async function runPatches(
     try {
       await runPatch(site, execute, (q) => recordPatch(site, q, patch.key));
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = oneLine(err instanceof Error ? err.message : String(err));
       logger().error({ event: 'patch_failed', patch: patch.key, phase, err: message }, 'patch failed');
       throw new PatchError(`patch ${patch.key} (${PATCHES_FILE}:${patch.line}) failed: ${message}`, {
         cause: err,

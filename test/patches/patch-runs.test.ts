@@ -146,6 +146,17 @@ test('a patch whose module is missing, or exports no execute, stops the migratio
   await expect(migrate()).rejects.toThrow(
     'patches.txt:1 patches.missing.empty: exports no execute(ctx) function',
   );
+  // A module that fails to load with a message of several lines (as a compiler's): the error is one line.
+  project.patch(
+    'patches.missing.broken',
+    "throw new Error('Transform failed with 1 error:\\n  x.ts:1:25: ERROR');\n",
+  );
+  project.list('patches.missing.broken\n');
+  const broken = await migrate().catch((err: Error) => err);
+  expect(broken).toBeInstanceOf(PatchError);
+  expect((broken as Error).message).toMatch(/^patches\.txt:1 patches\.missing\.broken: cannot be loaded: \S/);
+  expect((broken as Error).message).toContain('Transform failed with 1 error: x.ts:1:25: ERROR');
+  expect((broken as Error).message).not.toContain('\n');
 });
 
 test('a new site records its patches as done without running them, as Frappe installs a site', async () => {
