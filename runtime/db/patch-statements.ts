@@ -15,4 +15,10 @@ export interface PatchStatements {
   renameTable(knex: Knex, from: string, to: string): Promise<void>;
   /** Runs `sql` with knex bindings (`?` a value, `??` an identifier); the rows it returns (none for a statement without). */
   run(knex: Knex, sql: string, bindings: readonly unknown[]): Promise<PatchRow[]>;
+  /**
+   * Runs one step of a patch (a ctx call) in the patch's open transaction `knex`, so that a failure the patch catches
+   * undoes that step and leaves the transaction usable, as a failed statement does on SQLite and MariaDB (PostgreSQL
+   * ends the transaction otherwise: a savepoint there).
+   */
+  step<T>(knex: Knex, work: () => Promise<T>): Promise<T>;
 }

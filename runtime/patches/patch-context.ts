@@ -72,21 +72,25 @@ function siteIn(site: Site, q: Knex): Site {
 
 /** The context of one patch on `site`, acting in `tx`, whose open transaction is `q`. */
 function patchContext(site: Site, tx: DocumentTransaction, q: Knex): PatchContext {
+  // Each call a step: a failure the patch catches undoes that call alone, on every database.
+  const step = <T>(work: () => Promise<T>): Promise<T> => site.db.patchStatements.step(q, work);
   return {
     site: siteIn(site, q),
-    renameField: (doctype, from, to) => renameField(site, q, doctype, from, to),
-    renameDocType: (from, to) => renameDocType(site, q, from, to),
+    renameField: (doctype, from, to) => step(() => renameField(site, q, doctype, from, to)),
+    renameDocType: (from, to) => step(() => renameDocType(site, q, from, to)),
     sql: (text, bindings = []) => {
       if (typeof text !== 'string' || !text.trim()) throw new PatchError('sql: no statement given');
-      return site.db.patchStatements.run(q, text, bindings);
+      return step(() => site.db.patchStatements.run(q, text, bindings));
     },
-    getDoc: (doctype, name) => tx.run(() => tx.getDoc(doctype, name)),
+    getDoc: (doctype, name) => step(() => tx.run(() => tx.getDoc(doctype, name))),
     saveDoc: (doc) =>
-      tx.run(async () => {
-        if (doc instanceof Document) return doc.save();
-        const { doctype, ...data } = doc;
-        if (typeof doctype !== 'string') throw new PatchError('saveDoc: plain data needs its doctype');
-        return tx.newDoc(doctype, data, typeof data.name === 'string' ? data.name : undefined).insert();
-      }),
+      step(() =>
+        tx.run(async () => {
+          if (doc instanceof Document) return doc.save();
+          const { doctype, ...data } = doc;
+          if (typeof doctype !== 'string') throw new PatchError('saveDoc: plain data needs its doctype');
+          return tx.newDoc(doctype, data, typeof data.name === 'string' ? data.name : undefined).insert();
+        }),
+      ),
   };
 }

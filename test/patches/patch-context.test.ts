@@ -178,3 +178,34 @@ test('a patch that throws after a rename: the rename rolls back with it where DD
     await after.close();
   }
 });
+
+test('a failure the patch catches undoes that call alone: the patch goes on and commits (PostgreSQL too)', async () => {
+  project.patch(
+    'patches.ctx.caught',
+    `export async function execute(ctx: any): Promise<void> {
+  try {
+    await ctx.sql('SELECT * FROM ??', ['tabNo Such Table']);
+  } catch {
+    // expected: the table does not exist
+  }
+  try {
+    await ctx.saveDoc({ doctype: 'ToDo' });
+  } catch {
+    // expected: a ToDo needs its description
+  }
+  await ctx.sql('UPDATE ?? SET ?? = ?', ['tabWidget', 'rate', 3.5]);
+}
+`,
+  );
+  project.list('patches.ctx.ok\npatches.ctx.caught\n');
+  await closeSite(await migrate());
+  const db = connect(t.site.config.databaseUrl);
+  try {
+    expect((await db.knex('tabWidget').pluck('rate')).map(Number)).toEqual([3.5, 3.5]);
+    expect(
+      Number((await db.knex('tabPatch Log').where({ patch: 'patches.ctx.caught' }).count({ n: '*' }))[0]?.n),
+    ).toBe(1);
+  } finally {
+    await db.close();
+  }
+});

@@ -5,6 +5,9 @@ import type { Knex } from 'knex';
 import type { PatchStatements } from '../patch-statements';
 import { quoteIdent } from './statements';
 
+/** Savepoints made by `step`, for their names. */
+let steps = 0;
+
 /** The patch statements of PostgreSQL. */
 export const POSTGRES_PATCH_STATEMENTS: PatchStatements = {
   async renameColumn(knex, table, from, to) {
@@ -27,5 +30,21 @@ export const POSTGRES_PATCH_STATEMENTS: PatchStatements = {
     // node-postgres through knex: a result whose `rows` is empty for a statement that returns none.
     const result = (await knex.raw(sql, [...bindings] as Knex.RawBinding[])) as { rows?: unknown };
     return Array.isArray(result.rows) ? (result.rows as Record<string, unknown>[]) : [];
+  },
+
+  async step(knex, work) {
+    // A failed statement ends PostgreSQL's transaction: each step runs in a savepoint of its own (numbered, so that
+    // steps a patch runs at once roll back to their own).
+    const savepoint = quoteIdent(`svc_patch_step_${++steps}`);
+    await knex.raw(`SAVEPOINT ${savepoint}`);
+    let result;
+    try {
+      result = await work();
+    } catch (err) {
+      await knex.raw(`ROLLBACK TO SAVEPOINT ${savepoint}`);
+      throw err;
+    }
+    await knex.raw(`RELEASE SAVEPOINT ${savepoint}`);
+    return result;
   },
 };

@@ -23,4 +23,7 @@ export const SQLITE_PATCH_STATEMENTS: PatchStatements = {
     const result: unknown = await knex.raw(sql, [...bindings] as Knex.RawBinding[]);
     return Array.isArray(result) ? (result as Record<string, unknown>[]) : [];
   },
+
+  // A failed statement undoes itself and leaves the transaction open.
+  step: (_knex, work) => work(),
 };
