@@ -3,17 +3,20 @@
 //   bulk_insert of the same documents (also a job past the async threshold), each on a fresh site, in both orders; the
 //   ratio is bulk_insert's time over the import's (target ≥ 0.8);
 // - export of BENCH_EXPORT_ROWS (default 500,000) ToDos as CSV, XLSX and JSON to a sink that drops the bytes: rows/s (target
-//   ≥ 50,000) and the growth of RSS over the run, sampled every 50 ms (target < 50 MB).
+//   ≥ 50,000) and the growth of RSS over the run, sampled every 50 ms (target < 50 MB);
+// - a Data Import preview of BENCH_PREVIEW_LINES (default 300,000) CSV lines: the growth of RSS over the request
+//   (target < 100 MB: the preview reads one document at a time; it held the whole file's documents before).
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createTestSite, type TestSite } from '../test/helpers/test-site';
-import { importFile } from '../test/data-io/import-helpers';
+import { callImportMethod, importFile, newImport, uploadFile } from '../test/data-io/import-helpers';
 import { exportSource } from '../runtime/data-export/export-pages';
 import { type ExportFormat, exportStream } from '../runtime/data-export/export-stream';
 import { ADMINISTRATOR } from '../runtime/site';
 
 const IMPORT_DOCS = Number(process.env.BENCH_IMPORT_DOCS ?? 20_000);
 const EXPORT_ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 500_000);
+const PREVIEW_LINES = Number(process.env.BENCH_PREVIEW_LINES ?? 300_000);
 const docs = Array.from({ length: IMPORT_DOCS }, (_, i) => ({
   description: `bench todo ${i}`,
   priority: 'Low',
@@ -125,7 +128,40 @@ async function exportLine(
   }
 }
 
+async function previewLine(): Promise<{ rssGrowthMb: number; ms: number }> {
+  const t = await createTestSite();
+  try {
+    const lines = Array.from({ length: PREVIEW_LINES }, (_, i) => `preview todo ${i},Low,Open`);
+    const url = await uploadFile(
+      t,
+      t.adminToken,
+      `description,priority,status\n${lines.join('\n')}\n`,
+      'big.csv',
+    );
+    const name = await newImport(t, t.adminToken, 'ToDo', url);
+    global.gc?.();
+    const rssStart = process.memoryUsage().rss;
+    let rssPeak = rssStart;
+    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 50);
+    const [ms, res] = await timed(() =>
+      callImportMethod(t, t.adminToken, 'get_preview_from_template', { data_import: name }),
+    );
+    clearInterval(sampler);
+    if (res.body.data?.payload_count !== PREVIEW_LINES)
+      throw new Error(`preview: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+    return { rssGrowthMb: (rssPeak - rssStart) / 2 ** 20, ms };
+  } finally {
+    await t.close();
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.env.BENCH_PREVIEW !== '0') {
+    const preview = await previewLine();
+    console.log(
+      `preview of a ${PREVIEW_LINES}-line CSV import: ${Math.round(preview.ms)} ms; RSS growth ${preview.rssGrowthMb.toFixed(1)} MB (target < 100)`,
+    );
+  }
   if (process.env.BENCH_IMPORT !== '0') {
     // Both orders (bulk_insert, import, import, bulk_insert): on a loaded machine the load drifts within a run, and
     // the second line runs on a warmer process; the ratio is of the sums.
@@ -139,7 +175,9 @@ async function main(): Promise<void> {
     );
   }
   // BENCH_EXPORT_FORMATS (default csv,xlsx,json): the formats exported, each on a fresh site.
-  for (const format of (process.env.BENCH_EXPORT_FORMATS ?? 'csv,xlsx,json').split(',') as ExportFormat[]) {
+  for (const format of (process.env.BENCH_EXPORT_FORMATS ?? 'csv,xlsx,json')
+    .split(',')
+    .filter(Boolean) as ExportFormat[]) {
     const exp = await exportLine(format);
     console.log(
       `export ${EXPORT_ROWS} ToDos as ${format}: ${Math.round(exp.ms)} ms, ${exp.rowsPerSecond} rows/s (target ≥ 50,000); RSS growth ${exp.rssGrowthMb.toFixed(1)} MB (target < 50)`,

@@ -22,7 +22,7 @@ import { jobQueueOf } from '../jobs/job-queue';
 import { clearFailedLogs, importLogs } from './import-log';
 import { assertCanImport } from './import-rights';
 import { openAttachedFile } from './import-source';
-import { checkImportFile, planImport, type ImportPlan } from './plan-import';
+import { checkImportFile, streamImport } from './plan-import';
 import { readLines } from './read-table';
 import { importTypeOf, type ImportType } from './run-import';
 
@@ -70,16 +70,6 @@ async function importInput(caller: Caller, record: Record<string, unknown>, file
   return { doctype, binding, type, source };
 }
 
-/** The plan of a Data Import's attached file (`import_file`, or the one the request names). */
-async function planOf(
-  caller: Caller,
-  record: Record<string, unknown>,
-  file?: unknown,
-): Promise<{ doctype: string; type: ImportType; plan: ImportPlan }> {
-  const { doctype, binding, type, source } = await importInput(caller, record, file);
-  return { doctype, type, plan: await planImport(caller.site, binding, source.kind, source.stream) };
-}
-
 /** Runs one document through the insert or update path in a transaction that is rolled back; its errors, if any. */
 async function checkDocument(
   caller: Caller,
@@ -112,14 +102,24 @@ async function checkDocument(
  */
 export async function getPreviewFromTemplate(ctx: AppContext): Promise<unknown> {
   const { caller, record } = await importRecord(ctx, 'data_import', 'read');
-  const { doctype, type, plan } = await planOf(caller, record, requestParams(ctx).import_file);
+  const { doctype, binding, type, source } = await importInput(
+    caller,
+    record,
+    requestParams(ctx).import_file,
+  );
+  // One document at a time: a preview keeps what it answers, not the file (concurrent previews of a large file ran
+  // the process out of memory as whole plans).
+  const { layout, documents } = await streamImport(caller.site, binding, source.kind, source.stream);
   const warnings: { row: number[]; message: string; exc_type?: string }[] = [];
   let count = 0;
   const warn = (warning: (typeof warnings)[number]) => {
     if (++count <= PREVIEW_WARNINGS) warnings.push(warning);
   };
   let checked = 0;
-  for (const { lines, doc, errors } of plan.documents) {
+  let payload = 0;
+  const shown: { lines: number[]; doc: Record<string, unknown> }[] = [];
+  for await (const { lines, doc, errors } of documents) {
+    if (payload++ < PREVIEW_DOCUMENTS) shown.push({ lines, doc });
     if (errors.length) {
       for (const message of errors) warn({ row: lines, message, exc_type: 'ValidationError' });
       continue;
@@ -130,9 +130,9 @@ export async function getPreviewFromTemplate(ctx: AppContext): Promise<unknown> 
     if (problem) warn({ row: lines, ...problem });
   }
   return {
-    columns: plan.layout.columns.map((c) => c.key),
-    data: plan.documents.slice(0, PREVIEW_DOCUMENTS).map((d) => ({ lines: d.lines, doc: d.doc })),
-    payload_count: plan.documents.length,
+    columns: layout.columns.map((c) => c.key),
+    data: shown,
+    payload_count: payload,
     checked_count: checked,
     warnings,
     warnings_count: count,

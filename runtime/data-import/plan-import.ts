@@ -27,6 +27,20 @@ async function openTable(
   return { layout: importLayout(site, binding, head.value), rest: { [Symbol.asyncIterator]: () => lines } };
 }
 
+/**
+ * The file's layout and its documents as they are read, one at a time: what a pass that needs each document once keeps
+ * in memory is the parser's, not the file's (a preview of a 20 MB file held about 750 MB as a plan).
+ */
+export async function streamImport(
+  site: Site,
+  binding: DocTypeBinding,
+  kind: TableKind,
+  source: Readable | Buffer,
+): Promise<{ layout: TemplateLayout; documents: AsyncIterable<ImportDocument> }> {
+  const { layout, rest } = await openTable(site, binding, kind, source);
+  return { layout, documents: importDocuments(layout, rest) };
+}
+
 /** Reads the file (`kind`) into the documents of `binding`. */
 export async function planImport(
   site: Site,
@@ -34,9 +48,9 @@ export async function planImport(
   kind: TableKind,
   source: Readable | Buffer,
 ): Promise<ImportPlan> {
-  const { layout, rest } = await openTable(site, binding, kind, source);
+  const { layout, documents: read } = await streamImport(site, binding, kind, source);
   const documents: ImportDocument[] = [];
-  for await (const doc of importDocuments(layout, rest)) documents.push(doc);
+  for await (const doc of read) documents.push(doc);
   return { layout, documents };
 }
 
