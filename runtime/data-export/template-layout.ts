@@ -67,6 +67,9 @@ export function defaultColumnKeys(site: Site, binding: DocTypeBinding, access: Q
     else if (isTableType(f.fieldtype)) {
       const table = tableOf(site, binding, f.fieldname);
       if (!table) continue;
+      // Each child row's name (Frappe's "ID (<table>)" column): an update import of the file matches its rows with the
+      // stored ones, which keep what the file leaves out (fields the exporter could not read); an insert ignores it.
+      tables.push(`${f.fieldname}.name`);
       for (const c of table.child.meta.fields)
         if (carried(table.child.meta, c.fieldname) && access.canReadField(table.child.meta, c.fieldname))
           tables.push(`${f.fieldname}.${c.fieldname}`);

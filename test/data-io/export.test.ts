@@ -141,6 +141,7 @@ test('permlevels: a reader without level 1 gets no level-1 columns, in children 
     'order_date',
     'ship_at',
     'note',
+    'lines.name',
     'lines.item',
     'lines.qty',
     'lines.rate',

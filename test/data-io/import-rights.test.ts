@@ -120,3 +120,48 @@ test('the meta shows allow_import', async () => {
     expect(res.body.data.allow_import).toBe(flag);
   }
 });
+
+test("a reader's export, edited and imported as an update, keeps the child values the reader cannot see", async () => {
+  const made = await t.http
+    .post('/api/v2/document/Query Order')
+    .set('Authorization', t.adminToken)
+    .send({
+      title: 'round trip by a reader',
+      lines: [
+        { item: 'r1', qty: 1, unit_cost: 11 },
+        { item: 'r2', qty: 2, unit_cost: 22 },
+      ],
+    });
+  expect(made.status).toBe(201);
+  const order = made.body.data;
+  const exported = await t.http
+    .get('/api/v2/document/Query Order/export')
+    .query({ filters: JSON.stringify([['name', '=', order.name]]) })
+    .set('Authorization', importer);
+  expect(exported.status).toBe(200);
+  const lines = exported.text.replace(/^\ufeff/, '').split('\n');
+  const header = (lines[0] as string).split(',');
+  expect(header).toContain('lines.name');
+  expect(header).not.toContain('lines.unit_cost');
+  // The first row's qty 1 → 5.
+  const qty = header.indexOf('lines.qty');
+  const first = (lines[1] as string).split(',');
+  first[qty] = '5';
+  lines[1] = first.join(',');
+  const { job } = await importFile(
+    t,
+    importer,
+    'Query Order',
+    lines.join('\n'),
+    'reader-update.csv',
+    'Update Existing Records',
+  );
+  expect(job.result).toEqual({ total: 1, success_count: 1, failure_count: 0 });
+  const after = await t.http
+    .get(`/api/v2/document/Query Order/${order.name}`)
+    .set('Authorization', t.adminToken);
+  expect(after.body.data.lines.map((l: any) => [l.name, l.item, l.qty, l.unit_cost])).toEqual([
+    [order.lines[0].name, 'r1', 5, 11],
+    [order.lines[1].name, 'r2', 2, 22],
+  ]);
+}, 60_000);
