@@ -30,8 +30,15 @@ function workbookXml(sheetName: string): string {
 /** Characters XML 1.0 cannot hold at all (control characters but tab, line feed and carriage return; lone surrogates). */
 const NOT_XML =
   /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-const XML_SPECIAL = /[&<>"]/g;
-const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
+// A carriage return as a character reference: XML readers turn a literal one (and CR LF) into a line feed.
+const XML_SPECIAL = /[&<>"\r]/g;
+const ENTITIES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  '\r': '&#13;',
+};
 
 /** Text as XML character data: markup characters escaped, characters XML cannot carry dropped. */
 export function escapeXml(text: string): string {

@@ -31,6 +31,8 @@ beforeAll(async () => {
     { title: 'one line', status: 'Cancelled', lines: [{ item: '@x', qty: -1, rate: -1.5 }] },
     // Text that already begins with the export's escape: it gets one more, and the import removes one.
     { title: "'=already escaped", status: 'Open', lines: [{ item: "''+1" }] },
+    // Carriage returns: an XLSX reader turns a literal one (and CR LF) into a line feed.
+    { title: '\r=1', status: 'Open', note: 'a\r\nb', lines: [{ item: 'x\ry' }] },
   ];
   for (const order of orders) {
     const res = await from.http
@@ -79,8 +81,8 @@ describe.each(['csv', 'xlsx'])('%s', (format) => {
     expect(exported.status).toBe(200);
     const { job } = await importFile(to, to.adminToken, 'Query Order', raw(exported), `orders.${format}`);
     expect(job.status).toBe('finished');
-    expect(job.result).toEqual({ total: 4, success_count: 4, failure_count: 0 });
-    expect(job.progress).toEqual({ done: 4, total: 4 });
+    expect(job.result).toEqual({ total: 5, success_count: 5, failure_count: 0 });
+    expect(job.progress).toEqual({ done: 5, total: 5 });
     expect(await documents(to)).toEqual(await documents(from));
   }, 60_000);
 });
