@@ -4,11 +4,11 @@
 import type { Caller } from '../document/caller';
 import type { DocData } from '../db/row-store';
 import type { DocTypeBinding } from '../registry/registry';
-import { DataError, PermissionError } from '../errors/errors';
+import { DataError } from '../errors/errors';
 import { jsonParam } from '../http/params';
 import { listDocuments } from '../operations/list-operations';
 import { logger } from '../log/logger';
-import { holdsBulkRight } from '../permissions/doctype-permission';
+import { holdsBulkRight, refusal } from '../permissions/doctype-permission';
 import { queryAccess } from '../permissions/query-access';
 import { bindingFor } from '../operations/doctype-binding';
 import { defaultColumnKeys, layoutOf, type TemplateLayout } from './template-layout';
@@ -58,7 +58,8 @@ function hasFilters(params: Record<string, unknown>): boolean {
 function assertCanExport(caller: Caller, binding: DocTypeBinding): void {
   const { user } = caller;
   if (holdsBulkRight(user, binding.meta, 'export')) return;
-  throw new PermissionError(`You are not allowed to export ${binding.meta.name}`);
+  // A Guest is 401 (docs/auth.md), never 403.
+  throw refusal(user, `You are not allowed to export ${binding.meta.name}`);
 }
 
 /**
