@@ -62,6 +62,8 @@ export function importLayout(site: Site, binding: DocTypeBinding, header: readon
 const FORMULA = /^(?:[=@\t\r]|[+-](?![\d.(][\d\s.,()/-]*$| [^=+\-@|!\t\r]*$))/;
 /** Text escaped by an export: one `'` (or more, for text that began with them) before a formula start; one is removed. */
 const ESCAPED = /^'+[=+\-@\t\r]/;
+/** A number as decimal text (thousands commas already removed): not `0x10`, `0b1`, `Infinity` or an empty cell. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 const isoDate = (d: Date) => `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
 const isoTime = (d: Date) => `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
@@ -83,7 +85,8 @@ function valueOf(column: TemplateColumn, cell: string | number | Date): unknown 
       return cell instanceof Date ? `${isoDate(cell)} ${isoTime(cell)}` : String(cell);
     case 'integer':
     case 'number': {
-      const n = typeof cell === 'number' ? cell : Number(String(cell).trim().replace(/,/g, ''));
+      const text = typeof cell === 'number' ? '' : String(cell).trim().replace(/,/g, '');
+      const n = typeof cell === 'number' ? cell : DECIMAL.test(text) ? Number(text) : NaN;
       if (cell instanceof Date || !Number.isFinite(n) || (kind === 'integer' && !Number.isInteger(n)))
         throw new Error(`${column.key}: ${clipKey(String(cell).slice(0, 40))} is not a number`);
       return n;

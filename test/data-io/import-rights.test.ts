@@ -165,3 +165,32 @@ test("a reader's export, edited and imported as an update, keeps the child value
     [order.lines[1].name, 'r2', 2, 22],
   ]);
 }, 60_000);
+
+test('a number cell must be decimal text: 0x10, 0b1 and Infinity fail their document, 1,200 is 1200', async () => {
+  const csv = 'title,qty\nhex,0x10\nbinary,0b1\ninfinite,Infinity\nplain,12\nthousands,"1,200"\n';
+  const name = await newImport(
+    t,
+    t.adminToken,
+    'Query Order',
+    await uploadFile(t, t.adminToken, csv, 'n.csv'),
+  );
+  const preview = await callImportMethod(t, t.adminToken, 'get_preview_from_template', { data_import: name });
+  expect(preview.status).toBe(200);
+  expect(preview.body.data.warnings.map((w: any) => [w.row, w.message])).toEqual([
+    [[2], 'line 2: qty: "0x10" is not a number'],
+    [[3], 'line 3: qty: "0b1" is not a number'],
+    [[4], 'line 4: qty: "Infinity" is not a number'],
+  ]);
+  expect(preview.body.data.data.map((d: any) => d.doc.qty)).toEqual([
+    undefined,
+    undefined,
+    undefined,
+    12,
+    1200,
+  ]);
+});
+
+test('a Guest is 401 at the export, as everywhere (not 403)', async () => {
+  const res = await t.http.get('/api/v2/document/Query Order/export');
+  expect(res.status).toBe(401);
+});
