@@ -31,7 +31,8 @@ export function exportFormat(raw: unknown): ExportFormat {
 /** Called after each page with the number of documents written so far. */
 export type ExportProgress = (documents: number) => void;
 
-const NEEDS_QUOTES = /[",\r\n]/;
+// `;` too: a spreadsheet whose list separator is `;` would split `x;=HYPERLINK(…)` into a cell that runs as a formula.
+const NEEDS_QUOTES = /[",;\r\n]/;
 
 /** One CSV line (RFC 4180: a cell with a comma, a quote or a line break is quoted, its quotes doubled). */
 export function csvLine(cells: readonly (string | number | null)[]): string {

@@ -4,6 +4,7 @@ import ExcelJS from 'exceljs';
 import { parse } from 'csv-parse/sync';
 import { fixtureRegistry } from '../helpers/fixture-registry';
 import { captureLog } from '../helpers/captured-log';
+import { csvLine } from '../../runtime/data-export/export-stream';
 import { createTestSite, createUser, type TestSite } from '../helpers/test-site';
 
 let t: TestSite;
@@ -217,4 +218,10 @@ test('every export of documents leaves an audit line: who, which DocType, filter
     ['reader@export.test', 'Query Order', false],
     ['Administrator', 'ToDo', true],
   ]);
+});
+
+test('CSV cells holding a ; are quoted: a spreadsheet splitting on ; keeps x;=HYPERLINK(…) one text cell', () => {
+  expect(csvLine(['x;=HYPERLINK("http://evil")', 'plain', 1])).toBe(
+    '"x;=HYPERLINK(""http://evil"")",plain,1\n',
+  );
 });
