@@ -9,7 +9,7 @@ import { loadConfig } from '../config/config';
 import { logToStderr } from '../log/logger';
 import { exportSource } from '../data-export/export-pages';
 import { exportFormat, exportStream } from '../data-export/export-stream';
-import { planImport } from '../data-import/plan-import';
+import { checkImportFile, streamImport } from '../data-import/stream-import';
 import { tableKindOf } from '../data-import/read-table';
 import { runImport } from '../data-import/run-import';
 import type { Caller } from '../document/caller';
@@ -71,13 +71,10 @@ export async function importCommand(argv: string[]): Promise<number> {
       return 1;
     }
     const kind = tableKindOf(file);
-    const plan = await planImport(
-      site,
-      binding,
-      kind,
-      kind === 'csv' ? createReadStream(file) : readFileSync(file),
-    );
-    const total = plan.documents.length;
+    const open = () => (kind === 'csv' ? createReadStream(file) : readFileSync(file));
+    // Counted first (for the progress bar), then read again as it is imported: the file is never held whole.
+    const total = await checkImportFile(site, binding, kind, open());
+    const { documents } = await streamImport(site, binding, kind, open());
     const bar = progressBar(doctype);
     const failures: string[] = [];
     let done = 0;
@@ -86,15 +83,12 @@ export async function importCommand(argv: string[]): Promise<number> {
       { site, user: admin, version: 2 },
       doctype,
       values.update ? 'Update Existing Records' : 'Insert New Records',
-      plan,
+      documents,
       {
         done: new Map(),
         success: async () => step(),
-        failure: async (index, outcome) => {
-          if (!outcome.ok)
-            failures.push(
-              `lines ${plan.documents[index]?.lines.join(',')}: ${outcome.error}: ${outcome.message}`,
-            );
+        failure: async (_index, outcome, lines) => {
+          if (!outcome.ok) failures.push(`lines ${lines.join(',')}: ${outcome.error}: ${outcome.message}`);
           step();
         },
         stopping: () => false,

@@ -11,7 +11,7 @@ import { requestPacer } from '../jobs/pacing';
 import type { Site } from '../site';
 import { logItemStore, type LoggedOutcome } from './import-log';
 import { openAttachedFile } from './import-source';
-import { planImport } from './plan-import';
+import { streamImport } from './stream-import';
 import { importTypeOf, runImport } from './run-import';
 
 /** The job kind of imports. */
@@ -88,30 +88,30 @@ async function runImportJob(run: JobRun): Promise<unknown> {
     const binding = site.registry.get(doctype);
     if (!binding) throw new DoesNotExistError(`DocType ${doctype.slice(0, 140)} not found`);
     const file = await openAttachedFile(site, user, record.import_file);
-    const plan = await planImport(site, binding, file.kind, file.stream);
-    const logged = (index: number, outcome: ItemOutcome): LoggedOutcome => ({
+    const { documents } = await streamImport(site, binding, file.kind, file.stream);
+    const logged = (outcome: ItemOutcome, lines: readonly number[]): LoggedOutcome => ({
       ...outcome,
-      lines: plan.documents[index]?.lines ?? [],
+      lines: [...lines],
     });
-    const finished = await runImport(
+    const total = await runImport(
       { site, user, version: 2 },
       doctype,
       importTypeOf(record.import_type),
-      plan,
+      documents,
       {
         done: run.items.done,
-        success: (trx, index, outcome) => run.items.recordIn(trx, index, logged(index, outcome)),
-        failure: (index, outcome) => run.items.record(index, logged(index, outcome)),
+        success: (trx, index, outcome, lines) => run.items.recordIn(trx, index, logged(outcome, lines)),
+        failure: (index, outcome, lines) => run.items.record(index, logged(outcome, lines)),
         stopping: () => run.items.stopping(),
         pace: requestPacer(),
       },
     );
-    if (!finished) return REQUEUE;
+    if (total === undefined) return REQUEUE;
     const outcomes = [...(await run.items.all()).values()] as { ok: boolean }[];
     const success = outcomes.filter((o) => o.ok).length;
     const failed = outcomes.length - success;
     await setImportFields(site, name, { status: finalStatus(success, failed) });
-    return { total: plan.documents.length, success_count: success, failure_count: failed };
+    return { total, success_count: success, failure_count: failed };
   } catch (err) {
     await setImportFields(site, name, { status: 'Error' });
     throw err;

@@ -22,7 +22,7 @@ import { jobQueueOf } from '../jobs/job-queue';
 import { clearFailedLogs, importLogs } from './import-log';
 import { assertCanImport } from './import-rights';
 import { openAttachedFile } from './import-source';
-import { checkImportFile, streamImport } from './plan-import';
+import { checkImportFile, streamImport } from './stream-import';
 import { readLines } from './read-table';
 import { importTypeOf, type ImportType } from './run-import';
 

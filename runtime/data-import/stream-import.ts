@@ -8,12 +8,6 @@ import type { Site } from '../site';
 import { countDocuments, importDocuments, importLayout, type ImportDocument } from './import-documents';
 import { readLines, type Cell, type TableKind } from './read-table';
 
-/** An import file, parsed. */
-export interface ImportPlan {
-  layout: TemplateLayout;
-  documents: ImportDocument[];
-}
-
 /** The file's layout (from its header row) and its lines after the header. */
 async function openTable(
   site: Site,
@@ -28,8 +22,8 @@ async function openTable(
 }
 
 /**
- * The file's layout and its documents as they are read, one at a time: what a pass that needs each document once keeps
- * in memory is the parser's, not the file's (a preview of a 20 MB file held about 750 MB as a plan).
+ * The file's layout and its documents as they are read, one at a time: a preview or an import keeps what it needs of
+ * each document, not the file (a 20 MB CSV read whole into its documents held about 750 MB).
  */
 export async function streamImport(
   site: Site,
@@ -41,21 +35,8 @@ export async function streamImport(
   return { layout, documents: importDocuments(layout, rest) };
 }
 
-/** Reads the file (`kind`) into the documents of `binding`. */
-export async function planImport(
-  site: Site,
-  binding: DocTypeBinding,
-  kind: TableKind,
-  source: Readable | Buffer,
-): Promise<ImportPlan> {
-  const { layout, documents: read } = await streamImport(site, binding, kind, source);
-  const documents: ImportDocument[] = [];
-  for await (const doc of read) documents.push(doc);
-  return { layout, documents };
-}
-
 /**
- * Reads the whole file as planImport does, refusing it for the same reasons, and counts its documents without
+ * Reads the whole file as streamImport does, refusing it for the same reasons, and counts its documents without
  * reading cells' values (a bad cell fails its document in the job): the check before an import is queued.
  */
 export async function checkImportFile(
