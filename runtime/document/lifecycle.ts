@@ -356,13 +356,13 @@ export class DocumentTransaction implements DocumentSession {
       doc.docstatus = docstatus as 0 | 1 | 2;
       this.prepareChildren(binding, doc, stamp);
       // Links before the validate hooks, as Frappe's: the hooks see the fetched values (links-first.ts).
-      const checkingLinks = action !== 'cancel' && !op.ignoreLinks && hasLinks(binding.meta, registry);
-      const linksChecked = checkingLinks
-        ? await checkLinksFirst(this.site.rows, trx, binding, registry, doc, {
-            restriction: op.linkRestriction,
-            stored,
-          })
-        : undefined;
+      const linksChecked =
+        action !== 'cancel' && !op.ignoreLinks && hasLinks(binding.meta, registry)
+          ? await checkLinksFirst(this.site.rows, trx, binding, registry, doc, {
+              restriction: op.linkRestriction,
+              stored,
+            })
+          : undefined;
       for (const hook of BEFORE_WRITE[action]) if ((pending = this.hook(points, op, hook))) await pending;
       const data = this.data(doc);
       const writing = op as WritingSave;
@@ -375,7 +375,7 @@ export class DocumentTransaction implements DocumentSession {
             normalizeValues(child.meta, row);
         // Again only for Links the hooks changed (as the first check, before the mandatory one: a mandatory field may
         // be one the Link check fetches).
-        if (checkingLinks && linksMoved(linksChecked ?? [], linkValues(binding.meta, registry, data)))
+        if (linksChecked && linksMoved(linksChecked, linkValues(binding.meta, registry, data)))
           await checkLinks(this.site.rows, trx, binding, registry, data, {
             restriction: op.linkRestriction,
             stored,
