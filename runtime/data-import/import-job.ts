@@ -5,11 +5,10 @@ import { randomUUID } from 'node:crypto';
 import { inWriteTransaction } from '../db/write-transaction';
 import { now } from '../db/stored-values';
 import { DoesNotExistError } from '../errors/errors';
-import type { ItemOutcome } from '../operations/bulk-operations';
 import { REQUEUE, registerJobKind, type JobRun } from '../jobs/job-queue';
 import { requestPacer } from '../jobs/pacing';
 import type { Site } from '../site';
-import { logItemStore, type LoggedOutcome } from './import-log';
+import { logItemStore } from './import-log';
 import { openAttachedFile } from './import-source';
 import { streamImport } from './stream-import';
 import { importTypeOf, runImport } from './run-import';
@@ -89,10 +88,6 @@ async function runImportJob(run: JobRun): Promise<unknown> {
     if (!binding) throw new DoesNotExistError(`DocType ${doctype.slice(0, 140)} not found`);
     const file = await openAttachedFile(site, user, record.import_file);
     const { documents } = await streamImport(site, binding, file.kind, file.stream);
-    const logged = (outcome: ItemOutcome, lines: readonly number[]): LoggedOutcome => ({
-      ...outcome,
-      lines: [...lines],
-    });
     const total = await runImport(
       { site, user, version: 2 },
       doctype,
@@ -100,8 +95,8 @@ async function runImportJob(run: JobRun): Promise<unknown> {
       documents,
       {
         done: run.items.done,
-        success: (trx, index, outcome, lines) => run.items.recordIn(trx, index, logged(outcome, lines)),
-        failure: (index, outcome, lines) => run.items.record(index, logged(outcome, lines)),
+        success: (trx, index, outcome, lines) => run.items.recordIn(trx, index, { ...outcome, lines }),
+        failure: (index, outcome, lines) => run.items.record(index, { ...outcome, lines }),
         stopping: () => run.items.stopping(),
         pace: requestPacer(),
       },

@@ -40,9 +40,8 @@ export async function pendingPatches(
 
 /**
  * Records that the patch `key` ran (or, on a new site, that it needs not: `skipped`) in the open transaction `q`, as a
- * row written straight to the
- * Patch Log's table. Not through the document lifecycle: a pre_model_sync patch is recorded before the sync, when the
- * tables the lifecycle reads (Server Scripts, the event log) may not exist yet.
+ * row written straight to the Patch Log's table. Not through the document lifecycle: a pre_model_sync patch is recorded
+ * before the sync, when the tables the lifecycle reads (Server Scripts, the event log) may not exist yet.
  */
 export async function recordPatch(site: Site, q: Knex, key: string, skipped = false): Promise<void> {
   const binding = site.registry.get(PATCH_LOG);
