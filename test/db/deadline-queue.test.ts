@@ -1,5 +1,6 @@
 // The queue of the group commits' waiting works: in order, each answered with the late error at its deadline while it
-// still waits, by one timer, even when nothing else happens; works put back first keep their deadlines.
+// still waits, by one timer, even when nothing else happens; works put back first keep their deadlines. The clock is
+// jest's (timers and Date.now), so a loaded machine cannot move a deadline past the test's next look.
 import { DeadlineQueue } from '../../runtime/db/deadline-queue';
 
 interface Item {
@@ -15,27 +16,34 @@ function item(id: string, inMs: number, answers: Map<string, number>): Item {
   return { id, at: asked + inMs, reject: () => answers.set(id, Date.now() - asked) };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+beforeEach(() => jest.useFakeTimers());
+afterEach(() => jest.useRealTimers());
 
-it('answers each waiting work at its deadline, not before, and keeps the rest in order', async () => {
+it('answers each waiting work at its deadline, not before, and keeps the rest in order', () => {
   const queue = new DeadlineQueue<Item>(late);
   const answers = new Map<string, number>();
   queue.push(item('slow', 400, answers));
   queue.push(item('fast', 60, answers));
   queue.push(item('mid', 150, answers));
-  await sleep(100);
-  expect([...answers.keys()]).toEqual(['fast']);
+  jest.advanceTimersByTime(59);
+  expect(answers.size).toBe(0);
+  jest.advanceTimersByTime(41);
+  expect([...answers.entries()]).toEqual([['fast', 60]]);
   expect(queue.length).toBe(2);
-  await sleep(120);
-  expect([...answers.keys()]).toEqual(['fast', 'mid']);
-  expect(answers.get('mid')).toBeGreaterThanOrEqual(145);
+  jest.advanceTimersByTime(49);
+  expect(answers.has('mid')).toBe(false);
+  jest.advanceTimersByTime(71);
+  expect([...answers.entries()]).toEqual([
+    ['fast', 60],
+    ['mid', 150],
+  ]);
   expect(queue.shift()?.id).toBe('slow');
-  await sleep(250);
+  jest.advanceTimersByTime(250);
   // Taken from the queue before its deadline: the queue no longer answers it.
   expect(answers.has('slow')).toBe(false);
 });
 
-it('answers a work taken after its deadline, and not one taken before', async () => {
+it('answers a work taken after its deadline, and not one taken before', () => {
   const queue = new DeadlineQueue<Item>(late);
   const answers = new Map<string, number>();
   const early = item('early', 1000, answers);
@@ -45,14 +53,16 @@ it('answers a work taken after its deadline, and not one taken before', async ()
   expect([...answers.keys()]).toEqual(['past']);
 });
 
-it('puts works back first, with their deadlines, and arms the timer for them', async () => {
+it('puts works back first, with their deadlines, and arms the timer for them', () => {
   const queue = new DeadlineQueue<Item>(late);
   const answers = new Map<string, number>();
   queue.push(item('queued', 1000, answers));
   const back = [item('back1', 50, answers), item('back2', 1000, answers)];
   queue.unshift(back);
   expect(queue.peek()?.id).toBe('back1');
-  await sleep(120);
+  jest.advanceTimersByTime(49);
+  expect(answers.size).toBe(0);
+  jest.advanceTimersByTime(1);
   expect([...answers.keys()]).toEqual(['back1']);
   expect(queue.drain().map((i) => i.id)).toEqual(['back2', 'queued']);
   expect(queue.length).toBe(0);
