@@ -6,9 +6,10 @@
 // PARALLEL attempts at a time each: a receiver that hangs until the timeout delays its own rows, not the other
 // receivers' sending or recording. A lane records its finished attempts in one write transaction whenever none of its
 // writes is in flight (those that finish meanwhile go in the next), so a row answered at once is recorded at once, not
-// when the lane's slowest attempt ends. A run starts no attempt once it has lasted RUN_BUDGET_MS, well inside its rows'
-// claim, and gives the rows it did not start back to the dispatcher (due now): a lane of hundreds of rows to a receiver
-// that hangs would otherwise outlast the claim, and its rows would be claimed and sent again. One read of the rows and
+// when the lane's slowest attempt ends. A run starts no attempt once RUN_BUDGET_MS has passed since its rows were
+// claimed (a job that waited for a worker has less left), well inside the claim, and gives the rows it did not start
+// back to the dispatcher (due now): a lane of hundreds of rows to a receiver that hangs would otherwise outlast the
+// claim, and its rows would be claimed and sent again. One read of the rows and
 // one of their webhooks per batch, one write per group of finished attempts: under load a job carries many rows, and on
 // SQLite every write transaction is taken from the writes of the requests. Inside each write, one locking read finds
 // the rows still Queued (another worker may have recorded one) and each outcome is the row store's full-row update (a
@@ -41,11 +42,24 @@ import { vetUrl, type VettedUrl } from './vet-url';
 const PARALLEL = 8;
 
 /**
- * How long a run starts attempts, from its start: 4 minutes. Its last attempt ends within MAX_TIMEOUT_S (5 minutes)
- * after that, so the run is done a minute before its rows' claim (LEASE_MS, 10 minutes) lets another process take
- * them; that minute is for the last write and the job's wait for a worker. Half the lease would end with the lease.
+ * How long a run starts attempts, from its rows' claim: 4 minutes. Its last attempt ends within MAX_TIMEOUT_S
+ * (5 minutes) after that, so the run is done a minute before the claim (LEASE_MS, 10 minutes) lets another process
+ * take the rows; that minute is for the last write. Half the lease would end with the lease.
  */
 export const RUN_BUDGET_MS = LEASE_MS - MAX_TIMEOUT_S * 1000 - 60_000;
+
+/**
+ * When a run of `logs` starts no more attempts (ms): RUN_BUDGET_MS after their earliest claim (a claimed row's
+ * `next_retry`, `YYYY-MM-DD HH:MM:SS` UTC, is when the claim ends).
+ */
+function claimDeadline(logs: readonly DocData[]): number {
+  let deadline = Infinity;
+  for (const log of logs) {
+    const claimEnds = Date.parse(`${String(log.next_retry).slice(0, 19).replace(' ', 'T')}Z`);
+    if (Number.isFinite(claimEnds)) deadline = Math.min(deadline, claimEnds - (LEASE_MS - RUN_BUDGET_MS));
+  }
+  return deadline;
+}
 
 /** What a webhook's attempts need of it now. */
 interface WebhookNow {
@@ -278,9 +292,9 @@ async function releaseRows(site: Site, rows: readonly DocData[]): Promise<number
 /**
  * Runs the attempts of the log rows `names` that are still Queued (another worker may have run one: at least once,
  * not twice where it can be seen), in one lane per receiver, PARALLEL at a time in each, recording each lane's rows as
- * they finish. No attempt starts once the run has lasted `budgetMs` (default RUN_BUDGET_MS): the rows not started are
- * given back, due now (`deferred`). Returns how many rows ended in each status. `due` is told the time of each retry
- * queued, and now when rows were given back.
+ * they finish. No attempt starts RUN_BUDGET_MS after the rows' claim, nor once the run has lasted `budgetMs` (default
+ * RUN_BUDGET_MS): the rows not started are given back, due now (`deferred`). Returns how many rows ended in each
+ * status. `due` is told the time of each retry queued, and now when rows were given back.
  */
 export async function deliverLogRows(
   site: Site,
@@ -289,7 +303,7 @@ export async function deliverLogRows(
   due: (at: number) => void = () => undefined,
   { budgetMs = RUN_BUDGET_MS }: { budgetMs?: number } = {},
 ): Promise<Record<string, number>> {
-  const deadline = Date.now() + budgetMs;
+  const started = Date.now();
   const knex = site.db.knex;
   const logs = (await knex(LOG_TABLE)
     .whereIn('name', names)
@@ -297,6 +311,7 @@ export async function deliverLogRows(
     .select()) as DocData[];
   const counts: Record<string, number> = { skipped: names.length - logs.length };
   if (!logs.length) return counts;
+  const deadline = Math.min(claimDeadline(logs), started + budgetMs);
   const webhooks = await webhooksNow(site, knex, [...new Set(logs.map((l) => String(l.webhook)))]);
   const checks: UrlChecks = new Map();
   const schedule = retrySchedule(site);
