@@ -226,12 +226,12 @@ async function record(
 /**
  * Runs the attempts of one lane's `rows`, PARALLEL at a time, and hands the attempts that have finished to `recordAll`
  * whenever no earlier write of the lane is in flight: attempts that end together are one write, and a row a receiver
- * answered at once is recorded while its lane still waits for a slow one. Starts no attempt from `deadline` (ms) on;
+ * answered at once is recorded while its lane still waits for a slow one. Starts no attempt once `mayStart()` is false;
  * returns the rows it did not start. A write that fails ends the lane (no new attempt starts) and rejects.
  */
 async function runLane(
   rows: readonly DocData[],
-  deadline: number,
+  mayStart: () => boolean,
   send: (log: DocData) => Promise<Attempted>,
   recordAll: (finished: Attempted[]) => Promise<void>,
 ): Promise<DocData[]> {
@@ -242,7 +242,7 @@ async function runLane(
   let wakeRecorder: () => void = () => undefined;
   const sender = async () => {
     try {
-      while (next < rows.length && !stopped && Date.now() < deadline) {
+      while (next < rows.length && !stopped && mayStart()) {
         finished.push(await send(rows[next++] as DocData));
         wakeRecorder();
       }
@@ -293,15 +293,16 @@ async function releaseRows(site: Site, rows: readonly DocData[]): Promise<number
  * Runs the attempts of the log rows `names` that are still Queued (another worker may have run one: at least once,
  * not twice where it can be seen), in one lane per receiver, PARALLEL at a time in each, recording each lane's rows as
  * they finish. No attempt starts RUN_BUDGET_MS after the rows' claim, nor once the run has lasted `budgetMs` (default
- * RUN_BUDGET_MS): the rows not started are given back, due now (`deferred`). Returns how many rows ended in each
- * status. `due` is told the time of each retry queued, and now when rows were given back.
+ * RUN_BUDGET_MS), nor once `stopping()` (the worker shuts down): the rows not started are given back, due now
+ * (`deferred`), and those under way are recorded as they end. Returns how many rows ended in each status. `due` is
+ * told the time of each retry queued, and now when rows were given back.
  */
 export async function deliverLogRows(
   site: Site,
   names: readonly string[],
   pools: ReceiverPools,
   due: (at: number) => void = () => undefined,
-  { budgetMs = RUN_BUDGET_MS }: { budgetMs?: number } = {},
+  { budgetMs = RUN_BUDGET_MS, stopping = () => false }: { budgetMs?: number; stopping?: () => boolean } = {},
 ): Promise<Record<string, number>> {
   const started = Date.now();
   const knex = site.db.knex;
@@ -312,6 +313,7 @@ export async function deliverLogRows(
   const counts: Record<string, number> = { skipped: names.length - logs.length };
   if (!logs.length) return counts;
   const deadline = Math.min(claimDeadline(logs), started + budgetMs);
+  const mayStart = () => Date.now() < deadline && !stopping();
   const webhooks = await webhooksNow(site, knex, [...new Set(logs.map((l) => String(l.webhook)))]);
   const checks: UrlChecks = new Map();
   const schedule = retrySchedule(site);
@@ -351,7 +353,7 @@ export async function deliverLogRows(
     }
   };
   const lanesLeft = await Promise.all(
-    [...lanes.values()].map((rows) => runLane(rows, deadline, send, recordAll)),
+    [...lanes.values()].map((rows) => runLane(rows, mayStart, send, recordAll)),
   );
   const unstarted = lanesLeft.flat();
   if (unstarted.length) {

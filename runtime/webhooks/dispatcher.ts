@@ -129,11 +129,17 @@ export function startWebhookDispatcher(site: Site): void {
   void dispatchDue(site).catch(() => undefined);
 }
 
-/** Runs a delivery job: the attempts of its rows (deliver.ts). Returns how many rows ended in each status. */
+/**
+ * Runs a delivery job: the attempts of its rows (deliver.ts). Returns how many rows ended in each status. A worker
+ * that shuts down starts no more attempts: the job records those under way and gives the rest back, due now, for the
+ * next look of any process (not ten minutes later, when their claim runs out).
+ */
 export async function runDeliveryJob(run: JobRun): Promise<unknown> {
   const { logs } = run.payload as DeliveryPayload;
   const site = run.site;
-  return deliverLogRows(site, logs, DISPATCHER.of(site).pools, (at) => wakeAt(site, at));
+  return deliverLogRows(site, logs, DISPATCHER.of(site).pools, (at) => wakeAt(site, at), {
+    stopping: () => run.items.stopping(),
+  });
 }
 
 registerJobKind(WEBHOOK_JOB, runDeliveryJob);
