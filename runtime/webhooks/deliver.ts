@@ -2,15 +2,14 @@
 // again against the address policy, and connected to at the address checked) with the webhook's current URL, method,
 // timeout and secret (a webhook disabled since sends nothing more: its rows end Exhausted); then each row marked
 // Success, Failed or Exhausted and, for a failure with retries left, the next attempt's row queued at
-// `now + webhook_retry_schedule[attempt - 1]` seconds. The batch's rows go in one lane per receiver (host and port),
-// PARALLEL attempts at a time each: a receiver that hangs until the timeout delays its own rows, not the other
-// receivers' sending or recording. A lane records its finished attempts in one write transaction whenever none of its
-// writes is in flight (those that finish meanwhile go in the next), so a row answered at once is recorded at once, not
-// when the lane's slowest attempt ends. A run starts no attempt once RUN_BUDGET_MS has passed since its rows were
-// claimed (a job that waited for a worker has less left), well inside the claim, and gives the rows it did not start
-// back to the dispatcher (due now): a lane of hundreds of rows to a receiver that hangs would otherwise outlast the
-// claim, and its rows would be claimed and sent again. One read of the rows and
-// one of their webhooks per batch, one write per group of finished attempts: under load a job carries many rows, and on
+// `now + webhook_retry_schedule[attempt - 1]` seconds. The batch's rows go to one lane per receiver (host and port) in
+// this process (receiver-lane.ts): a receiver that hangs until the timeout delays its own rows, not the other
+// receivers' sending or recording, and holds one job's worker place, the job that opened its lane (the others hand
+// their rows to it and end). A run starts no attempt once RUN_BUDGET_MS has passed since its rows were claimed (a job
+// that waited for a worker has less left), well inside the claim, and gives the rows its lanes did not start back to
+// the dispatcher (due now): a lane of hundreds of rows to a receiver that hangs would otherwise outlast the claim, and
+// its rows would be claimed and sent again. One read of the rows and one of their webhooks per batch, one write per
+// group of finished attempts: under load a job carries many rows, and on
 // SQLite every write transaction is taken from the writes of the requests. Inside each write, one locking read finds
 // the rows still Queued (another worker may have recorded one) and each outcome is the row store's full-row update (a
 // prepared statement on SQLite, where a knex UPDATE per row compiled and prepared its text each time); a URL is vetted
@@ -22,6 +21,7 @@ import { now } from '../db/stored-values';
 import { inWriteTransaction } from '../db/write-transaction';
 import type { Site } from '../site';
 import type { ReceiverPools } from './receiver-pools';
+import { runInLane } from './receiver-lane';
 import { MAX_TIMEOUT_S, sendRequest, type SendOutcome } from './send-request';
 import { signatureHeaders } from './signatures';
 import {
@@ -37,9 +37,6 @@ import { WEBHOOKS } from './webhook-index';
 import { readWebhookSecret } from './webhook-secret';
 import { retrySchedule, siteAllowedHosts } from './webhook-settings';
 import { vetUrl, type VettedUrl } from './vet-url';
-
-/** Attempts one batch runs at once per receiver. */
-const PARALLEL = 8;
 
 /**
  * How long a run starts attempts, from its rows' claim: 4 minutes. Its last attempt ends within MAX_TIMEOUT_S
@@ -224,48 +221,6 @@ async function record(
 }
 
 /**
- * Runs the attempts of one lane's `rows`, PARALLEL at a time, and hands the attempts that have finished to `recordAll`
- * whenever no earlier write of the lane is in flight: attempts that end together are one write, and a row a receiver
- * answered at once is recorded while its lane still waits for a slow one. Starts no attempt once `mayStart()` is false;
- * returns the rows it did not start. A write that fails ends the lane (no new attempt starts) and rejects.
- */
-async function runLane(
-  rows: readonly DocData[],
-  mayStart: () => boolean,
-  send: (log: DocData) => Promise<Attempted>,
-  recordAll: (finished: Attempted[]) => Promise<void>,
-): Promise<DocData[]> {
-  const finished: Attempted[] = [];
-  let next = 0;
-  let sending = Math.min(PARALLEL, rows.length);
-  let stopped = false;
-  let wakeRecorder: () => void = () => undefined;
-  const sender = async () => {
-    try {
-      while (next < rows.length && !stopped && mayStart()) {
-        finished.push(await send(rows[next++] as DocData));
-        wakeRecorder();
-      }
-    } finally {
-      sending--;
-      wakeRecorder();
-    }
-  };
-  const recorder = async () => {
-    while (sending > 0 || finished.length > 0) {
-      if (finished.length > 0) await recordAll(finished.splice(0));
-      else await new Promise<void>((resolve) => (wakeRecorder = resolve));
-    }
-  };
-  const recording = recorder().catch((err: unknown) => {
-    stopped = true;
-    throw err;
-  });
-  await Promise.all([recording, ...Array.from({ length: sending }, sender)]);
-  return rows.slice(next);
-}
-
-/**
  * Gives back rows a run did not start: still Queued, due now, so the dispatcher queues them again on its next look.
  * Only a row still Queued under the claim this run read (its `next_retry`) is changed; returns how many were.
  */
@@ -291,11 +246,12 @@ async function releaseRows(site: Site, rows: readonly DocData[]): Promise<number
 
 /**
  * Runs the attempts of the log rows `names` that are still Queued (another worker may have run one: at least once,
- * not twice where it can be seen), in one lane per receiver, PARALLEL at a time in each, recording each lane's rows as
- * they finish. No attempt starts RUN_BUDGET_MS after the rows' claim, nor once the run has lasted `budgetMs` (default
- * RUN_BUDGET_MS), nor once `stopping()` (the worker shuts down): the rows not started are given back, due now
- * (`deferred`), and those under way are recorded as they end. Returns how many rows ended in each status. `due` is
- * told the time of each retry queued, and now when rows were given back.
+ * not twice where it can be seen), in one lane per receiver, recording each row as it finishes. Rows for a receiver
+ * whose lane is open in this process are handed to it (`handed`: that lane's run records them). In the lanes this run
+ * opens, no attempt starts RUN_BUDGET_MS after the rows' claim, nor once the run has lasted `budgetMs` (default
+ * RUN_BUDGET_MS), nor once `stopping()` (the worker shuts down): the rows not started (rows handed to them included)
+ * are given back, due now (`deferred`), and those under way are recorded as they end. Returns how many rows ended in
+ * each status. `due` is told the time of each retry queued, and now when rows were given back.
  */
 export async function deliverLogRows(
   site: Site,
@@ -318,13 +274,13 @@ export async function deliverLogRows(
   const checks: UrlChecks = new Map();
   const schedule = retrySchedule(site);
   // One lane per receiver (the host an attempt goes to): a receiver that hangs holds its own lane's attempts and
-  // records, not those of the other receivers of the batch.
-  const lanes = new Map<string, DocData[]>();
+  // records, not those of the other receivers.
+  const byReceiver = new Map<string, DocData[]>();
   for (const log of logs) {
     const key = receiverOf(webhooks.get(String(log.webhook))?.url ?? String(log.url));
-    const lane = lanes.get(key);
-    if (lane) lane.push(log);
-    else lanes.set(key, [log]);
+    const rows = byReceiver.get(key);
+    if (rows) rows.push(log);
+    else byReceiver.set(key, [log]);
   }
   const send = (log: DocData) => attempt(site, log, webhooks.get(String(log.webhook)), pools, checks);
   const recordAll = async (finished: Attempted[]) => {
@@ -352,10 +308,14 @@ export async function deliverLogRows(
       if (result?.retryAt !== undefined) due(result.retryAt);
     }
   };
-  const lanesLeft = await Promise.all(
-    [...lanes.values()].map((rows) => runLane(rows, mayStart, send, recordAll)),
-  );
-  const unstarted = lanesLeft.flat();
+  const run = { send, recordAll };
+  const lanes: Promise<DocData[]>[] = [];
+  for (const [receiver, rows] of byReceiver) {
+    const lane = runInLane(site, receiver, rows, run, mayStart);
+    if (lane) lanes.push(lane);
+    else counts.handed = (counts.handed ?? 0) + rows.length;
+  }
+  const unstarted = (await Promise.all(lanes)).flat();
   if (unstarted.length) {
     const deferred = await releaseRows(site, unstarted);
     counts.deferred = deferred;

@@ -83,19 +83,7 @@ it('ends a delivery whose webhook was deleted as Exhausted at once', async () =>
   expect(receiver.requests).toHaveLength(1);
 });
 
-it("within a delivery job, a receiver that hangs delays neither another receiver's deliveries nor their records", async () => {
-  // The burst's rows may land in several jobs (one per 50 ms of commits), and a job keeps its worker place until its
-  // slowest lane ends (docs/webhooks.md): with the default job_concurrency 2, a third job's healthy rows would wait for
-  // the hanging ones' timeout. This test is about the lanes of one job, so every job gets a worker.
-  await t.close();
-  t = await createTestSite({
-    site: {
-      webhook_allowed_hosts: ['127.0.0.1'],
-      webhook_retry_schedule: [0.2, 0.2],
-      job_poll_ms: 50,
-      job_concurrency: 16,
-    },
-  });
+it("a receiver that hangs delays neither another receiver's deliveries nor their records", async () => {
   const hanging = await startReceiver(0, ['hang']);
   const healthy = await startReceiver(0, [200]);
   receivers.push(hanging, healthy);
@@ -109,6 +97,35 @@ it("within a delivery job, a receiver that hangs delays neither another receiver
     (await logRows(t)).filter((r) => r.webhook === 'h-ok' && r.status === 'Success').length === 24;
   await waitFor(okRecorded, 3500 - (Date.now() - started), 'their Success rows, before the 4 s timeout');
   expect(hanging.requests.length).toBeGreaterThan(0);
+});
+
+it("a receiver that hangs holds one job's worker place, not every job's its rows reach", async () => {
+  // job_concurrency 2 (the default). Three waves of saves, each its own delivery job (one per 50 ms of commits), each
+  // with a row for both receivers: the first job opens the hanging receiver's lane and waits on it; the next two hand
+  // their hanging rows to that lane and end, so the third job's healthy row does not wait for a place.
+  const hanging = await startReceiver(0, ['hang']);
+  const healthy = await startReceiver(0, [200]);
+  receivers.push(hanging, healthy);
+  expect((await createWebhook(t, { name: 'w-hang', request_url: hanging.url, timeout: 8 })).status).toBe(201);
+  expect((await createWebhook(t, { name: 'w-ok', request_url: healthy.url })).status).toBe(201);
+  const started = Date.now();
+  for (let wave = 0; wave < 3; wave++) {
+    await createTodo(t, { description: `wave ${wave}` });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  await waitFor(
+    () => healthy.requests.length === 3,
+    3500 - (Date.now() - started),
+    'the third wave, before 4 s',
+  );
+  // The handed rows were sent (by the first job's lane) and are recorded when their timeout ends.
+  await waitFor(() => hanging.requests.length === 3, 3000, "the hanging receiver's three attempts");
+  await waitFor(
+    async () =>
+      (await logRows(t)).filter((r) => r.webhook === 'w-hang' && r.status === 'Failed').length === 3,
+    15_000,
+    'the three Failed rows',
+  );
 });
 
 it('records the rows a receiver answered at once while a slow row to the same host still waits', async () => {

@@ -1,7 +1,8 @@
-// A delivery job whose worker stops (SIGTERM's shutdown hook, or a job whose lease was lost): it starts no more
-// attempts, records those under way as they end, and gives the rows it did not start back, due now, for the next look
-// of any process, instead of sending them during the shutdown (the process may exit before recording them, and they
-// would be sent twice) or leaving them claimed for ten minutes.
+// A receiver's lane in this process (receiver-lane.ts). A run whose worker stops (SIGTERM's shutdown hook, or a job
+// whose lease was lost) starts no more attempts, records those under way as they end, and gives the rows it did not
+// start back, due now, for the next look of any process, instead of sending them during the shutdown (the process may
+// exit before recording them, and they would be sent twice) or leaving them claimed for ten minutes. A run whose rows
+// find their receiver's lane open hands them over and ends; the lane's own run sends, records or gives them back.
 import type { JobRun } from '../../runtime/jobs/job-queue';
 import { deliverLogRows } from '../../runtime/webhooks/deliver';
 import { runDeliveryJob } from '../../runtime/webhooks/dispatcher';
@@ -70,4 +71,29 @@ test("a delivery job hands its worker's stop to the run", async () => {
   } as unknown as JobRun;
   expect(await runDeliveryJob(run)).toEqual({ skipped: 0, deferred: 3 });
   expect(receiver.requests).toHaveLength(before);
+});
+
+test("a run hands its rows to the receiver's open lane, which gives them back with its own when it stops", async () => {
+  const before = receiver.requests.length;
+  const first = await queuedRows(10, 'lane owner');
+  const second = await queuedRows(6, 'handed');
+  const pools = new ReceiverPools();
+  let stopping = false;
+  let ownerDone = false;
+  const owner = deliverLogRows(t.site, first, pools, undefined, { stopping: () => stopping }).finally(
+    () => (ownerDone = true),
+  );
+  await waitFor(() => receiver.requests.length >= before + 8, 10_000, "the owner's first attempts");
+  // The receiver's lane is open (8 attempts hang in it): the second run hands its rows over and ends at once.
+  expect(await deliverLogRows(t.site, second, pools)).toEqual({ skipped: 0, handed: 6 });
+  expect(ownerDone).toBe(false);
+  stopping = true;
+  expect(await owner).toEqual({ skipped: 0, Failed: 8, deferred: 8 });
+  await pools.close();
+  expect(receiver.requests).toHaveLength(before + 8);
+  const rows = await t.site.db
+    .knex('tabWebhook Request Log')
+    .whereIn('name', [...first, ...second])
+    .select('status');
+  expect(rows.filter((r) => r.status === 'Queued')).toHaveLength(8);
 });
