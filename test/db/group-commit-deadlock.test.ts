@@ -46,7 +46,38 @@ onServer('group commit: a deadlock victim runs again', () => {
         )
       : new PostgresGroupCommit(t.site.db.knex, 8000, 1);
 
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** The id of `q`'s connection (its backend's pid on PostgreSQL). */
+  async function connectionOf(q: Knex): Promise<number> {
+    if (DB_KIND === 'mysql') {
+      const [rows] = (await q.raw('select connection_id() as id')) as [{ id: number }[]];
+      return Number(rows[0]!.id);
+    }
+    return Number(((await q.raw('select pg_backend_pid() as id')) as { rows: { id: number }[] }).rows[0]!.id);
+  }
+
+  /** Resolves once connection `id` waits for a row lock, as another connection sees it (at most 10 s). */
+  async function waitingForLock(id: number): Promise<void> {
+    const waiting = async () =>
+      DB_KIND === 'mysql'
+        ? (
+            await t.site.db
+              .knex('information_schema.innodb_trx')
+              .where({ trx_mysql_thread_id: id, trx_state: 'LOCK WAIT' })
+              .count({ n: '*' })
+              .first()
+          )?.n
+        : (
+            await t.site.db
+              .knex('pg_stat_activity')
+              .where({ pid: id, wait_event_type: 'Lock' })
+              .count({ n: '*' })
+              .first()
+          )?.n;
+    for (const end = Date.now() + 10_000; Number(await waiting()) === 0;) {
+      if (Date.now() > end) throw new Error(`connection ${id} never waited for the lock`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
 
   /**
    * Locks row a in `q`'s transaction, then waits for row b, which another transaction holds and which then waits for a:
@@ -58,11 +89,13 @@ onServer('group commit: a deadlock victim runs again', () => {
     await other(table).insert(Array.from({ length: 50 }, (_, i) => ({ name: `w${run}-${i}`, n: 0 })));
     await other(table).where({ name: 'b' }).update({ n: 1 });
     await q(table).where({ name: 'a' }).update({ n: run });
+    const id = await connectionOf(q);
     const mine = q(table)
       .where({ name: 'b' })
       .update({ n: run })
       .then(() => undefined);
-    await sleep(200);
+    // `q` waits first, however slow a loaded machine is to send its statement.
+    await waitingForLock(id);
     others.push(
       other(table)
         .where({ name: 'a' })
