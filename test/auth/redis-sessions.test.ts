@@ -82,14 +82,19 @@ test('logging out on one process ends the session on the other (within the short
 
 /**
  * Holds the Sessions row of `sid` in a write transaction of another connection (a slow DELETE stands in for it), runs
- * `end` on process A meanwhile, and asks process B for the session while A's end waits on the row.
+ * `end` on process A meanwhile, and asks process B for the session while A's end waits on the row: A marks the session
+ * ended in Redis and then deletes its row, so the mark tells that A got that far (however slow a loaded machine is).
  */
 async function endWhileHeld(sid: string, end: () => PromiseLike<{ status: number }>) {
   const db = t.site.db.knex;
   const held = await db.transaction();
   await held('tabSessions').where({ sid }).update({ ipaddress: 'held' });
   const ending = Promise.resolve(end());
-  await new Promise((r) => setTimeout(r, 300));
+  const [key] = await redis.keys(`svc:*:sid:${sid}`);
+  for (const until = Date.now() + 10_000; (await redis.get(key as string)) !== 'ended';) {
+    if (Date.now() > until) throw new Error('the session was not marked ended within 10 s');
+    await new Promise((r) => setTimeout(r, 20));
+  }
   return { ending, release: () => held.rollback() };
 }
 
