@@ -50,7 +50,11 @@ test("another process's commit reaches a listener within the 250 ms poll while R
       while (!arrived.has(docname) && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
       delays.push((arrived.get(docname) ?? Infinity) - written);
     }
-    expect(Math.max(...delays)).toBeLessThan(500);
+    // At most 250 ms and a read at each point of the period; at the 1 s poll, 650-910 ms. The bound is on the median: on
+    // a loaded 2-core machine one tick or read can wait a few hundred ms for a core. None waits past a whole 1 s poll.
+    const sorted = [...delays].sort((x, y) => x - y);
+    expect(sorted[sorted.length >> 1]).toBeLessThan(400);
+    expect(Math.max(...delays)).toBeLessThan(1000);
   } finally {
     feed.unlisten(listener);
   }
