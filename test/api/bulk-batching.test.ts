@@ -4,6 +4,7 @@
 import { BatchRolledBackError } from '../../runtime/db/write-transaction';
 import { SavepointBatch } from '../../runtime/db/savepoint-batch';
 import { fixtureRegistry } from '../helpers/fixture-registry';
+import { connectionOf, waitingForLock } from '../helpers/lock-waits';
 import { createTestSite, DB_KIND, type TestSite } from '../helpers/test-site';
 
 let t: TestSite;
@@ -192,12 +193,13 @@ test('bulk_update and bulk_delete: a failing item in the middle of a batch rolls
     let theirs: Promise<unknown> = Promise.resolve();
     const b = batch.run(async (q) => {
       await q(table).where({ name: 'x' }).forUpdate().select('name');
+      const id = await connectionOf(q);
       const mine = q(table)
         .where({ name: 'y' })
         .forUpdate()
         .select('name')
         .then(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitingForLock(t.site.db.knex, id);
       theirs = other(table)
         .where({ name: 'x' })
         .forUpdate()

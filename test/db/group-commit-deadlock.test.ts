@@ -10,6 +10,7 @@ import type { MysqlDatabase } from '../../runtime/db/mysql/backend';
 import { MysqlGroupCommit } from '../../runtime/db/mysql/group-commit';
 import { PostgresGroupCommit } from '../../runtime/db/postgres/group-commit';
 import { createErrorHandler } from '../../runtime/middleware/error-handler';
+import { connectionOf, waitingForLock } from '../helpers/lock-waits';
 import { DB_KIND, createTestSite, type TestSite } from '../helpers/test-site';
 
 const onServer = DB_KIND === 'sqlite' ? describe.skip : describe;
@@ -46,39 +47,6 @@ onServer('group commit: a deadlock victim runs again', () => {
         )
       : new PostgresGroupCommit(t.site.db.knex, 8000, 1);
 
-  /** The id of `q`'s connection (its backend's pid on PostgreSQL). */
-  async function connectionOf(q: Knex): Promise<number> {
-    if (DB_KIND === 'mysql') {
-      const [rows] = (await q.raw('select connection_id() as id')) as [{ id: number }[]];
-      return Number(rows[0]!.id);
-    }
-    return Number(((await q.raw('select pg_backend_pid() as id')) as { rows: { id: number }[] }).rows[0]!.id);
-  }
-
-  /** Resolves once connection `id` waits for a row lock, as another connection sees it (at most 10 s). */
-  async function waitingForLock(id: number): Promise<void> {
-    const waiting = async () =>
-      DB_KIND === 'mysql'
-        ? (
-            await t.site.db
-              .knex('information_schema.innodb_trx')
-              .where({ trx_mysql_thread_id: id, trx_state: 'LOCK WAIT' })
-              .count({ n: '*' })
-              .first()
-          )?.n
-        : (
-            await t.site.db
-              .knex('pg_stat_activity')
-              .where({ pid: id, wait_event_type: 'Lock' })
-              .count({ n: '*' })
-              .first()
-          )?.n;
-    for (const end = Date.now() + 10_000; Number(await waiting()) === 0;) {
-      if (Date.now() > end) throw new Error(`connection ${id} never waited for the lock`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-
   /**
    * Locks row a in `q`'s transaction, then waits for row b, which another transaction holds and which then waits for a:
    * `q`'s transaction is the victim (it waited first, which PostgreSQL's check finds first; it is the lighter one, which
@@ -95,7 +63,7 @@ onServer('group commit: a deadlock victim runs again', () => {
       .update({ n: run })
       .then(() => undefined);
     // `q` waits first, however slow a loaded machine is to send its statement.
-    await waitingForLock(id);
+    await waitingForLock(t.site.db.knex, id);
     others.push(
       other(table)
         .where({ name: 'a' })
