@@ -5,6 +5,7 @@ import { csvLine } from '../data-export/export-stream';
 import { assertDocTypePermission } from '../permissions/doctype-permission';
 import { assertDocumentPermission } from '../permissions/document-permission';
 import type { Caller } from '../document/caller';
+import type { DocTypeMeta } from '../meta/types';
 import { AppError, DataError, DoesNotExistError, ValidationError } from '../errors/errors';
 import { callerOf } from '../http/caller-of';
 import { requestParams } from '../http/params';
@@ -24,7 +25,7 @@ import { assertCanImport } from './import-rights';
 import { openAttachedFile } from './import-source';
 import { checkImportFile, streamImport } from './stream-import';
 import { readLines } from './read-table';
-import { importTypeOf, type ImportType } from './run-import';
+import { asImporter, importTypeOf, type ImportType } from './run-import';
 
 /** Thrown inside a preview's transaction once the document passed every check: rolls it back. */
 class PreviewRollback extends Error {}
@@ -70,30 +71,53 @@ async function importInput(caller: Caller, record: Record<string, unknown>, file
   return { doctype, binding, type, source };
 }
 
-/** Runs one document through the insert or update path in a transaction that is rolled back; its errors, if any. */
+/** What checking a document found: its error, if any, and the name it would have. */
+interface Checked {
+  problem?: { message: string; exc_type: string };
+  name?: string;
+}
+
+/**
+ * Runs one document through the insert or update path, as the job's caller (`importer`), in a transaction that is
+ * rolled back.
+ */
 async function checkDocument(
-  caller: Caller,
+  importer: Caller,
   doctype: string,
   type: ImportType,
   doc: Record<string, unknown>,
-): Promise<{ message: string; exc_type: string } | undefined> {
-  const rollback = async () => {
+): Promise<Checked> {
+  let named: string | undefined;
+  const rollback = async (_trx: unknown, name: string) => {
+    named = name;
     throw new PreviewRollback();
   };
   try {
-    if (type === 'Insert New Records') await documents.insertDocument(caller, doctype, { ...doc }, rollback);
+    if (type === 'Insert New Records')
+      await documents.insertDocument(importer, doctype, { ...doc }, rollback);
     else {
       const { name, ...changes } = doc;
       if (typeof name !== 'string' || name === '')
-        return { message: 'name is required to update a document', exc_type: 'ValidationError' };
-      await documents.saveChanges(caller, doctype, name, changes, rollback);
+        return { problem: { message: 'name is required to update a document', exc_type: 'ValidationError' } };
+      await documents.saveChanges(importer, doctype, name, changes, rollback);
     }
-    return undefined;
+    return {};
   } catch (err) {
-    if (err instanceof PreviewRollback) return undefined;
-    if (err instanceof AppError) return { message: err.message, exc_type: err.excType };
-    return { message: 'Internal Server Error', exc_type: 'InternalServerError' };
+    if (err instanceof PreviewRollback) return { name: named };
+    if (err instanceof AppError) return { problem: { message: err.message, exc_type: err.excType } };
+    return { problem: { message: 'Internal Server Error', exc_type: 'InternalServerError' } };
   }
+}
+
+/**
+ * Whether a new document's name, as its rolled-back check gives it, is the name the job would give it: one the file
+ * gives, or one made of the document's fields. Not one drawn from a counter (a series, autoincrement; every check
+ * rolls the counter back, so each would get the same name) or at random.
+ */
+function nameIsTheDocument(meta: DocTypeMeta, doc: Record<string, unknown>, name: string): boolean {
+  if (name === doc.name) return true;
+  const naming = meta.naming;
+  return naming.kind === 'field' || (naming.kind === 'format' && !naming.pattern.includes('#'));
 }
 
 /**
@@ -118,6 +142,10 @@ export async function getPreviewFromTemplate(ctx: AppContext): Promise<unknown> 
   let checked = 0;
   let payload = 0;
   const shown: { lines: number[]; doc: Record<string, unknown> }[] = [];
+  const importer = asImporter(caller);
+  // The first line of each name the checked new documents would have: each check rolls back, so a second document
+  // with a name would pass its own and fail in the job. Compared exactly (MariaDB's names ignore case).
+  const named = new Map<string, number>();
   for await (const { lines, doc, errors } of documents) {
     if (payload++ < PREVIEW_DOCUMENTS) shown.push({ lines, doc });
     if (errors.length) {
@@ -126,8 +154,18 @@ export async function getPreviewFromTemplate(ctx: AppContext): Promise<unknown> 
     }
     if (checked === PREVIEW_CHECKS) continue;
     checked++;
-    const problem = await checkDocument(caller, doctype, type, doc);
+    const { problem, name } = await checkDocument(importer, doctype, type, doc);
     if (problem) warn({ row: lines, ...problem });
+    if (name === undefined || type !== 'Insert New Records' || !nameIsTheDocument(binding.meta, doc, name))
+      continue;
+    const first = named.get(name);
+    if (first === undefined) named.set(name, lines[0] as number);
+    else
+      warn({
+        row: lines,
+        message: `${doctype} ${name} is also the name of the document on line ${first} of this file`,
+        exc_type: 'DuplicateEntryError',
+      });
   }
   return {
     columns: layout.columns.map((c) => c.key),

@@ -37,6 +37,15 @@ export function importTypeOf(raw: unknown): ImportType {
 const CHUNK = 1_000;
 
 /**
+ * `caller` as an import writes: v2 (a file's `name` column names a new document) and Frappe's in_import (what an import
+ * writes notifies no one outside, webhooks; an update keeps the child rows' values the file does not give). The preview
+ * checks documents as this caller too.
+ */
+export function asImporter(caller: Caller): Caller {
+  return { ...caller, version: 2, flags: { ...caller.flags, inImport: true } };
+}
+
+/**
  * Imports `documents` (in file order) into `doctype`; undefined when it stopped early (`recorder.stopping()`), else
  * how many documents the file held (each now has an outcome).
  */
@@ -47,8 +56,7 @@ export async function runImport(
   documents: AsyncIterable<ImportDocument>,
   recorder: ImportRecorder,
 ): Promise<number | undefined> {
-  // Frappe's in_import: what an import writes notifies no one outside (webhooks).
-  const importing: Caller = { ...caller, flags: { ...caller.flags, inImport: true } };
+  const importing = asImporter(caller);
   let chunk: ImportDocument[] = [];
   let positions: number[] = [];
   /** Runs the chunk through the bulk path; false when it stopped early. */
