@@ -63,6 +63,15 @@ export function unavailableReason(err: unknown, driver?: DriverErrors): string |
 }
 
 /**
+ * True when `err`, or an error it wraps (`cause`), means the database did not answer or cannot be reached (an outage):
+ * unavailable, and not a wait that ran out on a server that answers (isBusyReason). The next statement would wait as long.
+ */
+export function isOutageError(err: unknown, driver?: DriverErrors): boolean {
+  const reason = unavailableReason(err, driver);
+  return reason !== undefined && !isBusyReason(reason);
+}
+
+/**
  * True when `err`, or an error it wraps (`cause`), is the victim of a deadlock by `driver`'s report
  * (DriverErrors.isDeadlock): its transaction was rolled back, and running it again may succeed.
  */

@@ -3,7 +3,7 @@
 // others and a refused item changes nothing. The outcome is the bulk result object; its counts always add up.
 import type { Knex } from 'knex';
 import type { DriverErrors } from '../db/backend';
-import { deadlockVictimError, isDeadlockError, unavailableReason } from '../db/unavailable';
+import { deadlockVictimError, isDeadlockError, isOutageError, unavailableReason } from '../db/unavailable';
 import { BatchRolledBackError, type WriteBatch } from '../db/write-transaction';
 import type { Caller } from '../document/caller';
 import type { DocData } from '../db/row-store';
@@ -100,9 +100,12 @@ function identify(item: BulkItem, bare: boolean): { name: string | null; doctype
   return { name, doctype: typeof item.doctype === 'string' ? item.doctype.slice(0, 140) : null };
 }
 
-/** Whether `err` undid the item's write for a reason of the database's (a deadlock, its batch rolled back): retry. */
+/**
+ * Whether `err` undid the item's write for a reason of the database's (a deadlock, its batch rolled back): retry. Not
+ * when the database is down (the batch ended on an outage): the retry would wait as long again.
+ */
 function rolledBack(err: unknown, errors: DriverErrors): boolean {
-  return err instanceof BatchRolledBackError || isDeadlockError(err, errors);
+  return (err instanceof BatchRolledBackError || isDeadlockError(err, errors)) && !isOutageError(err, errors);
 }
 
 /**
@@ -285,6 +288,11 @@ export async function runBulk(
   const { errors } = caller.site.db;
   /** The first error of an item that found the database unavailable. */
   let outage: unknown;
+  /**
+   * The first error of an item that found the database down (not busy): a request's items not started yet fail with it
+   * at once, instead of each waiting for the timeouts again (a job goes on: its items record their own outcomes).
+   */
+  let down: unknown;
   const settle = async (index: number, batch?: WriteBatch): Promise<void> => {
     const item = items[index] as BulkItem;
     try {
@@ -298,6 +306,7 @@ export async function runBulk(
       }
     } catch (err) {
       if (outage === undefined && unavailableReason(err, errors)) outage = err;
+      if (down === undefined && !recorder && isOutageError(err, errors)) down = err;
       const failure = failureOf(item, kind === 'delete' && !across, err, errors);
       if (recorder) await recorder.failure(index, { ok: false, ...failure });
       outcomes[index] = failure;
@@ -317,7 +326,9 @@ export async function runBulk(
     const batchStart = Date.now();
     const batch = writes.openBatch?.();
     for (; next < items.length && started.length < writes.window; next++)
-      if (!recorder?.done.has(next)) started.push(settle(next, batch));
+      if (down !== undefined)
+        outcomes[next] = failureOf(items[next] as BulkItem, kind === 'delete' && !across, down, errors);
+      else if (!recorder?.done.has(next)) started.push(settle(next, batch));
     const count = started.length;
     if (batch) started.push(batch.close());
     await Promise.all(started);

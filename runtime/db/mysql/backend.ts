@@ -15,7 +15,8 @@ import { SavepointBatch } from '../savepoint-batch';
 import { MYSQL_SCHEMA } from './schema';
 import { MYSQL_PATCH_STATEMENTS } from './patch-statements';
 import { CHANGE_TABLE, TableChanges, type WatchedConnection } from './table-changes';
-import { inMysqlTransaction } from './transaction';
+import { setDeadline } from './deadline';
+import { heldConnection, inMysqlTransaction } from './transaction';
 import { limitedClient } from './limited-client';
 
 /** An open MariaDB/MySQL database: the core's Database and what this folder's modules use besides. */
@@ -96,7 +97,19 @@ export function connectMysql(url: string, timeouts: DatabaseOptions): MysqlDatab
     schema: MYSQL_SCHEMA,
     patchStatements: MYSQL_PATCH_STATEMENTS,
     errors: MYSQL_ERRORS,
-    bulkWrites: { window: BULK_WINDOW, openBatch: () => new SavepointBatch(knex, MYSQL_ERRORS) },
+    bulkWrites: {
+      window: BULK_WINDOW,
+      // Each item gets db_statement_timeout from its start (the held transaction's deadline runs from its call).
+      openBatch: () =>
+        new SavepointBatch(
+          (work) => db.transaction(work, false),
+          MYSQL_ERRORS,
+          (q) => {
+            const conn = heldConnection(q);
+            if (conn) setDeadline(conn, Date.now() + timeouts.statementMs);
+          },
+        ),
+    },
     writeKnex,
     statementMs: timeouts.statementMs,
     tableChanges,

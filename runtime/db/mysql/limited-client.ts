@@ -25,7 +25,7 @@ export function limitedClient(statementMs: number): LimitedClientClass {
   return class LimitedMysqlClient extends knexDialect('mysql2') {
     /**
      * Whether this client's statements get the limit: the pool's do; those of a knex transaction (migration patches,
-     * key regeneration, bulk batches) run as long as they take. Held connections override it (held-connection.ts).
+     * key regeneration) run as long as they take. Held connections override it (held-connection.ts).
      */
     limitsStatements(): boolean {
       return (this as { transacting?: unknown }).transacting !== true;

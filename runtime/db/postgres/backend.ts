@@ -78,7 +78,10 @@ export function connectPostgres(url: string, options: DatabaseOptions): Postgres
     schema: POSTGRES_SCHEMA,
     patchStatements: POSTGRES_PATCH_STATEMENTS,
     errors: POSTGRES_ERRORS,
-    bulkWrites: { window: BULK_WINDOW, openBatch: () => new SavepointBatch(knex, POSTGRES_ERRORS) },
+    bulkWrites: {
+      window: BULK_WINDOW,
+      openBatch: () => new SavepointBatch((work) => db.transaction(work, false), POSTGRES_ERRORS),
+    },
     openRowStore: (registry) => new PostgresRowStore(db, registry),
     // Only `grouped` works (new documents' inserts) share transactions (group-commit.ts): works that lock existing rows
     // would wait on each other's batches. Every other write is a transaction of its own on a bound connection.

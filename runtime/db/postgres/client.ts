@@ -150,7 +150,7 @@ export function postgresClient(): PostgresClientClass {
 
     /**
      * Whether this client's statements get the connection's client-side limit (read-timeout.ts): the pool's do; those
-     * of a knex transaction (the migration, bulk batches) run as long as they take. Held connections override it
+     * of a knex transaction (the migration) run as long as they take. Held connections override it
      * (held-connection.ts).
      */
     limitsStatements(): boolean {

@@ -2,7 +2,7 @@
 // server: it cannot end the wait. Here the client does: a statement on a pooled connection that has no answer a little
 // after db_statement_timeout fails with QUERY_READ_TIMEOUT (503), and its connection is closed at once (node-postgres'
 // public `end` destroys the socket of a client with a query still active), so knex's pool, seeing it ended, never hands
-// it out again. Statements of a knex transaction (the migration, bulk batches, key regeneration) and the migration
+// it out again. Statements of a knex transaction (the migration, key regeneration) and the migration
 // lock's wait run as long as they take, as on MariaDB (mysql/limited-client.ts).
 import { within } from '../within';
 
