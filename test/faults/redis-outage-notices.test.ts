@@ -10,6 +10,8 @@ import { DB_KIND, createTestSite, createUser, type TestSite } from '../helpers/t
 const PORT = { sqlite: 4863, mysql: 4864, postgres: 4865 }[DB_KIND];
 const USER = 'outage-notices@example.com';
 const ROUNDS = 4;
+/** The Redis command timeout of runtime/redis/site-redis.ts: how long a save that waits on a stopped Redis takes. */
+const COMMAND_TIMEOUT_MS = 1000;
 const run = HAVE_REDIS ? describe : describe.skip;
 jest.setTimeout(60_000);
 
@@ -70,7 +72,11 @@ run('change notices during a Redis outage (private redis-server)', () => {
       // Past the breaker's trial period: each round may meet a trial call.
       await new Promise((r) => setTimeout(r, 300));
     }
-    expect(Math.max(...took)).toBeLessThan(500);
+    // A save that waited on Redis takes the whole command timeout (1 s); one that did not takes a few ms. The
+    // median is far below the timeout, and no save reaches it (a loaded machine slows some saves, not to 1 s).
+    const sorted = [...took].sort((a, b) => a - b);
+    expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(500);
+    expect(sorted[sorted.length - 1]).toBeLessThan(COMMAND_TIMEOUT_MS);
     const script = await t.http.get('/api/method/notices').set('Authorization', t.adminToken);
     expect(script.body.message).toBe(`v${ROUNDS}`);
 
