@@ -12,6 +12,8 @@ import { login, type LoggedIn } from '../auth/auth-helpers';
 
 // Another port for the MariaDB run, so the two suites can run at the same time.
 const PORT = process.env.TEST_MYSQL_URL ? 4182 : 4172;
+/** The Redis command timeout of runtime/redis/site-redis.ts: how long a request that waits on a frozen Redis takes. */
+const COMMAND_TIMEOUT_MS = 1000;
 const run = HAVE_REDIS ? describe : describe.skip;
 jest.setTimeout(60_000);
 
@@ -66,12 +68,21 @@ run('Redis outage (private redis-server)', () => {
     );
     expect(loginRes.status).toBe(503);
     expect(loginMs).toBeLessThan(1500);
-    // API keys do not need Redis; rate-limited methods count in memory.
-    const [keyed, keyedMs] = await timed(() =>
-      t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', token),
-    );
-    expect(keyed.status).toBe(200);
-    expect(keyedMs).toBeLessThan(500);
+    // API keys do not need Redis: a keyed request takes a few ms, one that waited on Redis would take the whole
+    // command timeout. Of five requests the median is far below it, and none reaches it (a loaded machine slows
+    // some requests, not to 1 s).
+    const keyedMs: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const [keyed, ms] = await timed(() =>
+        t.http.get('/api/method/frappe.auth.get_logged_user').set('Authorization', token),
+      );
+      expect(keyed.status).toBe(200);
+      keyedMs.push(ms);
+    }
+    keyedMs.sort((a, b) => a - b);
+    expect(keyedMs[2]).toBeLessThan(500);
+    expect(keyedMs[4]).toBeLessThan(COMMAND_TIMEOUT_MS);
+    // Rate-limited methods count in memory.
     const [limited, limitedMs] = await timed(() =>
       t.http.get('/api/v2/method/Widget/limited').set('Authorization', token),
     );
