@@ -12,6 +12,8 @@ jest.setTimeout(180_000);
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 // The MariaDB run takes other ports, so both runs may go at once.
 const BASE_PORT = process.env.TEST_MYSQL_URL ? 4814 : 4810;
+/** Commits on process A timed to a socket of process B. */
+const SAMPLES = 10;
 
 let t: TestSite;
 const children: SvcChild[] = [];
@@ -115,19 +117,22 @@ test('with REDIS_URL, a change committed on process A reaches a socket of proces
   await watcher.psubscribe('svc:*:events');
   const made: string[] = [];
   const committed: number[] = [];
-  for (let i = 0; i < 5; i++) {
+  // Ten commits about 250 ms apart span two periods of B's safety poll (a read at most every 1 to 1.25 s while Redis
+  // is live), so the poll alone would deliver only about a third of them within 400 ms.
+  for (let i = 0; i < SAMPLES; i++) {
     made.push(await create(a, `on A ${i}`));
     committed.push(Date.now());
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  for (const end = Date.now() + 10_000; got.length < 5 && Date.now() < end;)
+  for (const end = Date.now() + 10_000; got.length < SAMPLES && Date.now() < end;)
     await new Promise((resolve) => setTimeout(resolve, 20));
   await new Promise((resolve) => setTimeout(resolve, 300));
   expect(got.map((e) => e.name)).toEqual(made);
   expect(notices).toBeGreaterThanOrEqual(1);
-  // Woken by the notice, not by B's 1 s safety poll: the typical delay is that of a local commit.
+  // Woken by the notice, not by the poll: at least 8 of the 10 arrive within 400 ms of their commit (the delay of a
+  // local commit); a stall of the loaded machine may hold back one or two.
   const delays = got.map((e, i) => e.at - (committed[i] as number)).sort((x, y) => x - y);
-  expect(delays[2]).toBeLessThan(400);
+  expect(delays[SAMPLES - 3]).toBeLessThan(400);
   // frappe.publish_realtime from a script run on A reaches the user's socket on B (the site's realtime channel).
   const saved = await fetch(`http://127.0.0.1:${a}/api/resource/Server Script`, {
     method: 'POST',
