@@ -29,12 +29,14 @@ class ReceiverLane<A> {
   private readonly pending: LaneWork<A>[] = [];
   private readonly finished: { run: LaneRun<A>; attempted: A }[] = [];
   private sending = 0;
-  /** No attempt starts any more, and no row joins: the senders have ended, or a write failed. */
+  /** No attempt starts any more, and no row joins: the senders have ended, or a write or a send failed. */
   private closed = false;
   private failed = false;
+  /** The first error of a send (a bug: a send answers every fault of the receiver's as an outcome). */
+  private sendError: unknown;
   private unstarted: DocData[] = [];
   private wakeRecorder: () => void = () => undefined;
-  /** The rows the lane did not start (given back by its owner); rejects when a write failed. */
+  /** The rows the lane did not start (given back by its owner); rejects when a write or a send failed. */
   readonly done: Promise<DocData[]>;
 
   /** `mayStart` is the owner's: false once its run's time is up or its worker stops. `onClose` forgets the lane. */
@@ -77,6 +79,10 @@ class ReceiverLane<A> {
         this.finished.push({ run: work.run, attempted });
         this.wakeRecorder();
       }
+    } catch (err) {
+      // Ends the lane as a failed write does: its end rejects (no sender's promise is left unhandled).
+      this.failed = true;
+      this.sendError ??= err;
     } finally {
       this.sending--;
       if (this.sending === 0) this.close();
@@ -107,6 +113,7 @@ class ReceiverLane<A> {
       }
       for (const [run, attempts] of byRun) await run.recordAll(attempts);
     }
+    if (this.sendError !== undefined) throw this.sendError;
   }
 }
 

@@ -97,3 +97,21 @@ test("a run hands its rows to the receiver's open lane, which gives them back wi
     .select('status');
   expect(rows.filter((r) => r.status === 'Queued')).toHaveLength(8);
 });
+
+test('a send that throws ends its lane and the run with its error, not an unhandled rejection', async () => {
+  const names = await queuedRows(3, 'bad headers');
+  // Stored headers that are not JSON: the attempt of that row throws (a bug, not a receiver's fault).
+  await t.site.db.knex('tabWebhook Request Log').where({ name: names[1] }).update({ headers: '{not json' });
+  const unhandled: unknown[] = [];
+  const onUnhandled = (err: unknown) => unhandled.push(err);
+  process.on('unhandledRejection', onUnhandled);
+  const pools = new ReceiverPools();
+  try {
+    await expect(deliverLogRows(t.site, names, pools)).rejects.toThrow(SyntaxError);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(unhandled).toEqual([]);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+    await pools.close();
+  }
+});
